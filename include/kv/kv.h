@@ -1,0 +1,38 @@
+/*
+ * kv.h - what every part of libkv shares: error codes and the version.
+ *
+ * Ownership, for the whole library: a function that allocates says so and
+ * names the matching *_free(); every *_free(NULL) is a no-op; no function
+ * keeps a pointer it was given after it returns, unless it says so. libkv
+ * never prints and never exits: it returns 0 or a negative KV_E* code, and
+ * where a person needs more than the code it fills a caller's buffer with a
+ * one-line message ("path: field: problem, got X").
+ */
+#ifndef KV_KV_H
+#define KV_KV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KV_VERSION "0.1.0"
+
+enum kv_error {
+	KV_OK = 0,
+	KV_EINVAL = -1,  /* bad input: a config, an option value */
+	KV_ERANGE = -2,  /* a result does not fit in 64 bits */
+	KV_ENOMEM = -3,  /* an allocation failed */
+	KV_EIO = -4,     /* a file could not be read */
+	KV_EUNSUP = -5,  /* valid, but not something this code can do */
+};
+
+/* A static description of a KV_E* code. */
+const char *kv_strerror(int err);
+
+/* Checked 64-bit arithmetic: 0 on success, KV_ERANGE on overflow. */
+int kv_mul(uint64_t a, uint64_t b, uint64_t *out);
+int kv_add(uint64_t a, uint64_t b, uint64_t *out);
+
+/* Length of the message buffers filled by libkv. */
+#define KV_ERRLEN 1024
+
+#endif

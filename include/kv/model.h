@@ -1,0 +1,141 @@
+/*
+ * model.h - a model as the KV cache sees it: a list of layers, each with its
+ * own attention kind, heads, head sizes and window, read from the model's own
+ * Hugging Face config.json.
+ *
+ * Shape fields (layer count, hidden size, attention heads) must be in the
+ * config; every other field, when absent, takes the default of the family's
+ * reference implementation (Transformers' config class for that
+ * model_type), documented in kvtools(7).
+ */
+#ifndef KV_MODEL_H
+#define KV_MODEL_H
+
+#include <stdbool.h>
+
+#include "dtype.h"
+#include "kv.h"
+
+enum kv_attn {
+	KV_ATTN_NONE,    /* keeps no KV: a state-space or linear-attention layer */
+	KV_ATTN_FULL,    /* keeps every token */
+	KV_ATTN_SLIDING, /* keeps the last `window` tokens */
+	KV_ATTN_CHUNKED, /* keeps the tokens of the current chunk, <= `window` */
+	KV_ATTN_MLA,     /* keeps one latent of kv_lora_rank + qk_rope_dim */
+};
+
+enum kv_family {
+	KV_FAMILY_LLAMA,   /* llama, mistral, mixtral, qwen2/3, phi3, ... */
+	KV_FAMILY_GPT2,
+	KV_FAMILY_GEMMA,   /* gemma, gemma2, gemma3 */
+	KV_FAMILY_FALCON,
+	KV_FAMILY_DEEPSEEK, /* deepseek_v2, deepseek_v3 (MLA) */
+	KV_FAMILY_GPT_OSS,
+	KV_FAMILY_LLAMA4,
+	KV_FAMILY_OPENELM,
+	KV_FAMILY_JAMBA,
+};
+
+enum kv_mlp {
+	KV_MLP_DENSE, /* one MLP of ffn_dim */
+	KV_MLP_MOE,   /* routed experts of ffn_dim each (+ shared experts) */
+};
+
+struct kv_layer {
+	enum kv_attn attn;
+	uint32_t q_heads;    /* query heads (0 on a layer with no attention) */
+	uint32_t kv_heads;   /* K/V heads kept per token; 1 for an MLA latent */
+	uint32_t head_dim_k; /* values per K head; MLA: kv_lora_rank + rope */
+	uint32_t head_dim_v; /* values per V head; MLA: 0 (the latent is both) */
+	uint64_t window;     /* most tokens kept, 0 = every token */
+	enum kv_mlp mlp;
+	uint64_t ffn_dim;    /* MLP width, per expert for MoE */
+};
+
+struct kv_model {
+	char name[256];        /* how tools name it: config name or path */
+	char path[4096];       /* the file read, "-" for stdin */
+	char model_type[64];   /* the config's model_type, "" if absent */
+	enum kv_family family;
+	bool gated_mlp;        /* SwiGLU/GeGLU (3 matrices) vs plain (2) */
+	bool layernorm;        /* LayerNorm (weight+bias) vs RMSNorm (weight) */
+	bool qkv_bias;         /* biases on q, k, v projections */
+	bool o_bias;           /* bias on the output projection */
+	bool mlp_bias;         /* biases on MLP matrices */
+	bool qk_norm;          /* per-head RMSNorm on q and k (Qwen3, Gemma 3) */
+	bool tie_embeddings;   /* output head shares the input embedding */
+	bool parallel_block;   /* attention and MLP read one norm (Falcon) */
+
+	uint32_t n_layers;     /* decoder layers */
+	uint64_t hidden;       /* residual width */
+	uint32_t n_heads;      /* query heads (of the first layer for lists) */
+	uint32_t n_kv_heads;   /* K/V heads (of the first attention layer) */
+	uint32_t head_dim;     /* values per query/K head */
+	uint32_t head_dim_v;   /* values per V head */
+	uint64_t intermediate; /* dense MLP width */
+	uint64_t vocab;        /* vocabulary size */
+	uint64_t max_pos;      /* maximum positions, 0 if the config has none */
+	enum kv_dtype dtype;   /* torch_dtype, or f32 when absent */
+	bool dtype_given;      /* dtype came from the config */
+	double norm_eps;
+	double rope_theta;     /* 0 for learned positions */
+
+	/* multi-head latent attention (DeepSeek V2/V3); 0 when not MLA */
+	uint32_t q_lora_rank;  /* 0: plain q projection */
+	uint32_t kv_lora_rank;
+	uint32_t qk_rope_dim;
+	uint32_t qk_nope_dim;
+	uint32_t v_head_dim;
+
+	/* mixture of experts; n_experts == 0 for dense models */
+	uint32_t n_experts;        /* routed experts per MoE layer */
+	uint32_t n_experts_active; /* routed experts per token */
+	uint32_t n_shared_experts; /* always-on experts per MoE layer */
+	uint64_t shared_ffn_dim;   /* width of the shared expert(s) in total */
+	bool expert_bias;          /* experts carry biases (gpt-oss) */
+	uint32_t n_mtp_layers;     /* extra next-token prediction layers */
+
+	/* state-space layers (Jamba's Mamba) */
+	uint32_t ssm_d_state;  /* SSM state per channel */
+	uint32_t ssm_d_conv;   /* convolution kernel */
+	uint64_t ssm_d_inner;  /* channels: mamba_expand x hidden */
+	uint32_t ssm_dt_rank;
+
+	struct kv_layer *layers; /* n_layers entries */
+	char note[512];          /* something a person should know, or "" */
+};
+
+/* Reads a config from a file (or stdin when path is "-") and builds the
+ * model. On success returns 0 and *out must be freed with kv_model_free().
+ * On failure returns KV_EINVAL, KV_EIO or KV_ENOMEM and writes one line into
+ * err (KV_ERRLEN bytes): "path: field: problem, got X". */
+int kv_model_load(const char *path, struct kv_model **out, char *err);
+
+/* Builds a model from JSON text already in memory; `path` only names it in
+ * messages. Same contract as kv_model_load(). */
+int kv_model_parse(const char *json, size_t len, const char *path,
+		   struct kv_model **out, char *err);
+
+/* The built-in shape of the articles' model: GPT-2 small (12 layers, width
+ * 768, 12 heads of 64, MLP 3072, vocabulary 50257, 1024 positions, f32).
+ * Free with kv_model_free(). Returns 0 or KV_ENOMEM. */
+int kv_model_gpt2_small(struct kv_model **out);
+
+void kv_model_free(struct kv_model *m);
+
+/* Name of an attention kind: "full", "sliding", "chunked", "mla", "none". */
+const char *kv_attn_name(enum kv_attn a);
+
+/*
+ * Finds a config by what a user typed: an existing path; else NAME or
+ * NAME.json in each directory of $KV_CONFIG_PATH (colon-separated), then the
+ * installed data directory, then the source tree's configs/. Writes the path
+ * into out (n bytes). Returns 0, or KV_EIO when nothing matches.
+ */
+int kv_config_find(const char *arg, char *out, size_t n);
+
+/* The directories searched, in order, one per call: i = 0, 1, ...; NULL
+ * after the last. The string lives until the next call. */
+const char *kv_config_dir(size_t i);
+
+#endif

@@ -1,0 +1,328 @@
+/*
+ * cli.c - messages, option values and output shared by the front ends, so
+ * that every tool speaks with one voice (DESIGN.md, command-line
+ * conventions).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "kv/units.h"
+
+static const char *prog = "kvtools";
+
+void cli_init(const char *name)
+{
+	prog = name;
+}
+
+const char *cli_prog(void)
+{
+	return prog;
+}
+
+static void vmsg(const char *tag, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s", prog, tag);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int cli_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help'.\n", prog);
+	return CLI_USAGE;
+}
+
+int cli_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,
+	    uint64_t *out)
+{
+	uint64_t v;
+	int e = kv_parse_u64(s, &v);
+	if (e == KV_EINVAL)
+		return cli_usage("%s: not a whole number: '%s'", opt, s);
+	if (e || v > hi)
+		return cli_usage("%s: at most %llu, got '%s'", opt,
+				 (unsigned long long)hi, s);
+	if (v < lo)
+		return cli_usage("%s: at least %llu, got '%s'", opt,
+				 (unsigned long long)lo, s);
+	*out = v;
+	return 0;
+}
+
+int cli_tokens(const char *opt, const char *s, uint64_t *out)
+{
+	int e = kv_parse_tokens(s, out);
+	if (e == KV_ERANGE)
+		return cli_usage("%s: too large: '%s'", opt, s);
+	if (e)
+		return cli_usage("%s: not a token count (8192, 8k, 128K): '%s'",
+				 opt, s);
+	if (*out == 0)
+		return cli_usage("%s: must be at least 1, got '%s'", opt, s);
+	return 0;
+}
+
+int cli_size(const char *opt, const char *s, uint64_t *out)
+{
+	int e = kv_parse_size(s, out);
+	if (e == KV_ERANGE)
+		return cli_usage("%s: too large: '%s'", opt, s);
+	if (e)
+		return cli_usage("%s: not a size (80GB, 80GiB, 16G, 4096): "
+				 "'%s'",
+				 opt, s);
+	return 0;
+}
+
+int cli_double(const char *opt, const char *s, double lo, double hi,
+	       double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v))
+		return cli_usage("%s: not a number: '%s'", opt, s);
+	if (v < lo || v > hi)
+		return cli_usage("%s: must be in [%g, %g], got '%s'", opt, lo,
+				 hi, s);
+	*out = v;
+	return 0;
+}
+
+int cli_sweep(const char *opt, const char *s, uint64_t **vals, size_t *n)
+{
+	int e = kv_parse_sweep(s, vals, n);
+	if (e == KV_ENOMEM) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	if (e == KV_ERANGE)
+		return cli_usage("%s: too large or too many values: '%s'", opt,
+				 s);
+	if (e)
+		return cli_usage("%s: not a list of token counts (8192,32k or "
+				 "lo:hi:xF or lo:hi:+S): '%s'",
+				 opt, s);
+	for (size_t i = 0; i < *n; i++)
+		if ((*vals)[i] == 0) {
+			free(*vals);
+			*vals = NULL;
+			return cli_usage("%s: must be at least 1, got '%s'",
+					 opt, s);
+		}
+	return 0;
+}
+
+int cli_dtypes(const char *opt, const char *s, int **vals, size_t *n)
+{
+	char *copy = strdup(s);
+	size_t cap = 1;
+	for (const char *p = s; *p; p++)
+		cap += *p == ',';
+	*vals = malloc(cap * sizeof **vals);
+	*n = 0;
+	if (!copy || !*vals) {
+		free(copy);
+		free(*vals);
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	int status = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		enum kv_dtype t;
+		if (!strcmp(tok, "auto")) {
+			(*vals)[(*n)++] = -1;
+		} else if (kv_dtype_parse(tok, &t) == 0 &&
+			   kv_dtype_info(t)->kv) {
+			(*vals)[(*n)++] = (int)t;
+		} else {
+			char list[256];
+			status = cli_usage("%s: unknown KV format '%s'; valid: "
+					   "auto, %s",
+					   opt, tok, kv_dtype_list(list, sizeof list, 1));
+			break;
+		}
+	}
+	if (!status && *n == 0)
+		status = cli_usage("%s: empty list", opt);
+	free(copy);
+	if (status) {
+		free(*vals);
+		*vals = NULL;
+	}
+	return status;
+}
+
+int cli_load_model(const char *arg, struct kv_model **m)
+{
+	char path[8192], err[KV_ERRLEN];
+	if (kv_config_find(arg, path, sizeof path)) {
+		cli_error("%s: no such file, and no config of that name in "
+			  "$KV_CONFIG_PATH or the data directories (see "
+			  "--list)",
+			  arg);
+		return CLI_USAGE;
+	}
+	if (kv_model_load(path, m, err)) {
+		cli_error("%s", err);
+		return CLI_USAGE;
+	}
+	/* a name found in the search path is printed bare, so that another
+	 * tool can find it again; a path stays the path the user gave */
+	if (strcmp(path, arg) != 0) {
+		snprintf((*m)->name, sizeof (*m)->name, "%s", arg);
+		size_t n = strlen((*m)->name);
+		if (n > 5 && !strcmp((*m)->name + n - 5, ".json"))
+			(*m)->name[n - 5] = '\0';
+	} else {
+		snprintf((*m)->name, sizeof (*m)->name, "%s", arg);
+	}
+	return 0;
+}
+
+/* --- output --- */
+
+void cli_table_begin(struct cli_table *t, const char *const *cols,
+		     size_t ncols, bool json, bool header, bool human)
+{
+	*t = (struct cli_table){cols, ncols, json, header, human && !json, 0,
+				0};
+	if (json) {
+		fputs("[", stdout);
+	} else if (header) {
+		for (size_t i = 0; i < ncols; i++)
+			printf("%s%s", i ? "\t" : "", cols[i]);
+		putchar('\n');
+		fflush(stdout);
+	}
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+/* Starts a cell: the separator, and in JSON the key. */
+static void cell(struct cli_table *t)
+{
+	if (t->json) {
+		if (t->cell == 0)
+			fputs(t->rows ? ",\n{" : "\n{", stdout);
+		else
+			putchar(',');
+		json_str(t->cell < t->ncols ? t->cols[t->cell] : "?");
+		putchar(':');
+	} else if (t->cell) {
+		putchar('\t');
+	}
+	t->cell++;
+}
+
+void cli_put_str(struct cli_table *t, const char *s)
+{
+	cell(t);
+	if (t->json) {
+		json_str(s);
+		return;
+	}
+	for (; *s; s++) /* a TSV cell never holds a tab or a newline */
+		putchar(*s == '\t' || *s == '\n' ? ' ' : *s);
+}
+
+void cli_put_u64(struct cli_table *t, uint64_t v)
+{
+	cell(t);
+	printf("%llu", (unsigned long long)v);
+}
+
+void cli_put_bytes(struct cli_table *t, uint64_t v)
+{
+	char buf[64];
+	if (!t->human) {
+		cli_put_u64(t, v);
+		return;
+	}
+	cell(t);
+	fputs(kv_format_iec(v, buf, sizeof buf), stdout);
+}
+
+void cli_put_f(struct cli_table *t, double v, int prec)
+{
+	cell(t);
+	if (!isfinite(v))
+		fputs(t->json ? "null" : "", stdout);
+	else
+		printf("%.*f", prec, v);
+}
+
+void cli_put_empty(struct cli_table *t)
+{
+	cell(t);
+	if (t->json)
+		fputs("null", stdout);
+}
+
+void cli_row_end(struct cli_table *t)
+{
+	fputs(t->json ? "}" : "\n", stdout);
+	fflush(stdout);
+	t->rows++;
+	t->cell = 0;
+}
+
+void cli_table_end(struct cli_table *t)
+{
+	if (t->json)
+		fputs(t->rows ? "\n]\n" : "]\n", stdout);
+	fflush(stdout);
+}
+
+int cli_finish(int status)
+{
+	int bad = ferror(stdout);
+	if (fclose(stdout) != 0 && !bad)
+		bad = 1;
+	if (bad && errno != EPIPE) {
+		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+		return status ? status : CLI_FAIL;
+	}
+	return status;
+}

@@ -1,0 +1,1343 @@
+/*
+ * model.c - reads a Hugging Face config.json into a list of layers.
+ *
+ * One walk over the JSON, family by family. Every field goes through one of
+ * the get_* readers below, which check type, sign, wholeness and range and
+ * write the message a person reads when a field is wrong. The defaults of
+ * absent fields are those of Transformers' config class for the model_type
+ * (see kvtools(7)); the fields that define the shape never get one.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "kv/model.h"
+
+#define MAX_CONFIG_BYTES (64u << 20)
+
+/* The largest value each field accepts: far above any published model,
+ * small enough that no per-token product can overflow 64 bits. */
+#define MAX_LAYERS 10000
+#define MAX_HIDDEN (1ULL << 20)
+#define MAX_HEADS (1ULL << 16)
+#define MAX_HEAD_DIM (1ULL << 16)
+#define MAX_FFN (1ULL << 24)
+#define MAX_VOCAB (1ULL << 26)
+#define MAX_POS (1ULL << 40)
+#define MAX_EXPERTS (1ULL << 20)
+
+/* Where fields are read: the wrapper's text_config first, then the root. */
+struct cfg {
+	const cJSON *root;
+	const cJSON *text;     /* == root when the config is not a wrapper */
+	const char *text_name; /* "text_config", or NULL */
+	const char *path;
+	char *err;
+};
+
+static int fail(struct cfg *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(c->err, KV_ERRLEN, "%.400s: %s", c->path, msg);
+	return KV_EINVAL;
+}
+
+/* The item of a field, or NULL; *where gets its printable name. */
+static const cJSON *find(const struct cfg *c, const char *field, char *where,
+			 size_t n)
+{
+	const cJSON *it = NULL;
+	if (c->text != c->root) {
+		it = cJSON_GetObjectItemCaseSensitive(c->text, field);
+		if (it) {
+			snprintf(where, n, "%s.%s", c->text_name, field);
+			return it;
+		}
+	}
+	it = cJSON_GetObjectItemCaseSensitive(c->root, field);
+	snprintf(where, n, "%s", field);
+	return it;
+}
+
+/* The field's name as a message should print it when it is absent. */
+static void absent_name(const struct cfg *c, const char *field, char *where,
+			size_t n)
+{
+	if (c->text != c->root)
+		snprintf(where, n, "%s.%s", c->text_name, field);
+	else
+		snprintf(where, n, "%s", field);
+}
+
+/* A JSON value as a message shows it after "got". */
+static void show(const cJSON *it, char *buf, size_t n)
+{
+	if (cJSON_IsNumber(it))
+		snprintf(buf, n, "%.17g", it->valuedouble);
+	else if (cJSON_IsString(it))
+		snprintf(buf, n, "\"%.60s\"", it->valuestring);
+	else if (cJSON_IsBool(it))
+		snprintf(buf, n, "%s", cJSON_IsTrue(it) ? "true" : "false");
+	else if (cJSON_IsNull(it))
+		snprintf(buf, n, "null");
+	else if (cJSON_IsArray(it))
+		snprintf(buf, n, "an array");
+	else
+		snprintf(buf, n, "an object");
+}
+
+static bool present(const struct cfg *c, const char *field)
+{
+	char where[128];
+	const cJSON *it = find(c, field, where, sizeof where);
+	return it && !cJSON_IsNull(it);
+}
+
+/* First of several names that is present (not null), or NULL. */
+static const char *first_of(const struct cfg *c, const char *const *names)
+{
+	for (; *names; names++)
+		if (present(c, *names))
+			return *names;
+	return NULL;
+}
+
+/*
+ * Reads a whole number in [lo, hi] from a JSON item. `what` names it in
+ * messages. Returns 0 or KV_EINVAL with the message written.
+ */
+static int check_uint(struct cfg *c, const cJSON *it, const char *what,
+		      uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char got[96];
+	show(it, got, sizeof got);
+	if (!cJSON_IsNumber(it))
+		return fail(c, "%s: must be a number, got %s", what, got);
+	double v = it->valuedouble;
+	if (!isfinite(v) || v != floor(v))
+		return fail(c, "%s: must be a whole number, got %s", what, got);
+	if (v < 0)
+		return fail(c, "%s: must not be negative, got %s", what, got);
+	if (v < (double)lo)
+		return fail(c, "%s: must be at least %llu, got %s", what,
+			    (unsigned long long)lo, got);
+	if (v > (double)hi)
+		return fail(c, "%s: absurd value, at most %llu, got %s", what,
+			    (unsigned long long)hi, got);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/*
+ * Reads an unsigned field. Absent or null: KV_EINVAL ("missing") when
+ * `required`, else *out = def and *given = false.
+ */
+static int get_uint(struct cfg *c, const char *field, bool required,
+		    uint64_t def, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char where[128];
+	const cJSON *it = find(c, field, where, sizeof where);
+	if (!it || cJSON_IsNull(it)) {
+		if (required) {
+			absent_name(c, field, where, sizeof where);
+			return fail(c, "%s: missing; the %s of the model cannot "
+				    "be guessed",
+				    where, field);
+		}
+		*out = def;
+		return 0;
+	}
+	return check_uint(c, it, where, lo, hi, out);
+}
+
+static int get_u32(struct cfg *c, const char *field, bool required,
+		   uint64_t def, uint64_t lo, uint64_t hi, uint32_t *out)
+{
+	uint64_t v;
+	int e = get_uint(c, field, required, def, lo, hi, &v);
+	if (!e)
+		*out = (uint32_t)v;
+	return e;
+}
+
+/* Like get_uint, for the first present of several names (aliases). */
+static int get_uint_any(struct cfg *c, const char *const *names, bool required,
+			uint64_t def, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	const char *f = first_of(c, names);
+	return get_uint(c, f ? f : names[0], required, def, lo, hi, out);
+}
+
+static int get_bool(struct cfg *c, const char *field, bool def, bool *out)
+{
+	char where[128], got[96];
+	const cJSON *it = find(c, field, where, sizeof where);
+	if (!it || cJSON_IsNull(it)) {
+		*out = def;
+		return 0;
+	}
+	if (!cJSON_IsBool(it)) {
+		show(it, got, sizeof got);
+		return fail(c, "%s: must be true or false, got %s", where, got);
+	}
+	*out = cJSON_IsTrue(it);
+	return 0;
+}
+
+static int get_double(struct cfg *c, const char *field, double def,
+		      double *out)
+{
+	char where[128], got[96];
+	const cJSON *it = find(c, field, where, sizeof where);
+	if (!it || cJSON_IsNull(it)) {
+		*out = def;
+		return 0;
+	}
+	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) ||
+	    it->valuedouble < 0) {
+		show(it, got, sizeof got);
+		return fail(c, "%s: must be a non-negative number, got %s",
+			    where, got);
+	}
+	*out = it->valuedouble;
+	return 0;
+}
+
+/* A string field, or NULL when absent or null; KV_EINVAL for another type. */
+static int get_str(struct cfg *c, const char *field, const char **out)
+{
+	char where[128], got[96];
+	const cJSON *it = find(c, field, where, sizeof where);
+	*out = NULL;
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	if (!cJSON_IsString(it)) {
+		show(it, got, sizeof got);
+		return fail(c, "%s: must be a string, got %s", where, got);
+	}
+	*out = it->valuestring;
+	return 0;
+}
+
+/*
+ * A per-layer list of whole numbers (OpenELM's num_kv_heads) or one number
+ * for every layer. Fills vals[n_layers].
+ */
+static int get_uint_list(struct cfg *c, const char *field, uint32_t n_layers,
+			 uint64_t lo, uint64_t hi, uint32_t *vals)
+{
+	char where[128], what[160], got[96];
+	const cJSON *it = find(c, field, where, sizeof where);
+	if (!it || cJSON_IsNull(it)) {
+		absent_name(c, field, where, sizeof where);
+		return fail(c, "%s: missing; the model's heads cannot be "
+			    "guessed",
+			    where);
+	}
+	if (cJSON_IsNumber(it)) {
+		uint64_t v;
+		int e = check_uint(c, it, where, lo, hi, &v);
+		for (uint32_t i = 0; !e && i < n_layers; i++)
+			vals[i] = (uint32_t)v;
+		return e;
+	}
+	if (!cJSON_IsArray(it)) {
+		show(it, got, sizeof got);
+		return fail(c, "%s: must be a list of numbers, got %s", where,
+			    got);
+	}
+	int len = cJSON_GetArraySize(it);
+	if (len != (int)n_layers)
+		return fail(c, "%s: must list one value per layer (%u), got %d",
+			    where, n_layers, len);
+	uint32_t i = 0;
+	const cJSON *el;
+	cJSON_ArrayForEach(el, it)
+	{
+		uint64_t v;
+		snprintf(what, sizeof what, "%s[%u]", where, i);
+		int e = check_uint(c, el, what, lo, hi, &v);
+		if (e)
+			return e;
+		vals[i++] = (uint32_t)v;
+	}
+	return 0;
+}
+
+/* OpenELM's make_divisible(v, divisor): nearest multiple, not below 90%. */
+static uint64_t make_divisible(double v, uint64_t d)
+{
+	double r = floor((v + (double)d / 2) / (double)d) * (double)d;
+	if (r < (double)d)
+		r = (double)d;
+	if (r < 0.9 * v)
+		r += (double)d;
+	return (uint64_t)r;
+}
+
+const char *kv_attn_name(enum kv_attn a)
+{
+	switch (a) {
+	case KV_ATTN_NONE: return "none";
+	case KV_ATTN_FULL: return "full";
+	case KV_ATTN_SLIDING: return "sliding";
+	case KV_ATTN_CHUNKED: return "chunked";
+	case KV_ATTN_MLA: return "mla";
+	}
+	return "?";
+}
+
+static bool is(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The kind of layer a layer_types / layers_block_type entry names. Kinds
+ * that keep a fixed state and no KV (Mamba, linear attention) map to NONE;
+ * anything unknown is an error rather than a guess.
+ */
+static int layer_kind(const char *s, enum kv_attn *out)
+{
+	static const char *const full[] = {"full_attention", "attention",
+					   "global", "global_attention",
+					   "full", NULL};
+	static const char *const sliding[] = {"sliding_attention", "sliding",
+					      "local", "local_attention",
+					      "sliding_window", NULL};
+	static const char *const chunked[] = {"chunked_attention", "chunked",
+					      NULL};
+	static const char *const none[] = {
+		"mamba", "mamba2", "linear_attention", "linear", "ssm",
+		"conv", "short_conv", "recurrent", "rwkv", "deltanet",
+		"gated_deltanet", "retention", "hybrid_ssm", "moe", "mlp",
+		NULL};
+	if (is(s, full))
+		*out = KV_ATTN_FULL;
+	else if (is(s, sliding))
+		*out = KV_ATTN_SLIDING;
+	else if (is(s, chunked))
+		*out = KV_ATTN_CHUNKED;
+	else if (is(s, none))
+		*out = KV_ATTN_NONE;
+	else
+		return KV_EINVAL;
+	return 0;
+}
+
+/* Reads a layer_types-style list into kinds[]; 1 when the field is absent. */
+static int get_kinds(struct cfg *c, const char *field, uint32_t n,
+		     enum kv_attn *kinds)
+{
+	char where[128], got[96];
+	const cJSON *it = find(c, field, where, sizeof where);
+	if (!it || cJSON_IsNull(it))
+		return 1;
+	if (!cJSON_IsArray(it)) {
+		show(it, got, sizeof got);
+		return fail(c, "%s: must be a list of layer kinds, got %s",
+			    where, got);
+	}
+	int len = cJSON_GetArraySize(it);
+	if (len == 0)
+		return 1;
+	if (len != (int)n)
+		return fail(c, "%s: must list one kind per layer (%u), got %d",
+			    where, n, len);
+	uint32_t i = 0;
+	const cJSON *el;
+	cJSON_ArrayForEach(el, it)
+	{
+		if (!cJSON_IsString(el) ||
+		    layer_kind(el->valuestring, &kinds[i])) {
+			show(el, got, sizeof got);
+			return fail(c, "%s[%u]: unknown layer kind, got %s",
+				    where, i, got);
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* Family of a model_type; generic Llama-style for the unknown. */
+static enum kv_family family_of(const char *t, bool *known)
+{
+	static const struct {
+		const char *type;
+		enum kv_family f;
+	} map[] = {
+		{"gpt2", KV_FAMILY_GPT2}, {"gpt_bigcode", KV_FAMILY_GPT2},
+		{"llama", KV_FAMILY_LLAMA}, {"mistral", KV_FAMILY_LLAMA},
+		{"mixtral", KV_FAMILY_LLAMA}, {"qwen2", KV_FAMILY_LLAMA},
+		{"qwen2_moe", KV_FAMILY_LLAMA}, {"qwen3", KV_FAMILY_LLAMA},
+		{"qwen3_moe", KV_FAMILY_LLAMA}, {"phi3", KV_FAMILY_LLAMA},
+		{"gemma", KV_FAMILY_GEMMA}, {"gemma2", KV_FAMILY_GEMMA},
+		{"gemma3", KV_FAMILY_GEMMA}, {"gemma3_text", KV_FAMILY_GEMMA},
+		{"falcon", KV_FAMILY_FALCON},
+		{"RefinedWeb", KV_FAMILY_FALCON},
+		{"RefinedWebModel", KV_FAMILY_FALCON},
+		{"deepseek_v2", KV_FAMILY_DEEPSEEK},
+		{"deepseek_v3", KV_FAMILY_DEEPSEEK},
+		{"gpt_oss", KV_FAMILY_GPT_OSS},
+		{"llama4", KV_FAMILY_LLAMA4}, {"llama4_text", KV_FAMILY_LLAMA4},
+		{"openelm", KV_FAMILY_OPENELM}, {"jamba", KV_FAMILY_JAMBA},
+	};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (strcmp(t, map[i].type) == 0) {
+			*known = true;
+			return map[i].f;
+		}
+	*known = false;
+	return KV_FAMILY_LLAMA;
+}
+
+/* Per-family defaults of Transformers' config classes, for absent fields. */
+struct defaults {
+	uint64_t vocab;
+	uint64_t max_pos;
+	uint64_t window;     /* sliding_window when absent (0: none) */
+	uint32_t head_dim;   /* 0: hidden / heads */
+	bool tie;
+	bool swa_flag;       /* windows gated by use_sliding_window (Qwen) */
+	uint64_t ffn;        /* intermediate_size when absent (0: 4 x hidden) */
+};
+
+static struct defaults defaults_of(const char *t, enum kv_family f)
+{
+	struct defaults d = {32000, 0, 0, 0, false, false, 0};
+	if (f == KV_FAMILY_GPT2)
+		d = (struct defaults){50257, 1024, 0, 0, true, false, 0};
+	else if (!strcmp(t, "llama"))
+		d = (struct defaults){32000, 2048, 0, 0, false, false, 11008};
+	else if (!strcmp(t, "mistral"))
+		d = (struct defaults){32000, 131072, 4096, 0, false, false,
+				      14336};
+	else if (!strcmp(t, "mixtral"))
+		d = (struct defaults){32000, 131072, 0, 0, false, false, 14336};
+	else if (!strcmp(t, "qwen2") || !strcmp(t, "qwen2_moe"))
+		d = (struct defaults){151936, 32768, 4096, 0, false, true,
+				      22016};
+	else if (!strcmp(t, "qwen3") || !strcmp(t, "qwen3_moe"))
+		d = (struct defaults){151936, 32768, 4096, 128, false, true,
+				      22016};
+	else if (!strcmp(t, "phi3"))
+		d = (struct defaults){32064, 4096, 0, 0, false, false, 8192};
+	else if (!strcmp(t, "gemma"))
+		d = (struct defaults){256000, 8192, 0, 256, true, false, 24576};
+	else if (!strcmp(t, "gemma2"))
+		d = (struct defaults){256000, 8192, 4096, 256, true, false,
+				      9216};
+	else if (f == KV_FAMILY_GEMMA)
+		d = (struct defaults){262208, 131072, 4096, 256, true, false,
+				      9216};
+	else if (f == KV_FAMILY_FALCON)
+		d = (struct defaults){65024, 2048, 0, 0, true, false, 0};
+	else if (!strcmp(t, "deepseek_v2"))
+		d = (struct defaults){102400, 2048, 0, 0, false, false, 11008};
+	else if (f == KV_FAMILY_DEEPSEEK)
+		d = (struct defaults){129280, 4096, 0, 0, false, false, 18432};
+	else if (f == KV_FAMILY_GPT_OSS)
+		d = (struct defaults){201088, 131072, 128, 64, false, false,
+				      2880};
+	else if (f == KV_FAMILY_LLAMA4)
+		d = (struct defaults){202048, 131072, 0, 128, false, false,
+				      8192};
+	else if (f == KV_FAMILY_OPENELM)
+		d = (struct defaults){32000, 2048, 0, 0, false, false, 0};
+	else if (f == KV_FAMILY_JAMBA)
+		d = (struct defaults){65536, 262144, 0, 0, false, false, 14336};
+	return d;
+}
+
+static const char *const NAMES_LAYERS[] = {"num_hidden_layers", "n_layer",
+					   "n_layers", "num_layers", NULL};
+static const char *const NAMES_HIDDEN[] = {"hidden_size", "n_embd", "d_model",
+					   NULL};
+static const char *const NAMES_HEADS[] = {"num_attention_heads", "n_head",
+					  "n_heads", NULL};
+static const char *const NAMES_KV[] = {"num_key_value_heads", "num_kv_heads",
+				       "n_head_kv", NULL};
+static const char *const NAMES_GPT2_LAYERS[] = {"n_layer", "num_hidden_layers",
+						NULL};
+static const char *const NAMES_GPT2_HIDDEN[] = {"n_embd", "hidden_size", NULL};
+static const char *const NAMES_GPT2_HEADS[] = {"n_head", "num_attention_heads",
+					       NULL};
+
+/* The shape every family shares: layers, width, heads, KV heads, head_dim. */
+static int read_shape(struct cfg *c, struct kv_model *m,
+		      const struct defaults *d)
+{
+	bool gpt2 = m->family == KV_FAMILY_GPT2;
+	uint64_t v;
+	int e;
+	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_LAYERS : NAMES_LAYERS, true,
+			      0, 1, MAX_LAYERS, &v)))
+		return e;
+	m->n_layers = (uint32_t)v;
+	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HIDDEN : NAMES_HIDDEN, true,
+			      0, 1, MAX_HIDDEN, &m->hidden)))
+		return e;
+	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HEADS : NAMES_HEADS, true, 0,
+			      1, MAX_HEADS, &v)))
+		return e;
+	m->n_heads = (uint32_t)v;
+
+	/* KV heads: Falcon's flags, GPT-BigCode's multi_query, or the field */
+	if (m->family == KV_FAMILY_FALCON) {
+		bool newarch, mq;
+		if ((e = get_bool(c, "new_decoder_architecture", false,
+				  &newarch)) ||
+		    (e = get_bool(c, "multi_query", true, &mq)))
+			return e;
+		if (newarch) {
+			if ((e = get_uint_any(c, NAMES_KV, false, m->n_heads,
+					      1, MAX_HEADS, &v)))
+				return e;
+		} else {
+			v = mq ? 1 : m->n_heads;
+		}
+	} else if (!strcmp(m->model_type, "gpt_bigcode")) {
+		bool mq;
+		if ((e = get_bool(c, "multi_query", true, &mq)))
+			return e;
+		v = mq ? 1 : m->n_heads;
+	} else if ((e = get_uint_any(c, NAMES_KV, false, m->n_heads, 1,
+				     MAX_HEADS, &v))) {
+		return e;
+	}
+	m->n_kv_heads = (uint32_t)v;
+	if (m->n_heads % m->n_kv_heads) {
+		char where[128];
+		const char *f = first_of(c, NAMES_KV);
+		find(c, f ? f : NAMES_KV[0], where, sizeof where);
+		return fail(c,
+			    "%s: must divide num_attention_heads (%u), got %u",
+			    where, m->n_heads, m->n_kv_heads);
+	}
+
+	/* head_dim: the field, the family's fixed default, or hidden/heads */
+	if (present(c, "head_dim") || d->head_dim) {
+		if ((e = get_uint(c, "head_dim", false, d->head_dim, 1,
+				  MAX_HEAD_DIM, &v)))
+			return e;
+	} else {
+		if (m->hidden % m->n_heads) {
+			char where[128];
+			absent_name(c, "head_dim", where, sizeof where);
+			return fail(c,
+				    "%s: missing, and hidden size %llu is not "
+				    "a multiple of %u attention heads",
+				    where, (unsigned long long)m->hidden,
+				    m->n_heads);
+		}
+		v = m->hidden / m->n_heads;
+	}
+	m->head_dim = m->head_dim_v = (uint32_t)v;
+	return 0;
+}
+
+/* The window of sliding layers: the field, or the family's default. */
+static int read_window(struct cfg *c, const struct defaults *d, uint64_t *win)
+{
+	char where[128];
+	const cJSON *it = find(c, "sliding_window", where, sizeof where);
+	if (!it) {
+		*win = d->window;
+		return 0;
+	}
+	if (cJSON_IsNull(it) || cJSON_IsFalse(it)) {
+		*win = 0;
+		return 0;
+	}
+	return check_uint(c, it, where, 1, MAX_POS, win);
+}
+
+/*
+ * The attention kind of every layer: an explicit layer_types list wins;
+ * otherwise the family's rule (Gemma's alternation, Jamba's period, Llama 4's
+ * chunked layers, Qwen's max_window_layers, Mistral's window on every layer).
+ */
+static int read_kinds(struct cfg *c, struct kv_model *m,
+		      const struct defaults *d, uint64_t window,
+		      uint64_t chunk, enum kv_attn *k)
+{
+	uint32_t n = m->n_layers;
+	int e = get_kinds(c, "layer_types", n, k);
+	if (e == 1)
+		e = get_kinds(c, "layers_block_type", n, k);
+	if (e <= 0)
+		return e;
+
+	for (uint32_t i = 0; i < n; i++)
+		k[i] = KV_ATTN_FULL;
+	const char *t = m->model_type;
+	if (m->family == KV_FAMILY_JAMBA) {
+		uint64_t period, offset;
+		if ((e = get_uint(c, "attn_layer_period", false, 8, 1, MAX_LAYERS,
+				  &period)) ||
+		    (e = get_uint(c, "attn_layer_offset", false, 4, 0,
+				  MAX_LAYERS, &offset)))
+			return e;
+		if (offset >= period)
+			return fail(c,
+				    "attn_layer_offset: must be below "
+				    "attn_layer_period (%llu), got %llu",
+				    (unsigned long long)period,
+				    (unsigned long long)offset);
+		for (uint32_t i = 0; i < n; i++)
+			k[i] = i % period == offset ? KV_ATTN_FULL
+						    : KV_ATTN_NONE;
+		if (!window)
+			return 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (k[i] == KV_ATTN_FULL)
+				k[i] = KV_ATTN_SLIDING;
+		return 0;
+	}
+	if (m->family == KV_FAMILY_LLAMA4) {
+		if (!chunk)
+			return 0;
+		uint32_t *rope = calloc(n, sizeof *rope);
+		if (!rope)
+			return KV_ENOMEM;
+		char where[128];
+		const cJSON *it = find(c, "no_rope_layers", where, sizeof where);
+		if (it && cJSON_IsArray(it) && cJSON_GetArraySize(it) > 0) {
+			e = get_uint_list(c, "no_rope_layers", n, 0, 1, rope);
+		} else {
+			uint64_t every;
+			e = get_uint(c, "no_rope_layer_interval", false, 4, 1,
+				     MAX_LAYERS, &every);
+			for (uint32_t i = 0; !e && i < n; i++)
+				rope[i] = (i + 1) % every != 0;
+		}
+		for (uint32_t i = 0; !e && i < n; i++)
+			k[i] = rope[i] ? KV_ATTN_CHUNKED : KV_ATTN_FULL;
+		free(rope);
+		return e;
+	}
+	if (!window)
+		return 0;
+	if (!strcmp(t, "gemma2") || m->family == KV_FAMILY_GPT_OSS) {
+		for (uint32_t i = 0; i < n; i++)
+			k[i] = i % 2 == 0 ? KV_ATTN_SLIDING : KV_ATTN_FULL;
+		return 0;
+	}
+	if (m->family == KV_FAMILY_GEMMA) {
+		if (!strcmp(t, "gemma"))
+			return 0;
+		uint64_t pattern;
+		if ((e = get_uint(c, "sliding_window_pattern", false, 6, 1,
+				  MAX_LAYERS, &pattern)))
+			return e;
+		for (uint32_t i = 0; i < n; i++)
+			k[i] = (i + 1) % pattern ? KV_ATTN_SLIDING
+						 : KV_ATTN_FULL;
+		return 0;
+	}
+	bool swa = !d->swa_flag;
+	uint64_t from = 0;
+	if (present(c, "use_sliding_window") || d->swa_flag) {
+		if ((e = get_bool(c, "use_sliding_window", !d->swa_flag, &swa)))
+			return e;
+		if ((e = get_uint(c, "max_window_layers", false,
+				  d->swa_flag ? 28 : 0, 0, MAX_LAYERS, &from)))
+			return e;
+	}
+	if (!swa)
+		return 0;
+	for (uint32_t i = (uint32_t)(from < n ? from : n); i < n; i++)
+		k[i] = KV_ATTN_SLIDING;
+	return 0;
+}
+
+/* MLP kind and width of each layer: dense, or MoE by the family's rule. */
+static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
+{
+	uint64_t v;
+	int e;
+	const char *t = m->model_type;
+	uint32_t n = m->n_layers;
+	static const char *const ffn_names[] = {"intermediate_size", "n_inner",
+						"ffn_hidden_size", "ffn_dim",
+						NULL};
+	uint64_t ffn_def = d->ffn ? d->ffn : 4 * m->hidden;
+	if ((e = get_uint_any(c, ffn_names, false, ffn_def, 1, MAX_FFN,
+			      &m->intermediate)))
+		return e;
+	for (uint32_t i = 0; i < n; i++) {
+		m->layers[i].mlp = KV_MLP_DENSE;
+		m->layers[i].ffn_dim = m->intermediate;
+	}
+
+	/* routed experts: the field name differs by family */
+	static const char *const expert_names[] = {
+		"num_local_experts", "num_experts", "n_routed_experts", NULL};
+	static const char *const active_names[] = {
+		"num_experts_per_tok", "experts_per_token", "moe_topk", NULL};
+	uint64_t ne = 0, na = 0;
+	uint64_t ne_def = 0;
+	if (!strcmp(t, "mixtral"))
+		ne_def = 8;
+	else if (!strcmp(t, "qwen2_moe"))
+		ne_def = 60;
+	else if (!strcmp(t, "qwen3_moe"))
+		ne_def = 128;
+	else if (m->family == KV_FAMILY_GPT_OSS)
+		ne_def = 32;
+	else if (m->family == KV_FAMILY_LLAMA4 || m->family == KV_FAMILY_JAMBA)
+		ne_def = 16;
+	if ((e = get_uint_any(c, expert_names, false, ne_def, 0, MAX_EXPERTS,
+			      &ne)))
+		return e;
+	if (ne <= 1)
+		return 0;
+	uint64_t na_def = !strcmp(t, "qwen3_moe") ? 8
+			  : !strcmp(t, "qwen2_moe") || m->family ==
+							       KV_FAMILY_GPT_OSS
+			      ? 4
+			  : m->family == KV_FAMILY_LLAMA4 ? 1
+							  : 2;
+	if ((e = get_uint_any(c, active_names, false, na_def, 1, ne, &na)))
+		return e;
+	m->n_experts = (uint32_t)ne;
+	m->n_experts_active = (uint32_t)na;
+
+	uint64_t expert_ffn = m->intermediate;
+	if (present(c, "moe_intermediate_size") || !strcmp(t, "qwen2_moe") ||
+	    !strcmp(t, "qwen3_moe") || m->family == KV_FAMILY_DEEPSEEK) {
+		uint64_t def = !strcmp(t, "qwen2_moe")   ? 1408
+			       : !strcmp(t, "qwen3_moe") ? 768
+			       : !strcmp(t, "deepseek_v2") ? 1407
+							   : 2048;
+		if ((e = get_uint(c, "moe_intermediate_size", false, def, 1,
+				  MAX_FFN, &expert_ffn)))
+			return e;
+	}
+	/* shared experts */
+	if (m->family == KV_FAMILY_DEEPSEEK) {
+		if ((e = get_uint(c, "n_shared_experts", false, 1, 0, MAX_EXPERTS,
+				  &v)))
+			return e;
+		m->n_shared_experts = (uint32_t)v;
+		m->shared_ffn_dim = v * expert_ffn;
+	} else if (present(c, "shared_expert_intermediate_size") ||
+		   !strcmp(t, "qwen2_moe")) {
+		if ((e = get_uint(c, "shared_expert_intermediate_size", false,
+				  5632, 0, MAX_FFN, &v)))
+			return e;
+		m->n_shared_experts = v ? 1 : 0;
+		m->shared_ffn_dim = v;
+	} else if (m->family == KV_FAMILY_LLAMA4) {
+		m->n_shared_experts = 1;
+		m->shared_ffn_dim = expert_ffn;
+	}
+	m->expert_bias = m->family == KV_FAMILY_GPT_OSS;
+
+	/* which layers are MoE */
+	uint64_t first = 0, every = 1, offset = 0;
+	bool *dense = calloc(n, sizeof *dense);
+	if (!dense)
+		return KV_ENOMEM;
+	if (m->family == KV_FAMILY_DEEPSEEK) {
+		e = get_uint(c, "first_k_dense_replace", false,
+			     !strcmp(t, "deepseek_v2") ? 0 : 3, 0, MAX_LAYERS,
+			     &first);
+		if (!e)
+			e = get_uint(c, "moe_layer_freq", false, 1, 1,
+				     MAX_LAYERS, &every);
+		for (uint32_t i = 0; !e && i < n; i++)
+			dense[i] = i < first || i % every != 0;
+	} else if (m->family == KV_FAMILY_JAMBA) {
+		e = get_uint(c, "expert_layer_period", false, 2, 1, MAX_LAYERS,
+			     &every);
+		if (!e)
+			e = get_uint(c, "expert_layer_offset", false, 1, 0,
+				     MAX_LAYERS, &offset);
+		for (uint32_t i = 0; !e && i < n; i++)
+			dense[i] = i % every != offset;
+	} else if (m->family == KV_FAMILY_LLAMA4) {
+		char where[128];
+		const cJSON *it = find(c, "moe_layers", where, sizeof where);
+		if (it && cJSON_IsArray(it)) {
+			const cJSON *el;
+			for (uint32_t i = 0; i < n; i++)
+				dense[i] = true;
+			cJSON_ArrayForEach(el, it)
+			{
+				uint64_t li;
+				if ((e = check_uint(c, el, where, 0, n - 1, &li)))
+					break;
+				dense[li] = false;
+			}
+		} else {
+			e = get_uint(c, "interleave_moe_layer_step", false, 1,
+				     1, MAX_LAYERS, &every);
+			for (uint32_t i = 0; !e && i < n; i++)
+				dense[i] = (i + 1) % every != 0;
+		}
+		if (!e)
+			e = get_uint(c, "intermediate_size_mlp", false, 16384,
+				     1, MAX_FFN, &m->intermediate);
+	} else if (present(c, "decoder_sparse_step") ||
+		   present(c, "mlp_only_layers")) {
+		e = get_uint(c, "decoder_sparse_step", false, 1, 1, MAX_LAYERS,
+			     &every);
+		for (uint32_t i = 0; !e && i < n; i++)
+			dense[i] = (i + 1) % every != 0;
+		char where[128];
+		const cJSON *it = find(c, "mlp_only_layers", where, sizeof where);
+		if (!e && it && cJSON_IsArray(it)) {
+			const cJSON *el;
+			cJSON_ArrayForEach(el, it)
+			{
+				uint64_t li;
+				if ((e = check_uint(c, el, where, 0, n - 1, &li)))
+					break;
+				dense[li] = true;
+			}
+		}
+	}
+	for (uint32_t i = 0; !e && i < n; i++) {
+		m->layers[i].mlp = dense[i] ? KV_MLP_DENSE : KV_MLP_MOE;
+		m->layers[i].ffn_dim = dense[i] ? m->intermediate : expert_ffn;
+	}
+	free(dense);
+	return e;
+}
+
+/* OpenELM: per-layer head lists and MLP multipliers. */
+static int read_openelm(struct cfg *c, struct kv_model *m)
+{
+	uint64_t v, divisor;
+	int e;
+	uint32_t n;
+	if ((e = get_uint(c, "num_transformer_layers", true, 0, 1, MAX_LAYERS,
+			  &v)))
+		return e;
+	m->n_layers = n = (uint32_t)v;
+	if ((e = get_uint(c, "model_dim", true, 0, 1, MAX_HIDDEN, &m->hidden)) ||
+	    (e = get_uint(c, "head_dim", true, 0, 1, MAX_HEAD_DIM, &v)))
+		return e;
+	m->head_dim = m->head_dim_v = (uint32_t)v;
+	m->layers = calloc(n, sizeof *m->layers);
+	uint32_t *q = calloc(n, sizeof *q), *kv = calloc(n, sizeof *kv);
+	if (!m->layers || !q || !kv) {
+		free(q);
+		free(kv);
+		return KV_ENOMEM;
+	}
+	e = get_uint_list(c, "num_query_heads", n, 1, MAX_HEADS, q);
+	if (!e)
+		e = get_uint_list(c, "num_kv_heads", n, 1, MAX_HEADS, kv);
+	for (uint32_t i = 0; !e && i < n; i++) {
+		if (q[i] % kv[i]) {
+			e = fail(c,
+				 "num_kv_heads[%u]: must divide "
+				 "num_query_heads[%u] (%u), got %u",
+				 i, i, q[i], kv[i]);
+			break;
+		}
+		m->layers[i] = (struct kv_layer){
+			.attn = KV_ATTN_FULL, .q_heads = q[i],
+			.kv_heads = kv[i], .head_dim_k = m->head_dim,
+			.head_dim_v = m->head_dim};
+	}
+	if (!e) {
+		m->n_heads = q[0];
+		m->n_kv_heads = kv[0];
+	}
+	free(q);
+	free(kv);
+	if (e)
+		return e;
+	/* MLP widths: ffn_multipliers (a list or one number) x model_dim */
+	if ((e = get_uint(c, "ffn_dim_divisor", false, 256, 1, MAX_FFN,
+			  &divisor)))
+		return e;
+	char where[128], got[96];
+	const cJSON *it = find(c, "ffn_multipliers", where, sizeof where);
+	for (uint32_t i = 0; i < n; i++) {
+		const cJSON *x = it;
+		if (it && cJSON_IsArray(it)) {
+			if (cJSON_GetArraySize(it) != (int)n)
+				return fail(c,
+					    "%s: must list one value per layer "
+					    "(%u), got %d",
+					    where, n, cJSON_GetArraySize(it));
+			x = cJSON_GetArrayItem(it, (int)i);
+		}
+		double mult = 4.0;
+		if (x && !cJSON_IsNull(x)) {
+			if (!cJSON_IsNumber(x) || !(x->valuedouble > 0) ||
+			    x->valuedouble > 1000) {
+				show(x, got, sizeof got);
+				return fail(c,
+					    "%s: must be positive numbers, got "
+					    "%s",
+					    where, got);
+			}
+			mult = x->valuedouble;
+		}
+		m->layers[i].mlp = KV_MLP_DENSE;
+		m->layers[i].ffn_dim =
+			make_divisible(mult * (double)m->hidden, divisor);
+	}
+	m->intermediate = m->layers[0].ffn_dim;
+	if ((e = get_uint(c, "vocab_size", false, 32000, 1, MAX_VOCAB,
+			  &m->vocab)) ||
+	    (e = get_uint(c, "max_context_length", false, 2048, 1, MAX_POS,
+			  &m->max_pos)) ||
+	    (e = get_bool(c, "share_input_output_layers", false,
+			  &m->tie_embeddings)) ||
+	    (e = get_bool(c, "normalize_qk_projections", false, &m->qk_norm)) ||
+	    (e = get_double(c, "rope_freq_constant", 10000, &m->rope_theta)))
+		return e;
+	m->gated_mlp = true;
+	return 0;
+}
+
+/* The dtype: torch_dtype (or the newer "dtype"), f32 when absent. */
+static int read_dtype(struct cfg *c, struct kv_model *m)
+{
+	const char *s;
+	const char *field = present(c, "torch_dtype") ? "torch_dtype" : "dtype";
+	int e = get_str(c, field, &s);
+	if (e)
+		return e;
+	/* Transformers loads a config without a dtype in float32; gpt-oss's
+	 * reference implementation runs in bfloat16 and its config has none */
+	m->dtype = m->family == KV_FAMILY_GPT_OSS ? KV_DTYPE_BF16 : KV_DTYPE_F32;
+	m->dtype_given = s != NULL;
+	if (s && kv_dtype_from_torch(s, &m->dtype)) {
+		char where[128];
+		find(c, field, where, sizeof where);
+		return fail(c,
+			    "%s: unknown dtype, expected float32, float16 or "
+			    "bfloat16, got \"%.60s\"",
+			    where, s);
+	}
+	return 0;
+}
+
+/* Jamba's Mamba layers: what each keeps per sequence, whatever its length. */
+static int read_ssm(struct cfg *c, struct kv_model *m)
+{
+	uint64_t expand, v;
+	int e;
+	if ((e = get_u32(c, "mamba_d_state", false, 16, 1, 1 << 16,
+			 &m->ssm_d_state)) ||
+	    (e = get_u32(c, "mamba_d_conv", false, 4, 1, 1 << 10,
+			 &m->ssm_d_conv)) ||
+	    (e = get_uint(c, "mamba_expand", false, 2, 1, 1 << 10, &expand)))
+		return e;
+	m->ssm_d_inner = expand * m->hidden;
+	char where[128];
+	const cJSON *it = find(c, "mamba_dt_rank", where, sizeof where);
+	if (it && cJSON_IsString(it) && !strcmp(it->valuestring, "auto"))
+		it = NULL;
+	if (!it || cJSON_IsNull(it))
+		v = (m->hidden + 15) / 16;
+	else if ((e = check_uint(c, it, where, 1, MAX_HIDDEN, &v)))
+		return e;
+	m->ssm_dt_rank = (uint32_t)v;
+	return 0;
+}
+
+static int build(struct cfg *c, struct kv_model *m)
+{
+	int e;
+	const char *type;
+	if ((e = get_str(c, "model_type", &type)))
+		return e;
+	if (!type && (present(c, "n_layer") || present(c, "n_embd")))
+		type = "gpt2";
+	snprintf(m->model_type, sizeof m->model_type, "%s", type ? type : "");
+	bool known;
+	m->family = family_of(m->model_type, &known);
+	if (!known)
+		snprintf(m->note, sizeof m->note,
+			 "model_type \"%s\" is not a known family; read as a "
+			 "Llama-style config",
+			 m->model_type);
+	if ((e = read_dtype(c, m)))
+		return e;
+
+	if (m->family == KV_FAMILY_OPENELM)
+		return read_openelm(c, m);
+
+	struct defaults d = defaults_of(m->model_type, m->family);
+	if ((e = read_shape(c, m, &d)))
+		return e;
+	uint32_t n = m->n_layers;
+	m->layers = calloc(n, sizeof *m->layers);
+	enum kv_attn *kinds = calloc(n, sizeof *kinds);
+	if (!m->layers || !kinds) {
+		free(kinds);
+		return KV_ENOMEM;
+	}
+
+	uint64_t window = 0, chunk = 0;
+	e = read_window(c, &d, &window);
+	if (!e && m->family == KV_FAMILY_LLAMA4)
+		e = get_uint(c, "attention_chunk_size", false, 8192, 1, MAX_POS,
+			     &chunk);
+	if (!e)
+		e = read_kinds(c, m, &d, window, chunk, kinds);
+
+	/* MLA: DeepSeek always; any other config that names a latent rank */
+	bool mla = m->family == KV_FAMILY_DEEPSEEK || present(c, "kv_lora_rank");
+	if (!e && mla) {
+		uint64_t q;
+		if ((e = get_u32(c, "kv_lora_rank", false, 512, 1, MAX_HEAD_DIM,
+				 &m->kv_lora_rank)) ||
+		    (e = get_u32(c, "qk_rope_head_dim", false, 64, 1,
+				 MAX_HEAD_DIM, &m->qk_rope_dim)) ||
+		    (e = get_u32(c, "qk_nope_head_dim", false, 128, 0,
+				 MAX_HEAD_DIM, &m->qk_nope_dim)) ||
+		    (e = get_u32(c, "v_head_dim", false, 128, 1, MAX_HEAD_DIM,
+				 &m->v_head_dim)))
+			goto out;
+		const cJSON *ql;
+		char where[128];
+		ql = find(c, "q_lora_rank", where, sizeof where);
+		if (ql && cJSON_IsNull(ql))
+			q = 0;
+		else if ((e = get_uint(c, "q_lora_rank", false, 1536, 1,
+				       MAX_HEAD_DIM, &q)))
+			goto out;
+		m->q_lora_rank = (uint32_t)q;
+		m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
+		m->head_dim_v = m->v_head_dim;
+		if ((e = get_u32(c, "num_nextn_predict_layers", false, 0, 0,
+				 MAX_LAYERS, &m->n_mtp_layers)))
+			goto out;
+	}
+
+	for (uint32_t i = 0; !e && i < n; i++) {
+		struct kv_layer *l = &m->layers[i];
+		l->attn = kinds[i];
+		if (mla && l->attn != KV_ATTN_NONE) {
+			l->attn = KV_ATTN_MLA;
+			l->kv_heads = 1;
+			l->head_dim_k = m->kv_lora_rank + m->qk_rope_dim;
+			l->head_dim_v = 0;
+		} else if (l->attn != KV_ATTN_NONE) {
+			l->kv_heads = m->n_kv_heads;
+			l->head_dim_k = m->head_dim;
+			l->head_dim_v = m->head_dim_v;
+		}
+		l->q_heads = l->attn == KV_ATTN_NONE ? 0 : m->n_heads;
+		if (l->attn == KV_ATTN_SLIDING) {
+			if (!window) {
+				e = fail(c,
+					 "sliding_window: layer %u slides but "
+					 "no window is given",
+					 i);
+				break;
+			}
+			l->window = window;
+		} else if (l->attn == KV_ATTN_CHUNKED) {
+			if (!chunk && (e = get_uint(c, "attention_chunk_size",
+						    true, 0, 1, MAX_POS,
+						    &chunk)))
+				break;
+			l->window = chunk;
+		}
+	}
+	if (!e)
+		e = read_mlp(c, m, &d);
+	if (!e && m->family == KV_FAMILY_JAMBA)
+		e = read_ssm(c, m);
+	if (e)
+		goto out;
+
+	static const char *const pos_names[] = {"max_position_embeddings",
+						"n_positions", "n_ctx",
+						"max_sequence_length", NULL};
+	bool bias_def = m->family == KV_FAMILY_GPT2 ||
+			m->family == KV_FAMILY_GPT_OSS;
+	bool qwen2 = !strncmp(m->model_type, "qwen2", 5);
+	if ((e = get_uint(c, "vocab_size", false, d.vocab, 1, MAX_VOCAB,
+			  &m->vocab)) ||
+	    (e = get_uint_any(c, pos_names, false, d.max_pos, 1, MAX_POS,
+			      &m->max_pos)) ||
+	    (e = get_bool(c, "tie_word_embeddings", d.tie, &m->tie_embeddings)))
+		goto out;
+	if (m->family == KV_FAMILY_FALCON) {
+		bool b;
+		if ((e = get_bool(c, "bias", false, &b)) ||
+		    (e = get_bool(c, "parallel_attn", true, &m->parallel_block)))
+			goto out;
+		m->qkv_bias = m->o_bias = m->mlp_bias = b;
+	} else {
+		if ((e = get_bool(c, "attention_bias", bias_def, &m->o_bias)) ||
+		    (e = get_bool(c, "mlp_bias", m->family == KV_FAMILY_GPT2,
+				  &m->mlp_bias)))
+			goto out;
+		m->qkv_bias = m->o_bias || qwen2;
+		if (qwen2)
+			m->o_bias = false;
+	}
+	m->gated_mlp = m->family != KV_FAMILY_GPT2 &&
+		       m->family != KV_FAMILY_FALCON;
+	m->layernorm = m->family == KV_FAMILY_GPT2 ||
+		       m->family == KV_FAMILY_FALCON;
+	m->qk_norm = !strcmp(m->model_type, "qwen3") ||
+		     !strcmp(m->model_type, "qwen3_moe") ||
+		     !strcmp(m->model_type, "gemma3_text") ||
+		     !strcmp(m->model_type, "gemma3");
+	static const char *const eps_names[] = {
+		"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps",
+		"norm_epsilon", NULL};
+	const char *eps = first_of(c, eps_names);
+	if ((e = get_double(c, eps ? eps : eps_names[0],
+			    m->layernorm ? 1e-5 : 1e-6, &m->norm_eps)) ||
+	    (e = get_double(c, "rope_theta",
+			    m->family == KV_FAMILY_GPT2 ? 0 : 10000,
+			    &m->rope_theta)))
+		goto out;
+out:
+	free(kinds);
+	return e;
+}
+
+/* Line and column of a byte offset, for "not JSON" messages. */
+static void locate(const char *json, size_t off, unsigned *line, unsigned *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (json[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+int kv_model_parse(const char *json, size_t len, const char *path,
+		   struct kv_model **out, char *err)
+{
+	*out = NULL;
+	err[0] = '\0';
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+	if (!root) {
+		size_t off = end && end >= json ? (size_t)(end - json) : 0;
+		if (off > len)
+			off = len;
+		/* skip what cJSON accepted as whitespace to point at the byte */
+		unsigned line, col;
+		locate(json, off, &line, &col);
+		if (off >= len)
+			snprintf(err, KV_ERRLEN,
+				 "%s: not JSON: unexpected end of input at "
+				 "line %u, column %u",
+				 path, line, col);
+		else
+			snprintf(err, KV_ERRLEN,
+				 "%s: not JSON: syntax error at line %u, "
+				 "column %u",
+				 path, line, col);
+		return KV_EINVAL;
+	}
+	struct cfg c = {root, root, NULL, path, err};
+	int e = 0;
+	struct kv_model *m = NULL;
+	if (!cJSON_IsObject(root)) {
+		char got[96];
+		show(root, got, sizeof got);
+		e = fail(&c, "not a JSON object, got %s", got);
+		goto done;
+	}
+	static const char *const wrappers[] = {"text_config", "llm_config",
+					       "language_config", NULL};
+	for (const char *const *w = wrappers; *w; w++) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, *w);
+		if (t && cJSON_IsObject(t)) {
+			c.text = t;
+			c.text_name = *w;
+			break;
+		}
+	}
+	m = calloc(1, sizeof *m);
+	if (!m) {
+		e = KV_ENOMEM;
+		goto done;
+	}
+	snprintf(m->path, sizeof m->path, "%s", path);
+	const char *base = strrchr(path, '/');
+	snprintf(m->name, sizeof m->name, "%s", base ? base + 1 : path);
+	size_t nl = strlen(m->name);
+	if (nl > 5 && !strcmp(m->name + nl - 5, ".json"))
+		m->name[nl - 5] = '\0';
+	e = build(&c, m);
+done:
+	cJSON_Delete(root);
+	if (e) {
+		if (e == KV_ENOMEM && !err[0])
+			snprintf(err, KV_ERRLEN, "%s: out of memory", path);
+		kv_model_free(m);
+		return e;
+	}
+	*out = m;
+	return 0;
+}
+
+int kv_model_load(const char *path, struct kv_model **out, char *err)
+{
+	*out = NULL;
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f) {
+		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(errno));
+		return KV_EIO;
+	}
+	struct stat st;
+	if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(EISDIR));
+		return KV_EIO;
+	}
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	int e = 0;
+	while (buf) {
+		if (len == cap) {
+			if (cap >= MAX_CONFIG_BYTES) {
+				snprintf(err, KV_ERRLEN,
+					 "%s: larger than %u MiB; not a config",
+					 path, MAX_CONFIG_BYTES >> 20);
+				e = KV_EINVAL;
+				break;
+			}
+			char *p = realloc(buf, cap * 2);
+			if (!p)
+				break;
+			buf = p;
+			cap *= 2;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (!buf) {
+		e = KV_ENOMEM;
+		snprintf(err, KV_ERRLEN, "%s: out of memory", path);
+	} else if (!e && ferror(f)) {
+		e = KV_EIO;
+		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(errno));
+	}
+	if (f != stdin)
+		fclose(f);
+	if (!e && len == 0) {
+		e = KV_EINVAL;
+		snprintf(err, KV_ERRLEN, "%s: empty file, not JSON", path);
+	}
+	if (!e)
+		e = kv_model_parse(buf, len, path, out, err);
+	free(buf);
+	return e;
+}
+
+int kv_model_gpt2_small(struct kv_model **out)
+{
+	static const char json[] =
+		"{\"model_type\":\"gpt2\",\"n_layer\":12,\"n_embd\":768,"
+		"\"n_head\":12,\"n_inner\":3072,\"vocab_size\":50257,"
+		"\"n_positions\":1024}";
+	char err[KV_ERRLEN];
+	int e = kv_model_parse(json, sizeof json - 1, "gpt2-small", out, err);
+	return e;
+}
+
+void kv_model_free(struct kv_model *m)
+{
+	if (!m)
+		return;
+	free(m->layers);
+	free(m);
+}
+
+#ifndef KV_DATADIR
+#define KV_DATADIR "/usr/local/share/kvtools/configs"
+#endif
+#ifndef KV_SOURCE_CONFIGS
+#define KV_SOURCE_CONFIGS "configs"
+#endif
+
+const char *kv_config_dir(size_t i)
+{
+	static char dir[4096];
+	const char *env = getenv("KV_CONFIG_PATH");
+	size_t k = 0;
+	if (env && *env) {
+		const char *p = env;
+		for (;;) {
+			const char *colon = strchr(p, ':');
+			size_t len = colon ? (size_t)(colon - p) : strlen(p);
+			if (len > 0 && len < sizeof dir) {
+				if (k == i) {
+					memcpy(dir, p, len);
+					dir[len] = '\0';
+					return dir;
+				}
+				k++;
+			}
+			if (!colon)
+				break;
+			p = colon + 1;
+		}
+	}
+	if (i == k)
+		return KV_DATADIR;
+	if (i == k + 1)
+		return KV_SOURCE_CONFIGS;
+	return NULL;
+}
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int kv_config_find(const char *arg, char *out, size_t n)
+{
+	if (!strcmp(arg, "-") || strchr(arg, '/') || is_file(arg)) {
+		snprintf(out, n, "%s", arg);
+		return 0;
+	}
+	const char *dir;
+	for (size_t i = 0; (dir = kv_config_dir(i)); i++) {
+		char p[8192];
+		snprintf(p, sizeof p, "%s/%s", dir, arg);
+		if (is_file(p)) {
+			snprintf(out, n, "%s", p);
+			return 0;
+		}
+		snprintf(p, sizeof p, "%s/%s.json", dir, arg);
+		if (is_file(p)) {
+			snprintf(out, n, "%s", p);
+			return 0;
+		}
+	}
+	snprintf(out, n, "%s", arg);
+	return KV_EIO;
+}

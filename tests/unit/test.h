@@ -1,0 +1,84 @@
+/*
+ * test.h - the few checks the unit tests need. Each failed check prints
+ * file:line and both values; a test program exits 1 if any failed, 77 when
+ * it skips (ctest's SKIP_RETURN_CODE).
+ */
+#ifndef KV_TEST_H
+#define KV_TEST_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int test_failures;
+static int test_checks;
+
+#define CHECK(cond)                                                     \
+	do {                                                            \
+		test_checks++;                                          \
+		if (!(cond)) {                                          \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed\n",    \
+				__FILE__, __LINE__, #cond);             \
+			test_failures++;                                \
+		}                                                       \
+	} while (0)
+
+#define CHECK_U64(got, want)                                            \
+	do {                                                            \
+		uint64_t g_ = (uint64_t)(got), w_ = (uint64_t)(want);   \
+		test_checks++;                                          \
+		if (g_ != w_) {                                         \
+			fprintf(stderr,                                 \
+				"%s:%d: %s = %" PRIu64 ", want %" PRIu64 \
+				"\n",                                   \
+				__FILE__, __LINE__, #got, g_, w_);      \
+			test_failures++;                                \
+		}                                                       \
+	} while (0)
+
+#define CHECK_NEAR(got, want, tol)                                      \
+	do {                                                            \
+		double g_ = (double)(got), w_ = (double)(want);         \
+		test_checks++;                                          \
+		if (!(fabs(g_ - w_) <= (tol))) {                        \
+			fprintf(stderr, "%s:%d: %s = %.9g, want %.9g\n", \
+				__FILE__, __LINE__, #got, g_, w_);      \
+			test_failures++;                                \
+		}                                                       \
+	} while (0)
+
+#define CHECK_STR(got, want)                                            \
+	do {                                                            \
+		const char *g_ = (got), *w_ = (want);                   \
+		test_checks++;                                          \
+		if (!g_ || strcmp(g_, w_) != 0) {                       \
+			fprintf(stderr, "%s:%d: %s = \"%s\", want \"%s\"\n", \
+				__FILE__, __LINE__, #got,               \
+				g_ ? g_ : "(null)", w_);                \
+			test_failures++;                                \
+		}                                                       \
+	} while (0)
+
+/* A substring check, for error messages. */
+#define CHECK_HAS(got, part)                                            \
+	do {                                                            \
+		const char *g_ = (got), *p_ = (part);                   \
+		test_checks++;                                          \
+		if (!g_ || !strstr(g_, p_)) {                           \
+			fprintf(stderr,                                 \
+				"%s:%d: %s = \"%s\", lacks \"%s\"\n",   \
+				__FILE__, __LINE__, #got,               \
+				g_ ? g_ : "(null)", p_);                \
+			test_failures++;                                \
+		}                                                       \
+	} while (0)
+
+static inline int test_done(const char *name)
+{
+	printf("%s: %d checks, %d failed\n", name, test_checks,
+	       test_failures);
+	return test_failures ? 1 : 0;
+}
+
+#endif
