@@ -1,0 +1,168 @@
+/*
+ * engine.h - the decode engine: a transformer with float32 random weights,
+ * run over a real KV cache, so the cache's exactness, its bytes and its
+ * speed are measured rather than asserted.
+ *
+ * Two blocks, chosen from the model's family: GPT-2 (LayerNorm, GELU MLP,
+ * learned positions, output head tied to the embedding, biases) and
+ * Llama-style (RMSNorm, SwiGLU MLP, rotary positions in the Hugging Face
+ * rotate-half form, grouped KV heads, untied head unless the config ties
+ * it). Every layer keeps full attention and a dense MLP; sliding windows,
+ * MLA, MoE, state-space layers, Gemma, Falcon and the other families are
+ * refused with KV_EUNSUP and a message.
+ *
+ * Weights: every tensor has an id and a logical shape; element j of tensor
+ * t is u(t, j) = mix(mix(seed + G * (t + 1)) + G * (j + 1)) with splitmix64's
+ * mix() and G = 0x9E3779B97F4A7C15, turned into r = (u >> 40) * 2^-23 - 1,
+ * uniform on [-1, 1) and exact in float32, then scaled (see engine.c). Any
+ * element is a function of (seed, t, j) alone, so the weights are the same
+ * for any thread count, and tests/ref/ref_forward.py rebuilds them.
+ *
+ * Threads: the engine runs its own pool of `threads` threads and splits
+ * every product over them, calling OpenBLAS single-threaded inside each
+ * (kv_engine_new() sets openblas_set_num_threads(1)): one set of threads
+ * for BLAS and attention, so nothing spins against anything else.
+ *
+ * Ownership as in kv.h: kv_engine_new() allocates, kv_engine_free() frees.
+ * Nothing allocates after kv_engine_new(): a forward pass uses the scratch
+ * sized for the run.
+ */
+#ifndef KV_ENGINE_H
+#define KV_ENGINE_H
+
+#include <stdbool.h>
+
+#include "model.h"
+
+/* What a run needs beyond the model. */
+struct kv_engine_opts {
+	uint32_t layers;   /* 0: the model's decoder layers */
+	uint64_t vocab;    /* 0: the model's vocabulary */
+	uint32_t kv_heads; /* 0: the model's K/V heads; must divide heads */
+	uint32_t users;    /* sequences decoded together, >= 1 */
+	uint64_t max_ctx;  /* positions each sequence reaches, >= 1 */
+	uint64_t max_chunk; /* most tokens per sequence in one forward pass:
+			     * the prompt with the cache, the whole text
+			     * without; 0 means max_ctx */
+	bool cache;        /* allocate a KV cache of max_ctx per sequence */
+	uint64_t seed;     /* weights' seed */
+	uint32_t threads;  /* engine threads, >= 1 */
+};
+
+/* Bytes a run needs, computed before anything is allocated. */
+struct kv_engine_size {
+	uint64_t weights; /* all float32 tensors */
+	uint64_t cache;   /* the KV cache: kv_model_bytes() of the effective
+			   * model in f32 for max_ctx x users, or 0 */
+	uint64_t scratch; /* activations, logits, tables, per-thread buffers */
+	uint64_t total;
+};
+
+struct kv_engine;
+
+/* Options for a model with the defaults: 1 user, cache on, seed 0,
+ * 1 thread, max_ctx 160 (the article's 128 + 32). */
+struct kv_engine_opts kv_engine_opts_default(void);
+
+/*
+ * Checks that the engine can run model m under opts and fills *eff with
+ * the effective model (overrides applied; f32; every layer full attention
+ * with the same shape), the one kvsize would size. Returns 0; KV_EUNSUP
+ * (a family or layer kind the engine does not run; err says which are
+ * supported) or KV_EINVAL (zero or absurd values, kv_heads not dividing
+ * heads); err filled. On success free eff's layers with kv_model_free().
+ */
+int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
+		    struct kv_model **eff, char *err);
+
+/* Bytes of weights, cache and scratch for model m under opts. Returns 0,
+ * or as kv_engine_model(), or KV_ERANGE when a size overflows 64 bits. */
+int kv_engine_estimate(const struct kv_model *m,
+		       const struct kv_engine_opts *o, struct kv_engine_size *s,
+		       char *err);
+
+/* Largest layer count (>= 1) and vocabulary (>= 256) with which the run
+ * fits in `avail` bytes, the other values unchanged; 0 when none does. */
+uint32_t kv_engine_fit_layers(const struct kv_model *m,
+			      const struct kv_engine_opts *o, uint64_t avail);
+uint64_t kv_engine_fit_vocab(const struct kv_model *m,
+			     const struct kv_engine_opts *o, uint64_t avail);
+
+/* Allocates the engine, draws its weights and starts its threads. Returns
+ * 0 and *out (free with kv_engine_free()), or a KV_E* code with err. */
+int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
+		  struct kv_engine **out, char *err);
+void kv_engine_free(struct kv_engine *e);
+
+/*
+ * One forward pass of n tokens per sequence: tokens is (users, n), the
+ * chunk of each sequence at positions pos .. pos + n - 1. With cache, K/V
+ * of the chunk are written into the cache and every position up to pos +
+ * n - 1 is read from it. Without, pos must be 0: the tokens are the whole
+ * text, recomputed. Writes the logits of each sequence's last token into
+ * logits (users, vocab). Returns 0 or KV_EINVAL (n == 0, pos + n beyond
+ * max_ctx, n beyond max_chunk, no cache, a token >= vocab).
+ */
+int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
+		      uint64_t n, uint64_t pos, bool cache, float *logits);
+
+/* Token passes (one token through every layer, per sequence) run so far
+ * with and without the cache. */
+uint64_t kv_engine_passes(const struct kv_engine *e, bool cache);
+
+/* The effective model the engine runs (free nothing). */
+const struct kv_model *kv_engine_get_model(const struct kv_engine *e);
+/* Vocabulary size of the engine. */
+uint64_t kv_engine_vocab(const struct kv_engine *e);
+/* Bytes the cache allocation has, and bytes per token per sequence read
+ * from it (allocation / (users x max_ctx)); 0 without a cache. */
+uint64_t kv_engine_cache_bytes(const struct kv_engine *e);
+uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
+
+/* Fills positions 0 .. ctx - 1 of every sequence's cache with random values
+ * of a model's scale, standing in for a prefill (for benchmarks). Returns 0
+ * or KV_EINVAL (ctx beyond max_ctx or no cache). */
+int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed);
+
+/* Attention alone: one new token per sequence at position pos attends over
+ * positions 0 .. pos on every layer, with the queries left in the scratch
+ * (for benchmarks of the cache read). Returns 0 or KV_EINVAL. */
+int kv_engine_attend(struct kv_engine *e, uint64_t pos);
+
+/* Uses the portable C attention kernel instead of the vectorised one (for
+ * tests that compare the two); returns whether a vectorised one exists. */
+bool kv_engine_set_simd(struct kv_engine *e, bool on);
+
+/* --- helpers of a decode loop --- */
+
+/* Token passes of generating `gen` tokens after a prompt of `prompt`: with
+ * the cache prompt + gen - 1, without sum of (prompt + i) for i < gen.
+ * Returns 0 or KV_ERANGE. */
+int kv_decode_passes(uint64_t prompt, uint64_t gen, bool cache,
+		     uint64_t *out);
+
+/* A token drawn from the seeded generator, uniform below vocab: the i-th
+ * prompt token of sequence `user`. */
+uint32_t kv_rand_token(uint64_t seed, uint64_t user, uint64_t i,
+		       uint64_t vocab);
+
+/*
+ * Chooses the next token from logits (vocab values): the largest (lowest
+ * index on ties) when temperature is 0; else a draw from softmax(logits /
+ * temperature) over the top_k largest (all when top_k is 0), using the
+ * generator's value for (seed, user, step), so two runs with nearly equal
+ * logits draw alike. work holds vocab floats.
+ */
+uint32_t kv_sample(const float *logits, uint64_t vocab, double temperature,
+		   uint64_t top_k, uint64_t seed, uint64_t user, uint64_t step,
+		   float *work);
+
+/* Largest |a[i] - b[i]| over n values (infinity when either is NaN). */
+double kv_max_abs_diff(const float *a, const float *b, uint64_t n);
+
+/* MemAvailable of /proc/meminfo text, in bytes. Returns 0 or KV_EINVAL. */
+int kv_meminfo_parse(const char *text, uint64_t *avail);
+/* MemAvailable of this machine. Returns 0, KV_EIO or KV_EINVAL. */
+int kv_mem_available(uint64_t *avail);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * attn.c - the attention kernel, written for the cache's layout: a KV head
+ * keeps its positions as contiguous rows of head_dim values, so one query
+ * group reads K once, then V once, straight from the cache with nothing
+ * copied. Scores of the whole range are kept (g x n floats, in L1/L2) and
+ * the softmax is exact (max first), so parts over ranges of positions
+ * merge without approximation. A portable C version and an AVX2/FMA one
+ * chosen at run time; both are tested against each other.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+/* Positions per block of the V pass: a block of V rows stays in L1 while
+ * every query of the group reads it. */
+#define VBLOCK 64
+
+static void part_c(const float *q, uint32_t g, const float *k,
+		   const float *v, uint64_t n, uint32_t hd, float scale,
+		   float *s, float *o, float *m, float *l)
+{
+	for (uint64_t p = 0; p < n; p++) {
+		const float *kp = k + p * hd;
+		for (uint32_t i = 0; i < g; i++) {
+			const float *qi = q + (uint64_t)i * hd;
+			float acc = 0;
+			for (uint32_t d = 0; d < hd; d++)
+				acc += qi[d] * kp[d];
+			s[i * n + p] = acc * scale;
+		}
+	}
+	for (uint32_t i = 0; i < g; i++) {
+		float *si = s + i * n, mx = -INFINITY, sum = 0;
+		for (uint64_t p = 0; p < n; p++)
+			mx = si[p] > mx ? si[p] : mx;
+		for (uint64_t p = 0; p < n; p++) {
+			si[p] = expf(si[p] - mx);
+			sum += si[p];
+		}
+		m[i] = mx;
+		l[i] = sum;
+	}
+	memset(o, 0, sizeof *o * g * hd);
+	for (uint64_t p = 0; p < n; p++) {
+		const float *vp = v + p * hd;
+		for (uint32_t i = 0; i < g; i++) {
+			float w = s[i * n + p], *oi = o + (uint64_t)i * hd;
+			for (uint32_t d = 0; d < hd; d++)
+				oi[d] += w * vp[d];
+		}
+	}
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_AVX2_KERNEL 1
+#define AVX2 __attribute__((target("avx2,fma")))
+
+/* Eight dot products, one per register, summed into the lanes of one. */
+AVX2 static inline __m256 hsum8(__m256 a0, __m256 a1, __m256 a2, __m256 a3,
+				__m256 a4, __m256 a5, __m256 a6, __m256 a7)
+{
+	__m256 t0 = _mm256_hadd_ps(a0, a1), t1 = _mm256_hadd_ps(a2, a3);
+	__m256 t2 = _mm256_hadd_ps(a4, a5), t3 = _mm256_hadd_ps(a6, a7);
+	t0 = _mm256_hadd_ps(t0, t1);
+	t2 = _mm256_hadd_ps(t2, t3);
+	return _mm256_add_ps(_mm256_permute2f128_ps(t0, t2, 0x20),
+			     _mm256_permute2f128_ps(t0, t2, 0x31));
+}
+
+AVX2 static inline float hsum(__m256 a)
+{
+	__m128 x = _mm_add_ps(_mm256_castps256_ps128(a),
+			      _mm256_extractf128_ps(a, 1));
+	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+	x = _mm_add_ss(x, _mm_movehdup_ps(x));
+	return _mm_cvtss_f32(x);
+}
+
+AVX2 static inline float hmax(__m256 a)
+{
+	__m128 x = _mm_max_ps(_mm256_castps256_ps128(a),
+			      _mm256_extractf128_ps(a, 1));
+	x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+	x = _mm_max_ss(x, _mm_movehdup_ps(x));
+	return _mm_cvtss_f32(x);
+}
+
+/* exp of eight values, for x <= 0 (softmax after the max): Cephes' expf
+ * polynomial on x - n ln 2, scaled by 2^n; relative error about 2e-7. */
+AVX2 static inline __m256 exp8(__m256 x)
+{
+	x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+	__m256 n = _mm256_round_ps(
+		_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+		_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+	__m256 y = _mm256_set1_ps(1.9875691500e-4f);
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+	y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r);
+	y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+	__m256i e = _mm256_slli_epi32(
+		_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)),
+		23);
+	return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+/* s = q k^T x scale, eight positions at a time. */
+AVX2 static void scores_avx2(const float *q, uint32_t g, const float *k,
+			     uint64_t n, uint32_t hd, float scale, float *s)
+{
+	__m256 vs = _mm256_set1_ps(scale);
+	uint64_t p = 0;
+	for (; p + 8 <= n; p += 8) {
+		const float *kp = k + p * hd;
+		for (uint32_t i = 0; i < g; i++) {
+			const float *qi = q + (uint64_t)i * hd;
+			__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0,
+			       a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+			for (uint32_t d = 0; d < hd; d += 8) {
+				__m256 qv = _mm256_loadu_ps(qi + d);
+				const float *kd = kp + d;
+				a0 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kd), a0);
+				a1 = _mm256_fmadd_ps(
+					qv, _mm256_loadu_ps(kd + hd), a1);
+				a2 = _mm256_fmadd_ps(
+					qv, _mm256_loadu_ps(kd + 2 * hd), a2);
+				a3 = _mm256_fmadd_ps(
+					qv, _mm256_loadu_ps(kd + 3 * hd), a3);
+				a4 = _mm256_fmadd_ps(
+					qv, _mm256_loadu_ps(kd + 4 * hd), a4);
+				a5 = _mm256_fmadd_ps(
+					qv, _mm256_loadu_ps(kd + 5 * hd), a5);
+				a6 = _mm256_fmadd_ps(
+					qv, _mm256_loadu_ps(kd + 6 * hd), a6);
+				a7 = _mm256_fmadd_ps(
+					qv, _mm256_loadu_ps(kd + 7 * hd), a7);
+			}
+			_mm256_storeu_ps(s + i * n + p,
+					 _mm256_mul_ps(hsum8(a0, a1, a2, a3, a4,
+							     a5, a6, a7),
+						       vs));
+		}
+	}
+	for (; p < n; p++) {
+		const float *kp = k + p * hd;
+		for (uint32_t i = 0; i < g; i++) {
+			const float *qi = q + (uint64_t)i * hd;
+			__m256 a = _mm256_setzero_ps();
+			for (uint32_t d = 0; d < hd; d += 8)
+				a = _mm256_fmadd_ps(_mm256_loadu_ps(qi + d),
+						    _mm256_loadu_ps(kp + d), a);
+			s[i * n + p] = hsum(a) * scale;
+		}
+	}
+}
+
+/* Each row of s: its max into m, exp(s - max) in place, the sum into l. */
+AVX2 static void softmax_avx2(float *s, uint32_t g, uint64_t n, float *m,
+			      float *l)
+{
+	for (uint32_t i = 0; i < g; i++) {
+		float *si = s + i * n;
+		uint64_t n8 = n & ~(uint64_t)7, p;
+		__m256 vm = _mm256_set1_ps(-INFINITY);
+		for (p = 0; p < n8; p += 8)
+			vm = _mm256_max_ps(vm, _mm256_loadu_ps(si + p));
+		float mx = hmax(vm);
+		for (; p < n; p++)
+			mx = si[p] > mx ? si[p] : mx;
+		__m256 vmx = _mm256_set1_ps(mx), sum = _mm256_setzero_ps();
+		for (p = 0; p < n8; p += 8) {
+			__m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(si + p),
+						      vmx));
+			_mm256_storeu_ps(si + p, e);
+			sum = _mm256_add_ps(sum, e);
+		}
+		if (p < n) { /* the tail through the same exp */
+			float t[8];
+			uint64_t r = n - p;
+			for (uint64_t j = 0; j < 8; j++)
+				t[j] = j < r ? si[p + j] - mx : -INFINITY;
+			_mm256_storeu_ps(t, exp8(_mm256_loadu_ps(t)));
+			for (uint64_t j = 0; j < 8; j++) {
+				if (j < r)
+					si[p + j] = t[j];
+				else
+					t[j] = 0;
+			}
+			sum = _mm256_add_ps(sum, _mm256_loadu_ps(t));
+		}
+		m[i] = mx;
+		l[i] = hsum(sum);
+	}
+}
+
+/* o[i][d0 .. d0 + 8W) += sum over p in [p0, p1) of s[i][p] v[p][..],
+ * W registers of accumulators held across the block. */
+#define VACC(W)                                                              \
+	AVX2 static inline void vacc##W(const float *srow, const float *v,   \
+					uint64_t p0, uint64_t p1, uint32_t hd, \
+					float *o)                            \
+	{                                                                    \
+		__m256 a[W];                                                 \
+		for (int j = 0; j < W; j++)                                  \
+			a[j] = _mm256_loadu_ps(o + 8 * j);                   \
+		for (uint64_t p = p0; p < p1; p++) {                         \
+			__m256 w = _mm256_broadcast_ss(srow + p);            \
+			const float *vp = v + p * hd;                        \
+			for (int j = 0; j < W; j++)                          \
+				a[j] = _mm256_fmadd_ps(                      \
+					w, _mm256_loadu_ps(vp + 8 * j), a[j]); \
+		}                                                            \
+		for (int j = 0; j < W; j++)                                  \
+			_mm256_storeu_ps(o + 8 * j, a[j]);                   \
+	}
+VACC(8)
+VACC(4)
+VACC(1)
+
+AVX2 static void values_avx2(const float *s, uint32_t g, const float *v,
+			     uint64_t n, uint32_t hd, float *o)
+{
+	memset(o, 0, sizeof *o * g * hd);
+	for (uint64_t p0 = 0; p0 < n; p0 += VBLOCK) {
+		uint64_t p1 = p0 + VBLOCK < n ? p0 + VBLOCK : n;
+		for (uint32_t i = 0; i < g; i++) {
+			const float *si = s + i * n;
+			float *oi = o + (uint64_t)i * hd;
+			uint32_t d = 0;
+			for (; d + 64 <= hd; d += 64)
+				vacc8(si, v + d, p0, p1, hd, oi + d);
+			for (; d + 32 <= hd; d += 32)
+				vacc4(si, v + d, p0, p1, hd, oi + d);
+			for (; d < hd; d += 8)
+				vacc1(si, v + d, p0, p1, hd, oi + d);
+		}
+	}
+}
+
+AVX2 static void part_avx2(const float *q, uint32_t g, const float *k,
+			   const float *v, uint64_t n, uint32_t hd,
+			   float scale, float *s, float *o, float *m, float *l)
+{
+	scores_avx2(q, g, k, n, hd, scale, s);
+	softmax_avx2(s, g, n, m, l);
+	values_avx2(s, g, v, n, hd, o);
+}
+#endif
+
+bool kv_attn_has_simd(uint32_t hd)
+{
+#ifdef HAVE_AVX2_KERNEL
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx2") &&
+		       __builtin_cpu_supports("fma");
+	}
+	return have && hd % 8 == 0;
+#else
+	(void)hd;
+	return false;
+#endif
+}
+
+void kv_attn_part(const float *q, uint32_t g, const float *k, const float *v,
+		  uint64_t n, uint32_t hd, float scale, float *s, float *o,
+		  float *m, float *l, bool simd)
+{
+#ifdef HAVE_AVX2_KERNEL
+	if (simd && kv_attn_has_simd(hd)) {
+		part_avx2(q, g, k, v, n, hd, scale, s, o, m, l);
+		return;
+	}
+#endif
+	(void)simd;
+	part_c(q, g, k, v, n, hd, scale, s, o, m, l);
+}

@@ -1,0 +1,1051 @@
+/*
+ * engine.c - the decode engine: weights drawn from the seeded generator, a
+ * KV cache of exactly kv_model_bytes(), and a forward pass whose every
+ * large product goes through OpenBLAS, split over the engine's threads by
+ * output columns, so a decode step reads each weight once.
+ *
+ * Weights are stored [in][out] (y = x W, as GPT-2's checkpoints keep
+ * them): one token is then sgemv on the transposed form, the fast kernel
+ * on this kind of machine, and a chunk is a plain sgemm. The tied GPT-2
+ * head keeps the embedding as (dim, vocab) for the same reason; a token's
+ * embedding is then a strided gather of dim values.
+ *
+ * Tensor ids and scales (tests/ref/ref_forward.py rebuilds them):
+ *   global: 0 embedding (vocab, dim), 1 positions (rows, dim), 2 final
+ *   norm gain (dim), 3 final norm bias (dim), 4 head (dim, vocab) untied;
+ *   layer l: 16 (l + 1) + slot, slots as enum slot below.
+ *   matrices: 0.02 sqrt(3) r (standard deviation 0.02, as GPT-2's init);
+ *   biases: 0.02 r; norm gains: 1 + 0.1 r.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "kv/engine.h"
+#include "kv/layout.h"
+
+enum slot {
+	S_LN1_G, S_LN1_B, S_QKV_W, S_QKV_B, S_O_W, S_O_B, S_LN2_G, S_LN2_B,
+	S_UP_W, S_UP_B, S_GATE_W, S_GATE_B, S_DOWN_W, S_DOWN_B, S_COUNT
+};
+enum { T_WTE, T_WPE, T_LNF_G, T_LNF_B, T_HEAD };
+enum kind { K_MAT, K_BIAS, K_GAIN };
+
+#define W_SCALE 0.034641016f /* 0.02 sqrt(3) */
+#define B_SCALE 0.02f
+#define G_SCALE 0.1f
+
+/* Floats per aligned piece: every tensor starts on 64 bytes. */
+#define ALIGN_F 16
+
+struct layer_w {
+	float *ln1_g, *ln1_b; /* (dim) */
+	float *w_qkv;  /* (dim, (heads + 2 kv_heads) head_dim) */
+	float *b_qkv;  /* ((heads + 2 kv_heads) head_dim) or NULL */
+	float *w_o;    /* (heads head_dim, dim) */
+	float *b_o;    /* (dim) or NULL */
+	float *ln2_g, *ln2_b; /* (dim) */
+	float *w_up;   /* (dim, ffn): GPT-2's c_fc, Llama's up */
+	float *b_up;   /* (ffn) or NULL */
+	float *w_gate; /* (dim, ffn), Llama only */
+	float *b_gate; /* (ffn) or NULL */
+	float *w_down; /* (ffn, dim): GPT-2's c_proj, Llama's down */
+	float *b_down; /* (dim) or NULL */
+};
+
+/* The shape of a run, everything derived once. */
+struct shape {
+	bool gpt2;       /* GPT-2 block, else Llama-style */
+	uint64_t dim, ffn, vocab;
+	uint32_t layers, heads, kv_heads, hd, group; /* group = heads/kv */
+	uint64_t qkv;    /* (heads + 2 kv_heads) hd */
+	uint64_t att;    /* heads hd */
+	uint64_t users, ctx, chunk, rows; /* rows = users chunk */
+	uint64_t pos_rows; /* learned positions kept (GPT-2) */
+	bool tied, qkv_bias, o_bias, mlp_bias;
+	uint32_t threads, nsplit; /* nsplit: most parts of a decode */
+	bool cache;
+	double eps, theta;
+};
+
+/* One tensor to allocate and draw. */
+struct tensor {
+	uint64_t id;
+	enum kind kind;
+	uint64_t rows, cols; /* logical shape */
+	bool transpose;      /* stored (cols, rows) */
+	float **dst;
+};
+
+struct kv_engine {
+	struct kv_model *model; /* effective model */
+	struct shape s;
+	struct kv_pool *pool;
+	bool simd;
+
+	float *weights;       /* one allocation, every tensor */
+	uint64_t weight_bytes;
+	float *wte;   /* (vocab, dim), or (dim, vocab) when tied */
+	float *wpe;   /* (pos_rows, dim), GPT-2 */
+	float *lnf_g, *lnf_b; /* (dim) */
+	float *head;  /* (dim, vocab): wte itself when tied */
+	struct layer_w *lw; /* (layers) */
+
+	float *cache;         /* (layer, 2, user, kv_head, ctx, hd): K then V */
+	uint64_t cache_bytes; /* what was allocated */
+
+	float *scratch;       /* one allocation, below */
+	uint64_t scratch_bytes;
+	float *x;     /* (rows, dim) residual stream */
+	float *xn;    /* (rows, dim) normed */
+	float *qkv;   /* (rows, qkv) */
+	float *att;   /* (rows, att) */
+	float *h;     /* (rows, ffn) */
+	float *g;     /* (rows, ffn) gate, Llama */
+	float *kvtmp; /* (2, user, kv_head, chunk, hd): one layer, no cache */
+	float *scores; /* (threads, group, ctx + 2) */
+	float *part;  /* (user, kv_head, nsplit, group, hd + 2) */
+	float *rope;  /* (ctx, hd / 2, 2) cos, sin; Llama */
+
+	uint64_t passes[2]; /* token passes without, with the cache */
+};
+
+/* --- sizes --- */
+
+static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
+		      struct shape *s)
+{
+	const struct kv_layer *l = &m->layers[0];
+	memset(s, 0, sizeof *s);
+	s->gpt2 = m->family == KV_FAMILY_GPT2;
+	s->dim = m->hidden;
+	s->ffn = l->ffn_dim;
+	s->vocab = m->vocab;
+	s->layers = m->n_layers;
+	s->heads = l->q_heads;
+	s->kv_heads = l->kv_heads;
+	s->hd = l->head_dim_k;
+	s->group = s->heads / s->kv_heads;
+	s->qkv = (uint64_t)(s->heads + 2 * s->kv_heads) * s->hd;
+	s->att = (uint64_t)s->heads * s->hd;
+	s->users = o->users;
+	s->ctx = o->max_ctx;
+	s->chunk = o->max_chunk ? o->max_chunk : o->max_ctx;
+	if (kv_mul(s->users, s->chunk, &s->rows))
+		return KV_ERANGE;
+	s->pos_rows = 0;
+	if (s->gpt2)
+		s->pos_rows = m->max_pos > s->ctx ? m->max_pos : s->ctx;
+	s->tied = s->gpt2 || m->tie_embeddings;
+	s->qkv_bias = m->qkv_bias;
+	s->o_bias = m->o_bias;
+	s->mlp_bias = m->mlp_bias;
+	s->threads = o->threads ? o->threads : 1;
+	/* a decode step of few KV heads is split over positions, so every
+	 * thread has a part of the cache to read */
+	uint64_t base = s->users * s->kv_heads;
+	s->nsplit = base >= 2ULL * s->threads ? 1
+			: (uint32_t)((2ULL * s->threads + base - 1) / base);
+	s->cache = o->cache;
+	s->eps = m->norm_eps;
+	s->theta = m->rope_theta > 0 ? m->rope_theta : 10000;
+	return 0;
+}
+
+/* The engine's tensors in order; dst pointers into e (NULL: sizes only). */
+static size_t tensors(const struct shape *s, struct kv_engine *e,
+		      struct tensor *t)
+{
+	size_t n = 0;
+#define ADD(i, k, r, c, tr, d)                                         \
+	do {                                                           \
+		if (t)                                                 \
+			t[n] = (struct tensor){(i), (k), (r), (c), (tr), \
+					       e ? (d) : NULL};        \
+		n++;                                                   \
+	} while (0)
+	ADD(T_WTE, K_MAT, s->vocab, s->dim, s->tied, &e->wte);
+	if (s->gpt2)
+		ADD(T_WPE, K_MAT, s->pos_rows, s->dim, false, &e->wpe);
+	ADD(T_LNF_G, K_GAIN, 1, s->dim, false, &e->lnf_g);
+	if (s->gpt2)
+		ADD(T_LNF_B, K_BIAS, 1, s->dim, false, &e->lnf_b);
+	if (!s->tied)
+		ADD(T_HEAD, K_MAT, s->dim, s->vocab, false, &e->head);
+	for (uint32_t l = 0; l < s->layers; l++) {
+		uint64_t b = 16 * ((uint64_t)l + 1);
+		struct layer_w *w = e ? &e->lw[l] : NULL;
+		ADD(b + S_LN1_G, K_GAIN, 1, s->dim, false, &w->ln1_g);
+		if (s->gpt2)
+			ADD(b + S_LN1_B, K_BIAS, 1, s->dim, false, &w->ln1_b);
+		ADD(b + S_QKV_W, K_MAT, s->dim, s->qkv, false, &w->w_qkv);
+		if (s->qkv_bias)
+			ADD(b + S_QKV_B, K_BIAS, 1, s->qkv, false, &w->b_qkv);
+		ADD(b + S_O_W, K_MAT, s->att, s->dim, false, &w->w_o);
+		if (s->o_bias)
+			ADD(b + S_O_B, K_BIAS, 1, s->dim, false, &w->b_o);
+		ADD(b + S_LN2_G, K_GAIN, 1, s->dim, false, &w->ln2_g);
+		if (s->gpt2)
+			ADD(b + S_LN2_B, K_BIAS, 1, s->dim, false, &w->ln2_b);
+		ADD(b + S_UP_W, K_MAT, s->dim, s->ffn, false, &w->w_up);
+		if (s->mlp_bias)
+			ADD(b + S_UP_B, K_BIAS, 1, s->ffn, false, &w->b_up);
+		if (!s->gpt2) {
+			ADD(b + S_GATE_W, K_MAT, s->dim, s->ffn, false,
+			    &w->w_gate);
+			if (s->mlp_bias)
+				ADD(b + S_GATE_B, K_BIAS, 1, s->ffn, false,
+				    &w->b_gate);
+		}
+		ADD(b + S_DOWN_W, K_MAT, s->ffn, s->dim, false, &w->w_down);
+		if (s->mlp_bias)
+			ADD(b + S_DOWN_B, K_BIAS, 1, s->dim, false,
+			    &w->b_down);
+	}
+#undef ADD
+	return n;
+}
+
+/* Floats of n rounded up to the alignment; 0 or KV_ERANGE. */
+static int padded(uint64_t n, uint64_t *out)
+{
+	if (n > UINT64_MAX - ALIGN_F)
+		return KV_ERANGE;
+	*out = (n + ALIGN_F - 1) / ALIGN_F * ALIGN_F;
+	return 0;
+}
+
+/* Adds a x b floats (padded) to *acc; 0 or KV_ERANGE. */
+static int add_floats(uint64_t *acc, uint64_t a, uint64_t b)
+{
+	uint64_t n;
+	int e;
+	if ((e = kv_mul(a, b, &n)) || (e = padded(n, &n)))
+		return e;
+	return kv_add(*acc, n, acc);
+}
+
+static int weight_floats(const struct shape *s, uint64_t *out)
+{
+	size_t n = tensors(s, NULL, NULL);
+	struct tensor *t = malloc(n * sizeof *t);
+	int e = 0;
+	if (!t)
+		return KV_ENOMEM;
+	tensors(s, NULL, t);
+	*out = 0;
+	for (size_t i = 0; i < n && !e; i++)
+		e = add_floats(out, t[i].rows, t[i].cols);
+	free(t);
+	return e;
+}
+
+/* The scratch pieces in order: rows of each, and where they go. */
+struct piece {
+	uint64_t a, b;
+	float **dst;
+};
+
+static size_t pieces(const struct shape *s, struct kv_engine *e,
+		     struct piece *p)
+{
+	size_t n = 0;
+	uint64_t tmp = 2 * s->users * s->kv_heads; /* small factors */
+#define PUT(x, y, d)                                                     \
+	do {                                                             \
+		if (p)                                                   \
+			p[n] = (struct piece){(x), (y), e ? (d) : NULL}; \
+		n++;                                                     \
+	} while (0)
+	PUT(s->rows, s->dim, &e->x);
+	PUT(s->rows, s->dim, &e->xn);
+	PUT(s->rows, s->qkv, &e->qkv);
+	PUT(s->rows, s->att, &e->att);
+	PUT(s->rows, s->ffn, &e->h);
+	if (!s->gpt2)
+		PUT(s->rows, s->ffn, &e->g);
+	PUT(tmp * s->chunk, s->hd, &e->kvtmp);
+	PUT((uint64_t)s->threads * s->group, s->ctx + 2, &e->scores);
+	PUT(s->users * s->kv_heads * s->nsplit * s->group, s->hd + 2,
+	    &e->part);
+	if (!s->gpt2)
+		PUT(s->ctx, s->hd, &e->rope);
+#undef PUT
+	return n;
+}
+
+static int scratch_floats(const struct shape *s, uint64_t *out)
+{
+	struct piece p[16];
+	size_t n = pieces(s, NULL, p);
+	int e = 0;
+	*out = 0;
+	for (size_t i = 0; i < n && !e; i++)
+		e = add_floats(out, p[i].a, p[i].b);
+	return e;
+}
+
+/* --- the effective model --- */
+
+struct kv_engine_opts kv_engine_opts_default(void)
+{
+	struct kv_engine_opts o = {0};
+	o.users = 1;
+	o.max_ctx = 160;
+	o.cache = true;
+	o.threads = 1;
+	return o;
+}
+
+/* Families the engine runs, for messages. */
+#define SUPPORTED                                                        \
+	"the engine runs GPT-2 blocks (gpt2, gpt_bigcode) and Llama-style " \
+	"blocks (llama, mistral, qwen2, phi3) with full attention and a "   \
+	"dense MLP on every layer"
+
+#define ENGINE_MAX_LAYERS 4096
+#define ENGINE_MAX_VOCAB (1ULL << 31)
+#define ENGINE_MAX_USERS 65536
+#define ENGINE_MAX_THREADS 256
+
+int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
+		    struct kv_model **eff, char *err)
+{
+	const char *why = NULL;
+	if (m->family != KV_FAMILY_GPT2 && m->family != KV_FAMILY_LLAMA)
+		why = "its family";
+	else if (m->family == KV_FAMILY_GPT2 &&
+		 (!m->layernorm || m->gated_mlp))
+		why = "a GPT-2 family without LayerNorm and a plain MLP";
+	else if (m->family == KV_FAMILY_LLAMA &&
+		 (m->layernorm || !m->gated_mlp))
+		why = "a Llama family without RMSNorm and a gated MLP";
+	else if (m->qk_norm)
+		why = "per-head q/k norms";
+	else if (m->parallel_block)
+		why = "parallel attention and MLP";
+	else if (m->n_experts)
+		why = "mixture-of-experts layers";
+	else if (m->kv_lora_rank)
+		why = "multi-head latent attention";
+	else if (m->ssm_d_inner)
+		why = "state-space layers";
+	for (uint32_t i = 0; !why && i < m->n_layers; i++) {
+		const struct kv_layer *l = &m->layers[i], *l0 = &m->layers[0];
+		if (l->attn == KV_ATTN_SLIDING || l->attn == KV_ATTN_CHUNKED)
+			why = "sliding-window or chunked attention layers";
+		else if (l->attn != KV_ATTN_FULL)
+			why = "layers without full attention";
+		else if (l->mlp != KV_MLP_DENSE)
+			why = "mixture-of-experts layers";
+		else if (l->head_dim_k != l->head_dim_v)
+			why = "K and V heads of different sizes";
+		else if (l->q_heads != l0->q_heads ||
+			 l->kv_heads != l0->kv_heads ||
+			 l->head_dim_k != l0->head_dim_k ||
+			 l->ffn_dim != l0->ffn_dim)
+			why = "layers of different shapes";
+	}
+	if (why) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: model_type \"%s\" has %s; %s", m->name,
+			 m->model_type, why, SUPPORTED);
+		return KV_EUNSUP;
+	}
+	const struct kv_layer *l0 = &m->layers[0];
+	uint32_t layers = o->layers ? o->layers : m->n_layers;
+	uint64_t vocab = o->vocab ? o->vocab : m->vocab;
+	uint32_t kvh = o->kv_heads ? o->kv_heads : l0->kv_heads;
+	if (layers > ENGINE_MAX_LAYERS) {
+		snprintf(err, KV_ERRLEN, "layers: at most %u, got %u",
+			 ENGINE_MAX_LAYERS, layers);
+		return KV_EINVAL;
+	}
+	if (vocab > ENGINE_MAX_VOCAB) {
+		snprintf(err, KV_ERRLEN, "vocab: at most %llu, got %llu",
+			 (unsigned long long)ENGINE_MAX_VOCAB,
+			 (unsigned long long)vocab);
+		return KV_EINVAL;
+	}
+	if (kvh == 0 || l0->q_heads % kvh) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: kv-heads: must divide the %u attention heads, "
+			 "got %u",
+			 m->name, l0->q_heads, kvh);
+		return KV_EINVAL;
+	}
+	if (m->family == KV_FAMILY_LLAMA && l0->head_dim_k % 2) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: head_dim: rotary positions need an even head "
+			 "size, got %u",
+			 m->name, l0->head_dim_k);
+		return KV_EUNSUP;
+	}
+	if (o->users == 0 || o->users > ENGINE_MAX_USERS) {
+		snprintf(err, KV_ERRLEN, "users: must be in 1..%u, got %u",
+			 ENGINE_MAX_USERS, o->users);
+		return KV_EINVAL;
+	}
+	if (o->max_ctx == 0 || o->max_ctx > (1ULL << 32) ||
+	    o->max_chunk > o->max_ctx) {
+		snprintf(err, KV_ERRLEN,
+			 "context: must be in 1..2^32 positions with a chunk "
+			 "no longer, got %llu and %llu",
+			 (unsigned long long)o->max_ctx,
+			 (unsigned long long)o->max_chunk);
+		return KV_EINVAL;
+	}
+	if (o->threads > ENGINE_MAX_THREADS) {
+		snprintf(err, KV_ERRLEN, "threads: at most %u, got %u",
+			 ENGINE_MAX_THREADS, o->threads);
+		return KV_EINVAL;
+	}
+	struct kv_model *c = malloc(sizeof *c);
+	struct kv_layer *ls = calloc(layers, sizeof *ls);
+	if (!c || !ls) {
+		free(c);
+		free(ls);
+		snprintf(err, KV_ERRLEN, "out of memory");
+		return KV_ENOMEM;
+	}
+	*c = *m;
+	c->layers = ls;
+	c->n_layers = layers;
+	c->vocab = vocab;
+	c->n_kv_heads = kvh;
+	c->dtype = KV_DTYPE_F32;
+	for (uint32_t i = 0; i < layers; i++) {
+		ls[i] = *l0;
+		ls[i].kv_heads = kvh;
+	}
+	*eff = c;
+	return 0;
+}
+
+/* Bytes of the cache for the effective model, as kvsize computes them. */
+static int cache_bytes(const struct kv_model *eff, const struct shape *s,
+		       uint64_t *out, char *err)
+{
+	struct kv_opts ko = kv_opts_default(eff);
+	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
+	if (!s->cache) {
+		*out = 0;
+		return 0;
+	}
+	return kv_model_bytes(eff, &ko, s->ctx, s->users, out, err);
+}
+
+static int estimate(const struct kv_model *eff, const struct kv_engine_opts *o,
+		    struct shape *s, struct kv_engine_size *sz, char *err)
+{
+	uint64_t wf, sf;
+	int e;
+	if ((e = fill_shape(eff, o, s)) || (e = weight_floats(s, &wf)) ||
+	    (e = scratch_floats(s, &sf)) ||
+	    (e = kv_mul(wf, sizeof(float), &sz->weights)) ||
+	    (e = kv_mul(sf, sizeof(float), &sz->scratch))) {
+		if (e == KV_ERANGE)
+			snprintf(err, KV_ERRLEN,
+				 "%s: the run's bytes overflow 64 bits",
+				 eff->name);
+		else
+			snprintf(err, KV_ERRLEN, "out of memory");
+		return e;
+	}
+	if ((e = cache_bytes(eff, s, &sz->cache, err)))
+		return e;
+	if ((e = kv_add(sz->weights, sz->cache, &sz->total)) ||
+	    (e = kv_add(sz->total, sz->scratch, &sz->total))) {
+		snprintf(err, KV_ERRLEN, "%s: the run's bytes overflow 64 bits",
+			 eff->name);
+		return e;
+	}
+	return 0;
+}
+
+int kv_engine_estimate(const struct kv_model *m,
+		       const struct kv_engine_opts *o, struct kv_engine_size *sz,
+		       char *err)
+{
+	struct kv_model *eff;
+	struct shape s;
+	int e = kv_engine_model(m, o, &eff, err);
+	if (e)
+		return e;
+	e = estimate(eff, o, &s, sz, err);
+	kv_model_free(eff);
+	return e;
+}
+
+/* Whether a run of opts fits in avail bytes. */
+static bool fits(const struct kv_model *m, const struct kv_engine_opts *o,
+		 uint64_t avail)
+{
+	char err[KV_ERRLEN];
+	struct kv_engine_size sz;
+	return kv_engine_estimate(m, o, &sz, err) == 0 && sz.total <= avail;
+}
+
+uint32_t kv_engine_fit_layers(const struct kv_model *m,
+			      const struct kv_engine_opts *o, uint64_t avail)
+{
+	struct kv_engine_opts t = *o;
+	uint32_t lo = 0, hi = o->layers ? o->layers : m->n_layers;
+	while (lo < hi) { /* largest fitting in (lo, hi] */
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		t.layers = mid;
+		if (fits(m, &t, avail))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+uint64_t kv_engine_fit_vocab(const struct kv_model *m,
+			     const struct kv_engine_opts *o, uint64_t avail)
+{
+	struct kv_engine_opts t = *o;
+	uint64_t lo = 255, hi = o->vocab ? o->vocab : m->vocab;
+	if (hi < 256)
+		return 0;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+		t.vocab = mid;
+		if (fits(m, &t, avail))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo < 256 ? 0 : lo;
+}
+
+/* --- drawing the weights --- */
+
+struct draw_job {
+	const struct tensor *t;
+	uint64_t seed;
+};
+
+static void draw_task(void *arg, unsigned tid, unsigned nth)
+{
+	const struct draw_job *j = arg;
+	const struct tensor *t = j->t;
+	uint64_t n = t->rows * t->cols;
+	uint64_t a = n * tid / nth, b = n * (tid + 1) / nth;
+	uint64_t key = kv_rand_key(j->seed, t->id);
+	float *dst = *t->dst;
+	for (uint64_t i = a; i < b; i++) {
+		/* i is the stored index; the draw follows the logical one */
+		uint64_t li = t->transpose ? (i % t->rows) * t->cols +
+						     i / t->rows
+					   : i;
+		float r = kv_rand_sym(key, li);
+		dst[i] = t->kind == K_MAT    ? W_SCALE * r
+			 : t->kind == K_BIAS ? B_SCALE * r
+					     : 1.0f + G_SCALE * r;
+	}
+}
+
+static void rope_table(struct kv_engine *e)
+{
+	uint32_t half = e->s.hd / 2;
+	for (uint64_t p = 0; p < e->s.ctx; p++)
+		for (uint32_t i = 0; i < half; i++) {
+			double f = pow(e->s.theta, -2.0 * i / e->s.hd);
+			double a = (double)p * f;
+			e->rope[(p * half + i) * 2] = (float)cos(a);
+			e->rope[(p * half + i) * 2 + 1] = (float)sin(a);
+		}
+}
+
+static void *alloc_floats(uint64_t bytes)
+{
+	void *p = NULL;
+	if (bytes > SIZE_MAX ||
+	    posix_memalign(&p, 64, bytes ? (size_t)bytes : 64))
+		return NULL;
+	return p;
+}
+
+int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
+		  struct kv_engine **out, char *err)
+{
+	struct kv_engine_size sz;
+	struct kv_engine *e = calloc(1, sizeof *e);
+	struct tensor *t = NULL;
+	int rc;
+	if (!e) {
+		snprintf(err, KV_ERRLEN, "out of memory");
+		return KV_ENOMEM;
+	}
+	if ((rc = kv_engine_model(m, o, &e->model, err)))
+		goto fail;
+	if ((rc = estimate(e->model, o, &e->s, &sz, err)))
+		goto fail;
+	rc = KV_ENOMEM;
+	snprintf(err, KV_ERRLEN, "out of memory (%llu bytes)",
+		 (unsigned long long)sz.total);
+	e->lw = calloc(e->s.layers, sizeof *e->lw);
+	e->weights = alloc_floats(sz.weights);
+	e->weight_bytes = sz.weights;
+	e->scratch = alloc_floats(sz.scratch);
+	e->scratch_bytes = sz.scratch;
+	if (!e->lw || !e->weights || !e->scratch)
+		goto fail;
+	memset(e->scratch, 0, (size_t)sz.scratch);
+	if (e->s.cache) {
+		e->cache = alloc_floats(sz.cache);
+		e->cache_bytes = sz.cache;
+		if (!e->cache)
+			goto fail;
+		/* a cache never written reads as zeros, not garbage */
+		memset(e->cache, 0, (size_t)sz.cache);
+	}
+	if (kv_pool_new(e->s.threads, &e->pool))
+		goto fail;
+	openblas_set_num_threads(1);
+	e->simd = true;
+
+	/* carve the allocations, then draw every tensor */
+	size_t nt = tensors(&e->s, NULL, NULL);
+	t = malloc(nt * sizeof *t);
+	if (!t)
+		goto fail;
+	tensors(&e->s, e, t);
+	float *w = e->weights;
+	for (size_t i = 0; i < nt; i++) {
+		uint64_t n = 0;
+		*t[i].dst = w;
+		padded(t[i].rows * t[i].cols, &n);
+		w += n;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		struct draw_job j = {&t[i], o->seed};
+		kv_pool_run(e->pool, draw_task, &j);
+	}
+	if (e->s.tied)
+		e->head = e->wte;
+	struct piece pc[16];
+	size_t np = pieces(&e->s, e, pc);
+	float *sp = e->scratch;
+	for (size_t i = 0; i < np; i++) {
+		uint64_t n = 0;
+		*pc[i].dst = sp;
+		padded(pc[i].a * pc[i].b, &n);
+		sp += n;
+	}
+	if (!e->s.gpt2)
+		rope_table(e);
+	free(t);
+	*out = e;
+	return 0;
+fail:
+	free(t);
+	kv_engine_free(e);
+	return rc;
+}
+
+void kv_engine_free(struct kv_engine *e)
+{
+	if (!e)
+		return;
+	kv_pool_free(e->pool);
+	free(e->weights);
+	free(e->scratch);
+	free(e->cache);
+	free(e->lw);
+	kv_model_free(e->model);
+	free(e);
+}
+
+/* --- products --- */
+
+enum act { ACT_NONE, ACT_GELU, ACT_SWIGLU };
+
+/* y (m, n) = x (m, k) w (k, n) + beta y + b, then the activation; with
+ * SWIGLU, y = silu(x w2 + b2) * (x w + b), the gate product into g. */
+struct linear_job {
+	const float *x, *w, *b, *w2, *b2;
+	float *y, *g;
+	uint64_t m, k, n;
+	float beta;
+	enum act act;
+};
+
+static float gelu(float x)
+{
+	/* GPT-2's tanh form */
+	return 0.5f * x *
+	       (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+}
+
+static void product(const float *x, const float *w, const float *b,
+		    float *y, uint64_t m, uint64_t k, uint64_t n,
+		    uint64_t c0, uint64_t c1, float beta)
+{
+	blasint cols = (blasint)(c1 - c0);
+	if (m == 1)
+		cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, cols, 1.0f,
+			    w + c0, (blasint)n, x, 1, beta, y + c0, 1);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+			    (blasint)m, cols, (blasint)k, 1.0f, x, (blasint)k,
+			    w + c0, (blasint)n, beta, y + c0, (blasint)n);
+	if (b)
+		for (uint64_t r = 0; r < m; r++)
+			for (uint64_t c = c0; c < c1; c++)
+				y[r * n + c] += b[c];
+}
+
+static void linear_task(void *arg, unsigned tid, unsigned nth)
+{
+	const struct linear_job *j = arg;
+	/* columns in runs of 16 floats, so each slice starts aligned */
+	uint64_t blocks = (j->n + 15) / 16;
+	uint64_t c0 = blocks * tid / nth * 16, c1 = blocks * (tid + 1) / nth * 16;
+	if (c1 > j->n)
+		c1 = j->n;
+	if (c0 >= c1)
+		return;
+	product(j->x, j->w, j->b, j->y, j->m, j->k, j->n, c0, c1, j->beta);
+	if (j->act == ACT_GELU) {
+		for (uint64_t r = 0; r < j->m; r++)
+			for (uint64_t c = c0; c < c1; c++)
+				j->y[r * j->n + c] = gelu(j->y[r * j->n + c]);
+	} else if (j->act == ACT_SWIGLU) {
+		product(j->x, j->w2, j->b2, j->g, j->m, j->k, j->n, c0, c1, 0);
+		for (uint64_t r = 0; r < j->m; r++)
+			for (uint64_t c = c0; c < c1; c++) {
+				float gv = j->g[r * j->n + c];
+				j->y[r * j->n + c] *= gv / (1.0f + expf(-gv));
+			}
+	}
+}
+
+static void linear(struct kv_engine *e, const float *x, uint64_t m,
+		   uint64_t k, const float *w, const float *b, float *y,
+		   uint64_t n, float beta, enum act act, const float *w2,
+		   const float *b2)
+{
+	struct linear_job j = {x, w, b, w2, b2, y, e->g, m, k, n, beta, act};
+	kv_pool_run(e->pool, linear_task, &j);
+}
+
+/* --- the pieces of a block --- */
+
+static void norm_rows(const struct shape *s, const float *x, float *y,
+		      uint64_t rows, uint64_t stride, const float *g,
+		      const float *b)
+{
+	uint64_t d = s->dim;
+	for (uint64_t r = 0; r < rows; r++) {
+		const float *xr = x + r * stride * d;
+		float *yr = y + r * d;
+		if (s->gpt2) {
+			float mean = 0, var = 0;
+			for (uint64_t i = 0; i < d; i++)
+				mean += xr[i];
+			mean /= (float)d;
+			for (uint64_t i = 0; i < d; i++)
+				var += (xr[i] - mean) * (xr[i] - mean);
+			var /= (float)d;
+			float inv = 1.0f / sqrtf(var + (float)s->eps);
+			for (uint64_t i = 0; i < d; i++)
+				yr[i] = (xr[i] - mean) * inv * g[i] + b[i];
+		} else {
+			float ss = 0;
+			for (uint64_t i = 0; i < d; i++)
+				ss += xr[i] * xr[i];
+			float inv = 1.0f / sqrtf(ss / (float)d + (float)s->eps);
+			for (uint64_t i = 0; i < d; i++)
+				yr[i] = xr[i] * inv * g[i];
+		}
+	}
+}
+
+/* Rotates n heads of hd values at position p (Hugging Face rotate-half). */
+static void rope(const struct kv_engine *e, float *x, uint32_t n, uint64_t p)
+{
+	uint32_t hd = e->s.hd, half = hd / 2;
+	const float *cs = e->rope + p * half * 2;
+	for (uint32_t h = 0; h < n; h++, x += hd)
+		for (uint32_t i = 0; i < half; i++) {
+			float c = cs[2 * i], sn = cs[2 * i + 1];
+			float a = x[i], b = x[i + half];
+			x[i] = a * c - b * sn;
+			x[i + half] = b * c + a * sn;
+		}
+}
+
+/* K (or V, kv = 1) rows of KV head j of sequence u on layer l. */
+static float *kv_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
+		      uint32_t j, int kv, bool cache)
+{
+	const struct shape *s = &e->s;
+	uint64_t per = s->users * s->kv_heads;
+	if (cache)
+		return e->cache + (((uint64_t)l * 2 + kv) * per +
+				   u * s->kv_heads + j) * s->ctx * s->hd;
+	return e->kvtmp + ((uint64_t)kv * per + u * s->kv_heads + j) *
+				  s->chunk * s->hd;
+}
+
+struct attn_job {
+	struct kv_engine *e;
+	uint32_t layer;
+	uint64_t n, pos; /* chunk of n queries per sequence at pos */
+	bool cache;
+	uint32_t nsplit; /* parts of each (sequence, KV head); n == 1 */
+	uint64_t tasks;
+	_Atomic uint64_t next;
+};
+
+static void attn_task(void *arg, unsigned tid, unsigned nth)
+{
+	struct attn_job *j = arg;
+	struct kv_engine *e = j->e;
+	const struct shape *s = &e->s;
+	uint32_t G = s->group, hd = s->hd;
+	float scale = 1.0f / sqrtf((float)hd);
+	float *sc = e->scores + (uint64_t)tid * G * (s->ctx + 2);
+	float *m = sc + (uint64_t)G * s->ctx, *l = m + G;
+	(void)nth;
+	for (;;) {
+		uint64_t i = atomic_fetch_add(&j->next, 1);
+		if (i >= j->tasks)
+			break;
+		uint64_t part = i % j->nsplit, r = i / j->nsplit;
+		uint64_t t = r % j->n;
+		r /= j->n;
+		uint32_t kh = (uint32_t)(r % s->kv_heads);
+		uint64_t u = r / s->kv_heads, row = u * j->n + t;
+		uint64_t len = j->pos + t + 1; /* causal: positions 0..pos+t */
+		const float *k = kv_rows(e, j->layer, u, kh, 0, j->cache);
+		const float *v = kv_rows(e, j->layer, u, kh, 1, j->cache);
+		const float *q = e->qkv + row * s->qkv + (uint64_t)kh * G * hd;
+		if (j->nsplit == 1) {
+			float *o = e->att + row * s->att + (uint64_t)kh * G * hd;
+			kv_attn_part(q, G, k, v, len, hd, scale, sc, o, m, l,
+				     e->simd);
+			for (uint32_t g = 0; g < G; g++)
+				for (uint32_t d = 0; d < hd; d++)
+					o[g * hd + d] /= l[g];
+			continue;
+		}
+		uint64_t a = len * part / j->nsplit;
+		uint64_t b = len * (part + 1) / j->nsplit;
+		float *o = e->part + i * G * (hd + 2);
+		float *pm = o + (uint64_t)G * hd, *pl = pm + G;
+		if (b > a) {
+			kv_attn_part(q, G, k + a * hd, v + a * hd, b - a, hd,
+				     scale, sc, o, pm, pl, e->simd);
+		} else { /* an empty part weighs nothing */
+			for (uint32_t g = 0; g < G; g++) {
+				pm[g] = -INFINITY;
+				pl[g] = 0;
+			}
+		}
+	}
+}
+
+/* Merges the parts of a split decode step into att. */
+static void merge_parts(struct kv_engine *e, uint32_t nsplit)
+{
+	const struct shape *s = &e->s;
+	uint32_t G = s->group, hd = s->hd;
+	for (uint64_t r = 0; r < s->users * s->kv_heads; r++) {
+		uint64_t u = r / s->kv_heads;
+		uint32_t kh = (uint32_t)(r % s->kv_heads);
+		float *o = e->att + u * s->att + (uint64_t)kh * G * hd;
+		const float *p0 = e->part + r * nsplit * G * (hd + 2);
+		for (uint32_t g = 0; g < G; g++) {
+			float mx = -INFINITY, sum = 0;
+			for (uint32_t p = 0; p < nsplit; p++) {
+				const float *pm = p0 + (uint64_t)p * G * (hd + 2) +
+						  (uint64_t)G * hd;
+				mx = pm[g] > mx ? pm[g] : mx;
+			}
+			for (uint32_t d = 0; d < hd; d++)
+				o[g * hd + d] = 0;
+			for (uint32_t p = 0; p < nsplit; p++) {
+				const float *po = p0 + (uint64_t)p * G * (hd + 2);
+				const float *pm = po + (uint64_t)G * hd;
+				if (pm[G + g] == 0)
+					continue;
+				float w = expf(pm[g] - mx);
+				sum += w * pm[G + g];
+				for (uint32_t d = 0; d < hd; d++)
+					o[g * hd + d] += w * po[g * hd + d];
+			}
+			for (uint32_t d = 0; d < hd; d++)
+				o[g * hd + d] /= sum;
+		}
+	}
+}
+
+static void attention(struct kv_engine *e, uint32_t layer, uint64_t n,
+		      uint64_t pos, bool cache)
+{
+	const struct shape *s = &e->s;
+	struct attn_job j = {e, layer, n, pos, cache, 1, 0, 0};
+	/* split a single query over positions when there are few heads and
+	 * enough positions for each part to be worth a thread */
+	if (n == 1 && s->nsplit > 1 && pos + 1 >= 256ULL * s->nsplit)
+		j.nsplit = s->nsplit;
+	j.tasks = s->users * s->kv_heads * n * j.nsplit;
+	atomic_init(&j.next, 0);
+	kv_pool_run(e->pool, attn_task, &j);
+	if (j.nsplit > 1)
+		merge_parts(e, j.nsplit);
+}
+
+/* Writes the chunk's K and V (after rotation) where attention reads them. */
+static void store_kv(struct kv_engine *e, uint32_t layer, uint64_t n,
+		     uint64_t pos, bool cache)
+{
+	const struct shape *s = &e->s;
+	uint64_t hd = s->hd;
+	for (uint64_t u = 0; u < s->users; u++)
+		for (uint64_t t = 0; t < n; t++) {
+			float *row = e->qkv + (u * n + t) * s->qkv;
+			if (!s->gpt2)
+				rope(e, row, s->heads + s->kv_heads, pos + t);
+			const float *kk = row + s->att;
+			const float *vv = kk + (uint64_t)s->kv_heads * hd;
+			uint64_t p = cache ? pos + t : t;
+			for (uint32_t j = 0; j < s->kv_heads; j++) {
+				memcpy(kv_rows(e, layer, u, j, 0, cache) +
+					       p * hd,
+				       kk + j * hd, hd * sizeof(float));
+				memcpy(kv_rows(e, layer, u, j, 1, cache) +
+					       p * hd,
+				       vv + j * hd, hd * sizeof(float));
+			}
+		}
+}
+
+int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
+		      uint64_t n, uint64_t pos, bool cache, float *logits)
+{
+	const struct shape *s = &e->s;
+	if (n == 0 || n > s->chunk || pos > s->ctx - n || (cache && !e->cache) ||
+	    (!cache && pos != 0))
+		return KV_EINVAL;
+	for (uint64_t i = 0; i < s->users * n; i++)
+		if (tokens[i] >= s->vocab)
+			return KV_EINVAL;
+	uint64_t rows = s->users * n, d = s->dim;
+	/* embeddings */
+	for (uint64_t r = 0; r < rows; r++) {
+		uint64_t tok = tokens[r];
+		float *x = e->x + r * d;
+		if (s->tied)
+			for (uint64_t i = 0; i < d; i++)
+				x[i] = e->wte[i * s->vocab + tok];
+		else
+			memcpy(x, e->wte + tok * d, d * sizeof *x);
+		if (s->gpt2) {
+			const float *p = e->wpe + (pos + r % n) * d;
+			for (uint64_t i = 0; i < d; i++)
+				x[i] += p[i];
+		}
+	}
+	for (uint32_t l = 0; l < s->layers; l++) {
+		const struct layer_w *w = &e->lw[l];
+		norm_rows(s, e->x, e->xn, rows, 1, w->ln1_g, w->ln1_b);
+		linear(e, e->xn, rows, d, w->w_qkv, w->b_qkv, e->qkv, s->qkv,
+		       0, ACT_NONE, NULL, NULL);
+		store_kv(e, l, n, pos, cache);
+		attention(e, l, n, pos, cache);
+		linear(e, e->att, rows, s->att, w->w_o, w->b_o, e->x, d, 1,
+		       ACT_NONE, NULL, NULL);
+		norm_rows(s, e->x, e->xn, rows, 1, w->ln2_g, w->ln2_b);
+		if (s->gpt2)
+			linear(e, e->xn, rows, d, w->w_up, w->b_up, e->h,
+			       s->ffn, 0, ACT_GELU, NULL, NULL);
+		else
+			linear(e, e->xn, rows, d, w->w_up, w->b_up, e->h,
+			       s->ffn, 0, ACT_SWIGLU, w->w_gate, w->b_gate);
+		linear(e, e->h, rows, s->ffn, w->w_down, w->b_down, e->x, d,
+		       1, ACT_NONE, NULL, NULL);
+	}
+	/* the last token of each sequence through the final norm and head */
+	norm_rows(s, e->x + (n - 1) * d, e->xn, s->users, n, e->lnf_g,
+		  e->lnf_b);
+	linear(e, e->xn, s->users, d, e->head, NULL, logits, s->vocab, 0,
+	       ACT_NONE, NULL, NULL);
+	e->passes[cache] += n;
+	return 0;
+}
+
+int kv_engine_attend(struct kv_engine *e, uint64_t pos)
+{
+	if (!e->cache || pos >= e->s.ctx)
+		return KV_EINVAL;
+	for (uint32_t l = 0; l < e->s.layers; l++)
+		attention(e, l, 1, pos, true);
+	return 0;
+}
+
+struct fill_job {
+	struct kv_engine *e;
+	uint64_t ctx, key;
+};
+
+static void fill_task(void *arg, unsigned tid, unsigned nth)
+{
+	const struct fill_job *j = arg;
+	const struct shape *s = &j->e->s;
+	uint64_t heads = (uint64_t)s->layers * 2 * s->users * s->kv_heads;
+	uint64_t a = heads * tid / nth, b = heads * (tid + 1) / nth;
+	for (uint64_t h = a; h < b; h++) {
+		float *p = j->e->cache + h * s->ctx * s->hd;
+		for (uint64_t i = 0; i < j->ctx * s->hd; i++)
+			p[i] = kv_rand_sym(j->key, h * s->ctx * s->hd + i);
+	}
+}
+
+int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed)
+{
+	if (!e->cache || ctx > e->s.ctx)
+		return KV_EINVAL;
+	struct fill_job j = {e, ctx, kv_rand_key(seed, KV_STREAM_CACHE)};
+	kv_pool_run(e->pool, fill_task, &j);
+	return 0;
+}
+
+uint64_t kv_engine_passes(const struct kv_engine *e, bool cache)
+{
+	return e->passes[cache];
+}
+
+const struct kv_model *kv_engine_get_model(const struct kv_engine *e)
+{
+	return e->model;
+}
+
+uint64_t kv_engine_vocab(const struct kv_engine *e)
+{
+	return e->s.vocab;
+}
+
+uint64_t kv_engine_cache_bytes(const struct kv_engine *e)
+{
+	return e->cache ? e->cache_bytes : 0;
+}
+
+uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e)
+{
+	return e->cache ? e->cache_bytes / (e->s.users * e->s.ctx) : 0;
+}
+
+bool kv_engine_set_simd(struct kv_engine *e, bool on)
+{
+	e->simd = on;
+	return kv_attn_has_simd(e->s.hd);
+}

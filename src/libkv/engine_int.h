@@ -1,0 +1,74 @@
+/*
+ * engine_int.h - what the engine's files share and nothing else sees: the
+ * seeded generator every weight, prompt and draw comes from, the thread
+ * pool, and the attention kernel.
+ */
+#ifndef KV_ENGINE_INT_H
+#define KV_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* splitmix64's constants: the golden-ratio increment and its finaliser. */
+#define KV_GOLDEN 0x9E3779B97F4A7C15ULL
+
+static inline uint64_t kv_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+/* The key of stream t under seed: what element j of stream t mixes. */
+static inline uint64_t kv_rand_key(uint64_t seed, uint64_t t)
+{
+	return kv_mix64(seed + KV_GOLDEN * (t + 1));
+}
+
+/* Element j of the stream with key k, as 64 random bits. */
+static inline uint64_t kv_rand_bits(uint64_t key, uint64_t j)
+{
+	return kv_mix64(key + KV_GOLDEN * (j + 1));
+}
+
+/* The same, as a float uniform on [-1, 1), a multiple of 2^-23. */
+static inline float kv_rand_sym(uint64_t key, uint64_t j)
+{
+	return (float)(kv_rand_bits(key, j) >> 40) * 0x1p-23f - 1.0f;
+}
+
+/* Streams beyond the weights' tensor ids (which stay below 2^32). */
+#define KV_STREAM_PROMPT (1ULL << 40) /* + user */
+#define KV_STREAM_SAMPLE (2ULL << 40) /* + user */
+#define KV_STREAM_CACHE (3ULL << 40)
+
+/* --- thread pool: n threads, the caller being thread 0 --- */
+
+struct kv_pool;
+typedef void kv_pool_fn(void *arg, unsigned tid, unsigned nth);
+
+/* Starts n - 1 worker threads. Returns 0 or KV_ENOMEM. */
+int kv_pool_new(unsigned n, struct kv_pool **out);
+void kv_pool_free(struct kv_pool *p);
+/* Runs fn(arg, tid, n) on every thread, tid 0 on the caller, and returns
+ * when all have returned. */
+void kv_pool_run(struct kv_pool *p, kv_pool_fn *fn, void *arg);
+unsigned kv_pool_size(const struct kv_pool *p);
+
+/* --- attention --- */
+
+/*
+ * One group of g query heads against positions [0, n) of one KV head:
+ * s = q k^T x scale, m = max of each row of s, s = exp(s - m), l = row sums
+ * of s, o = s v, not divided by l (so parts over ranges of positions can be
+ * merged). q (g, hd); k, v (n, hd) rows of hd; s scratch (g, n); o (g, hd);
+ * m, l (g). simd: use the vectorised kernel when the CPU has one.
+ */
+void kv_attn_part(const float *q, uint32_t g, const float *k, const float *v,
+		  uint64_t n, uint32_t hd, float scale, float *s, float *o,
+		  float *m, float *l, bool simd);
+
+/* Whether a vectorised kernel runs on this CPU for head size hd. */
+bool kv_attn_has_simd(uint32_t hd);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * sample.c - what a decode loop needs around the engine: prompt tokens and
+ * draws from the seeded generator, the choice of the next token, the
+ * comparison of two sets of logits, the token-pass arithmetic of the
+ * articles, and the memory the machine has available.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "kv/engine.h"
+
+int kv_decode_passes(uint64_t prompt, uint64_t gen, bool cache,
+		     uint64_t *out)
+{
+	int e;
+	if (gen == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (cache) /* the prompt once, then each new token but the last */
+		return kv_add(prompt, gen - 1, out);
+	/* sum of prompt + i for i < gen = gen prompt + gen (gen - 1) / 2 */
+	uint64_t a, b, half = gen % 2 ? (gen - 1) / 2 : gen / 2;
+	uint64_t other = gen % 2 ? gen : gen - 1;
+	if ((e = kv_mul(gen, prompt, &a)) || (e = kv_mul(half, other, &b)))
+		return e;
+	return kv_add(a, b, out);
+}
+
+uint32_t kv_rand_token(uint64_t seed, uint64_t user, uint64_t i,
+		       uint64_t vocab)
+{
+	uint64_t key = kv_rand_key(seed, KV_STREAM_PROMPT + user);
+	return (uint32_t)(kv_rand_bits(key, i) % (vocab ? vocab : 1));
+}
+
+/* The k-th largest of a[0 .. n) (1 <= k <= n), reordering a: Hoare's
+ * selection, in descending order. */
+static float kth_largest(float *a, int64_t n, int64_t k)
+{
+	int64_t lo = 0, hi = n - 1, want = k - 1;
+	while (lo < hi) {
+		float pivot = a[lo + (hi - lo) / 2];
+		int64_t i = lo, j = hi;
+		while (i <= j) {
+			while (a[i] > pivot)
+				i++;
+			while (a[j] < pivot)
+				j--;
+			if (i <= j) {
+				float t = a[i];
+				a[i++] = a[j];
+				a[j--] = t;
+			}
+		}
+		/* [lo, j] >= pivot, [i, hi] <= pivot, between equal */
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			return a[want];
+	}
+	return a[want];
+}
+
+uint32_t kv_sample(const float *logits, uint64_t vocab, double temperature,
+		   uint64_t top_k, uint64_t seed, uint64_t user, uint64_t step,
+		   float *work)
+{
+	uint64_t best = 0;
+	for (uint64_t i = 1; i < vocab; i++)
+		if (logits[i] > logits[best])
+			best = i;
+	if (temperature <= 0 || top_k == 1)
+		return (uint32_t)best;
+	/* the candidates: above the k-th largest, then those equal to it in
+	 * index order until there are k */
+	float thr = -INFINITY;
+	uint64_t equal = vocab;
+	if (top_k && top_k < vocab) {
+		memcpy(work, logits, vocab * sizeof *work);
+		thr = kth_largest(work, (int64_t)vocab, (int64_t)top_k);
+		uint64_t above = 0;
+		for (uint64_t i = 0; i < vocab; i++)
+			above += logits[i] > thr;
+		equal = top_k - above;
+	}
+	double mx = logits[best], total = 0;
+	uint64_t eq = 0;
+	for (uint64_t i = 0; i < vocab; i++)
+		if (logits[i] > thr || (logits[i] == thr && eq++ < equal))
+			total += exp((logits[i] - mx) / temperature);
+	uint64_t key = kv_rand_key(seed, KV_STREAM_SAMPLE + user);
+	double u = (double)(kv_rand_bits(key, step) >> 11) * 0x1p-53;
+	double target = u * total, cum = 0;
+	uint64_t last = best;
+	eq = 0;
+	for (uint64_t i = 0; i < vocab; i++)
+		if (logits[i] > thr || (logits[i] == thr && eq++ < equal)) {
+			cum += exp((logits[i] - mx) / temperature);
+			last = i;
+			if (cum > target)
+				return (uint32_t)i;
+		}
+	return (uint32_t)last;
+}
+
+double kv_max_abs_diff(const float *a, const float *b, uint64_t n)
+{
+	double mx = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		double d = fabs((double)a[i] - (double)b[i]);
+		if (isnan(d))
+			return INFINITY;
+		mx = d > mx ? d : mx;
+	}
+	return mx;
+}
+
+int kv_meminfo_parse(const char *text, uint64_t *avail)
+{
+	const char *p = strstr(text, "MemAvailable:");
+	if (!p)
+		return KV_EINVAL;
+	p += strlen("MemAvailable:");
+	char *end;
+	unsigned long long kb = strtoull(p, &end, 10);
+	if (end == p)
+		return KV_EINVAL;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	if (strncmp(end, "kB", 2) != 0)
+		return KV_EINVAL;
+	return kv_mul(kb, 1024, avail);
+}
+
+int kv_mem_available(uint64_t *avail)
+{
+	char buf[8192];
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return KV_EIO;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return kv_meminfo_parse(buf, avail);
+}

@@ -1,0 +1,307 @@
+/*
+ * test_engine.c - the decode engine on tiny shapes: cached and recomputed
+ * logits agree (GPT-2 and Llama-style blocks, 1, 3 and 12 KV heads, one
+ * and several users, one and two threads, whole and position-split
+ * attention), the vectorised and portable kernels agree, the cache is
+ * exactly kvsize's bytes, and the helpers of a decode loop hold the
+ * articles' numbers.
+ */
+#include <stdlib.h>
+
+#include "kv/engine.h"
+#include "kv/layout.h"
+#include "test.h"
+
+static const char gpt2_json[] =
+	"{\"model_type\":\"gpt2\",\"n_layer\":2,\"n_embd\":192,"
+	"\"n_head\":12,\"n_inner\":256,\"vocab_size\":101,"
+	"\"n_positions\":64}";
+static const char llama_json[] =
+	"{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
+	"\"hidden_size\":192,\"num_attention_heads\":12,"
+	"\"num_key_value_heads\":12,\"intermediate_size\":256,"
+	"\"vocab_size\":101,\"max_position_embeddings\":64}";
+
+static struct kv_model *load(const char *json)
+{
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	if (kv_model_parse(json, strlen(json), "tiny", &m, err)) {
+		fprintf(stderr, "parse: %s\n", err);
+		exit(1);
+	}
+	return m;
+}
+
+/*
+ * Prefills `prompt` tokens with the cache, then decodes `gen` more one at a
+ * time, recomputing the whole text without the cache at every step; checks
+ * tokens and logits agree. Returns the largest difference.
+ */
+static double agree(const struct kv_model *m, uint32_t kvh, uint32_t users,
+		    uint32_t threads, uint64_t prompt, uint64_t gen)
+{
+	char err[KV_ERRLEN];
+	struct kv_engine_opts o = kv_engine_opts_default();
+	struct kv_engine *e;
+	o.kv_heads = kvh;
+	o.users = users;
+	o.threads = threads;
+	o.max_ctx = prompt + gen;
+	o.seed = 7;
+	if (kv_engine_new(m, &o, &e, err)) {
+		fprintf(stderr, "engine: %s\n", err);
+		test_failures++;
+		return INFINITY;
+	}
+	uint64_t v = kv_engine_vocab(e), ctx = prompt + gen;
+	uint32_t *text = calloc(users * ctx, sizeof *text);
+	uint32_t *chunk = calloc(users * ctx, sizeof *chunk);
+	float *lc = calloc(users * v, sizeof *lc);
+	float *ln = calloc(users * v, sizeof *ln);
+	double worst = 0;
+	for (uint32_t u = 0; u < users; u++)
+		for (uint64_t i = 0; i < prompt; i++)
+			text[u * ctx + i] = kv_rand_token(7, u, i, v);
+	uint64_t len = prompt;
+	for (uint64_t step = 0; step < gen; step++) {
+		uint64_t n = step ? 1 : prompt, pos = len - n;
+		for (uint32_t u = 0; u < users; u++)
+			memcpy(chunk + u * n, text + u * ctx + pos,
+			       n * sizeof *chunk);
+		CHECK(kv_engine_forward(e, chunk, n, pos, true, lc) == 0);
+		for (uint32_t u = 0; u < users; u++)
+			memcpy(chunk + u * len, text + u * ctx,
+			       len * sizeof *chunk);
+		CHECK(kv_engine_forward(e, chunk, len, 0, false, ln) == 0);
+		double d = kv_max_abs_diff(lc, ln, users * v);
+		worst = d > worst ? d : worst;
+		for (uint32_t u = 0; u < users; u++) {
+			uint32_t a = kv_sample(lc + u * v, v, 0, 0, 7, u, step,
+					       NULL);
+			uint32_t b = kv_sample(ln + u * v, v, 0, 0, 7, u, step,
+					       NULL);
+			CHECK_U64(a, b);
+			text[u * ctx + len] = a;
+		}
+		len++;
+	}
+	uint64_t want;
+	kv_decode_passes(prompt, gen, true, &want);
+	CHECK_U64(kv_engine_passes(e, true), want);
+	kv_decode_passes(prompt, gen, false, &want);
+	CHECK_U64(kv_engine_passes(e, false), want);
+	free(text);
+	free(chunk);
+	free(lc);
+	free(ln);
+	kv_engine_free(e);
+	return worst;
+}
+
+static void test_agreement(void)
+{
+	const char *jsons[] = {gpt2_json, llama_json};
+	const uint32_t kvs[] = {1, 3, 12}, users[] = {1, 3},
+		       threads[] = {1, 2};
+	for (int f = 0; f < 2; f++) {
+		struct kv_model *m = load(jsons[f]);
+		for (int k = 0; k < 3; k++)
+			for (int u = 0; u < 2; u++)
+				for (int t = 0; t < 2; t++) {
+					double d = agree(m, kvs[k], users[u],
+							 threads[t], 9, 4);
+					CHECK_NEAR(d, 0, 1e-5);
+				}
+		kv_model_free(m);
+	}
+	/* one KV head, one user, two threads: a decode step past 1,024
+	 * positions is split over positions and merged */
+	struct kv_model *m = load(llama_json);
+	CHECK_NEAR(agree(m, 1, 1, 2, 1100, 3), 0, 1e-5);
+	kv_model_free(m);
+}
+
+/* The same forward pass through the vectorised and the portable kernel,
+ * and with one and two threads. */
+static void test_kernels(void)
+{
+	struct kv_model *m = load(llama_json);
+	char err[KV_ERRLEN];
+	struct kv_engine_opts o = kv_engine_opts_default();
+	struct kv_engine *e1, *e2;
+	o.kv_heads = 3;
+	o.max_ctx = 37;
+	o.users = 2;
+	CHECK(kv_engine_new(m, &o, &e1, err) == 0);
+	o.threads = 2;
+	CHECK(kv_engine_new(m, &o, &e2, err) == 0);
+	uint32_t tok[74];
+	float a[202], b[202], c[202];
+	for (int i = 0; i < 74; i++)
+		tok[i] = kv_rand_token(1, (uint64_t)i / 37, (uint64_t)i % 37,
+				       101);
+	CHECK(kv_engine_forward(e1, tok, 37, 0, true, a) == 0);
+	CHECK(kv_engine_forward(e2, tok, 37, 0, true, c) == 0);
+	kv_engine_set_simd(e1, false);
+	CHECK(kv_engine_forward(e1, tok, 37, 0, true, b) == 0);
+	CHECK_NEAR(kv_max_abs_diff(a, b, 202), 0, 1e-5);
+	CHECK_NEAR(kv_max_abs_diff(a, c, 202), 0, 1e-5);
+	CHECK(kv_max_abs_diff(a, a, 202) == 0);
+	/* the bench entry points run */
+	CHECK(kv_engine_fill_cache(e2, 37, 3) == 0);
+	CHECK(kv_engine_attend(e2, 36) == 0);
+	CHECK(kv_engine_attend(e2, 37) == KV_EINVAL);
+	/* bad calls */
+	CHECK(kv_engine_forward(e1, tok, 0, 0, true, a) == KV_EINVAL);
+	CHECK(kv_engine_forward(e1, tok, 2, 36, true, a) == KV_EINVAL);
+	CHECK(kv_engine_forward(e1, tok, 2, 1, false, a) == KV_EINVAL);
+	tok[0] = 101;
+	CHECK(kv_engine_forward(e1, tok, 1, 0, true, a) == KV_EINVAL);
+	kv_engine_free(e1);
+	kv_engine_free(e2);
+	kv_engine_free(NULL);
+	kv_model_free(m);
+}
+
+/* The cache is what kvsize says: 73,728 bytes per token for the default. */
+static void test_bytes(void)
+{
+	struct kv_model *m, *eff;
+	char err[KV_ERRLEN];
+	struct kv_engine_size sz;
+	CHECK(kv_model_gpt2_small(&m) == 0);
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.max_ctx = 1000;
+	CHECK(kv_engine_estimate(m, &o, &sz, err) == 0);
+	CHECK_U64(sz.cache, 73728000);
+	/* weights: the layers' matrices 339,738,624 B (the article's 340
+	 * MB), their biases and norms (9,984 floats a layer), wte, wpe, the
+	 * final norm; every piece is a multiple of 64 bytes here */
+	CHECK_U64(sz.weights, 339738624ULL + 12ULL * 9984 * 4 +
+				      50257ULL * 768 * 4 +
+				      1024ULL * 768 * 4 + 2 * 768 * 4);
+	o.cache = false;
+	CHECK(kv_engine_estimate(m, &o, &sz, err) == 0);
+	CHECK_U64(sz.cache, 0);
+	o.cache = true;
+	/* what fits */
+	o.max_ctx = 160;
+	CHECK(kv_engine_estimate(m, &o, &sz, err) == 0);
+	CHECK_U64(kv_engine_fit_layers(m, &o, sz.total), 12);
+	CHECK(kv_engine_fit_layers(m, &o, sz.total - 1) < 12);
+	CHECK_U64(kv_engine_fit_layers(m, &o, 1000), 0);
+	CHECK_U64(kv_engine_fit_vocab(m, &o, sz.total), 50257);
+	CHECK(kv_engine_fit_vocab(m, &o, sz.total - 100000) < 50257);
+	kv_model_free(m);
+
+	/* measured from a real allocation, with overrides */
+	m = load(llama_json);
+	o = kv_engine_opts_default();
+	o.kv_heads = 3;
+	o.layers = 3;
+	o.users = 2;
+	o.max_ctx = 10;
+	struct kv_engine *e;
+	CHECK(kv_engine_new(m, &o, &e, err) == 0);
+	CHECK(kv_engine_model(m, &o, &eff, err) == 0);
+	struct kv_opts ko = kv_opts_default(eff);
+	uint64_t per;
+	CHECK(kv_model_token_bytes(eff, &ko, &per, err) == 0);
+	CHECK_U64(per, 3 * 2 * 3 * 16 * 4);
+	CHECK_U64(kv_engine_cache_token_bytes(e), per);
+	CHECK_U64(kv_engine_cache_bytes(e), per * 2 * 10);
+	CHECK_U64(kv_engine_get_model(e)->n_layers, 3);
+	kv_model_free(eff);
+	kv_engine_free(e);
+	kv_model_free(m);
+}
+
+static void test_refusals(void)
+{
+	char err[KV_ERRLEN];
+	struct kv_model *m = load(gpt2_json), *eff;
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.kv_heads = 5;
+	CHECK(kv_engine_model(m, &o, &eff, err) == KV_EINVAL);
+	CHECK_HAS(err, "must divide the 12 attention heads, got 5");
+	o.kv_heads = 0;
+	o.users = 0;
+	CHECK(kv_engine_model(m, &o, &eff, err) == KV_EINVAL);
+	kv_model_free(m);
+	static const char *const bad[] = {
+		"{\"model_type\":\"gemma\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4}",
+		"{\"model_type\":\"mistral\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"sliding_window\":16}",
+		"{\"model_type\":\"qwen3\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4}",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		m = load(bad[i]);
+		o = kv_engine_opts_default();
+		CHECK(kv_engine_model(m, &o, &eff, err) == KV_EUNSUP);
+		CHECK_HAS(err, "the engine runs GPT-2 blocks");
+		kv_model_free(m);
+	}
+}
+
+static void test_helpers(void)
+{
+	uint64_t n;
+	/* the second article's token passes */
+	CHECK(kv_decode_passes(5, 3, false, &n) == 0);
+	CHECK_U64(n, 18);
+	CHECK(kv_decode_passes(5, 3, true, &n) == 0);
+	CHECK_U64(n, 7);
+	CHECK(kv_decode_passes(1, 1000, false, &n) == 0);
+	CHECK_U64(n, 500500);
+	CHECK(kv_decode_passes(1, 1000, true, &n) == 0);
+	CHECK_U64(n, 1000);
+	CHECK(kv_decode_passes(30000, 300, false, &n) == 0);
+	CHECK_U64(n, 9044850);
+	CHECK(kv_decode_passes(30000, 300, true, &n) == 0);
+	CHECK_U64(n, 30299); /* the article's 30,300 counts the last token */
+	CHECK(kv_decode_passes(UINT64_MAX, 3, false, &n) == KV_ERANGE);
+
+	/* sampling */
+	float lg[10] = {0.1f, 2.0f, 1.9f, -1, 0, 2.0f, 0.5f, 1.8f, 0, 0};
+	float work[10];
+	CHECK_U64(kv_sample(lg, 10, 0, 0, 1, 0, 0, work), 1);
+	CHECK_U64(kv_sample(lg, 10, 1.0, 1, 1, 0, 0, work), 1);
+	int seen[10] = {0};
+	for (uint64_t s = 0; s < 400; s++)
+		seen[kv_sample(lg, 10, 1.0, 3, 1, 0, s, work)]++;
+	CHECK(seen[1] > 0 && seen[5] > 0 && seen[2] > 0);
+	CHECK(seen[0] + seen[3] + seen[4] + seen[6] + seen[7] + seen[8] +
+		      seen[9] ==
+	      0);
+	CHECK_U64(kv_sample(lg, 10, 0.7, 4, 9, 2, 5, work),
+		  kv_sample(lg, 10, 0.7, 4, 9, 2, 5, work));
+	int all = 0;
+	for (uint64_t s = 0; s < 2000; s++)
+		all |= 1 << kv_sample(lg, 10, 5.0, 0, 3, 1, s, work);
+	CHECK(all == 0x3ff);
+
+	/* prompt tokens stay below the vocabulary */
+	for (uint64_t i = 0; i < 100; i++)
+		CHECK(kv_rand_token(3, 1, i, 7) < 7);
+
+	uint64_t avail;
+	CHECK(kv_meminfo_parse("MemTotal:  100 kB\nMemAvailable:   2048 kB\n",
+			       &avail) == 0);
+	CHECK_U64(avail, 2048 * 1024);
+	CHECK(kv_meminfo_parse("MemTotal: 1 kB\n", &avail) == KV_EINVAL);
+	CHECK(kv_mem_available(&avail) == 0 && avail > 0);
+}
+
+int main(void)
+{
+	test_helpers();
+	test_refusals();
+	test_bytes();
+	test_kernels();
+	test_agreement();
+	return test_done("test_engine");
+}
