@@ -1,0 +1,527 @@
+/*
+ * kvdecode - the first article's experiment as a tool: generate tokens from
+ * a random-weight model with and without the KV cache, show the tokens are
+ * the same, time both, and weigh the cache from its allocation. Parses
+ * options, asks libkv's engine, prints one row per generated token.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kv/engine.h"
+#include "kv/layout.h"
+#include "kv/units.h"
+
+static const char usage[] =
+	"Usage: kvdecode [OPTIONS] [CONFIG]\n"
+	"Generates tokens from a model with random float32 weights, with and\n"
+	"without the KV cache; prints a row per token and a summary that says\n"
+	"whether both ways agree, how long each took and what the cache weighs.\n"
+	"CONFIG is a Hugging Face config.json (path or name); default: the\n"
+	"GPT-2 small shape of the articles.\n"
+	"\n"
+	"  -p, --prompt N         prompt tokens (default 128)\n"
+	"  -n, --new N            tokens to generate (default 32)\n"
+	"  -u, --users N          sequences decoded together (default 1)\n"
+	"      --layers N         decoder layers instead of the config's\n"
+	"      --vocab N          vocabulary size instead of the config's\n"
+	"      --kv-heads N       K/V heads instead of the config's (must\n"
+	"                         divide the attention heads)\n"
+	"  -c, --cache MODE       on, off or both (default both)\n"
+	"  -s, --seed N           seed of weights, prompt and draws (default 0)\n"
+	"  -T, --temperature T    0 picks the likeliest token (default 0)\n"
+	"  -k, --top-k K          draw among the K likeliest (default 0: all)\n"
+	"  -j, --threads N        engine threads (default: online CPUs)\n"
+	"      --tol X            largest logit difference allowed (default\n"
+	"                         1e-4)\n"
+	"      --summary FILE     also write the summary as a TSV row to FILE\n"
+	"      --json             a JSON array of records instead of TSV\n"
+	"      --no-header        no header row\n"
+	"  -h, --help             this help, then exit\n"
+	"      --version          the version, then exit\n"
+	"\n"
+	"Exit status: 0 success, 1 tokens or logits differ (or a runtime\n"
+	"failure), 2 bad usage or input. See kvdecode(1).\n";
+
+enum { OPT_LAYERS = 256, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY,
+       OPT_JSON, OPT_NO_HEADER, OPT_VERSION };
+
+static const struct option longopts[] = {
+	{"cache", required_argument, NULL, 'c'},
+	{"help", no_argument, NULL, 'h'},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
+	{"layers", required_argument, NULL, OPT_LAYERS},
+	{"new", required_argument, NULL, 'n'},
+	{"no-header", no_argument, NULL, OPT_NO_HEADER},
+	{"prompt", required_argument, NULL, 'p'},
+	{"seed", required_argument, NULL, 's'},
+	{"summary", required_argument, NULL, OPT_SUMMARY},
+	{"temperature", required_argument, NULL, 'T'},
+	{"threads", required_argument, NULL, 'j'},
+	{"tol", required_argument, NULL, OPT_TOL},
+	{"top-k", required_argument, NULL, 'k'},
+	{"users", required_argument, NULL, 'u'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"vocab", required_argument, NULL, OPT_VOCAB},
+	{NULL, 0, NULL, 0},
+};
+
+/* Sums beyond this many positions are refused as absurd. */
+#define MAX_POSITIONS (1ULL << 24)
+
+struct args {
+	uint64_t prompt, gen, users, layers, vocab, kv_heads, seed, top_k;
+	uint64_t threads;
+	double temperature, tol;
+	bool with, without; /* modes run */
+	bool json, header;
+	const char *summary, *config;
+};
+
+static const char *const cols[] = {"step", "ctx", "ms_cache", "ms_nocache",
+				   "token_cache", "token_nocache",
+				   "max_abs_diff"};
+
+static int parse(int argc, char **argv, struct args *a, bool *done)
+{
+	int c, e = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	*a = (struct args){.prompt = 128, .gen = 32, .users = 1, .tol = 1e-4,
+			   .with = true, .without = true, .header = true};
+	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
+	while ((c = getopt_long(argc, argv, "c:hj:k:n:p:s:T:u:", longopts,
+				NULL)) != -1) {
+		e = 0;
+		switch (c) {
+		case 'c':
+			if (!strcmp(optarg, "on") || !strcmp(optarg, "off") ||
+			    !strcmp(optarg, "both")) {
+				a->with = strcmp(optarg, "off") != 0;
+				a->without = strcmp(optarg, "on") != 0;
+			} else {
+				return cli_usage("--cache: on, off or both, "
+						 "got '%s'",
+						 optarg);
+			}
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			*done = true;
+			return 0;
+		case 'j':
+			e = cli_u64("--threads", optarg, 1, 256, &a->threads);
+			break;
+		case 'k':
+			e = cli_u64("--top-k", optarg, 0, UINT32_MAX, &a->top_k);
+			break;
+		case 'n':
+			e = cli_tokens("--new", optarg, &a->gen);
+			break;
+		case 'p':
+			e = cli_tokens("--prompt", optarg, &a->prompt);
+			break;
+		case 's':
+			e = cli_u64("--seed", optarg, 0, UINT64_MAX, &a->seed);
+			break;
+		case 'T':
+			e = cli_double("--temperature", optarg, 0, 1e6,
+				       &a->temperature);
+			break;
+		case 'u':
+			e = cli_u64("--users", optarg, 1, 65536, &a->users);
+			break;
+		case OPT_LAYERS:
+			e = cli_u64("--layers", optarg, 1, 4096, &a->layers);
+			break;
+		case OPT_VOCAB:
+			e = cli_u64("--vocab", optarg, 1, 1ULL << 31,
+				    &a->vocab);
+			break;
+		case OPT_KV_HEADS:
+			e = cli_u64("--kv-heads", optarg, 1, 1 << 16,
+				    &a->kv_heads);
+			break;
+		case OPT_TOL:
+			e = cli_double("--tol", optarg, 0, 1e30, &a->tol);
+			break;
+		case OPT_SUMMARY: a->summary = optarg; break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_NO_HEADER: a->header = false; break;
+		case OPT_VERSION:
+			printf("kvdecode %s\n", KV_VERSION);
+			*done = true;
+			return 0;
+		default:
+			fprintf(stderr, "Try 'kvdecode --help'.\n");
+			return CLI_USAGE;
+		}
+		if (e)
+			return e;
+	}
+	if (optind + 1 < argc)
+		return cli_usage("one config at most, got '%s' and '%s'",
+				 argv[optind], argv[optind + 1]);
+	if (optind < argc)
+		a->config = argv[optind];
+	if (a->prompt + a->gen > MAX_POSITIONS)
+		return cli_usage("--prompt + --new: at most %llu positions, "
+				 "got %llu",
+				 MAX_POSITIONS,
+				 (unsigned long long)(a->prompt + a->gen));
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* 1234567 as "1,234,567" into buf. */
+static const char *group(uint64_t v, char *buf, size_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+	size_t j = 0;
+	for (int i = 0; i < len && j + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+/* What the run found, for the summary. */
+struct result {
+	uint64_t first_diff;  /* first step whose tokens differ, 0: none */
+	double max_diff;      /* largest logit difference */
+	double ms[2];         /* total time without, with the cache */
+	uint64_t passes[2];
+	uint64_t kv_per_token, kv_bytes;
+};
+
+/* A cell of one or several users' tokens: "17" or "17,4,99". */
+static void put_tokens(struct cli_table *t, const uint32_t *tok,
+		       uint64_t users, bool run)
+{
+	char buf[4096];
+	size_t len = 0;
+	if (!run) {
+		cli_put_empty(t);
+		return;
+	}
+	if (users == 1) {
+		cli_put_u64(t, tok[0]);
+		return;
+	}
+	for (uint64_t u = 0; u < users && len + 12 < sizeof buf; u++)
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%u",
+					u ? "," : "", tok[u]);
+	cli_put_str(t, buf);
+}
+
+/* The decode loop: prefill, then one token at a time, each way. */
+static int run(const struct args *a, struct kv_engine *e, struct result *r)
+{
+	uint64_t v = kv_engine_vocab(e), U = a->users;
+	uint64_t cap = a->prompt + a->gen; /* text per user */
+	uint32_t *text[2], *chunk;
+	float *logits[2], *work;
+	int status = 0;
+	bool both = a->with && a->without;
+	text[0] = calloc(U * cap, sizeof(uint32_t));
+	text[1] = calloc(U * cap, sizeof(uint32_t));
+	chunk = calloc(U * cap, sizeof(uint32_t));
+	logits[0] = calloc(U * v, sizeof(float));
+	logits[1] = calloc(U * v, sizeof(float));
+	work = calloc(v, sizeof(float));
+	uint32_t *next[2] = {calloc(U, sizeof(uint32_t)),
+			     calloc(U, sizeof(uint32_t))};
+	if (!text[0] || !text[1] || !chunk || !logits[0] || !logits[1] ||
+	    !work || !next[0] || !next[1]) {
+		cli_error("out of memory");
+		status = CLI_FAIL;
+		goto out;
+	}
+	for (uint64_t u = 0; u < U; u++)
+		for (uint64_t i = 0; i < a->prompt; i++)
+			text[0][u * cap + i] = text[1][u * cap + i] =
+				kv_rand_token(a->seed, u, i, v);
+
+	struct cli_table t;
+	cli_table_begin(&t, cols, 7, a->json, a->header, false);
+	for (uint64_t step = 1; step <= a->gen; step++) {
+		uint64_t len = a->prompt + step - 1; /* text so far */
+		double ms[2] = {NAN, NAN};
+		for (int c = 0; c < 2; c++) {
+			if (!(c ? a->with : a->without))
+				continue;
+			/* with the cache: the prompt, then the newest token;
+			 * without: the whole text */
+			uint64_t n = c ? (step == 1 ? len : 1) : len;
+			uint64_t pos = len - n;
+			for (uint64_t u = 0; u < U; u++)
+				memcpy(chunk + u * n, text[c] + u * cap + pos,
+				       n * sizeof *chunk);
+			double t0 = now_ms();
+			if (kv_engine_forward(e, chunk, n, pos, c, logits[c])) {
+				cli_error("forward pass failed at step %llu",
+					  (unsigned long long)step);
+				status = CLI_FAIL;
+				goto out;
+			}
+			ms[c] = now_ms() - t0;
+			r->ms[c] += ms[c];
+			for (uint64_t u = 0; u < U; u++) {
+				next[c][u] = kv_sample(logits[c] + u * v, v,
+						       a->temperature, a->top_k,
+						       a->seed, u, step, work);
+				text[c][u * cap + len] = next[c][u];
+			}
+		}
+		double diff = NAN;
+		if (both) {
+			diff = kv_max_abs_diff(logits[0], logits[1], U * v);
+			r->max_diff = diff > r->max_diff ? diff : r->max_diff;
+			if (!r->first_diff &&
+			    memcmp(next[0], next[1], U * sizeof **next))
+				r->first_diff = step;
+		}
+		cli_put_u64(&t, step);
+		cli_put_u64(&t, len);
+		cli_put_f(&t, ms[1], 3);
+		cli_put_f(&t, ms[0], 3);
+		put_tokens(&t, next[1], U, a->with);
+		put_tokens(&t, next[0], U, a->without);
+		if (both)
+			cli_put_f(&t, diff, 9);
+		else
+			cli_put_empty(&t);
+		cli_row_end(&t);
+	}
+	cli_table_end(&t);
+	r->passes[0] = kv_engine_passes(e, false);
+	r->passes[1] = kv_engine_passes(e, true);
+out:
+	free(text[0]);
+	free(text[1]);
+	free(chunk);
+	free(logits[0]);
+	free(logits[1]);
+	free(work);
+	free(next[0]);
+	free(next[1]);
+	return status;
+}
+
+/* The summary, for people on stderr and for scripts in --summary FILE. */
+static int summarise(const struct args *a, const struct kv_model *m,
+		     const struct result *r, bool failed)
+{
+	char b1[32], b2[32], b3[32];
+	bool both = a->with && a->without;
+	fflush(stdout);
+	fprintf(stderr,
+		"kvdecode: %s, %u layers, %llu user%s, prompt %llu, %llu "
+		"new, %llu threads\n",
+		m->name, m->n_layers, (unsigned long long)a->users,
+		a->users == 1 ? "" : "s",
+		(unsigned long long)a->prompt, (unsigned long long)a->gen,
+		(unsigned long long)a->threads);
+	if (both) {
+		if (r->first_diff)
+			fprintf(stderr,
+				"tokens: differ with and without the cache "
+				"from step %llu\n",
+				(unsigned long long)r->first_diff);
+		else
+			fprintf(stderr,
+				"tokens: identical with and without the cache "
+				"(%llu of %llu)\n",
+				(unsigned long long)a->gen,
+				(unsigned long long)a->gen);
+		fprintf(stderr,
+			"largest logit difference: %.3g (tolerance %.3g)%s\n",
+			r->max_diff, a->tol,
+			r->max_diff > a->tol ? ": too large" : "");
+	}
+	fprintf(stderr, "time:");
+	if (a->with)
+		fprintf(stderr, " %.3f s with the cache", r->ms[1] / 1e3);
+	if (a->without)
+		fprintf(stderr, "%s %.3f s without", a->with ? "," : "",
+			r->ms[0] / 1e3);
+	if (both && r->ms[1] > 0)
+		fprintf(stderr, ": %.1fx faster with it", r->ms[0] / r->ms[1]);
+	fputc('\n', stderr);
+	if (a->with)
+		fprintf(stderr,
+			"kv cache: %s bytes per token (f32, measured from the "
+			"allocation), %s bytes for %llu positions x %llu "
+			"user%s\n",
+			group(r->kv_per_token, b1, sizeof b1),
+			group(r->kv_bytes, b2, sizeof b2),
+			(unsigned long long)(a->prompt + a->gen - 1),
+			(unsigned long long)a->users, a->users == 1 ? "" : "s");
+	fprintf(stderr, "token passes:");
+	if (a->with)
+		fprintf(stderr, " %s with the cache",
+			group(r->passes[1], b3, sizeof b3));
+	if (a->without)
+		fprintf(stderr, "%s %s without", a->with ? "," : "",
+			group(r->passes[0], b1, sizeof b1));
+	fputc('\n', stderr);
+	(void)failed;
+	if (!a->summary)
+		return 0;
+	FILE *f = fopen(a->summary, "w");
+	if (!f) {
+		cli_error("%s: %s", a->summary, strerror(errno));
+		return CLI_FAIL;
+	}
+	fprintf(f, "model\tlayers\tusers\tprompt\tnew\tthreads\t"
+		   "tokens_identical\tfirst_diff_step\tmax_abs_diff\t"
+		   "s_cache\ts_nocache\tspeedup\tkv_bytes_per_token\t"
+		   "kv_bytes\tpasses_cache\tpasses_nocache\n");
+	fprintf(f, "%s\t%u\t%llu\t%llu\t%llu\t%llu\t", m->name, m->n_layers,
+		(unsigned long long)a->users, (unsigned long long)a->prompt,
+		(unsigned long long)a->gen, (unsigned long long)a->threads);
+	if (both)
+		fprintf(f, "%d\t%llu\t%.9f\t", !r->first_diff,
+			(unsigned long long)r->first_diff, r->max_diff);
+	else
+		fprintf(f, "\t\t\t");
+	if (a->with)
+		fprintf(f, "%.6f", r->ms[1] / 1e3);
+	fputc('\t', f);
+	if (a->without)
+		fprintf(f, "%.6f", r->ms[0] / 1e3);
+	fputc('\t', f);
+	if (both && r->ms[1] > 0)
+		fprintf(f, "%.3f", r->ms[0] / r->ms[1]);
+	fputc('\t', f);
+	if (a->with)
+		fprintf(f, "%llu\t%llu\t%llu\t",
+			(unsigned long long)r->kv_per_token,
+			(unsigned long long)r->kv_bytes,
+			(unsigned long long)r->passes[1]);
+	else
+		fprintf(f, "\t\t\t");
+	if (a->without)
+		fprintf(f, "%llu", (unsigned long long)r->passes[0]);
+	fputc('\n', f);
+	if (ferror(f) | fclose(f)) {
+		cli_error("%s: write error", a->summary);
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
+/* Refuses a run larger than the memory available, naming what fits. */
+static int check_memory(const struct kv_model *m,
+			const struct kv_engine_opts *o, uint64_t need)
+{
+	uint64_t avail;
+	const char *env = getenv("KV_MEM_AVAILABLE");
+	char b1[64], b2[64];
+	if (env && *env) {
+		if (kv_parse_size(env, &avail))
+			return cli_usage("KV_MEM_AVAILABLE: not a size: '%s'",
+					 env);
+	} else if (kv_mem_available(&avail)) {
+		return 0; /* no /proc/meminfo: let the allocation decide */
+	}
+	if (need <= avail)
+		return 0;
+	uint32_t layers = kv_engine_fit_layers(m, o, avail);
+	uint64_t vocab = kv_engine_fit_vocab(m, o, avail);
+	char hint[128] = "";
+	if (layers)
+		snprintf(hint, sizeof hint, "; --layers %u would fit", layers);
+	else if (vocab)
+		snprintf(hint, sizeof hint, "; --vocab %llu would fit",
+			 (unsigned long long)vocab);
+	else
+		snprintf(hint, sizeof hint,
+			 "; fewer users or positions are needed");
+	cli_error("%s: the run needs %s (weights, cache and scratch) but %s "
+		  "is available%s",
+		  m->name, kv_format_iec(need, b1, sizeof b1),
+		  kv_format_iec(avail, b2, sizeof b2), hint);
+	return CLI_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct kv_model *m = NULL;
+	struct kv_engine *e = NULL;
+	struct result r = {0};
+	bool done = false;
+	char err[KV_ERRLEN];
+	int status;
+
+	cli_init("kvdecode");
+	status = parse(argc, argv, &a, &done);
+	if (status || done)
+		goto out;
+	if (a.config) {
+		if ((status = cli_load_model(a.config, &m)))
+			goto out;
+	} else if (kv_model_gpt2_small(&m)) {
+		cli_error("out of memory");
+		status = CLI_FAIL;
+		goto out;
+	}
+
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.layers = (uint32_t)a.layers;
+	o.vocab = a.vocab;
+	o.kv_heads = (uint32_t)a.kv_heads;
+	o.users = (uint32_t)a.users;
+	o.max_ctx = a.prompt + a.gen - 1; /* the last token is not fed */
+	o.max_chunk = a.without ? o.max_ctx : a.prompt;
+	o.cache = a.with;
+	o.seed = a.seed;
+	o.threads = (uint32_t)a.threads;
+	struct kv_engine_size sz;
+	int rc = kv_engine_estimate(m, &o, &sz, err);
+	if (rc) {
+		cli_error("%s", err);
+		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
+		goto out;
+	}
+	if (m->max_pos && o.max_ctx > m->max_pos)
+		cli_warn("%s: %llu positions are beyond the config's %llu; "
+			 "run anyway, the weights being random",
+			 m->name, (unsigned long long)o.max_ctx,
+			 (unsigned long long)m->max_pos);
+	if ((status = check_memory(m, &o, sz.total)))
+		goto out;
+	if ((rc = kv_engine_new(m, &o, &e, err))) {
+		cli_error("%s", err);
+		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
+		goto out;
+	}
+	r.kv_per_token = kv_engine_cache_token_bytes(e);
+	r.kv_bytes = kv_engine_cache_bytes(e);
+	if ((status = run(&a, e, &r)))
+		goto out;
+	bool failed = a.with && a.without &&
+		      (r.first_diff || !(r.max_diff <= a.tol));
+	status = summarise(&a, kv_engine_get_model(e), &r, failed);
+	if (!status && failed)
+		status = CLI_FAIL;
+out:
+	kv_engine_free(e);
+	kv_model_free(m);
+	return cli_finish(status);
+}
