@@ -1,0 +1,119 @@
+/*
+ * test_ref.c - the engine against an independent reference: runs a tiny
+ * GPT-2 and a tiny Llama-style model (grouped KV heads, q/k/v biases) with
+ * the cache, a prompt then one decoded token, and hands the tokens and
+ * logits to tests/ref/ref_forward.py, which rebuilds the weights from the
+ * documented generator and recomputes the logits in NumPy. Skipped (77)
+ * without python3 and NumPy.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "kv/engine.h"
+#include "test.h"
+
+#define TOL "2e-5"
+
+static int check(const char *json, uint32_t kv_heads)
+{
+	struct kv_model *m;
+	struct kv_engine *e;
+	char err[KV_ERRLEN], path[] = "/tmp/kv-ref-XXXXXX";
+	if (kv_model_parse(json, strlen(json), "tiny", &m, err))
+		return 1;
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.users = 2;
+	o.max_ctx = 12;
+	o.kv_heads = kv_heads;
+	o.seed = 12345;
+	o.threads = 2;
+	if (kv_engine_new(m, &o, &e, err)) {
+		fprintf(stderr, "%s\n", err);
+		kv_model_free(m);
+		return 1;
+	}
+	const struct kv_model *em = kv_engine_get_model(e);
+	uint64_t v = em->vocab;
+	uint32_t tok[2][12], chunk[22];
+	float lg[2 * 256];
+	for (int u = 0; u < 2; u++)
+		for (int i = 0; i < 11; i++)
+			tok[u][i] = kv_rand_token(5, (uint64_t)u, (uint64_t)i, v);
+	for (int u = 0; u < 2; u++)
+		memcpy(chunk + u * 10, tok[u], 10 * sizeof *chunk);
+	CHECK(kv_engine_forward(e, chunk, 10, 0, true, lg) == 0);
+	chunk[0] = tok[0][10];
+	chunk[1] = tok[1][10];
+	CHECK(kv_engine_forward(e, chunk, 1, 10, true, lg) == 0);
+
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		kv_engine_free(e);
+		kv_model_free(m);
+		return 1;
+	}
+	const struct kv_layer *l = &em->layers[0];
+	bool gpt2 = em->family == KV_FAMILY_GPT2;
+	fprintf(f, "family %s\nseed %llu\nlayers %u\ndim %llu\nheads %u\n"
+		   "kv_heads %u\nhd %u\nffn %llu\nvocab %llu\neps %.17g\n"
+		   "theta %.17g\nqkv_bias %d\no_bias %d\nmlp_bias %d\n"
+		   "tied %d\n",
+		gpt2 ? "gpt2" : "llama", (unsigned long long)o.seed,
+		em->n_layers, (unsigned long long)em->hidden, l->q_heads,
+		l->kv_heads, l->head_dim_k, (unsigned long long)l->ffn_dim,
+		(unsigned long long)v, em->norm_eps,
+		em->rope_theta > 0 ? em->rope_theta : 10000, em->qkv_bias,
+		em->o_bias, em->mlp_bias, gpt2 || em->tie_embeddings);
+	for (int u = 0; u < 2; u++) {
+		fprintf(f, "tokens");
+		for (int i = 0; i < 11; i++)
+			fprintf(f, " %u", tok[u][i]);
+		fprintf(f, "\nlogits");
+		for (uint64_t i = 0; i < v; i++)
+			fprintf(f, " %.9g", lg[u * v + i]);
+		fputc('\n', f);
+	}
+	fclose(f);
+	kv_engine_free(e);
+	kv_model_free(m);
+	/* the first Python that has NumPy: $KV_PYTHON, python3 on PATH (which
+	 * may be a virtual environment without it), the system's */
+	const char *py[] = {getenv("KV_PYTHON"), "python3", "/usr/bin/python3"};
+	int status = 77;
+	for (size_t i = 0; i < 3 && status == 77; i++) {
+		char cmd[512];
+		if (!py[i] || !*py[i])
+			continue;
+		snprintf(cmd, sizeof cmd,
+			 "%s tests/ref/ref_forward.py %s %s", py[i], path, TOL);
+		int rc = system(cmd);
+		status = rc == -1 || !WIFEXITED(rc) ||
+					 WEXITSTATUS(rc) == 127
+				 ? 77
+				 : WEXITSTATUS(rc);
+	}
+	unlink(path);
+	return status;
+}
+
+int main(void)
+{
+	static const char gpt2[] =
+		"{\"model_type\":\"gpt2\",\"n_layer\":2,\"n_embd\":64,"
+		"\"n_head\":4,\"n_inner\":96,\"vocab_size\":200,"
+		"\"n_positions\":8}";
+	static const char llama[] =
+		"{\"model_type\":\"qwen2\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":96,\"num_attention_heads\":6,"
+		"\"num_key_value_heads\":2,\"intermediate_size\":80,"
+		"\"vocab_size\":256,\"rope_theta\":500.0,"
+		"\"tie_word_embeddings\":false,\"rms_norm_eps\":1e-5}";
+	int rc[3] = {check(gpt2, 0), check(llama, 0), check(llama, 3)};
+	for (int i = 0; i < 3; i++) {
+		if (rc[i] == 77)
+			return 77;
+		CHECK(rc[i] == 0);
+	}
+	return test_done("test_ref");
+}
