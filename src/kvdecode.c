@@ -441,14 +441,24 @@ static int check_memory(const struct kv_model *m,
 	}
 	if (need <= avail)
 		return 0;
+	/* what would fit: fewer layers, else a smaller vocabulary, else
+	 * one layer and a smaller vocabulary */
+	struct kv_engine_opts one = *o;
+	one.layers = 1;
 	uint32_t layers = kv_engine_fit_layers(m, o, avail);
-	uint64_t vocab = kv_engine_fit_vocab(m, o, avail);
-	char hint[128] = "";
+	uint64_t vocab = layers ? 0 : kv_engine_fit_vocab(m, o, avail);
+	uint64_t vocab1 = layers || vocab ? 0
+					  : kv_engine_fit_vocab(m, &one, avail);
+	char hint[128];
 	if (layers)
 		snprintf(hint, sizeof hint, "; --layers %u would fit", layers);
 	else if (vocab)
 		snprintf(hint, sizeof hint, "; --vocab %llu would fit",
 			 (unsigned long long)vocab);
+	else if (vocab1)
+		snprintf(hint, sizeof hint,
+			 "; --layers 1 --vocab %llu would fit",
+			 (unsigned long long)vocab1);
 	else
 		snprintf(hint, sizeof hint,
 			 "; fewer users or positions are needed");

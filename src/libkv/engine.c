@@ -303,7 +303,7 @@ struct kv_engine_opts kv_engine_opts_default(void)
 
 /* Families the engine runs, for messages. */
 #define SUPPORTED                                                        \
-	"the engine runs GPT-2 blocks (gpt2, gpt_bigcode) and Llama-style " \
+	"it runs GPT-2 blocks (gpt2, gpt_bigcode) and Llama-style "        \
 	"blocks (llama, mistral, qwen2, phi3) with full attention and a "   \
 	"dense MLP on every layer"
 
@@ -317,7 +317,7 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 {
 	const char *why = NULL;
 	if (m->family != KV_FAMILY_GPT2 && m->family != KV_FAMILY_LLAMA)
-		why = "its family";
+		why = "this family";
 	else if (m->family == KV_FAMILY_GPT2 &&
 		 (!m->layernorm || m->gated_mlp))
 		why = "a GPT-2 family without LayerNorm and a plain MLP";
@@ -352,8 +352,9 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 	}
 	if (why) {
 		snprintf(err, KV_ERRLEN,
-			 "%s: model_type \"%s\" has %s; %s", m->name,
-			 m->model_type, why, SUPPORTED);
+			 "%s: model_type \"%s\": the engine does not run %s; "
+			 "%s",
+			 m->name, m->model_type, why, SUPPORTED);
 		return KV_EUNSUP;
 	}
 	const struct kv_layer *l0 = &m->layers[0];

@@ -242,7 +242,7 @@ static void test_refusals(void)
 		m = load(bad[i]);
 		o = kv_engine_opts_default();
 		CHECK(kv_engine_model(m, &o, &eff, err) == KV_EUNSUP);
-		CHECK_HAS(err, "the engine runs GPT-2 blocks");
+		CHECK_HAS(err, "it runs GPT-2 blocks");
 		kv_model_free(m);
 	}
 }

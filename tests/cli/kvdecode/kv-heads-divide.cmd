@@ -1,0 +1,1 @@
+kvdecode --kv-heads 5

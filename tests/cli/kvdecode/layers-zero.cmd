@@ -1,0 +1,1 @@
+kvdecode --layers 0

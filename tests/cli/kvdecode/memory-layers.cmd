@@ -1,0 +1,1 @@
+KV_MEM_AVAILABLE=300M kvdecode --threads 1

@@ -1,0 +1,1 @@
+KV_MEM_AVAILABLE=3M kvdecode --threads 1

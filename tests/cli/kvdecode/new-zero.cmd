@@ -1,0 +1,1 @@
+kvdecode --new 0

@@ -1,0 +1,1 @@
+kvdecode no-such-model

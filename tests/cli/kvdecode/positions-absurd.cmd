@@ -1,0 +1,1 @@
+kvdecode --prompt 16M --new 1

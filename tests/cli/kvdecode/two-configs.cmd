@@ -1,0 +1,1 @@
+kvdecode gpt2 llama-3.1-8b

@@ -1,0 +1,1 @@
+kvdecode gemma-2-9b

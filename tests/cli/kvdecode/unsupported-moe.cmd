@@ -1,0 +1,1 @@
+kvdecode mixtral-8x7b

@@ -1,0 +1,1 @@
+kvdecode mistral-7b-v0.1

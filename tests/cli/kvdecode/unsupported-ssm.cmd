@@ -1,0 +1,1 @@
+kvdecode jamba-v0.1
