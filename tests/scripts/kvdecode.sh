@@ -1,0 +1,56 @@
+#!/bin/sh
+# kvdecode.sh BUILD SRC: what golden files cannot hold. Every long option
+# of kvdecode is in --help and in the man page; --json is well-formed;
+# --summary writes the columns scripts rely on, and the default shape's
+# cache weighs 73,728 bytes per token measured from the allocation.
+bin=$1/kvdecode src=$2
+[ -x "$bin" ] || exit 77
+cd "$src" || exit 1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+say() { echo "kvdecode.sh: $*"; fail=1; }
+
+"$bin" --help >"$tmp/help" || say "--help failed"
+sed 's/\\-/-/g' man/kvdecode.1 >"$tmp/man"
+opts=$(sed -n '/longopts\[\] = {/,/^};/p' src/kvdecode.c |
+	sed -n 's/^[[:space:]]*{"\([a-z-]*\)".*/\1/p')
+[ -n "$opts" ] || say "no options found in src/kvdecode.c"
+for o in $opts; do
+	grep -q -e "--$o" "$tmp/help" || say "--$o missing from --help"
+	grep -q -e "--$o" "$tmp/man" || say "--$o missing from the man page"
+done
+
+# the default shape, few tokens, a small vocabulary (bytes per token do
+# not depend on it)
+"$bin" --vocab 1000 --prompt 4 --new 2 --threads 2 \
+	--summary "$tmp/sum" >/dev/null 2>"$tmp/err" || say "run failed"
+head -1 "$tmp/sum" | tr '\t' '\n' >"$tmp/cols"
+for c in tokens_identical max_abs_diff s_cache s_nocache speedup \
+	kv_bytes_per_token kv_bytes passes_cache passes_nocache; do
+	grep -qx "$c" "$tmp/cols" || say "summary lacks column $c"
+done
+per=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR == 2 { print $c["kv_bytes_per_token"] }' "$tmp/sum")
+[ "$per" = 73728 ] || say "kv_bytes_per_token is '$per', want 73728"
+grep -q "73,728 bytes per token" "$tmp/err" || say "summary: no 73,728"
+passes=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR == 2 { print $c["passes_cache"], $c["passes_nocache"] }' "$tmp/sum")
+[ "$passes" = "5 9" ] || say "passes are '$passes', want '5 9'"
+
+# --json parses, with null for the cells of a mode not run
+for py in python3 /usr/bin/python3; do
+	if "$py" -c 'import json' 2>/dev/null; then
+		"$bin" --vocab 1000 --layers 1 --prompt 3 --new 3 --json \
+			--cache on --threads 1 2>/dev/null >"$tmp/json"
+		"$py" -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert len(rows) == 3, rows
+assert rows[0]["ms_nocache"] is None and rows[0]["ms_cache"] > 0
+assert [r["step"] for r in rows] == [1, 2, 3]
+' "$tmp/json" || say "--json output is not what it should be"
+		break
+	fi
+done
+exit $fail
