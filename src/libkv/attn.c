@@ -5,7 +5,8 @@
  * copied. Scores of the whole range are kept (g x n floats, in L1/L2) and
  * the softmax is exact (max first), so parts over ranges of positions
  * merge without approximation. A portable C version and an AVX2/FMA one
- * chosen at run time; both are tested against each other.
+ * chosen at run time; both are tested against each other. The MLP's
+ * activations live here too, for the same vectorised exp.
  */
 #include <math.h>
 #include <string.h>
@@ -87,11 +88,12 @@ AVX2 static inline float hmax(__m256 a)
 	return _mm_cvtss_f32(x);
 }
 
-/* exp of eight values, for x <= 0 (softmax after the max): Cephes' expf
- * polynomial on x - n ln 2, scaled by 2^n; relative error about 2e-7. */
+/* exp of eight values, clamped to [-87, 88]: Cephes' expf polynomial on
+ * x - n ln 2, scaled by 2^n; relative error about 2e-7. */
 AVX2 static inline __m256 exp8(__m256 x)
 {
 	x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+	x = _mm256_min_ps(x, _mm256_set1_ps(88.0f));
 	__m256 n = _mm256_round_ps(
 		_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
 		_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -252,9 +254,53 @@ AVX2 static void part_avx2(const float *q, uint32_t g, const float *k,
 	softmax_avx2(s, g, n, m, l);
 	values_avx2(s, g, v, n, hd, o);
 }
+
+/* GPT-2's GELU, tanh(u) written as 1 - 2 / (exp(2u) + 1). */
+AVX2 static void gelu_avx2(float *x, uint64_t n)
+{
+	const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+	const __m256 half = _mm256_set1_ps(0.5f), lim = _mm256_set1_ps(9.0f);
+	uint64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		__m256 u = _mm256_mul_ps(
+			_mm256_set1_ps(0.7978845608f),
+			_mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f),
+						      _mm256_mul_ps(v, v)),
+					v, v));
+		u = _mm256_max_ps(_mm256_min_ps(u, lim),
+				  _mm256_sub_ps(_mm256_setzero_ps(), lim));
+		__m256 e = exp8(_mm256_mul_ps(two, u));
+		__m256 t = _mm256_sub_ps(one,
+					 _mm256_div_ps(two, _mm256_add_ps(e, one)));
+		_mm256_storeu_ps(x + i,
+				 _mm256_mul_ps(_mm256_mul_ps(half, v),
+					       _mm256_add_ps(one, t)));
+	}
+	for (; i < n; i++)
+		x[i] = 0.5f * x[i] *
+		       (1.0f + tanhf(0.7978845608f *
+				     (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+/* h *= silu(g) = g / (1 + exp(-g)). */
+AVX2 static void silu_mul_avx2(float *h, const float *g, uint64_t n)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	uint64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 gv = _mm256_loadu_ps(g + i);
+		__m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), gv));
+		__m256 s = _mm256_div_ps(gv, _mm256_add_ps(one, e));
+		_mm256_storeu_ps(h + i,
+				 _mm256_mul_ps(_mm256_loadu_ps(h + i), s));
+	}
+	for (; i < n; i++)
+		h[i] *= g[i] / (1.0f + expf(-g[i]));
+}
 #endif
 
-bool kv_attn_has_simd(uint32_t hd)
+static bool have_avx2(void)
 {
 #ifdef HAVE_AVX2_KERNEL
 	static int have = -1;
@@ -263,11 +309,41 @@ bool kv_attn_has_simd(uint32_t hd)
 		have = __builtin_cpu_supports("avx2") &&
 		       __builtin_cpu_supports("fma");
 	}
-	return have && hd % 8 == 0;
+	return have;
 #else
-	(void)hd;
 	return false;
 #endif
+}
+
+void kv_gelu(float *x, uint64_t n, bool simd)
+{
+#ifdef HAVE_AVX2_KERNEL
+	if (simd && have_avx2()) {
+		gelu_avx2(x, n);
+		return;
+	}
+#endif
+	for (uint64_t i = 0; i < n; i++)
+		x[i] = 0.5f * x[i] *
+		       (1.0f + tanhf(0.7978845608f *
+				     (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+void kv_silu_mul(float *h, const float *g, uint64_t n, bool simd)
+{
+#ifdef HAVE_AVX2_KERNEL
+	if (simd && have_avx2()) {
+		silu_mul_avx2(h, g, n);
+		return;
+	}
+#endif
+	for (uint64_t i = 0; i < n; i++)
+		h[i] *= g[i] / (1.0f + expf(-g[i]));
+}
+
+bool kv_attn_has_simd(uint32_t hd)
+{
+	return have_avx2() && hd % 8 == 0;
 }
 
 void kv_attn_part(const float *q, uint32_t g, const float *k, const float *v,

@@ -676,14 +676,8 @@ struct linear_job {
 	uint64_t m, k, n;
 	float beta;
 	enum act act;
+	bool simd;
 };
-
-static float gelu(float x)
-{
-	/* GPT-2's tanh form */
-	return 0.5f * x *
-	       (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
-}
 
 static void product(const float *x, const float *w, const float *b,
 		    float *y, uint64_t m, uint64_t k, uint64_t n,
@@ -716,15 +710,12 @@ static void linear_task(void *arg, unsigned tid, unsigned nth)
 	product(j->x, j->w, j->b, j->y, j->m, j->k, j->n, c0, c1, j->beta);
 	if (j->act == ACT_GELU) {
 		for (uint64_t r = 0; r < j->m; r++)
-			for (uint64_t c = c0; c < c1; c++)
-				j->y[r * j->n + c] = gelu(j->y[r * j->n + c]);
+			kv_gelu(j->y + r * j->n + c0, c1 - c0, j->simd);
 	} else if (j->act == ACT_SWIGLU) {
 		product(j->x, j->w2, j->b2, j->g, j->m, j->k, j->n, c0, c1, 0);
 		for (uint64_t r = 0; r < j->m; r++)
-			for (uint64_t c = c0; c < c1; c++) {
-				float gv = j->g[r * j->n + c];
-				j->y[r * j->n + c] *= gv / (1.0f + expf(-gv));
-			}
+			kv_silu_mul(j->y + r * j->n + c0, j->g + r * j->n + c0,
+				    c1 - c0, j->simd);
 	}
 }
 
@@ -733,7 +724,8 @@ static void linear(struct kv_engine *e, const float *x, uint64_t m,
 		   uint64_t n, float beta, enum act act, const float *w2,
 		   const float *b2)
 {
-	struct linear_job j = {x, w, b, w2, b2, y, e->g, m, k, n, beta, act};
+	struct linear_job j = {x,    w,    b, w2,   b2,  y,
+			       e->g, m,    k, n,    beta, act, e->simd};
 	kv_pool_run(e->pool, linear_task, &j);
 }
 

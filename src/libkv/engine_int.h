@@ -68,6 +68,10 @@ void kv_attn_part(const float *q, uint32_t g, const float *k, const float *v,
 		  uint64_t n, uint32_t hd, float scale, float *s, float *o,
 		  float *m, float *l, bool simd);
 
+/* GPT-2's GELU (tanh form) of n values in place; h *= silu(g). */
+void kv_gelu(float *x, uint64_t n, bool simd);
+void kv_silu_mul(float *h, const float *g, uint64_t n, bool simd);
+
 /* Whether a vectorised kernel runs on this CPU for head size hd. */
 bool kv_attn_has_simd(uint32_t hd);
 

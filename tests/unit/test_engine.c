@@ -122,11 +122,9 @@ static void test_agreement(void)
 	kv_model_free(m);
 }
 
-/* The same forward pass through the vectorised and the portable kernel,
- * and with one and two threads. */
-static void test_kernels(void)
+static void kernels(const char *json)
 {
-	struct kv_model *m = load(llama_json);
+	struct kv_model *m = load(json);
 	char err[KV_ERRLEN];
 	struct kv_engine_opts o = kv_engine_opts_default();
 	struct kv_engine *e1, *e2;
@@ -162,6 +160,14 @@ static void test_kernels(void)
 	kv_engine_free(e2);
 	kv_engine_free(NULL);
 	kv_model_free(m);
+}
+
+/* The same forward pass through the vectorised and the portable kernels
+ * (attention, GELU, SiLU), and with one and two threads. */
+static void test_kernels(void)
+{
+	kernels(gpt2_json);
+	kernels(llama_json);
 }
 
 /* The cache is what kvsize says: 73,728 bytes per token for the default. */
