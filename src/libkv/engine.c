@@ -681,10 +681,12 @@ struct linear_job {
 
 static void product(const float *x, const float *w, const float *b,
 		    float *y, uint64_t m, uint64_t k, uint64_t n,
-		    uint64_t c0, uint64_t c1, float beta)
+		    uint64_t c0, uint64_t c1, float beta, bool simd)
 {
 	blasint cols = (blasint)(c1 - c0);
-	if (m == 1)
+	if (m > 1 && m <= KV_SMALL_ROWS && simd)
+		kv_gemm_small(x, m, k, w, n, c0, c1, beta, y, simd);
+	else if (m == 1)
 		cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, cols, 1.0f,
 			    w + c0, (blasint)n, x, 1, beta, y + c0, 1);
 	else
@@ -707,12 +709,14 @@ static void linear_task(void *arg, unsigned tid, unsigned nth)
 		c1 = j->n;
 	if (c0 >= c1)
 		return;
-	product(j->x, j->w, j->b, j->y, j->m, j->k, j->n, c0, c1, j->beta);
+	product(j->x, j->w, j->b, j->y, j->m, j->k, j->n, c0, c1, j->beta,
+		j->simd);
 	if (j->act == ACT_GELU) {
 		for (uint64_t r = 0; r < j->m; r++)
 			kv_gelu(j->y + r * j->n + c0, c1 - c0, j->simd);
 	} else if (j->act == ACT_SWIGLU) {
-		product(j->x, j->w2, j->b2, j->g, j->m, j->k, j->n, c0, c1, 0);
+		product(j->x, j->w2, j->b2, j->g, j->m, j->k, j->n, c0, c1, 0,
+			j->simd);
 		for (uint64_t r = 0; r < j->m; r++)
 			kv_silu_mul(j->y + r * j->n + c0, j->g + r * j->n + c0,
 				    c1 - c0, j->simd);

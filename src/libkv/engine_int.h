@@ -72,6 +72,15 @@ void kv_attn_part(const float *q, uint32_t g, const float *k, const float *v,
 void kv_gelu(float *x, uint64_t n, bool simd);
 void kv_silu_mul(float *h, const float *g, uint64_t n, bool simd);
 
+/* y[r][c] = beta y[r][c] + (x w)[r][c] for rows r < m and columns
+ * c0 <= c < c1; x (m, k), w (k, n), y (m, n): a few rows by a weight
+ * matrix, streaming it once without packing. */
+void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const float *w,
+		   uint64_t n, uint64_t c0, uint64_t c1, float beta, float *y,
+		   bool simd);
+/* Rows up to which kv_gemm_small() beats sgemm's packing. */
+#define KV_SMALL_ROWS 8
+
 /* Whether a vectorised kernel runs on this CPU for head size hd. */
 bool kv_attn_has_simd(uint32_t hd);
 
