@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "engine_int.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
 #include "test.h"
@@ -170,6 +171,36 @@ static void test_kernels(void)
 	kernels(llama_json);
 }
 
+/* The few-rows product against the plain loop, with and without beta,
+ * over column ranges that start and end anywhere. */
+static void test_gemm_small(void)
+{
+	enum { K = 37, N = 300 };
+	static float x[8 * K], w[K * N], y0[8 * N], y1[8 * N];
+	for (int i = 0; i < 8 * K; i++)
+		x[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
+	for (int i = 0; i < K * N; i++)
+		w[i] = (float)((i * 53) % 29) / 29.0f - 0.5f;
+	for (uint64_t m = 1; m <= 8; m++)
+		for (int beta = 0; beta < 2; beta++) {
+			for (int i = 0; i < 8 * N; i++)
+				y0[i] = y1[i] = (float)(i % 7);
+			kv_gemm_small(x, m, K, w, N, 3, 297, (float)beta, y0,
+				      true);
+			kv_gemm_small(x, m, K, w, N, 3, 297, (float)beta, y1,
+				      false);
+			CHECK_NEAR(kv_max_abs_diff(y0, y1, 8 * N), 0, 1e-5);
+			/* columns outside the range are left alone */
+			CHECK(y0[0] == 0 && y0[299] == (float)(299 % 7));
+			/* one element by hand: the last row, column 150 */
+			uint64_t r = m - 1, c = 150;
+			double want = beta * (double)((r * N + c) % 7);
+			for (int i = 0; i < K; i++)
+				want += (double)x[r * K + i] * w[i * N + c];
+			CHECK_NEAR(y0[r * N + c], want, 1e-5);
+		}
+}
+
 /* The cache is what kvsize says: 73,728 bytes per token for the default. */
 static void test_bytes(void)
 {
@@ -308,6 +339,7 @@ int main(void)
 	test_refusals();
 	test_bytes();
 	test_kernels();
+	test_gemm_small();
 	test_agreement();
 	return test_done("test_engine");
 }
