@@ -21,7 +21,8 @@ static const char usage[] =
 	"Usage: kvdecode [OPTIONS] [CONFIG]\n"
 	"Generates tokens from a model with random float32 weights, with and\n"
 	"without the KV cache; prints a row per token and a summary that says\n"
-	"whether both ways agree, how long each took and what the cache weighs.\n"
+	"whether both ways agree, how long each took and what the cache\n"
+	"weighs.\n"
 	"CONFIG is a Hugging Face config.json (path or name); default: the\n"
 	"GPT-2 small shape of the articles.\n"
 	"\n"
@@ -33,7 +34,8 @@ static const char usage[] =
 	"      --kv-heads N       K/V heads instead of the config's (must\n"
 	"                         divide the attention heads)\n"
 	"  -c, --cache MODE       on, off or both (default both)\n"
-	"  -s, --seed N           seed of weights, prompt and draws (default 0)\n"
+	"  -s, --seed N           seed of weights, prompt and draws\n"
+	"                         (default 0)\n"
 	"  -T, --temperature T    0 picks the likeliest token (default 0)\n"
 	"  -k, --top-k K          draw among the K likeliest (default 0: all)\n"
 	"  -j, --threads N        engine threads (default: online CPUs)\n"
@@ -118,7 +120,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			e = cli_u64("--threads", optarg, 1, 256, &a->threads);
 			break;
 		case 'k':
-			e = cli_u64("--top-k", optarg, 0, UINT32_MAX, &a->top_k);
+			e = cli_u64("--top-k", optarg, 0, UINT32_MAX,
+				    &a->top_k);
 			break;
 		case 'n':
 			e = cli_tokens("--new", optarg, &a->gen);
@@ -140,7 +143,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			e = cli_u64("--layers", optarg, 1, 4096, &a->layers);
 			break;
 		case OPT_VOCAB:
-			e = cli_u64("--vocab", optarg, 1, 1ULL << 31,
+			e = cli_u64("--vocab", optarg, 1, 2147483647,
 				    &a->vocab);
 			break;
 		case OPT_KV_HEADS:

@@ -128,7 +128,8 @@ AVX2 static void scores_avx2(const float *q, uint32_t g, const float *k,
 			for (uint32_t d = 0; d < hd; d += 8) {
 				__m256 qv = _mm256_loadu_ps(qi + d);
 				const float *kd = kp + d;
-				a0 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kd), a0);
+				a0 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kd),
+						     a0);
 				a1 = _mm256_fmadd_ps(
 					qv, _mm256_loadu_ps(kd + hd), a1);
 				a2 = _mm256_fmadd_ps(
@@ -271,8 +272,8 @@ AVX2 static void gelu_avx2(float *x, uint64_t n)
 		u = _mm256_max_ps(_mm256_min_ps(u, lim),
 				  _mm256_sub_ps(_mm256_setzero_ps(), lim));
 		__m256 e = exp8(_mm256_mul_ps(two, u));
-		__m256 t = _mm256_sub_ps(one,
-					 _mm256_div_ps(two, _mm256_add_ps(e, one)));
+		__m256 t = _mm256_sub_ps(
+			one, _mm256_div_ps(two, _mm256_add_ps(e, one)));
 		_mm256_storeu_ps(x + i,
 				 _mm256_mul_ps(_mm256_mul_ps(half, v),
 					       _mm256_add_ps(one, t)));

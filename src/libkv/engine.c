@@ -308,7 +308,7 @@ struct kv_engine_opts kv_engine_opts_default(void)
 	"dense MLP on every layer"
 
 #define ENGINE_MAX_LAYERS 4096
-#define ENGINE_MAX_VOCAB (1ULL << 31)
+#define ENGINE_MAX_VOCAB 2147483647ULL /* BLAS dimensions are int */
 #define ENGINE_MAX_USERS 65536
 #define ENGINE_MAX_THREADS 256
 
@@ -469,8 +469,8 @@ static int estimate(const struct kv_model *eff, const struct kv_engine_opts *o,
 }
 
 int kv_engine_estimate(const struct kv_model *m,
-		       const struct kv_engine_opts *o, struct kv_engine_size *sz,
-		       char *err)
+		       const struct kv_engine_opts *o,
+		       struct kv_engine_size *sz, char *err)
 {
 	struct kv_model *eff;
 	struct shape s;
@@ -704,7 +704,8 @@ static void linear_task(void *arg, unsigned tid, unsigned nth)
 	const struct linear_job *j = arg;
 	/* columns in runs of 16 floats, so each slice starts aligned */
 	uint64_t blocks = (j->n + 15) / 16;
-	uint64_t c0 = blocks * tid / nth * 16, c1 = blocks * (tid + 1) / nth * 16;
+	uint64_t c0 = blocks * tid / nth * 16;
+	uint64_t c1 = blocks * (tid + 1) / nth * 16;
 	if (c1 > j->n)
 		c1 = j->n;
 	if (c0 >= c1)
@@ -826,7 +827,8 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 		const float *v = kv_rows(e, j->layer, u, kh, 1, j->cache);
 		const float *q = e->qkv + row * s->qkv + (uint64_t)kh * G * hd;
 		if (j->nsplit == 1) {
-			float *o = e->att + row * s->att + (uint64_t)kh * G * hd;
+			float *o = e->att + row * s->att +
+				   (uint64_t)kh * G * hd;
 			kv_attn_part(q, G, k, v, len, hd, scale, sc, o, m, l,
 				     e->simd);
 			for (uint32_t g = 0; g < G; g++)
@@ -859,18 +861,19 @@ static void merge_parts(struct kv_engine *e, uint32_t nsplit)
 		uint64_t u = r / s->kv_heads;
 		uint32_t kh = (uint32_t)(r % s->kv_heads);
 		float *o = e->att + u * s->att + (uint64_t)kh * G * hd;
-		const float *p0 = e->part + r * nsplit * G * (hd + 2);
+		uint64_t stride = (uint64_t)G * (hd + 2); /* of a part */
+		const float *p0 = e->part + r * nsplit * stride;
 		for (uint32_t g = 0; g < G; g++) {
 			float mx = -INFINITY, sum = 0;
 			for (uint32_t p = 0; p < nsplit; p++) {
-				const float *pm = p0 + (uint64_t)p * G * (hd + 2) +
+				const float *pm = p0 + p * stride +
 						  (uint64_t)G * hd;
 				mx = pm[g] > mx ? pm[g] : mx;
 			}
 			for (uint32_t d = 0; d < hd; d++)
 				o[g * hd + d] = 0;
 			for (uint32_t p = 0; p < nsplit; p++) {
-				const float *po = p0 + (uint64_t)p * G * (hd + 2);
+				const float *po = p0 + p * stride;
 				const float *pm = po + (uint64_t)G * hd;
 				if (pm[G + g] == 0)
 					continue;
@@ -930,8 +933,8 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 		      uint64_t n, uint64_t pos, bool cache, float *logits)
 {
 	const struct shape *s = &e->s;
-	if (n == 0 || n > s->chunk || pos > s->ctx - n || (cache && !e->cache) ||
-	    (!cache && pos != 0))
+	if (n == 0 || n > s->chunk || pos > s->ctx - n ||
+	    (cache && !e->cache) || (!cache && pos != 0))
 		return KV_EINVAL;
 	for (uint64_t i = 0; i < s->users * n; i++)
 		if (tokens[i] >= s->vocab)

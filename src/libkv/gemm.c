@@ -84,11 +84,12 @@ AVX2 static void small_avx2(const float *x, uint64_t m, uint64_t k,
 					y[r * n + c + j] = 0;
 		uint64_t i = 0;
 		for (; i + 4 <= k; i += 4)
-			for (uint64_t r = 0; r < m; r += 2)
-				rows4(x + r * k + i, x + (r + 1 < m ? r + 1 : r) * k + i,
-				      r + 1 < m, w + i * n + c, n, cols,
-				      y + r * n + c,
-				      y + (r + 1 < m ? r + 1 : r) * n + c);
+			for (uint64_t r = 0; r < m; r += 2) {
+				uint64_t r2 = r + 1 < m ? r + 1 : r;
+				rows4(x + r * k + i, x + r2 * k + i, r2 != r,
+				      w + i * n + c, n, cols, y + r * n + c,
+				      y + r2 * n + c);
+			}
 		for (; i < k; i++)
 			for (uint64_t r = 0; r < m; r++)
 				for (uint64_t j = 0; j < cols; j++)

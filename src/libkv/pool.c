@@ -47,7 +47,8 @@ static void *worker_main(void *arg)
 	struct kv_pool *p = w->pool;
 	uint64_t seen = 0;
 	for (;;) {
-		uint64_t g = atomic_load_explicit(&p->gen, memory_order_acquire);
+		uint64_t g = atomic_load_explicit(&p->gen,
+						  memory_order_acquire);
 		for (int i = 0; g == seen && i < SPINS; i++) {
 			cpu_relax();
 			g = atomic_load_explicit(&p->gen,

@@ -38,7 +38,8 @@ static int check(const char *json, uint32_t kv_heads)
 	float lg[2 * 256];
 	for (int u = 0; u < 2; u++)
 		for (int i = 0; i < 11; i++)
-			tok[u][i] = kv_rand_token(5, (uint64_t)u, (uint64_t)i, v);
+			tok[u][i] = kv_rand_token(5, (uint64_t)u,
+						  (uint64_t)i, v);
 	for (int u = 0; u < 2; u++)
 		memcpy(chunk + u * 10, tok[u], 10 * sizeof *chunk);
 	CHECK(kv_engine_forward(e, chunk, 10, 0, true, lg) == 0);
