@@ -119,6 +119,21 @@ uint64_t kv_engine_vocab(const struct kv_engine *e);
 uint64_t kv_engine_cache_bytes(const struct kv_engine *e);
 uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
 
+/* What a pass must move and compute, for benchmarks' rooflines (pure
+ * arithmetic on the engine's shape, float32):
+ * - weight bytes one forward pass reads: every layer's tensors, the final
+ *   norm and the output head (the embedding table only through the rows
+ *   gathered, which are not counted);
+ * - cache bytes a pass of one new token per sequence at position pos reads:
+ *   users x (pos + 1) x bytes per token (K and V of every layer);
+ * - FLOPs of a pass of n tokens per sequence at pos: 2 per multiply-add of
+ *   the projections and MLP for users x n rows, of attention (q k and the
+ *   weighted sum of v, every head, causal) and of the head for the last
+ *   token of each sequence; norms and activations not counted. */
+uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e);
+uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos);
+double kv_engine_flops(const struct kv_engine *e, uint64_t n, uint64_t pos);
+
 /* Fills positions 0 .. ctx - 1 of every sequence's cache with random values
  * of a model's scale, standing in for a prefill (for benchmarks). Returns 0
  * or KV_EINVAL (ctx beyond max_ctx or no cache). */

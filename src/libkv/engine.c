@@ -1019,6 +1019,47 @@ int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed)
 	return 0;
 }
 
+uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
+{
+	const struct shape *s = &e->s;
+	/* nothing here overflows: the engine's allocation, which holds all
+	 * of it, was computed with checks */
+	uint64_t layer = s->dim * s->qkv + s->att * s->dim +
+			 s->dim * s->ffn * (s->gpt2 ? 1 : 2) + s->ffn * s->dim;
+	layer += s->dim * (s->gpt2 ? 4 : 2); /* norms */
+	if (s->qkv_bias)
+		layer += s->qkv;
+	if (s->o_bias)
+		layer += s->dim;
+	if (s->mlp_bias)
+		layer += s->ffn * (s->gpt2 ? 1 : 2) + s->dim;
+	uint64_t total = layer * s->layers + s->dim * (s->gpt2 ? 2 : 1) +
+			 s->dim * s->vocab;
+	return total * sizeof(float);
+}
+
+uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos)
+{
+	uint64_t per = (uint64_t)e->s.layers * 2 * e->s.kv_heads * e->s.hd *
+		       sizeof(float);
+	return per * e->s.users * (pos + 1);
+}
+
+double kv_engine_flops(const struct kv_engine *e, uint64_t n, uint64_t pos)
+{
+	const struct shape *s = &e->s;
+	double rows = (double)s->users * (double)n;
+	double mat = (double)s->dim * (double)s->qkv +
+		     (double)s->att * (double)s->dim +
+		     (double)s->dim * (double)s->ffn * (s->gpt2 ? 1 : 2) +
+		     (double)s->ffn * (double)s->dim;
+	/* query t attends to pos + t + 1 positions: sum over the chunk */
+	double seen = (double)n * (double)pos + (double)n * (double)(n + 1) / 2;
+	double attn = 2.0 * s->heads * (double)s->hd * seen * s->users;
+	return 2.0 * (mat * rows * s->layers + attn * s->layers +
+		      (double)s->dim * (double)s->vocab * s->users);
+}
+
 uint64_t kv_engine_passes(const struct kv_engine *e, bool cache)
 {
 	return e->passes[cache];

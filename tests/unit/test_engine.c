@@ -252,6 +252,32 @@ static void test_bytes(void)
 	kv_model_free(eff);
 	kv_engine_free(e);
 	kv_model_free(m);
+
+	/* bytes and FLOPs of a pass, by hand for the default shape */
+	CHECK(kv_model_gpt2_small(&m) == 0);
+	o = kv_engine_opts_default();
+	o.max_ctx = 8;
+	o.users = 2;
+	o.vocab = 1000; /* a lighter test; the head is the only change */
+	CHECK(kv_engine_new(m, &o, &e, err) == 0);
+	/* the article's 339,738,624 B of matrices, 9,984 floats of biases and
+	 * norms a layer, the final norm, the tied head */
+	CHECK_U64(kv_engine_weight_read_bytes(e),
+		  339738624ULL + 12ULL * 9984 * 4 + 2 * 768 * 4 +
+			  768ULL * 1000 * 4);
+	CHECK_U64(kv_engine_cache_read_bytes(e, 8191), 2ULL * 603979776);
+	/* one token at 159: 2 x (84,934,656 matrix weights x 2 users + 12
+	 * layers x 12 heads x 64 x 2 (q k, a v) x 160 positions x 2 users +
+	 * 768 x 1,000 x 2 users) */
+	double want = 2.0 * (84934656.0 * 2 + 12.0 * 2 * 12 * 64 * 160 * 2 +
+			     768.0 * 1000 * 2);
+	CHECK_NEAR(kv_engine_flops(e, 1, 159), want, 1);
+	/* a 3-token chunk at 0 attends to 1 + 2 + 3 positions */
+	want = 2.0 * (84934656.0 * 6 + 12.0 * 2 * 12 * 64 * 6 * 2 +
+		      768.0 * 1000 * 2);
+	CHECK_NEAR(kv_engine_flops(e, 3, 0), want, 1);
+	kv_engine_free(e);
+	kv_model_free(m);
 }
 
 static void test_refusals(void)
