@@ -363,7 +363,7 @@ static int summarise(const struct args *a, const struct kv_model *m,
 		fprintf(stderr, "%s %.3f s without", a->with ? "," : "",
 			r->ms[0] / 1e3);
 	if (both && r->ms[1] > 0)
-		fprintf(stderr, ": %.1fx faster with it", r->ms[0] / r->ms[1]);
+		fprintf(stderr, ": a speed-up of %.1fx", r->ms[0] / r->ms[1]);
 	fputc('\n', stderr);
 	if (a->with)
 		fprintf(stderr,
