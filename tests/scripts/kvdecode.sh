@@ -2,10 +2,13 @@
 # kvdecode.sh BUILD SRC: what golden files cannot hold. Every long option
 # of kvdecode is in --help and in the man page; --json is well-formed;
 # --summary writes the columns scripts rely on, and the default shape's
-# cache weighs 73,728 bytes per token measured from the allocation.
+# cache weighs 73,728 bytes per token measured from the allocation; the
+# man page's examples run.
 bin=$1/kvdecode src=$2
 [ -x "$bin" ] || exit 77
+bin=$(cd "$1" && pwd)/kvdecode
 cd "$src" || exit 1
+src=$(pwd)
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -37,6 +40,24 @@ grep -q "73,728 bytes per token" "$tmp/err" || say "summary: no 73,728"
 passes=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
 	NR == 2 { print $c["passes_cache"], $c["passes_nocache"] }' "$tmp/sum")
 [ "$passes" = "5 9" ] || say "passes are '$passes', want '5 9'"
+
+# the man page's EXAMPLES run, made small by options appended (a later
+# option wins): one layer, a small vocabulary, few tokens
+sed -n '/^\.SH EXAMPLES/,/^\.SH SEE ALSO/p' man/kvdecode.1 |
+	sed -n '/^\.nf/,/^\.fi/p' | grep -v '^\.[nf][fi]' |
+	sed -e 's/\\-/-/g' -e 's/\\e$/\\/' >"$tmp/examples"
+n=0
+while IFS= read -r line; do
+	while [ "${line%\\}" != "$line" ]; do # a continued line
+		IFS= read -r more
+		line="${line%\\} $more"
+	done
+	n=$((n + 1))
+	(cd "$tmp" && PATH=$(dirname "$bin"):$PATH KV_CONFIG_PATH=$src/configs \
+		sh -c "$line --layers 1 --vocab 1000 --prompt 4 --new 2" \
+		>/dev/null 2>&1) || say "example fails: $line"
+done <"$tmp/examples"
+[ "$n" -ge 3 ] || say "found $n examples in the man page, want 3"
 
 # --json parses, with null for the cells of a mode not run
 for py in python3 /usr/bin/python3; do
