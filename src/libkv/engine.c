@@ -607,6 +607,8 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 		/* a cache never written reads as zeros, not garbage */
 		memset(e->cache, 0, (size_t)sz.cache);
 	}
+	/* the CPU's features are probed once, here, before any thread asks */
+	(void)kv_attn_has_simd(8);
 	if (kv_pool_new(e->s.threads, &e->pool))
 		goto fail;
 	openblas_set_num_threads(1);
