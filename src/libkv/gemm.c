@@ -20,7 +20,10 @@ static void small_c(const float *x, uint64_t m, uint64_t k, const float *w,
 			float acc = 0;
 			for (uint64_t i = 0; i < k; i++)
 				acc += x[r * k + i] * w[i * n + c];
-			y[r * n + c] = beta * y[r * n + c] + acc;
+			/* beta 0 never reads y, as in BLAS: it may be
+			 * uninitialised, and 0 x NaN is NaN */
+			y[r * n + c] = beta != 0 ? beta * y[r * n + c] + acc
+						 : acc;
 		}
 }
 
@@ -75,13 +78,11 @@ AVX2 static void small_avx2(const float *x, uint64_t m, uint64_t k,
 	uint64_t c = c0, tile = TILE_FLOATS / m / 8 * 8;
 	for (; c + 8 <= c1; c += tile) {
 		uint64_t cols = c1 - c < tile ? (c1 - c) & ~(uint64_t)7 : tile;
-		for (uint64_t r = 0; r < m; r++)
+		for (uint64_t r = 0; r < m; r++) /* beta 0: y is not read */
 			for (uint64_t j = 0; j < cols; j++)
-				y[r * n + c + j] *= beta;
-		if (beta == 0) /* not 0 x NaN from the scratch */
-			for (uint64_t r = 0; r < m; r++)
-				for (uint64_t j = 0; j < cols; j++)
-					y[r * n + c + j] = 0;
+				y[r * n + c + j] = beta != 0
+							   ? beta * y[r * n + c + j]
+							   : 0;
 		uint64_t i = 0;
 		for (; i + 4 <= k; i += 4)
 			for (uint64_t r = 0; r < m; r += 2) {
