@@ -151,9 +151,9 @@ static int get_uint(struct cfg *c, const char *field, bool required,
 	if (!it || cJSON_IsNull(it)) {
 		if (required) {
 			absent_name(c, field, where, sizeof where);
-			return fail(c, "%s: missing; the %s of the model cannot "
-				    "be guessed",
-				    where, field);
+			return fail(c, "%s: missing; a field that defines the "
+				    "model's shape is never guessed",
+				    where);
 		}
 		*out = def;
 		return 0;
@@ -1142,19 +1142,32 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 		size_t off = end && end >= json ? (size_t)(end - json) : 0;
 		if (off > len)
 			off = len;
-		/* skip what cJSON accepted as whitespace to point at the byte */
 		unsigned line, col;
 		locate(json, off, &line, &col);
-		if (off >= len)
+		size_t rest = off;
+		while (rest < len && strchr(" \t\r\n", json[rest]))
+			rest++;
+		if (rest >= len) {
 			snprintf(err, KV_ERRLEN,
-				 "%s: not JSON: unexpected end of input at "
+				 "%.400s: not JSON: unexpected end of input at "
 				 "line %u, column %u",
 				 path, line, col);
-		else
-			snprintf(err, KV_ERRLEN,
-				 "%s: not JSON: syntax error at line %u, "
-				 "column %u",
-				 path, line, col);
+			return KV_EINVAL;
+		}
+		/* a few bytes of the line where it broke, to find it */
+		char near[24];
+		size_t k = 0;
+		for (; k + 1 < sizeof near && off + k < len; k++) {
+			char ch = json[off + k];
+			if (ch == '\n' || ch == '\r' || ch == '\0')
+				break;
+			near[k] = (unsigned char)ch < 0x20 ? ' ' : ch;
+		}
+		near[k] = '\0';
+		snprintf(err, KV_ERRLEN,
+			 "%.400s: not JSON: syntax error at line %u, column %u, "
+			 "near '%s'",
+			 path, line, col, near);
 		return KV_EINVAL;
 	}
 	struct cfg c = {root, root, NULL, path, err};
@@ -1204,6 +1217,7 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 {
 	*out = NULL;
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	const char *shown = f == stdin ? "stdin" : path;
 	if (!f) {
 		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(errno));
 		return KV_EIO;
@@ -1222,7 +1236,7 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 			if (cap >= MAX_CONFIG_BYTES) {
 				snprintf(err, KV_ERRLEN,
 					 "%s: larger than %u MiB; not a config",
-					 path, MAX_CONFIG_BYTES >> 20);
+					 shown, MAX_CONFIG_BYTES >> 20);
 				e = KV_EINVAL;
 				break;
 			}
@@ -1242,16 +1256,16 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 		snprintf(err, KV_ERRLEN, "%s: out of memory", path);
 	} else if (!e && ferror(f)) {
 		e = KV_EIO;
-		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(errno));
+		snprintf(err, KV_ERRLEN, "%s: %s", shown, strerror(errno));
 	}
 	if (f != stdin)
 		fclose(f);
 	if (!e && len == 0) {
 		e = KV_EINVAL;
-		snprintf(err, KV_ERRLEN, "%s: empty file, not JSON", path);
+		snprintf(err, KV_ERRLEN, "%s: empty, not JSON", shown);
 	}
 	if (!e)
-		e = kv_model_parse(buf, len, path, out, err);
+		e = kv_model_parse(buf, len, shown, out, err);
 	free(buf);
 	return e;
 }

@@ -1,0 +1,295 @@
+/*
+ * test_model.c - the config reader: each shipped config read as its family's
+ * reference implementation reads it, the defaults of absent fields, and the
+ * message of each kind of bad field.
+ */
+#include <stdlib.h>
+
+#include "kv/model.h"
+#include "test.h"
+
+static struct kv_model *load(const char *name)
+{
+	char path[512], err[KV_ERRLEN];
+	struct kv_model *m = NULL;
+	snprintf(path, sizeof path, "configs/%s.json", name);
+	if (kv_model_load(path, &m, err)) {
+		fprintf(stderr, "load: %s\n", err);
+		test_failures++;
+	}
+	return m;
+}
+
+/* The message a bad config gives, or "" when it loads. */
+static const char *bad(const char *json)
+{
+	static char err[KV_ERRLEN];
+	struct kv_model *m = NULL;
+	err[0] = '\0';
+	if (kv_model_parse(json, strlen(json), "x.json", &m, err) == 0) {
+		kv_model_free(m);
+		return "";
+	}
+	CHECK(m == NULL);
+	return err;
+}
+
+static uint32_t count(const struct kv_model *m, enum kv_attn a)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		n += m->layers[i].attn == a;
+	return n;
+}
+
+static void test_shipped(void)
+{
+	struct kv_model *m;
+	if ((m = load("gpt2"))) {
+		CHECK(m->family == KV_FAMILY_GPT2);
+		CHECK_U64(m->n_layers, 12);
+		CHECK_U64(m->head_dim, 64);
+		CHECK_U64(m->intermediate, 3072); /* n_inner null: 4 x 768 */
+		CHECK(m->dtype == KV_DTYPE_F32 && !m->dtype_given);
+		CHECK(m->tie_embeddings && m->layernorm && !m->gated_mlp);
+		CHECK_U64(m->max_pos, 1024);
+		kv_model_free(m);
+	}
+	if ((m = load("llama-3.1-8b"))) {
+		CHECK_U64(m->n_kv_heads, 8);
+		CHECK_U64(m->vocab, 128256);
+		CHECK(!m->tie_embeddings && m->gated_mlp && !m->layernorm);
+		CHECK_U64(count(m, KV_ATTN_FULL), 32);
+		kv_model_free(m);
+	}
+	if ((m = load("falcon-7b"))) { /* multi_query: one KV head */
+		CHECK_U64(m->n_kv_heads, 1);
+		CHECK_U64(m->head_dim, 64);
+		CHECK(m->parallel_block && m->tie_embeddings);
+		kv_model_free(m);
+	}
+	if ((m = load("gemma-2-9b"))) { /* head_dim 256 != 3584 / 16 */
+		CHECK_U64(m->head_dim, 256);
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 21);
+		CHECK(m->layers[0].attn == KV_ATTN_SLIDING);
+		CHECK_U64(m->layers[0].window, 4096);
+		kv_model_free(m);
+	}
+	if ((m = load("gemma-3-27b"))) { /* nested text_config, 5:1 */
+		CHECK_U64(m->n_layers, 62);
+		CHECK_U64(m->head_dim, 128);
+		CHECK_U64(count(m, KV_ATTN_FULL), 10);
+		CHECK(m->layers[5].attn == KV_ATTN_FULL);
+		CHECK_U64(m->layers[0].window, 1024);
+		CHECK_U64(m->vocab, 262208); /* absent: the class default */
+		CHECK(m->dtype == KV_DTYPE_BF16);
+		kv_model_free(m);
+	}
+	if ((m = load("qwen2.5-7b"))) { /* window set but not used */
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 0);
+		CHECK(m->qkv_bias && !m->o_bias);
+		kv_model_free(m);
+	}
+	if ((m = load("qwen3-30b-a3b"))) {
+		CHECK_U64(m->n_experts, 128);
+		CHECK_U64(m->n_experts_active, 8);
+		CHECK_U64(m->layers[0].ffn_dim, 768);
+		CHECK(m->layers[0].mlp == KV_MLP_MOE && m->qk_norm);
+		kv_model_free(m);
+	}
+	if ((m = load("mixtral-8x7b"))) {
+		CHECK_U64(m->n_experts, 8);
+		CHECK_U64(m->n_experts_active, 2);
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 0); /* window null */
+		kv_model_free(m);
+	}
+	if ((m = load("mistral-7b-v0.1"))) {
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 32);
+		kv_model_free(m);
+	}
+	if ((m = load("phi-3-mini-4k"))) {
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 32);
+		CHECK_U64(m->layers[0].window, 2047);
+		kv_model_free(m);
+	}
+	if ((m = load("deepseek-v2-lite"))) {
+		CHECK_U64(m->q_lora_rank, 0); /* null: plain q projection */
+		CHECK_U64(m->kv_lora_rank, 512);
+		CHECK_U64(count(m, KV_ATTN_MLA), 27);
+		CHECK(m->layers[0].mlp == KV_MLP_DENSE); /* first_k_dense 1 */
+		CHECK(m->layers[1].mlp == KV_MLP_MOE);
+		CHECK_U64(m->n_shared_experts, 2);
+		kv_model_free(m);
+	}
+	if ((m = load("deepseek-v3"))) {
+		CHECK_U64(m->q_lora_rank, 1536);
+		CHECK_U64(m->head_dim, 192);
+		CHECK_U64(m->head_dim_v, 128);
+		CHECK(m->layers[2].mlp == KV_MLP_DENSE);
+		CHECK(m->layers[3].mlp == KV_MLP_MOE);
+		CHECK_U64(m->n_mtp_layers, 1);
+		kv_model_free(m);
+	}
+	if ((m = load("gpt-oss-20b"))) {
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 12);
+		CHECK_U64(m->layers[0].window, 128);
+		CHECK(m->dtype == KV_DTYPE_BF16); /* no dtype in the config */
+		CHECK_U64(m->n_experts, 32);
+		kv_model_free(m);
+	}
+	if ((m = load("llama-4-scout"))) {
+		CHECK_U64(count(m, KV_ATTN_CHUNKED), 36);
+		CHECK(m->layers[3].attn == KV_ATTN_FULL);
+		CHECK_U64(m->layers[0].window, 8192);
+		CHECK_U64(m->n_experts, 16);
+		kv_model_free(m);
+	}
+	if ((m = load("openelm-270m"))) {
+		CHECK_U64(m->layers[0].kv_heads, 3);
+		CHECK_U64(m->layers[15].kv_heads, 5);
+		CHECK_U64(m->layers[0].q_heads, 12);
+		kv_model_free(m);
+	}
+	if ((m = load("jamba-v0.1"))) {
+		CHECK_U64(count(m, KV_ATTN_FULL), 4);
+		CHECK_U64(count(m, KV_ATTN_NONE), 28);
+		CHECK_U64(m->ssm_d_inner, 8192);
+		CHECK_U64(m->ssm_dt_rank, 256);
+		CHECK(m->layers[1].mlp == KV_MLP_MOE);
+		CHECK(m->layers[0].mlp == KV_MLP_DENSE);
+		kv_model_free(m);
+	}
+}
+
+static void test_defaults(void)
+{
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	/* Llama: KV heads = heads, head_dim = hidden / heads, no window */
+	const char *j = "{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
+			"\"hidden_size\":256,\"num_attention_heads\":8}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_U64(m->n_kv_heads, 8);
+		CHECK_U64(m->head_dim, 32);
+		CHECK_U64(m->max_pos, 2048);
+		CHECK_U64(m->layers[0].window, 0);
+		kv_model_free(m);
+	}
+	/* Qwen3: head_dim 128 whatever the width */
+	j = "{\"model_type\":\"qwen3\",\"num_hidden_layers\":1,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_U64(m->head_dim, 128);
+		kv_model_free(m);
+	}
+	/* GPT-2 names without model_type */
+	j = "{\"n_layer\":2,\"n_embd\":64,\"n_head\":4}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK(m->family == KV_FAMILY_GPT2);
+		CHECK_U64(m->head_dim, 16);
+		kv_model_free(m);
+	}
+	/* Falcon's new architecture keeps num_kv_heads */
+	j = "{\"model_type\":\"falcon\",\"num_hidden_layers\":2,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8,"
+	    "\"new_decoder_architecture\":true,\"num_kv_heads\":2}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_U64(m->n_kv_heads, 2);
+		kv_model_free(m);
+	}
+	/* an unknown model_type is read as Llama-style, with a note */
+	j = "{\"model_type\":\"zz\",\"num_hidden_layers\":1,"
+	    "\"hidden_size\":64,\"num_attention_heads\":4}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_HAS(m->note, "not a known family");
+		kv_model_free(m);
+	}
+	CHECK(kv_model_gpt2_small(&m) == 0);
+	if (m) {
+		CHECK_U64(m->vocab, 50257);
+		CHECK_U64(m->intermediate, 3072);
+		kv_model_free(m);
+	}
+}
+
+static void test_errors(void)
+{
+	CHECK_STR(bad("{\"num_hidden_layers\":2,\"hidden_size\":64}"),
+		  "x.json: num_attention_heads: missing; a field that "
+		  "defines the model's shape is never guessed");
+	CHECK_STR(bad("{\"num_hidden_layers\":2.5,\"hidden_size\":64,"
+		      "\"num_attention_heads\":4}"),
+		  "x.json: num_hidden_layers: must be a whole number, got 2.5");
+	CHECK_STR(bad("{\"num_hidden_layers\":2,\"hidden_size\":64,"
+		      "\"num_attention_heads\":4,\"num_key_value_heads\":3}"),
+		  "x.json: num_key_value_heads: must divide "
+		  "num_attention_heads (4), got 3");
+	CHECK_STR(bad("{\"num_hidden_layers\":true,\"hidden_size\":64,"
+		      "\"num_attention_heads\":4}"),
+		  "x.json: num_hidden_layers: must be a number, got true");
+	CHECK_STR(bad("{\"num_hidden_layers\":[2],\"hidden_size\":64,"
+		      "\"num_attention_heads\":4}"),
+		  "x.json: num_hidden_layers: must be a number, got an array");
+	CHECK_STR(bad("{\"num_hidden_layers\":2,\"hidden_size\":1e300,"
+		      "\"num_attention_heads\":4}"),
+		  "x.json: hidden_size: absurd value, at most 1048576, got "
+		  "1.0000000000000001e+300");
+	CHECK_STR(bad("\"llama\""), "x.json: not a JSON object, got \"llama\"");
+	CHECK_STR(bad("{\"a\": }"),
+		  "x.json: not JSON: syntax error at line 1, column 7, near "
+		  "'}'");
+	CHECK_STR(bad("{\n\"a\": [1,\n"),
+		  "x.json: not JSON: unexpected end of input at line 3, "
+		  "column 1");
+	CHECK_STR(bad("{\"text_config\":{\"num_hidden_layers\":0,"
+		      "\"hidden_size\":64,\"num_attention_heads\":4}}"),
+		  "x.json: text_config.num_hidden_layers: must be at least 1, "
+		  "got 0");
+	CHECK_STR(bad("{\"model_type\":3,\"num_hidden_layers\":1}"),
+		  "x.json: model_type: must be a string, got 3");
+	CHECK_STR(bad("{\"model_type\":\"mistral\",\"num_hidden_layers\":1,"
+		      "\"hidden_size\":64,\"num_attention_heads\":4,"
+		      "\"sliding_window\":\"4k\"}"),
+		  "x.json: sliding_window: must be a number, got \"4k\"");
+	/* files */
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	CHECK(kv_model_load("tests/bad/no-such.json", &m, err) == KV_EIO);
+	CHECK_STR(err, "tests/bad/no-such.json: No such file or directory");
+	CHECK(kv_model_load("tests/bad", &m, err) == KV_EIO);
+	CHECK_STR(err, "tests/bad: Is a directory");
+	CHECK(kv_model_load("tests/bad/empty.json", &m, err) == KV_EINVAL);
+	CHECK_STR(err, "tests/bad/empty.json: empty, not JSON");
+	CHECK(m == NULL);
+	kv_model_free(NULL);
+}
+
+static void test_find(void)
+{
+	char p[4096];
+	setenv("KV_CONFIG_PATH", "/nonexistent:configs", 1);
+	CHECK(kv_config_find("gpt2", p, sizeof p) == 0);
+	CHECK_STR(p, "configs/gpt2.json");
+	CHECK(kv_config_find("gpt2.json", p, sizeof p) == 0);
+	CHECK_STR(p, "configs/gpt2.json");
+	CHECK(kv_config_find("./x/y.json", p, sizeof p) == 0);
+	CHECK_STR(p, "./x/y.json");
+	CHECK(kv_config_find("-", p, sizeof p) == 0);
+	CHECK(kv_config_find("no-such-model", p, sizeof p) == KV_EIO);
+	CHECK_STR(kv_config_dir(0), "/nonexistent");
+	CHECK_STR(kv_config_dir(1), "configs");
+}
+
+int main(void)
+{
+	test_shipped();
+	test_defaults();
+	test_errors();
+	test_find();
+	return test_done("test_model");
+}
