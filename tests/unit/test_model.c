@@ -244,8 +244,8 @@ static void test_errors(void)
 		  "x.json: not JSON: syntax error at line 1, column 7, near "
 		  "'}'");
 	CHECK_STR(bad("{\n\"a\": [1,\n"),
-		  "x.json: not JSON: unexpected end of input at line 3, "
-		  "column 1");
+		  "x.json: not JSON: unexpected end of input at line 2, "
+		  "column 9");
 	CHECK_STR(bad("{\"text_config\":{\"num_hidden_layers\":0,"
 		      "\"hidden_size\":64,\"num_attention_heads\":4}}"),
 		  "x.json: text_config.num_hidden_layers: must be at least 1, "
