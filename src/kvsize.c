@@ -65,7 +65,7 @@ struct args {
 	uint64_t *users;
 	size_t nusers;
 	uint64_t tp, block;
-	bool mha, per_layer, json, header, human;
+	bool mha, per_layer, json, header, human, list;
 };
 
 /* printed order: model kv_dtype layers kv_heads head_dim_k head_dim_v ctx
@@ -330,9 +330,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_PER_LAYER: a->per_layer = true; break;
 		case OPT_JSON: a->json = true; break;
 		case OPT_NO_HEADER: a->header = false; break;
-		case OPT_LIST:
-			*done = true;
-			return list_configs(a);
+		case OPT_LIST: a->list = true; break;
 		case OPT_VERSION:
 			printf("kvsize %s\n", KV_VERSION);
 			*done = true;
@@ -341,6 +339,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			fprintf(stderr, "Try 'kvsize --help'.\n");
 			return CLI_USAGE;
 		}
+	}
+	if (a->list) {
+		*done = true;
+		return list_configs(a);
 	}
 	if (optind >= argc)
 		return cli_usage("no config given");

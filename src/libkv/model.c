@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -1296,6 +1297,28 @@ void kv_model_free(struct kv_model *m)
 #define KV_SOURCE_CONFIGS "configs"
 #endif
 
+/* The installed data directory beside the running binary
+ * (<prefix>/bin/../share/kvtools/configs), so an installed tree can move. */
+static const char *exe_datadir(void)
+{
+	static char dir[4096];
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash || strcmp(slash, "/bin") != 0)
+		return NULL;
+	*slash = '\0';
+	snprintf(dir, sizeof dir, "%.4000s/share/kvtools/configs", exe);
+	return dir;
+}
+
 const char *kv_config_dir(size_t i)
 {
 	static char dir[4096];
@@ -1318,6 +1341,12 @@ const char *kv_config_dir(size_t i)
 				break;
 			p = colon + 1;
 		}
+	}
+	const char *rel = exe_datadir();
+	if (rel && strcmp(rel, KV_DATADIR) != 0) {
+		if (i == k)
+			return rel;
+		k++;
 	}
 	if (i == k)
 		return KV_DATADIR;
