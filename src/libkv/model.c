@@ -402,7 +402,17 @@ static enum kv_family family_of(const char *t, bool *known)
 			*known = true;
 			return map[i].f;
 		}
-	*known = false;
+	/* DeepSeek's descendants keep its names: deepseek_v32, kimi_k2 */
+	*known = !strncmp(t, "deepseek", 8) || !strncmp(t, "kimi", 4);
+	if (*known)
+		return KV_FAMILY_DEEPSEEK;
+	static const char *const llama_like[] = {
+		"chatglm", "glm", "glm4", "cohere", "cohere2", "starcoder2",
+		"olmo", "olmo2", "granite", "internlm2", "phi", "stablelm",
+		"gpt_neox", "opt", "mpt", "bloom", "gptj", "minicpm",
+		"minicpm3", "exaone", "qwen2_vl", "qwen2_5_vl", "mistral3",
+		NULL};
+	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
 
@@ -511,6 +521,14 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 		} else {
 			v = mq ? 1 : m->n_heads;
 		}
+	} else if (!strcmp(m->model_type, "chatglm")) {
+		bool mq;
+		if ((e = get_bool(c, "multi_query_attention", false, &mq)) ||
+		    (e = get_uint(c, "multi_query_group_num", false, m->n_heads,
+				  1, MAX_HEADS, &v)))
+			return e;
+		if (!mq)
+			v = m->n_heads;
 	} else if (!strcmp(m->model_type, "gpt_bigcode")) {
 		bool mq;
 		if ((e = get_bool(c, "multi_query", true, &mq)))
@@ -531,7 +549,11 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	}
 
 	/* head_dim: the field, the family's fixed default, or hidden/heads */
-	if (present(c, "head_dim") || d->head_dim) {
+	if (present(c, "kv_channels") && !present(c, "head_dim")) {
+		if ((e = get_uint(c, "kv_channels", false, 0, 1, MAX_HEAD_DIM,
+				  &v)))
+			return e;
+	} else if (present(c, "head_dim") || d->head_dim) {
 		if ((e = get_uint(c, "head_dim", false, d->head_dim, 1,
 				  MAX_HEAD_DIM, &v)))
 			return e;
@@ -638,7 +660,7 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 			k[i] = i % 2 == 0 ? KV_ATTN_SLIDING : KV_ATTN_FULL;
 		return 0;
 	}
-	if (m->family == KV_FAMILY_GEMMA) {
+	if (m->family == KV_FAMILY_GEMMA || present(c, "sliding_window_pattern")) {
 		if (!strcmp(t, "gemma"))
 			return 0;
 		uint64_t pattern;
@@ -1069,12 +1091,15 @@ static int build(struct cfg *c, struct kv_model *m)
 
 	static const char *const pos_names[] = {"max_position_embeddings",
 						"n_positions", "n_ctx",
-						"max_sequence_length", NULL};
+						"max_sequence_length",
+						"seq_length", NULL};
+	static const char *const vocab_names[] = {"vocab_size",
+						  "padded_vocab_size", NULL};
 	bool bias_def = m->family == KV_FAMILY_GPT2 ||
 			m->family == KV_FAMILY_GPT_OSS;
 	bool qwen2 = !strncmp(m->model_type, "qwen2", 5);
-	if ((e = get_uint(c, "vocab_size", false, d.vocab, 1, MAX_VOCAB,
-			  &m->vocab)) ||
+	if ((e = get_uint_any(c, vocab_names, false, d.vocab, 1, MAX_VOCAB,
+			      &m->vocab)) ||
 	    (e = get_uint_any(c, pos_names, false, d.max_pos, 1, MAX_POS,
 			      &m->max_pos)) ||
 	    (e = get_bool(c, "tie_word_embeddings", d.tie, &m->tie_embeddings)))

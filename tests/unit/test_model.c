@@ -209,6 +209,41 @@ static void test_defaults(void)
 		CHECK_HAS(m->note, "not a known family");
 		kv_model_free(m);
 	}
+	/* ChatGLM: multi_query_group_num KV heads of kv_channels */
+	j = "{\"model_type\":\"chatglm\",\"num_layers\":4,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8,"
+	    "\"kv_channels\":64,\"multi_query_attention\":true,"
+	    "\"multi_query_group_num\":2,\"seq_length\":4096}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_U64(m->n_kv_heads, 2);
+		CHECK_U64(m->head_dim, 64);
+		CHECK_U64(m->max_pos, 4096);
+		CHECK_STR(m->note, "");
+		kv_model_free(m);
+	}
+	/* Cohere 2: one global layer in sliding_window_pattern */
+	j = "{\"model_type\":\"cohere2\",\"num_hidden_layers\":8,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8,"
+	    "\"sliding_window\":64,\"sliding_window_pattern\":4}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK(m->layers[2].attn == KV_ATTN_SLIDING);
+		CHECK(m->layers[3].attn == KV_ATTN_FULL);
+		CHECK(m->layers[7].attn == KV_ATTN_FULL);
+		kv_model_free(m);
+	}
+	/* DeepSeek's descendants are read as DeepSeek */
+	j = "{\"model_type\":\"kimi_k2\",\"num_hidden_layers\":2,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8,"
+	    "\"kv_lora_rank\":64,\"qk_rope_head_dim\":16}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK(m->family == KV_FAMILY_DEEPSEEK);
+		CHECK(m->layers[1].attn == KV_ATTN_MLA);
+		CHECK_U64(m->layers[1].head_dim_k, 80);
+		kv_model_free(m);
+	}
 	CHECK(kv_model_gpt2_small(&m) == 0);
 	if (m) {
 		CHECK_U64(m->vocab, 50257);
