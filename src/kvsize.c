@@ -291,7 +291,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	uint64_t v;
 	a->header = true;
 	a->tp = 1;
-	while ((c = getopt_long(argc, argv, "b:c:hHt:u:", longopts, NULL)) !=
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'b':
@@ -336,8 +337,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			*done = true;
 			return 0;
 		default:
-			fprintf(stderr, "Try 'kvsize --help'.\n");
-			return CLI_USAGE;
+			return cli_bad_option(argv, c);
 		}
 	}
 	if (a->list) {

@@ -1157,13 +1157,32 @@ static void locate(const char *json, size_t off, unsigned *line, unsigned *col)
 	}
 }
 
+/* cJSON says NULL both for bad JSON and for a failed allocation: its
+ * allocations go through here, so that the two can be told apart. */
+static _Thread_local bool json_oom;
+
+static void *json_malloc(size_t n)
+{
+	void *p = malloc(n);
+	if (!p)
+		json_oom = true;
+	return p;
+}
+
 int kv_model_parse(const char *json, size_t len, const char *path,
 		   struct kv_model **out, char *err)
 {
 	*out = NULL;
 	err[0] = '\0';
 	const char *end = NULL;
+	cJSON_Hooks hooks = {json_malloc, free};
+	cJSON_InitHooks(&hooks);
+	json_oom = false;
 	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+	if (!root && json_oom) {
+		snprintf(err, KV_ERRLEN, "%.400s: out of memory", path);
+		return KV_ENOMEM;
+	}
 	if (!root) {
 		size_t off = end && end >= json ? (size_t)(end - json) : 0;
 		if (off > len)
