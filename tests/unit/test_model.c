@@ -304,6 +304,161 @@ static void test_errors(void)
 	kv_model_free(NULL);
 }
 
+/* One config per error branch of the reader: the message names the field
+ * and the value. BASE is a valid Llama shape to add one wrong field to. */
+#define BASE "\"num_hidden_layers\":4,\"hidden_size\":64,\"num_attention_heads\":4"
+static void test_error_branches(void)
+{
+	static const struct {
+		const char *json, *msg;
+	} cases[] = {
+		{"{" BASE ",\"rms_norm_eps\":-1}",
+		 "rms_norm_eps: must be a non-negative number, got -1"},
+		{"{" BASE ",\"rope_theta\":{}}",
+		 "rope_theta: must be a non-negative number, got an object"},
+		{"{" BASE ",\"tie_word_embeddings\":null,\"head_dim\":null}", ""},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4}",
+		 "num_kv_heads: missing"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":\"2\"}",
+		 "num_kv_heads: must be a list of numbers, got \"2\""},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":[2,-1]}",
+		 "num_kv_heads[1]: must not be negative, got -1"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":[2,3]}",
+		 "num_kv_heads[1]: must divide num_query_heads[1] (4), got 3"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"ffn_multipliers\":[1]}",
+		 "ffn_multipliers: must list one value per layer (2), got 1"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"ffn_multipliers\":[1,\"x\"]}",
+		 "ffn_multipliers: must be positive numbers, got \"x\""},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"ffn_dim_divisor\":0}",
+		 "ffn_dim_divisor: must be at least 1, got 0"},
+		{"{" BASE ",\"layer_types\":\"full\"}",
+		 "layer_types: must be a list of layer kinds, got \"full\""},
+		{"{" BASE ",\"layer_types\":[1,2,3,4]}",
+		 "layer_types[0]: unknown layer kind, got 1"},
+		{"{\"model_type\":\"falcon\"," BASE ",\"multi_query\":1}",
+		 "multi_query: must be true or false, got 1"},
+		{"{\"model_type\":\"falcon\"," BASE
+		 ",\"new_decoder_architecture\":true,\"num_kv_heads\":3}",
+		 "num_kv_heads: must divide num_attention_heads (4), got 3"},
+		{"{\"model_type\":\"gpt_bigcode\"," BASE ",\"multi_query\":0}",
+		 "multi_query: must be true or false, got 0"},
+		{"{\"model_type\":\"chatglm\"," BASE
+		 ",\"multi_query_attention\":\"yes\"}",
+		 "multi_query_attention: must be true or false"},
+		{"{" BASE ",\"head_dim\":\"16\"}",
+		 "head_dim: must be a number, got \"16\""},
+		{"{" BASE ",\"kv_channels\":0}",
+		 "kv_channels: must be at least 1, got 0"},
+		{"{\"model_type\":\"jamba\"," BASE ",\"attn_layer_period\":0}",
+		 "attn_layer_period: must be at least 1, got 0"},
+		{"{\"model_type\":\"jamba\"," BASE ",\"sliding_window\":8,"
+		 "\"attn_layer_period\":2,\"attn_layer_offset\":1}", ""},
+		{"{\"model_type\":\"jamba\"," BASE ",\"mamba_d_state\":0}",
+		 "mamba_d_state: must be at least 1, got 0"},
+		{"{\"model_type\":\"jamba\"," BASE ",\"mamba_dt_rank\":-2}",
+		 "mamba_dt_rank: must not be negative, got -2"},
+		{"{\"model_type\":\"jamba\"," BASE ",\"mamba_dt_rank\":8}", ""},
+		{"{\"model_type\":\"jamba\"," BASE
+		 ",\"expert_layer_period\":0}",
+		 "expert_layer_period: must be at least 1, got 0"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"no_rope_layers\":[1,2,1,1]}",
+		 "no_rope_layers[1]: absurd value, at most 1, got 2"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"no_rope_layer_interval\":0}",
+		 "no_rope_layer_interval: must be at least 1, got 0"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"attention_chunk_size\":0}",
+		 "attention_chunk_size: must be at least 1, got 0"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"moe_layers\":[0,9]}",
+		 "moe_layers: absurd value, at most 3, got 9"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"moe_layers\":null,\"interleave_moe_layer_step\":2}", ""},
+		{"{\"model_type\":\"qwen2_moe\"," BASE ",\"mlp_only_layers\":[7]}",
+		 "mlp_only_layers: absurd value, at most 3, got 7"},
+		{"{\"model_type\":\"qwen2_moe\"," BASE
+		 ",\"shared_expert_intermediate_size\":-1}",
+		 "shared_expert_intermediate_size: must not be negative"},
+		{"{\"model_type\":\"qwen2_moe\"," BASE ",\"decoder_sparse_step\":0}",
+		 "decoder_sparse_step: must be at least 1, got 0"},
+		{"{" BASE ",\"num_local_experts\":4,\"num_experts_per_tok\":5}",
+		 "num_experts_per_tok: absurd value, at most 4, got 5"},
+		{"{" BASE ",\"num_local_experts\":4,"
+		 "\"moe_intermediate_size\":0}",
+		 "moe_intermediate_size: must be at least 1, got 0"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE ",\"kv_lora_rank\":0}",
+		 "kv_lora_rank: must be at least 1, got 0"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE ",\"q_lora_rank\":1.5}",
+		 "q_lora_rank: must be a whole number, got 1.5"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE
+		 ",\"num_nextn_predict_layers\":-1}",
+		 "num_nextn_predict_layers: must not be negative"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE
+		 ",\"n_routed_experts\":8,\"n_shared_experts\":\"1\"}",
+		 "n_shared_experts: must be a number"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE
+		 ",\"n_routed_experts\":8,\"first_k_dense_replace\":-1}",
+		 "first_k_dense_replace: must not be negative"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE
+		 ",\"n_routed_experts\":8,\"moe_layer_freq\":0}",
+		 "moe_layer_freq: must be at least 1, got 0"},
+		{"{" BASE ",\"vocab_size\":0}",
+		 "vocab_size: must be at least 1, got 0"},
+		{"{" BASE ",\"max_position_embeddings\":1e13}",
+		 "max_position_embeddings: absurd value"},
+		{"{" BASE ",\"intermediate_size\":false}",
+		 "intermediate_size: must be a number, got false"},
+		{"{\"model_type\":\"falcon\"," BASE ",\"bias\":\"no\"}",
+		 "bias: must be true or false"},
+		{"{" BASE ",\"attention_bias\":[]}",
+		 "attention_bias: must be true or false, got an array"},
+		{"{" BASE ",\"mlp_bias\":null}", ""},
+		{"{" BASE ",\"sliding_window\":8,\"use_sliding_window\":\"true\"}",
+		 "use_sliding_window: must be true or false"},
+		{"{" BASE ",\"use_sliding_window\":true,\"sliding_window\":8,"
+		 "\"max_window_layers\":-1}",
+		 "max_window_layers: must not be negative"},
+		{"{" BASE ",\"sliding_window\":8,\"sliding_window_pattern\":0}",
+		 "sliding_window_pattern: must be at least 1, got 0"},
+		{"{\"model_type\":\"gemma\"," BASE "}", ""},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":1,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"ffn_multipliers\":0.01}", ""},
+		{"{" BASE ",\"model_type\":null}", ""},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *got = bad(cases[i].json);
+		if (!cases[i].msg[0])
+			CHECK_STR(got, "");
+		else
+			CHECK_HAS(got, cases[i].msg);
+	}
+	CHECK_STR(kv_attn_name(KV_ATTN_CHUNKED), "chunked");
+	CHECK_STR(kv_attn_name(KV_ATTN_MLA), "mla");
+	CHECK_STR(kv_attn_name((enum kv_attn)99), "?");
+	CHECK_STR(kv_strerror(KV_ERANGE), "result does not fit in 64 bits");
+	CHECK_STR(kv_strerror(KV_EUNSUP), "not supported");
+	CHECK_STR(kv_strerror(12345), "unknown error");
+	CHECK_STR(kv_strerror(KV_OK), "success");
+	CHECK_STR(kv_strerror(KV_EINVAL), "invalid input");
+	CHECK_STR(kv_strerror(KV_ENOMEM), "out of memory");
+	CHECK_STR(kv_strerror(KV_EIO), "input/output error");
+}
+
 static void test_find(void)
 {
 	char p[4096];
@@ -325,6 +480,7 @@ int main(void)
 	test_shipped();
 	test_defaults();
 	test_errors();
+	test_error_branches();
 	test_find();
 	return test_done("test_model");
 }
