@@ -51,8 +51,4 @@ int kv_membw_measure(uint64_t bytes, uint32_t threads, uint32_t passes,
 int kv_sgemm_measure(uint32_t n, uint32_t threads, uint32_t reps,
 		     double *flops);
 
-/* Bytes of memory available to a new allocation (MemAvailable of
- * /proc/meminfo), or 0 when unknown. */
-uint64_t kv_mem_available(void);
-
 #endif

@@ -230,17 +230,3 @@ int kv_sgemm_measure(uint32_t n, uint32_t threads, uint32_t reps,
 	free(c);
 	return 0;
 }
-
-uint64_t kv_mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long long kb = 0;
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
