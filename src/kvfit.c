@@ -209,9 +209,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			a->wdtype = (int)t;
 			break;
 		case OPT_UTIL:
-			if ((e = cli_double("--util", optarg, 0, 1, &a->util)))
+			if ((e = cli_double("--util", optarg, -1e300, 1e300,
+					    &a->util)))
 				return e;
-			if (a->util <= 0)
+			if (!(a->util > 0 && a->util <= 1))
 				return cli_usage("--util: must be in (0, 1], got "
 						 "'%s'",
 						 optarg);
@@ -511,11 +512,22 @@ static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
 
 /* One row: solve as asked, print, check --min-users. */
 static int row(struct cli_table *t, const struct args *a,
-	       const char *gpu_name, struct kv_fit_in *in, bool *below)
+	       const char *gpu_name, struct kv_fit_in *in, bool dry,
+	       bool *below)
 {
 	char err[KV_ERRLEN];
 	struct kv_fit f;
 	int e = 0;
+	if (dry) {
+		/* checks the input only: what a solve varies is left valid */
+		if (a->solve == SOLVE_TP)
+			in->tp = 1;
+		if (a->solve == SOLVE_CTX && in->ctx < in->prefix)
+			in->ctx = in->prefix;
+		if ((e = kv_fit_solve(in, &f, err)))
+			cli_error("%s", err);
+		return e ? CLI_USAGE : 0;
+	}
 	if (a->solve == SOLVE_CTX) {
 		uint64_t ctx;
 		if (!(e = kv_fit_solve_ctx(in, a->users, &ctx, err)) && !ctx) {
@@ -590,6 +602,54 @@ static int row(struct cli_table *t, const struct args *a,
 		*below = true;
 	}
 	return 0;
+}
+
+/* Every row of every plan: model x KV format x context x engine. */
+static int each(struct cli_table *t, const struct args *a,
+		const struct plan *pl, size_t np, const char *gpu_name,
+		bool dry, bool *below)
+{
+	static const int auto_dtype = -1;
+	int status = 0;
+	for (size_t i = 0; i < np && !status; i++) {
+		const struct kv_model *m = pl[i].m;
+		bool from_rows = pl[i].dtype != -2;
+		uint64_t defctx = m->max_pos ? m->max_pos : 4096;
+		const int *dts = from_rows ? &pl[i].dtype
+				 : a->dtypes ? a->dtypes : &auto_dtype;
+		size_t ndts = from_rows || !a->dtypes ? 1 : a->ndtypes;
+		const uint64_t *ctx = from_rows ? &pl[i].ctx
+				      : a->ctx ? a->ctx : &defctx;
+		size_t nctx = from_rows || !a->ctx ? 1 : a->nctx;
+		int e0 = a->engine < 0 ? 0 : a->engine;
+		int e1 = a->engine < 0 ? KV_ENGINE_COUNT - 1 : a->engine;
+		for (size_t d = 0; d < ndts && !status; d++)
+			for (size_t c = 0; c < nctx && !status; c++)
+				for (int en = e0; en <= e1 && !status; en++) {
+					struct kv_fit_in in = {
+						.m = m,
+						.kv_dtype = dts[d] >= 0
+							? (enum kv_dtype)dts[d]
+							: m->dtype,
+						.w_dtype = weight_dtype(a, m),
+						.weights = a->weights,
+						.mem = a->mem,
+						.reserve = a->reserve,
+						.util = a->util,
+						.tp = (uint32_t)a->tp,
+						.pp = (uint32_t)a->pp,
+						.block = a->block,
+						.ctx = ctx[c],
+						.prefix = a->prefix,
+						.engine = (enum kv_engine)en,
+						.users = a->users,
+						.bandwidth_gbps = a->bandwidth,
+					};
+					status = row(t, a, gpu_name, &in, dry,
+						     below);
+				}
+	}
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -678,48 +738,13 @@ int main(int argc, char **argv)
 		goto end;
 	}
 
+	/* a first pass checks every row, so bad input fails before any */
+	if ((status = each(NULL, &a, pl, np, gpu_name, true, &below)))
+		goto out;
 	cli_table_begin(&t, fit_cols, sizeof fit_cols / sizeof fit_cols[0],
 			a.json, a.header, a.human);
 	table = true;
-	static const int auto_dtype = -1;
-	for (size_t i = 0; i < np && !status; i++) {
-		const struct kv_model *m = pl[i].m;
-		bool from_rows = pl[i].dtype != -2;
-		uint64_t defctx = m->max_pos ? m->max_pos : 4096;
-		const int *dts = from_rows ? &pl[i].dtype
-				 : a.dtypes ? a.dtypes : &auto_dtype;
-		size_t ndts = from_rows || !a.dtypes ? 1 : a.ndtypes;
-		const uint64_t *ctx = from_rows ? &pl[i].ctx
-				      : a.ctx ? a.ctx : &defctx;
-		size_t nctx = from_rows || !a.ctx ? 1 : a.nctx;
-		int e0 = a.engine < 0 ? 0 : a.engine;
-		int e1 = a.engine < 0 ? KV_ENGINE_COUNT - 1 : a.engine;
-		for (size_t d = 0; d < ndts && !status; d++)
-			for (size_t c = 0; c < nctx && !status; c++)
-				for (int en = e0; en <= e1 && !status; en++) {
-					struct kv_fit_in in = {
-						.m = m,
-						.kv_dtype = dts[d] >= 0
-							? (enum kv_dtype)dts[d]
-							: m->dtype,
-						.w_dtype = weight_dtype(&a, m),
-						.weights = a.weights,
-						.mem = a.mem,
-						.reserve = a.reserve,
-						.util = a.util,
-						.tp = (uint32_t)a.tp,
-						.pp = (uint32_t)a.pp,
-						.block = a.block,
-						.ctx = ctx[c],
-						.prefix = a.prefix,
-						.engine = (enum kv_engine)en,
-						.users = a.users,
-						.bandwidth_gbps = a.bandwidth,
-					};
-					status = row(&t, &a, gpu_name, &in,
-						     &below);
-				}
-	}
+	status = each(&t, &a, pl, np, gpu_name, false, &below);
 end:
 	if (table)
 		cli_table_end(&t);

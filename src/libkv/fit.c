@@ -210,7 +210,7 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		uint64_t avail = in->mem > need ? in->mem - need : 0;
 		s->missing = in->mem < need ? need - in->mem : 0;
 		s->free_kv = (uint64_t)floorl((long double)avail * frac);
-		s->budget = need + s->free_kv;
+		s->budget = s->missing ? in->mem : need + s->free_kv;
 	} else {
 		s->budget = frac > 0 ? (uint64_t)floorl((long double)in->mem *
 							frac)
@@ -255,9 +255,9 @@ static int check(const struct kv_fit_in *in, char *err)
 	}
 	if (in->prefix > in->ctx) {
 		snprintf(err, KV_ERRLEN,
-			 "shared prefix of %llu tokens is longer than the "
-			 "context of %llu",
-			 (unsigned long long)in->prefix,
+			 "%s: shared prefix of %llu tokens is longer than "
+			 "the context of %llu",
+			 m->name, (unsigned long long)in->prefix,
 			 (unsigned long long)in->ctx);
 		return KV_EINVAL;
 	}
@@ -274,7 +274,7 @@ static int check(const struct kv_fit_in *in, char *err)
 static int step(const struct stage *s, uint64_t b, struct kv_fit *f)
 {
 	long double keep = 1; /* share of routed experts b tokens touch */
-	if (s->experts)
+	if (s->experts && b)
 		keep = 1 - powl(1 - (long double)s->experts_active /
 					    s->experts,
 				(long double)b);
