@@ -485,11 +485,12 @@ static void weights_note(const struct kv_fit_in *in, const struct kv_fit *f)
 	char hint[96] = "no --tp up to the head count fits one sequence";
 	if (tp)
 		snprintf(hint, sizeof hint, "--tp %u would fit", tp);
-	cli_error("%s: weights (%llu bytes per GPU) and reserve miss the "
-		  "%llu bytes the engine may use by %llu bytes; %s",
-		  in->m->name, (unsigned long long)f->weights,
-		  (unsigned long long)f->budget,
-		  (unsigned long long)f->missing, hint);
+	cli_error("%s: weights%s need %llu bytes per GPU, %llu more than "
+		  "the %llu the engine may use; %s",
+		  in->m->name, in->reserve ? " and --reserve" : "",
+		  (unsigned long long)(f->weights + in->reserve),
+		  (unsigned long long)f->missing,
+		  (unsigned long long)f->budget, hint);
 }
 
 static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
