@@ -120,6 +120,7 @@ static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
 	"ctx", "weights_bytes", "free_kv_bytes", "bytes_per_token",
 	"dup_bytes_per_token", "kv_tokens", "users", "users_whole",
+	"kv_bytes", "dup_bytes",
 	"step_users", "step_weight_bytes", "step_kv_bytes",
 	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s"};
 static const char *const param_cols[] = {"model", "params", "params_active",
@@ -538,6 +539,11 @@ static int row(struct cli_table *t, const struct args *a,
 			return 0;
 		}
 		in->ctx = ctx;
+		if (in->m->max_pos && ctx > in->m->max_pos)
+			cli_warn("%s: context %llu is beyond the config's %llu "
+				 "positions",
+				 in->m->name, (unsigned long long)ctx,
+				 (unsigned long long)in->m->max_pos);
 	} else if (a->solve == SOLVE_TP) {
 		uint32_t tp, max = in->m->n_heads > 1024 ? 1024
 							 : in->m->n_heads;
@@ -572,6 +578,8 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_u64(t, f.kv_tokens);
 	cli_put_f(t, f.users, 2);
 	cli_put_u64(t, f.users_whole);
+	cli_put_bytes(t, f.kv_bytes);
+	cli_put_bytes(t, f.dup_bytes);
 	cli_put_u64(t, f.step_users);
 	cli_put_bytes(t, f.step_weight_bytes);
 	cli_put_bytes(t, f.step_kv_bytes);
@@ -622,6 +630,13 @@ static int each(struct cli_table *t, const struct args *a,
 		const uint64_t *ctx = from_rows ? &pl[i].ctx
 				      : a->ctx ? a->ctx : &defctx;
 		size_t nctx = from_rows || !a->ctx ? 1 : a->nctx;
+		for (size_t c = 0; c < nctx && !dry && a->solve != SOLVE_CTX;
+		     c++)
+			if (m->max_pos && ctx[c] > m->max_pos)
+				cli_warn("%s: context %llu is beyond the "
+					 "config's %llu positions",
+					 m->name, (unsigned long long)ctx[c],
+					 (unsigned long long)m->max_pos);
 		int e0 = a->engine < 0 ? 0 : a->engine;
 		int e1 = a->engine < 0 ? KV_ENGINE_COUNT - 1 : a->engine;
 		for (size_t d = 0; d < ndts && !status; d++)

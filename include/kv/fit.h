@@ -92,9 +92,13 @@ struct kv_fit {
 				      engine cells */
 	double users;              /* sequences that fit, fractional */
 	uint64_t users_whole;      /* sequences that fit, whole */
+	uint64_t kv_bytes;         /* KV the whole sequences hold on the GPU:
+				      shared_bytes + users_whole x seq_bytes */
+	uint64_t dup_bytes;        /* of kv_bytes, copies other ranks hold */
 	/* the decode step of step_users sequences, one rank, all stages */
 	uint64_t step_users;       /* sequences in the step */
-	uint64_t step_weight_bytes; /* weights read (MoE: experts touched) */
+	uint64_t step_weight_bytes; /* weights read (MoE: experts touched;
+				       all of them when step_users is 0) */
 	uint64_t step_kv_bytes;    /* KV and state read */
 	double kv_weight_ratio;    /* step_kv_bytes / step_weight_bytes */
 	double kv_share;           /* step_kv / (step_weight + step_kv) */

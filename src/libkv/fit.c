@@ -85,6 +85,7 @@ struct stage {
 	uint64_t routed_bytes; /* of weights: routed experts */
 	uint64_t bpt, dup;     /* KV bytes per token; of them, copies */
 	uint64_t seq, shared;  /* bytes kept per sequence, and once */
+	uint64_t seq_dup, shared_dup; /* of them, copies other ranks hold */
 	uint64_t rseq, rshared; /* bytes a step reads per sequence, once */
 	uint64_t free_kv, missing, budget;
 	double users;          /* INFINITY when the stage keeps nothing */
@@ -177,6 +178,8 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		    (g.replicated && (e = kv_add(s->dup, tb, &s->dup))) ||
 		    (e = mac(&s->seq, tb, pv)) ||
 		    (e = mac(&s->shared, tb, sh)) ||
+		    (g.replicated && ((e = mac(&s->seq_dup, tb, pv)) ||
+				      (e = mac(&s->shared_dup, tb, sh)))) ||
 		    (e = mac(&s->rseq, tb, rp)) ||
 		    (e = mac(&s->rshared, tb, rs)))
 			return e;
@@ -363,6 +366,11 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->users_whole = best.free_kv > best.shared
 				 ? (best.free_kv - best.shared) / best.seq
 				 : 0;
+
+	if (f->users_whole) { /* <= free_kv: cannot overflow */
+		f->kv_bytes = best.shared + best.seq * f->users_whole;
+		f->dup_bytes = best.shared_dup + best.seq_dup * f->users_whole;
+	}
 
 	f->step_users = in->users ? in->users : f->users_whole;
 	first = 0;

@@ -51,6 +51,8 @@ static void test_seed(const struct kv_model *m)
 	CHECK_U64(f.seq_bytes, SEQ8K);
 	CHECK_NEAR(f.users, 54.02, 0.005);
 	CHECK_U64(f.users_whole, 54);
+	CHECK_U64(f.kv_bytes, 54 * SEQ8K);
+	CHECK_U64(f.dup_bytes, 0);
 	in.ctx = 131072;
 	CHECK_NEAR(solve(&in).users, 3.38, 0.005);
 	in.kv_dtype = KV_DTYPE_FP8;
@@ -144,6 +146,9 @@ static void test_parallel(const struct kv_model *m)
 	CHECK_U64(f.bytes_per_token, 16384);
 	CHECK_U64(f.dup_per_token, 16384);
 	CHECK_U64(f.weights, 1 * GB);
+	CHECK_U64(f.users_whole, (73 * GB) / (16384ULL * 8192));
+	CHECK_U64(f.kv_bytes, f.users_whole * 16384ULL * 8192);
+	CHECK_U64(f.dup_bytes, f.kv_bytes); /* every byte also elsewhere */
 
 	/* pp 2: the last stage holds the head and final norm and decides */
 	in = seed(m, 8192);
@@ -185,6 +190,7 @@ static void test_prefix(const struct kv_model *m)
 	struct kv_fit f = solve(&in);
 	CHECK_U64(f.shared_bytes, 131072ULL * 4096);
 	CHECK_U64(f.seq_bytes, 131072ULL * 4096);
+	CHECK_U64(f.kv_bytes, 131072ULL * 4096 * (1 + f.users_whole));
 	CHECK_NEAR(f.users, (58e9 - 131072.0 * 4096) / (131072.0 * 4096),
 		   1e-9);
 	in.engine = KV_ENGINE_VLLM; /* only whole pages are shared */
