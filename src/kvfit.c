@@ -453,7 +453,11 @@ static int read_stdin(struct plan **pl, size_t *np)
 	const char *s = buf;
 	while (isspace((unsigned char)*s))
 		s++;
-	if (*s == '{' || *s == '[') {
+	if (*s == '[') {
+		cli_error("-: a JSON array; kvfit reads a config or kvsize's "
+			  "TSV rows (not --json)");
+		status = CLI_USAGE;
+	} else if (*s == '{') {
 		char err[KV_ERRLEN];
 		struct kv_model *m;
 		if (kv_model_parse(buf, len, "-", &m, err)) {
@@ -741,6 +745,12 @@ int main(int argc, char **argv)
 		pl = p;
 		pl[np++] = (struct plan){m, true, -2, 0};
 	}
+	for (size_t i = 0; i < np; i++)
+		if (pl[i].dtype != -2 && (a.ctx || a.dtypes) && !a.params) {
+			cli_warn("--ctx and --kv-dtype do not apply to kvsize's "
+				 "rows: each keeps its own");
+			break;
+		}
 	for (size_t i = 0; i < np; i++)
 		if (pl[i].own && pl[i].m->note[0])
 			cli_warn("%s: %s", pl[i].m->name, pl[i].m->note);
