@@ -123,9 +123,13 @@ static void layer_tokens(const struct ctx *c, const struct kv_geom *g,
 		case KV_SWA_FULL: w.window = 0; break;
 		}
 	}
-	/* a layer keeps the last `kept` tokens; the prefix is the first p */
+	/* a layer keeps the last `kept` tokens; the prefix is the first p;
+	 * the token a sequence is generating is its own, so at least one
+	 * token (one page) of every layer stays private */
 	uint64_t kept = kv_geom_tokens(&w, c->ctx, 1);
 	uint64_t sh = p > c->ctx - kept ? p - (c->ctx - kept) : 0;
+	if (sh >= kept)
+		sh = kept - 1;
 	sh = b > 1 ? sh / b * b : sh; /* engines share whole pages */
 	*shared = sh;
 	*priv = sh ? round_up(kept - sh, b) : kv_geom_tokens(&w, c->ctx, b);
@@ -133,6 +137,8 @@ static void layer_tokens(const struct ctx *c, const struct kv_geom *g,
 		*shared += c->ei->swa_extra; /* n_ubatch cells */
 	uint64_t rk = kv_geom_tokens(g, in->ctx, 1);
 	*rshared = p > in->ctx - rk ? p - (in->ctx - rk) : 0;
+	if (*rshared >= rk)
+		*rshared = rk - 1;
 	*rpriv = rk - *rshared;
 }
 

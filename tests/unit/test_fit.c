@@ -193,6 +193,14 @@ static void test_prefix(const struct kv_model *m)
 	CHECK_U64(f.kv_bytes, 131072ULL * 4096 * (1 + f.users_whole));
 	CHECK_NEAR(f.users, (58e9 - 131072.0 * 4096) / (131072.0 * 4096),
 		   1e-9);
+	in.prefix = 8192; /* the whole chat shared: one token stays private */
+	f = solve(&in);
+	CHECK_U64(f.shared_bytes, 131072ULL * 8191);
+	CHECK_U64(f.seq_bytes, 131072ULL);
+	in.engine = KV_ENGINE_VLLM; /* a page of it */
+	f = solve(&in);
+	CHECK_U64(f.shared_bytes, 131072ULL * 8176);
+	CHECK_U64(f.seq_bytes, 131072ULL * 16);
 	in.engine = KV_ENGINE_VLLM; /* only whole pages are shared */
 	in.prefix = 4100;
 	f = solve(&in);
