@@ -617,6 +617,30 @@ static int row(struct cli_table *t, const struct args *a,
 	return 0;
 }
 
+/* What one row asks of libkv. dtype -1: the config's KV format. */
+static struct kv_fit_in fit_in(const struct args *a,
+			       const struct kv_model *m, int dtype,
+			       uint64_t ctx, enum kv_engine engine)
+{
+	return (struct kv_fit_in){
+		.m = m,
+		.kv_dtype = dtype >= 0 ? (enum kv_dtype)dtype : m->dtype,
+		.w_dtype = weight_dtype(a, m),
+		.weights = a->weights,
+		.mem = a->mem,
+		.reserve = a->reserve,
+		.util = a->util,
+		.tp = (uint32_t)a->tp,
+		.pp = (uint32_t)a->pp,
+		.block = a->block,
+		.ctx = ctx,
+		.prefix = a->prefix,
+		.engine = engine,
+		.users = a->users,
+		.bandwidth_gbps = a->bandwidth,
+	};
+}
+
 /* Every row of every plan: model x KV format x context x engine. */
 static int each(struct cli_table *t, const struct args *a,
 		const struct plan *pl, size_t np, const char *gpu_name,
@@ -646,25 +670,9 @@ static int each(struct cli_table *t, const struct args *a,
 		for (size_t d = 0; d < ndts && !status; d++)
 			for (size_t c = 0; c < nctx && !status; c++)
 				for (int en = e0; en <= e1 && !status; en++) {
-					struct kv_fit_in in = {
-						.m = m,
-						.kv_dtype = dts[d] >= 0
-							? (enum kv_dtype)dts[d]
-							: m->dtype,
-						.w_dtype = weight_dtype(a, m),
-						.weights = a->weights,
-						.mem = a->mem,
-						.reserve = a->reserve,
-						.util = a->util,
-						.tp = (uint32_t)a->tp,
-						.pp = (uint32_t)a->pp,
-						.block = a->block,
-						.ctx = ctx[c],
-						.prefix = a->prefix,
-						.engine = (enum kv_engine)en,
-						.users = a->users,
-						.bandwidth_gbps = a->bandwidth,
-					};
+					struct kv_fit_in in = fit_in(
+						a, m, dts[d], ctx[c],
+						(enum kv_engine)en);
 					status = row(t, a, gpu_name, &in, dry,
 						     below);
 				}
