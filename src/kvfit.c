@@ -95,6 +95,7 @@ enum solve { SOLVE_USERS, SOLVE_CTX, SOLVE_TP };
 
 struct args {
 	const char *gpu, *mem_text;
+	const struct kv_gpu *gpu_spec; /* the --gpu entry, or NULL */
 	uint64_t mem, weights, reserve, block, prefix, users, min_users;
 	uint64_t tp, pp;
 	double bandwidth, util;
@@ -122,7 +123,8 @@ static const char *const fit_cols[] = {
 	"dup_bytes_per_token", "kv_tokens", "users", "users_whole",
 	"kv_bytes", "dup_bytes",
 	"step_users", "step_weight_bytes", "step_kv_bytes",
-	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s"};
+	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
+	"compute_ms"};
 static const char *const param_cols[] = {"model", "params", "params_active",
 					 "weights_bytes"};
 static const char *const gpu_cols[] = {"gpu", "memory_bytes",
@@ -591,6 +593,7 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_f(t, f.kv_share, 2);
 	cli_put_f(t, f.step_ms, 3);
 	cli_put_f(t, f.tokens_per_s, 1);
+	cli_put_f(t, f.compute_ms, 3);
 	cli_row_end(t);
 	if (a->human && isatty(fileno(stderr)))
 		bar(in, &f);
@@ -638,6 +641,7 @@ static struct kv_fit_in fit_in(const struct args *a,
 		.engine = engine,
 		.users = a->users,
 		.bandwidth_gbps = a->bandwidth,
+		.tflops = kv_gpu_tflops(a->gpu_spec, weight_dtype(a, m)),
 	};
 }
 
@@ -714,6 +718,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		snprintf(gpu_name, sizeof gpu_name, "%s", gpu->name);
+		a.gpu_spec = gpu;
 		if (!a.mem)
 			a.mem = gpu->memory_bytes;
 		if (!a.bandwidth)

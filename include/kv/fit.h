@@ -70,6 +70,8 @@ struct kv_fit_in {
 	uint64_t users;          /* sequences of the decode step; 0: as many
 				    as fit */
 	double bandwidth_gbps;   /* per GPU, 10^9 B/s; 0: unknown */
+	double tflops;           /* per GPU dense peak, 10^12 FLOP/s; 0:
+				    unknown (kv_gpu_tflops picks it) */
 };
 
 /* The answer, for the GPU that decides (the pipeline stage where the
@@ -104,6 +106,10 @@ struct kv_fit {
 	double kv_share;           /* step_kv / (step_weight + step_kv) */
 	double step_ms;            /* bytes read / bandwidth, ms; NAN unknown */
 	double tokens_per_s;       /* step_users / step time; NAN unknown */
+	double step_flops;         /* FLOPs of the step on one rank, all
+				      stages: 2 x active params (+ head) and
+				      attention over the tokens read */
+	double compute_ms;         /* step_flops / peak, ms; NAN unknown */
 };
 
 /* Sizes one configuration. Returns 0, or KV_EINVAL with err filled (tp

@@ -11,7 +11,7 @@
 #ifndef KV_GPU_H
 #define KV_GPU_H
 
-#include "kv.h"
+#include "dtype.h"
 
 #define KV_GPU_ALIASES 8
 
@@ -53,6 +53,11 @@ const struct kv_gpu *kv_gpus_lookup(const struct kv_gpus *g,
 
 /* The canonical names, comma-separated, into buf. Returns buf. */
 char *kv_gpus_list(const struct kv_gpus *g, char *buf, size_t n);
+
+/* The dense peak (10^12 FLOP/s) a decode step with weights in format w
+ * runs at: the fp8 rate for 8-bit and smaller weights on a GPU that has
+ * one, the bf16 rate otherwise; 0 when unknown. */
+double kv_gpu_tflops(const struct kv_gpu *g, enum kv_dtype w);
 
 void kv_gpus_free(struct kv_gpus *g);
 

@@ -88,6 +88,7 @@ struct stage {
 	uint64_t seq_dup, shared_dup; /* of them, copies other ranks hold */
 	uint64_t rseq, rshared; /* bytes a step reads per sequence, once */
 	uint64_t free_kv, missing, budget;
+	double flops;          /* FLOPs one token costs on one rank */
 	double users;          /* INFINITY when the stage keeps nothing */
 };
 
@@ -175,11 +176,19 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		if ((e = kv_layer_geom(m, i, &c->o, &g, err)) ||
 		    (e = kv_geom_token_bytes(&g, &c->o, &tb, err)))
 			return e;
+		s->flops += 2.0 * (double)lp.active / in->tp;
 		if (g.attn == KV_ATTN_NONE) {
 			ssm += m->ssm_d_inner > 0;
 			continue;
 		}
 		layer_tokens(c, &g, &pv, &sh, &rp, &rs);
+		/* scores and weighted sum of each query head over the tokens
+		 * read; MLA attends in the latent (absorbed weights) */
+		double dims = g.attn == KV_ATTN_MLA
+				      ? (double)g.dim_k + m->kv_lora_rank
+				      : (double)g.dim_k + g.dim_v;
+		s->flops += 2.0 * m->layers[i].q_heads / in->tp * dims *
+			    (double)(rp + rs);
 		if ((e = kv_add(s->bpt, tb, &s->bpt)) ||
 		    (g.replicated && (e = kv_add(s->dup, tb, &s->dup))) ||
 		    (e = mac(&s->seq, tb, pv)) ||
@@ -190,6 +199,8 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		    (e = mac(&s->rshared, tb, rs)))
 			return e;
 	}
+	if (last) /* the output head's logits; the embedding is a lookup */
+		s->flops += 2.0 * (double)m->vocab * (double)m->hidden / in->tp;
 	if (ssm && c->ssm_layers) {
 		uint64_t st = c->state / c->ssm_layers * ssm;
 		if ((e = kv_add(s->seq, st, &s->seq)) ||
@@ -293,6 +304,7 @@ static int step(const struct stage *s, uint64_t b, struct kv_fit *f)
 	uint64_t kv = 0;
 	if (b && (mac(&kv, b, s->rseq) || kv_add(kv, s->rshared, &kv)))
 		return KV_ERANGE;
+	f->step_flops += s->flops * (double)b;
 	if (kv_add(f->step_weight_bytes, w, &f->step_weight_bytes) ||
 	    kv_add(f->step_kv_bytes, kv, &f->step_kv_bytes))
 		return KV_ERANGE;
@@ -408,6 +420,8 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->tokens_per_s = f->step_ms > 0 ? (double)f->step_users * 1e3 /
 						   f->step_ms
 					 : NAN;
+	f->compute_ms = in->tflops > 0 ? f->step_flops / (in->tflops * 1e9)
+				       : NAN;
 	return 0;
 }
 

@@ -267,6 +267,16 @@ char *kv_gpus_list(const struct kv_gpus *g, char *buf, size_t n)
 	return buf;
 }
 
+double kv_gpu_tflops(const struct kv_gpu *g, enum kv_dtype w)
+{
+	const struct kv_dtype_info *d = kv_dtype_info(w);
+	if (!g || !d)
+		return 0;
+	/* bits per value below 16: 8-bit and block-quantized formats */
+	bool small = (uint64_t)d->block_bytes * 8 < (uint64_t)d->block * 16;
+	return small && g->fp8_tflops > 0 ? g->fp8_tflops : g->bf16_tflops;
+}
+
 void kv_gpus_free(struct kv_gpus *g)
 {
 	if (!g)

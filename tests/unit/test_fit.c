@@ -74,6 +74,15 @@ static void test_seed(const struct kv_model *m)
 	CHECK_NEAR(f.kv_share, 0.76, 0.005);
 	CHECK_NEAR(f.step_ms, 67539607552.0 / 3.35e9, 1e-9);
 	CHECK_NEAR(f.tokens_per_s, 48 / (67539607552.0 / 3.35e12), 1e-6);
+	/* FLOPs per token: 2 x layer params 6,979,584,000, 2 x the head
+	 * 128256 x 4096, and attention 2 x 32 heads x (128 + 128) x 8192
+	 * tokens x 32 layers: 19,304,808,448; x 48 users */
+	CHECK(isnan(f.compute_ms));
+	in.tflops = 989.5;
+	f = solve(&in);
+	CHECK_NEAR(f.step_flops, 48 * 19304808448.0, 1);
+	CHECK_NEAR(f.compute_ms, 48 * 19304808448.0 / 989.5e9, 1e-9);
+	in.tflops = 0;
 	/* with no --users the step is sized for the users that fit */
 	in.users = 0;
 	CHECK_U64(solve(&in).step_users, 54);

@@ -33,10 +33,16 @@ int main(void)
 		CHECK_NEAR(h->bf16_tflops, 989.5, 0);
 		CHECK_NEAR(h->fp8_tflops, 1979, 0);
 	}
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_BF16), 989.5, 0);
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_F32), 989.5, 0);
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_FP8), 1979, 0);
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_INT4), 1979, 0);
+	CHECK_NEAR(kv_gpu_tflops(NULL, KV_DTYPE_BF16), 0, 0);
 	CHECK(kv_gpus_lookup(g, "H100") == h);      /* alias, any case */
 	CHECK(kv_gpus_lookup(g, "h100_sxm5") == h); /* '_' reads as '-' */
 	const struct kv_gpu *a = kv_gpus_lookup(g, "a100-80gb");
 	CHECK(a && a->memory_bytes == 80ULL << 30 && a->fp8_tflops == 0);
+	CHECK_NEAR(kv_gpu_tflops(a, KV_DTYPE_FP8), 312, 0); /* no fp8 */
 	const struct kv_gpu *m = kv_gpus_lookup(g, "mi300x");
 	CHECK(m && m->memory_bytes == 206141652992ULL);
 	CHECK(kv_gpus_lookup(g, "h200") &&
