@@ -255,6 +255,22 @@ static uint32_t stage_layers(uint32_t layers, uint32_t pp, uint32_t s)
 	return n + (s + 1 < pp && s + 1 + rem >= pp);
 }
 
+/* Sizes stage s, whose layers start at `first`. */
+static int stage_at(const struct ctx *c, uint32_t s, uint32_t first,
+		    struct stage *x, char *err)
+{
+	const struct kv_fit_in *in = c->in;
+	*x = (struct stage){0};
+	x->first = first;
+	x->n = stage_layers(in->m->n_layers, in->pp, s);
+	int e = stage_size(c, x, s == 0, s + 1 == in->pp, err);
+	if (e == KV_ERANGE)
+		snprintf(err, KV_ERRLEN, "%s: %llu tokens: bytes overflow 64 "
+			 "bits",
+			 in->m->name, (unsigned long long)in->ctx);
+	return e;
+}
+
 static int check(const struct kv_fit_in *in, char *err)
 {
 	const struct kv_model *m = in->m;
@@ -338,29 +354,16 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	if (kv_model_state_bytes(m, &c.o, 1, &c.state))
 		return KV_ERANGE;
 
-	struct stage st[64], *all = st;
 	uint32_t first = 0;
-	bool found = false;
 	for (uint32_t s = 0; s < in->pp; s++) {
-		struct stage x = {0};
-		x.first = first;
-		x.n = stage_layers(m->n_layers, in->pp, s);
-		first += x.n;
-		if ((e = stage_size(&c, &x, s == 0, s + 1 == in->pp, err))) {
-			if (e == KV_ERANGE)
-				snprintf(err, KV_ERRLEN,
-					 "%s: %llu tokens: bytes overflow 64 "
-					 "bits",
-					 m->name, (unsigned long long)in->ctx);
+		struct stage x;
+		if ((e = stage_at(&c, s, first, &x, err)))
 			return e;
-		}
-		if (s < 64)
-			all[s] = x;
-		if (!found || x.users < best.users ||
+		first += x.n;
+		if (s == 0 || x.users < best.users ||
 		    (x.users == best.users && x.missing > best.missing)) {
 			best = x;
 			f->stage = s;
-			found = true;
 		}
 	}
 	if (isinf(best.users)) {
@@ -391,18 +394,12 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	}
 
 	f->step_users = in->users ? in->users : f->users_whole;
+	/* the step runs through every stage: sized again, it is cheap */
 	first = 0;
 	for (uint32_t s = 0; s < in->pp; s++) {
-		struct stage x = {0};
-		if (s < 64) {
-			x = all[s];
-		} else {
-			x.first = first;
-			x.n = stage_layers(m->n_layers, in->pp, s);
-			if ((e = stage_size(&c, &x, false, s + 1 == in->pp,
-					    err)))
-				return e;
-		}
+		struct stage x;
+		if ((e = stage_at(&c, s, first, &x, err)))
+			return e;
 		first += x.n;
 		if ((e = step(&x, f->step_users, f))) {
 			snprintf(err, KV_ERRLEN,
