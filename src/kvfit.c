@@ -135,9 +135,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 {
 	int c, e;
 	enum kv_dtype t;
-	enum kv_engine en;
+	enum kv_policy en;
 	*a = (struct args){.tp = 1, .pp = 1, .wdtype = -1, .header = true};
-	while ((c = getopt_long(argc, argv, "b:c:e:g:hHm:r:t:u:w:", longopts,
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -153,7 +154,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case 'e':
 			if (!strcmp(optarg, "all"))
 				a->engine = -1;
-			else if (kv_engine_parse(optarg, &en) == 0)
+			else if (kv_policy_parse(optarg, &en) == 0)
 				a->engine = (int)en;
 			else
 				return cli_usage("--engine: unknown engine '%s'; "
@@ -258,8 +259,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			*done = true;
 			return 0;
 		default:
-			fprintf(stderr, "Try 'kvfit --help'.\n");
-			return CLI_USAGE;
+			return cli_bad_option(argv, c);
 		}
 	}
 	if (a->list_gpus)
@@ -573,7 +573,7 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_u64(t, (uint64_t)in->tp * in->pp);
 	cli_put_u64(t, in->tp);
 	cli_put_u64(t, in->pp);
-	cli_put_str(t, kv_engine_info(in->engine)->name);
+	cli_put_str(t, kv_policy_info(in->engine)->name);
 	cli_put_u64(t, f.block);
 	cli_put_str(t, kv_dtype_name(in->kv_dtype));
 	cli_put_u64(t, in->ctx);
@@ -613,7 +613,7 @@ static int row(struct cli_table *t, const struct args *a,
 			  (unsigned long long)in->ctx, gpu_name,
 			  (unsigned long long)in->tp * in->pp,
 			  in->tp * in->pp > 1 ? "s" : "",
-			  kv_engine_info(in->engine)->name,
+			  kv_policy_info(in->engine)->name,
 			  (unsigned long long)a->min_users);
 		*below = true;
 	}
@@ -623,7 +623,7 @@ static int row(struct cli_table *t, const struct args *a,
 /* What one row asks of libkv. dtype -1: the config's KV format. */
 static struct kv_fit_in fit_in(const struct args *a,
 			       const struct kv_model *m, int dtype,
-			       uint64_t ctx, enum kv_engine engine)
+			       uint64_t ctx, enum kv_policy engine)
 {
 	return (struct kv_fit_in){
 		.m = m,
@@ -670,13 +670,13 @@ static int each(struct cli_table *t, const struct args *a,
 					 m->name, (unsigned long long)ctx[c],
 					 (unsigned long long)m->max_pos);
 		int e0 = a->engine < 0 ? 0 : a->engine;
-		int e1 = a->engine < 0 ? KV_ENGINE_COUNT - 1 : a->engine;
+		int e1 = a->engine < 0 ? KV_POLICY_COUNT - 1 : a->engine;
 		for (size_t d = 0; d < ndts && !status; d++)
 			for (size_t c = 0; c < nctx && !status; c++)
 				for (int en = e0; en <= e1 && !status; en++) {
 					struct kv_fit_in in = fit_in(
 						a, m, dts[d], ctx[c],
-						(enum kv_engine)en);
+						(enum kv_policy)en);
 					status = row(t, a, gpu_name, &in, dry,
 						     below);
 				}

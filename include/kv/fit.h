@@ -14,13 +14,13 @@
 #include "layout.h"
 
 /* Serving engines whose KV budget rules are modelled (kvfit(1), ENGINES). */
-enum kv_engine {
-	KV_ENGINE_IDEAL,    /* exact bytes, no pages, no engine fraction */
-	KV_ENGINE_VLLM,     /* gpu_memory_utilization of total memory */
-	KV_ENGINE_SGLANG,   /* mem_fraction_static of total memory */
-	KV_ENGINE_TRTLLM,   /* free_gpu_memory_fraction of what is free */
-	KV_ENGINE_LLAMACPP, /* n_ctx cells padded to 256, no fraction */
-	KV_ENGINE_COUNT
+enum kv_policy {
+	KV_POLICY_IDEAL,    /* exact bytes, no pages, no engine fraction */
+	KV_POLICY_VLLM,     /* gpu_memory_utilization of total memory */
+	KV_POLICY_SGLANG,   /* mem_fraction_static of total memory */
+	KV_POLICY_TRTLLM,   /* free_gpu_memory_fraction of what is free */
+	KV_POLICY_LLAMACPP, /* n_ctx cells padded to 256, no fraction */
+	KV_POLICY_COUNT
 };
 
 /* How an engine handles layers that keep a window of tokens. */
@@ -31,7 +31,7 @@ enum kv_swa_rule {
 	KV_SWA_LLAMACPP, /* window per sequence + n_ubatch cells, padded */
 };
 
-struct kv_engine_info {
+struct kv_policy_info {
 	const char *name;     /* "vllm" */
 	double frac;          /* default fraction of memory (0: none) */
 	bool of_free;         /* frac of memory free after weights, not total */
@@ -43,14 +43,14 @@ struct kv_engine_info {
 };
 
 /* The table entry; NULL out of range. */
-const struct kv_engine_info *kv_engine_info(enum kv_engine e);
+const struct kv_policy_info *kv_policy_info(enum kv_policy e);
 
 /* Looks an engine up by name ("vllm", "trt-llm", "llama.cpp", ...).
  * Returns 0 or KV_EINVAL. */
-int kv_engine_parse(const char *s, enum kv_engine *out);
+int kv_policy_parse(const char *s, enum kv_policy *out);
 
 /* The engine's default fraction for tp ranks (SGLang's depends on tp). */
-double kv_engine_frac(enum kv_engine e, uint32_t tp);
+double kv_policy_frac(enum kv_policy e, uint32_t tp);
 
 /* What is asked. Sizes are bytes per GPU unless said otherwise. */
 struct kv_fit_in {
@@ -66,7 +66,7 @@ struct kv_fit_in {
 	uint64_t block;          /* tokens per page; 0: the engine's */
 	uint64_t ctx;            /* tokens per sequence */
 	uint64_t prefix;         /* tokens of a prompt shared by all, <= ctx */
-	enum kv_engine engine;
+	enum kv_policy engine;
 	uint64_t users;          /* sequences of the decode step; 0: as many
 				    as fit */
 	double bandwidth_gbps;   /* per GPU, 10^9 B/s; 0: unknown */

@@ -14,37 +14,37 @@
 #include "kv/params.h"
 
 /* Policies, from the engines' public sources (see kvfit(1), ENGINES). */
-static const struct kv_engine_info engines[KV_ENGINE_COUNT] = {
-	[KV_ENGINE_IDEAL] = {"ideal", 0, false, 1, 1, 1, KV_SWA_WINDOW, 0},
-	[KV_ENGINE_VLLM] = {"vllm", 0.9, false, 16, 64, 1, KV_SWA_VLLM, 2048},
-	[KV_ENGINE_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0},
-	[KV_ENGINE_TRTLLM] = {"trtllm", 0.9, true, 32, 32, 1, KV_SWA_WINDOW,
+static const struct kv_policy_info engines[KV_POLICY_COUNT] = {
+	[KV_POLICY_IDEAL] = {"ideal", 0, false, 1, 1, 1, KV_SWA_WINDOW, 0},
+	[KV_POLICY_VLLM] = {"vllm", 0.9, false, 16, 64, 1, KV_SWA_VLLM, 2048},
+	[KV_POLICY_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0},
+	[KV_POLICY_TRTLLM] = {"trtllm", 0.9, true, 32, 32, 1, KV_SWA_WINDOW,
 			      0},
-	[KV_ENGINE_LLAMACPP] = {"llamacpp", 0, false, 1, 1, 256,
+	[KV_POLICY_LLAMACPP] = {"llamacpp", 0, false, 1, 1, 256,
 				KV_SWA_LLAMACPP, 512},
 };
 
-const struct kv_engine_info *kv_engine_info(enum kv_engine e)
+const struct kv_policy_info *kv_policy_info(enum kv_policy e)
 {
-	if ((unsigned)e >= KV_ENGINE_COUNT)
+	if ((unsigned)e >= KV_POLICY_COUNT)
 		return NULL;
 	return &engines[e];
 }
 
-int kv_engine_parse(const char *s, enum kv_engine *out)
+int kv_policy_parse(const char *s, enum kv_policy *out)
 {
 	static const struct {
 		const char *name;
-		enum kv_engine e;
+		enum kv_policy e;
 	} alias[] = {
-		{"trt-llm", KV_ENGINE_TRTLLM}, {"tensorrt-llm", KV_ENGINE_TRTLLM},
-		{"tensorrt_llm", KV_ENGINE_TRTLLM},
-		{"llama.cpp", KV_ENGINE_LLAMACPP},
-		{"llama-cpp", KV_ENGINE_LLAMACPP},
+		{"trt-llm", KV_POLICY_TRTLLM}, {"tensorrt-llm", KV_POLICY_TRTLLM},
+		{"tensorrt_llm", KV_POLICY_TRTLLM},
+		{"llama.cpp", KV_POLICY_LLAMACPP},
+		{"llama-cpp", KV_POLICY_LLAMACPP},
 	};
-	for (int e = 0; e < KV_ENGINE_COUNT; e++)
+	for (int e = 0; e < KV_POLICY_COUNT; e++)
 		if (!strcasecmp(s, engines[e].name)) {
-			*out = (enum kv_engine)e;
+			*out = (enum kv_policy)e;
 			return 0;
 		}
 	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
@@ -55,12 +55,12 @@ int kv_engine_parse(const char *s, enum kv_engine *out)
 	return KV_EINVAL;
 }
 
-double kv_engine_frac(enum kv_engine e, uint32_t tp)
+double kv_policy_frac(enum kv_policy e, uint32_t tp)
 {
-	if (e == KV_ENGINE_SGLANG) /* server_args.py, by tp_size */
+	if (e == KV_POLICY_SGLANG) /* server_args.py, by tp_size */
 		return tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85
 		       : tp >= 2 ? 0.87 : 0.88;
-	const struct kv_engine_info *i = kv_engine_info(e);
+	const struct kv_policy_info *i = kv_policy_info(e);
 	return i ? i->frac : 0;
 }
 
@@ -94,7 +94,7 @@ struct stage {
 
 struct ctx {
 	const struct kv_fit_in *in;
-	const struct kv_engine_info *ei;
+	const struct kv_policy_info *ei;
 	struct kv_opts o;
 	uint64_t block;        /* tokens per page */
 	uint64_t ctx;          /* padded context */
@@ -222,7 +222,7 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 
 	/* the engine's budget */
 	double frac = in->util > 0 ? in->util
-				   : kv_engine_frac(in->engine, in->tp);
+				   : kv_policy_frac(in->engine, in->tp);
 	uint64_t need;
 	if ((e = kv_add(s->weights, in->reserve, &need)))
 		return e;
@@ -298,7 +298,7 @@ static int check(const struct kv_fit_in *in, char *err)
 		return KV_EINVAL;
 	}
 	if (in->ctx == 0 || in->mem == 0 || !(in->util >= 0 && in->util <= 1)
-	    || kv_engine_info(in->engine) == NULL) {
+	    || kv_policy_info(in->engine) == NULL) {
 		snprintf(err, KV_ERRLEN, "%s: context, memory, utilization or "
 			 "engine out of range", m->name);
 		return KV_EINVAL;
@@ -330,7 +330,7 @@ static int step(const struct stage *s, uint64_t b, struct kv_fit *f)
 int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 {
 	const struct kv_model *m = in->m;
-	struct ctx c = {in, kv_engine_info(in->engine), {0}, 0, 0, 0, 0, 0};
+	struct ctx c = {in, kv_policy_info(in->engine), {0}, 0, 0, 0, 0, 0};
 	struct kv_params p;
 	struct stage best = {0};
 	int e;

@@ -10,16 +10,6 @@
 #define GB 1000000000ULL
 #define SEQ8K (131072ULL * 8192) /* Llama 3.1 8B bf16, one 8K sequence */
 
-static struct kv_model *load(const char *name)
-{
-	char path[256], err[KV_ERRLEN];
-	struct kv_model *m = NULL;
-	snprintf(path, sizeof path, "configs/%s.json", name);
-	if (kv_model_load(path, &m, err))
-		fprintf(stderr, "%s\n", err);
-	return m;
-}
-
 /* The article's setting: 80 GB GPU, 16 GB of weights, 6 GB kept back. */
 static struct kv_fit_in seed(const struct kv_model *m, uint64_t ctx)
 {
@@ -27,7 +17,7 @@ static struct kv_fit_in seed(const struct kv_model *m, uint64_t ctx)
 				  .w_dtype = KV_DTYPE_BF16, .weights = 16 * GB,
 				  .mem = 80 * GB, .reserve = 6 * GB, .tp = 1,
 				  .pp = 1, .ctx = ctx,
-				  .engine = KV_ENGINE_IDEAL};
+				  .engine = KV_POLICY_IDEAL};
 }
 
 static struct kv_fit solve(const struct kv_fit_in *in)
@@ -107,7 +97,7 @@ static void test_engines(const struct kv_model *m)
 {
 	struct kv_fit_in in = seed(m, 8192);
 	in.reserve = 0;
-	in.engine = KV_ENGINE_VLLM; /* 0.9 of total memory */
+	in.engine = KV_POLICY_VLLM; /* 0.9 of total memory */
 	struct kv_fit f = solve(&in);
 	CHECK_U64(f.budget, 72 * GB);
 	CHECK_U64(f.free_kv, 56 * GB);
@@ -118,28 +108,28 @@ static void test_engines(const struct kv_model *m)
 	in.util = 0.5; /* --util replaces the default */
 	CHECK_U64(solve(&in).free_kv, 24 * GB);
 	in.util = 0;
-	in.engine = KV_ENGINE_SGLANG; /* 0.88 of total at tp 1 */
+	in.engine = KV_POLICY_SGLANG; /* 0.88 of total at tp 1 */
 	CHECK_U64(solve(&in).free_kv, (uint64_t)(80 * 0.88 * GB) - 16 * GB);
-	CHECK_NEAR(kv_engine_frac(KV_ENGINE_SGLANG, 8), 0.81, 0);
-	CHECK_NEAR(kv_engine_frac(KV_ENGINE_SGLANG, 16), 0.79, 0);
-	in.engine = KV_ENGINE_TRTLLM; /* 0.9 of what the weights leave */
+	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 8), 0.81, 0);
+	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 16), 0.79, 0);
+	in.engine = KV_POLICY_TRTLLM; /* 0.9 of what the weights leave */
 	f = solve(&in);
 	CHECK_U64(f.free_kv, (uint64_t)(64 * 0.9 * GB));
 	CHECK_U64(f.block, 32);
-	in.engine = KV_ENGINE_LLAMACPP; /* context padded to 256 cells */
+	in.engine = KV_POLICY_LLAMACPP; /* context padded to 256 cells */
 	in.ctx = 8000;
 	f = solve(&in);
 	CHECK_U64(f.ctx_kept, 8192);
 	CHECK_U64(f.seq_bytes, SEQ8K);
 	CHECK_U64(f.free_kv, 64 * GB);
 
-	enum kv_engine e;
-	CHECK(kv_engine_parse("TRT-LLM", &e) == 0 && e == KV_ENGINE_TRTLLM);
-	CHECK(kv_engine_parse("llama.cpp", &e) == 0 &&
-	      e == KV_ENGINE_LLAMACPP);
-	CHECK(kv_engine_parse("tgi", &e) == KV_EINVAL);
-	CHECK_STR(kv_engine_info(KV_ENGINE_VLLM)->name, "vllm");
-	CHECK(kv_engine_info(KV_ENGINE_COUNT) == NULL);
+	enum kv_policy e;
+	CHECK(kv_policy_parse("TRT-LLM", &e) == 0 && e == KV_POLICY_TRTLLM);
+	CHECK(kv_policy_parse("llama.cpp", &e) == 0 &&
+	      e == KV_POLICY_LLAMACPP);
+	CHECK(kv_policy_parse("tgi", &e) == KV_EINVAL);
+	CHECK_STR(kv_policy_info(KV_POLICY_VLLM)->name, "vllm");
+	CHECK(kv_policy_info(KV_POLICY_COUNT) == NULL);
 }
 
 static void test_parallel(const struct kv_model *m)
@@ -206,11 +196,11 @@ static void test_prefix(const struct kv_model *m)
 	f = solve(&in);
 	CHECK_U64(f.shared_bytes, 131072ULL * 8191);
 	CHECK_U64(f.seq_bytes, 131072ULL);
-	in.engine = KV_ENGINE_VLLM; /* a page of it */
+	in.engine = KV_POLICY_VLLM; /* a page of it */
 	f = solve(&in);
 	CHECK_U64(f.shared_bytes, 131072ULL * 8176);
 	CHECK_U64(f.seq_bytes, 131072ULL * 16);
-	in.engine = KV_ENGINE_VLLM; /* only whole pages are shared */
+	in.engine = KV_POLICY_VLLM; /* only whole pages are shared */
 	in.prefix = 4100;
 	f = solve(&in);
 	CHECK_U64(f.shared_bytes, 131072ULL * 4096);
@@ -220,23 +210,23 @@ static void test_prefix(const struct kv_model *m)
 /* Mistral 7B: 32 layers, window 4096, 4,096 KV bytes per token a layer */
 static void test_window(void)
 {
-	struct kv_model *m = load("mistral-7b-v0.1");
+	struct kv_model *m = test_load("mistral-7b-v0.1");
 	if (!m)
 		return;
 	struct kv_fit_in in = seed(m, 32768);
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 4096);
-	in.engine = KV_ENGINE_VLLM; /* window - 1 + 2048, in pages, + 1 */
+	in.engine = KV_POLICY_VLLM; /* window - 1 + 2048, in pages, + 1 */
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 6160);
-	in.engine = KV_ENGINE_SGLANG; /* one pool: every layer full */
+	in.engine = KV_POLICY_SGLANG; /* one pool: every layer full */
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 32768);
-	in.engine = KV_ENGINE_LLAMACPP; /* + n_ubatch cells once */
+	in.engine = KV_POLICY_LLAMACPP; /* + n_ubatch cells once */
 	struct kv_fit f = solve(&in);
 	CHECK_U64(f.seq_bytes, 32ULL * 4096 * 4096);
 	CHECK_U64(f.shared_bytes, 32ULL * 4096 * 512);
 	/* a short chat is not cut by the window; llama.cpp pads it */
 	in.ctx = 1000;
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1024);
-	in.engine = KV_ENGINE_IDEAL;
+	in.engine = KV_POLICY_IDEAL;
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1000);
 	kv_model_free(m);
 }
@@ -249,7 +239,7 @@ static void test_layout_agrees(void)
 					    "llama-4-scout", "openelm-270m",
 					    NULL};
 	for (const char *const *n = names; *n; n++) {
-		struct kv_model *m = load(*n);
+		struct kv_model *m = test_load(*n);
 		if (!m)
 			continue;
 		char err[KV_ERRLEN];
@@ -267,7 +257,7 @@ static void test_layout_agrees(void)
 
 static void test_moe(void)
 {
-	struct kv_model *m = load("mixtral-8x7b");
+	struct kv_model *m = test_load("mixtral-8x7b");
 	if (!m)
 		return;
 	struct kv_params p;
@@ -302,7 +292,7 @@ static void test_moe(void)
 
 int main(void)
 {
-	struct kv_model *m = load("llama-3.1-8b");
+	struct kv_model *m = test_load("llama-3.1-8b");
 	if (!m)
 		return 1;
 	test_seed(m);

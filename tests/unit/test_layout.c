@@ -18,18 +18,6 @@ static struct kv_model *parse(const char *json)
 	return m;
 }
 
-static struct kv_model *load(const char *name)
-{
-	char path[512], err[KV_ERRLEN];
-	struct kv_model *m = NULL;
-	snprintf(path, sizeof path, "configs/%s.json", name);
-	if (kv_model_load(path, &m, err)) {
-		fprintf(stderr, "load: %s\n", err);
-		test_failures++;
-	}
-	return m;
-}
-
 static uint64_t per_token(const struct kv_model *m, const struct kv_opts *o)
 {
 	uint64_t b = 0;
@@ -285,7 +273,7 @@ static void test_overflow(void)
 /* the articles' figures, from the shipped configs */
 static void test_articles(void)
 {
-	struct kv_model *m = load("gpt2");
+	struct kv_model *m = test_load("gpt2");
 	if (m) {
 		struct kv_opts o = kv_opts_default(m);
 		CHECK_U64(per_token(m, &o), 73728);
@@ -294,7 +282,7 @@ static void test_articles(void)
 		CHECK_U64(total(m, &o, 32000, 1), 2359296000ULL);
 		kv_model_free(m);
 	}
-	m = load("llama-3.1-8b");
+	m = test_load("llama-3.1-8b");
 	if (m) {
 		struct kv_opts o = kv_opts_default(m);
 		CHECK_U64(per_token(m, &o), 131072);
@@ -320,13 +308,13 @@ static void test_articles(void)
 		CHECK_U64(per_token(m, &o), 16384);
 		kv_model_free(m);
 	}
-	m = load("llama-3.1-70b");
+	m = test_load("llama-3.1-70b");
 	if (m) {
 		struct kv_opts o = kv_opts_default(m);
 		CHECK_U64(total(m, &o, 8192, 1), 2684354560ULL);
 		kv_model_free(m);
 	}
-	m = load("deepseek-v3");
+	m = test_load("deepseek-v3");
 	if (m) {
 		struct kv_opts o = kv_opts_default(m);
 		CHECK_U64(per_token(m, &o), 70272);
@@ -337,7 +325,7 @@ static void test_articles(void)
 		kv_model_free(m);
 	}
 	/* Gemma 3 27B: 10 of 62 layers global, 52 slide over 1024 */
-	m = load("gemma-3-27b");
+	m = test_load("gemma-3-27b");
 	if (m) {
 		struct kv_opts o = kv_opts_default(m);
 		CHECK_U64(total(m, &o, 32768, 1),
@@ -345,7 +333,7 @@ static void test_articles(void)
 		kv_model_free(m);
 	}
 	/* Llama 4 Scout: 36 chunked layers (8192), 12 global */
-	m = load("llama-4-scout");
+	m = test_load("llama-4-scout");
 	if (m) {
 		struct kv_opts o = kv_opts_default(m);
 		CHECK_U64(total(m, &o, 32768, 1),

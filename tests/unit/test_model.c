@@ -8,18 +8,6 @@
 #include "kv/model.h"
 #include "test.h"
 
-static struct kv_model *load(const char *name)
-{
-	char path[512], err[KV_ERRLEN];
-	struct kv_model *m = NULL;
-	snprintf(path, sizeof path, "configs/%s.json", name);
-	if (kv_model_load(path, &m, err)) {
-		fprintf(stderr, "load: %s\n", err);
-		test_failures++;
-	}
-	return m;
-}
-
 /* The message a bad config gives, or "" when it loads. */
 static const char *bad(const char *json)
 {
@@ -45,7 +33,7 @@ static uint32_t count(const struct kv_model *m, enum kv_attn a)
 static void test_shipped(void)
 {
 	struct kv_model *m;
-	if ((m = load("gpt2"))) {
+	if ((m = test_load("gpt2"))) {
 		CHECK(m->family == KV_FAMILY_GPT2);
 		CHECK_U64(m->n_layers, 12);
 		CHECK_U64(m->head_dim, 64);
@@ -55,27 +43,27 @@ static void test_shipped(void)
 		CHECK_U64(m->max_pos, 1024);
 		kv_model_free(m);
 	}
-	if ((m = load("llama-3.1-8b"))) {
+	if ((m = test_load("llama-3.1-8b"))) {
 		CHECK_U64(m->n_kv_heads, 8);
 		CHECK_U64(m->vocab, 128256);
 		CHECK(!m->tie_embeddings && m->gated_mlp && !m->layernorm);
 		CHECK_U64(count(m, KV_ATTN_FULL), 32);
 		kv_model_free(m);
 	}
-	if ((m = load("falcon-7b"))) { /* multi_query: one KV head */
+	if ((m = test_load("falcon-7b"))) { /* multi_query: one KV head */
 		CHECK_U64(m->n_kv_heads, 1);
 		CHECK_U64(m->head_dim, 64);
 		CHECK(m->parallel_block && m->tie_embeddings);
 		kv_model_free(m);
 	}
-	if ((m = load("gemma-2-9b"))) { /* head_dim 256 != 3584 / 16 */
+	if ((m = test_load("gemma-2-9b"))) { /* head_dim 256 != 3584 / 16 */
 		CHECK_U64(m->head_dim, 256);
 		CHECK_U64(count(m, KV_ATTN_SLIDING), 21);
 		CHECK(m->layers[0].attn == KV_ATTN_SLIDING);
 		CHECK_U64(m->layers[0].window, 4096);
 		kv_model_free(m);
 	}
-	if ((m = load("gemma-3-27b"))) { /* nested text_config, 5:1 */
+	if ((m = test_load("gemma-3-27b"))) { /* nested text_config, 5:1 */
 		CHECK_U64(m->n_layers, 62);
 		CHECK_U64(m->head_dim, 128);
 		CHECK_U64(count(m, KV_ATTN_FULL), 10);
@@ -85,34 +73,34 @@ static void test_shipped(void)
 		CHECK(m->dtype == KV_DTYPE_BF16);
 		kv_model_free(m);
 	}
-	if ((m = load("qwen2.5-7b"))) { /* window set but not used */
+	if ((m = test_load("qwen2.5-7b"))) { /* window set but not used */
 		CHECK_U64(count(m, KV_ATTN_SLIDING), 0);
 		CHECK(m->qkv_bias && !m->o_bias);
 		kv_model_free(m);
 	}
-	if ((m = load("qwen3-30b-a3b"))) {
+	if ((m = test_load("qwen3-30b-a3b"))) {
 		CHECK_U64(m->n_experts, 128);
 		CHECK_U64(m->n_experts_active, 8);
 		CHECK_U64(m->layers[0].ffn_dim, 768);
 		CHECK(m->layers[0].mlp == KV_MLP_MOE && m->qk_norm);
 		kv_model_free(m);
 	}
-	if ((m = load("mixtral-8x7b"))) {
+	if ((m = test_load("mixtral-8x7b"))) {
 		CHECK_U64(m->n_experts, 8);
 		CHECK_U64(m->n_experts_active, 2);
 		CHECK_U64(count(m, KV_ATTN_SLIDING), 0); /* window null */
 		kv_model_free(m);
 	}
-	if ((m = load("mistral-7b-v0.1"))) {
+	if ((m = test_load("mistral-7b-v0.1"))) {
 		CHECK_U64(count(m, KV_ATTN_SLIDING), 32);
 		kv_model_free(m);
 	}
-	if ((m = load("phi-3-mini-4k"))) {
+	if ((m = test_load("phi-3-mini-4k"))) {
 		CHECK_U64(count(m, KV_ATTN_SLIDING), 32);
 		CHECK_U64(m->layers[0].window, 2047);
 		kv_model_free(m);
 	}
-	if ((m = load("deepseek-v2-lite"))) {
+	if ((m = test_load("deepseek-v2-lite"))) {
 		CHECK_U64(m->q_lora_rank, 0); /* null: plain q projection */
 		CHECK_U64(m->kv_lora_rank, 512);
 		CHECK_U64(count(m, KV_ATTN_MLA), 27);
@@ -121,7 +109,7 @@ static void test_shipped(void)
 		CHECK_U64(m->n_shared_experts, 2);
 		kv_model_free(m);
 	}
-	if ((m = load("deepseek-v3"))) {
+	if ((m = test_load("deepseek-v3"))) {
 		CHECK_U64(m->q_lora_rank, 1536);
 		CHECK_U64(m->head_dim, 192);
 		CHECK_U64(m->head_dim_v, 128);
@@ -130,27 +118,27 @@ static void test_shipped(void)
 		CHECK_U64(m->n_mtp_layers, 1);
 		kv_model_free(m);
 	}
-	if ((m = load("gpt-oss-20b"))) {
+	if ((m = test_load("gpt-oss-20b"))) {
 		CHECK_U64(count(m, KV_ATTN_SLIDING), 12);
 		CHECK_U64(m->layers[0].window, 128);
 		CHECK(m->dtype == KV_DTYPE_BF16); /* no dtype in the config */
 		CHECK_U64(m->n_experts, 32);
 		kv_model_free(m);
 	}
-	if ((m = load("llama-4-scout"))) {
+	if ((m = test_load("llama-4-scout"))) {
 		CHECK_U64(count(m, KV_ATTN_CHUNKED), 36);
 		CHECK(m->layers[3].attn == KV_ATTN_FULL);
 		CHECK_U64(m->layers[0].window, 8192);
 		CHECK_U64(m->n_experts, 16);
 		kv_model_free(m);
 	}
-	if ((m = load("openelm-270m"))) {
+	if ((m = test_load("openelm-270m"))) {
 		CHECK_U64(m->layers[0].kv_heads, 3);
 		CHECK_U64(m->layers[15].kv_heads, 5);
 		CHECK_U64(m->layers[0].q_heads, 12);
 		kv_model_free(m);
 	}
-	if ((m = load("jamba-v0.1"))) {
+	if ((m = test_load("jamba-v0.1"))) {
 		CHECK_U64(count(m, KV_ATTN_FULL), 4);
 		CHECK_U64(count(m, KV_ATTN_NONE), 28);
 		CHECK_U64(m->ssm_d_inner, 8192);

@@ -7,15 +7,11 @@
 
 static struct kv_params count(const char *name)
 {
-	char path[256], err[KV_ERRLEN];
-	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
 	struct kv_params p = {0};
-	snprintf(path, sizeof path, "configs/%s.json", name);
-	if (kv_model_load(path, &m, err)) {
-		fprintf(stderr, "%s\n", err);
-		test_failures++;
+	struct kv_model *m = test_load(name);
+	if (!m)
 		return p;
-	}
 	CHECK(kv_model_params(m, &p, err) == 0);
 	kv_model_free(m);
 	return p;
