@@ -4,6 +4,7 @@
  * conventions).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -56,6 +57,16 @@ int cli_usage(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "Try '%s --help'.\n", prog);
 	return CLI_USAGE;
+}
+
+int cli_bad_option(char **argv, int c)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+	if (c == ':')
+		return cli_usage("option '%s' needs a value", arg);
+	if (optopt && arg[0] == '-' && arg[1] != '-')
+		return cli_usage("unknown option '-%c'", optopt);
+	return cli_usage("unknown option '%s'", arg);
 }
 
 int cli_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,

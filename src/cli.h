@@ -30,6 +30,11 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An error followed by "Try 'prog --help'."; returns CLI_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* What getopt_long returned for a bad option ('?', or ':' with an option
+ * string that starts with ':'), as one message in the tool's own name
+ * (opterr must be 0). Returns CLI_USAGE. */
+int cli_bad_option(char **argv, int c);
+
 /* Option values: each prints its own message naming the option and returns
  * CLI_USAGE on bad input, 0 on success. */
 int cli_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,

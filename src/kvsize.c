@@ -65,7 +65,7 @@ struct args {
 	uint64_t *users;
 	size_t nusers;
 	uint64_t tp, block;
-	bool mha, per_layer, json, header, human;
+	bool mha, per_layer, json, header, human, list;
 };
 
 /* printed order: model kv_dtype layers kv_heads head_dim_k head_dim_v ctx
@@ -91,7 +91,8 @@ static void put_range(struct cli_table *t, uint32_t lo, uint32_t hi)
 	cli_put_str(t, buf);
 }
 
-/* One row per layer of model m for one format, context and user count. */
+/* One row per layer of model m for one format, context and user count;
+ * with t == NULL it only checks that every row can be computed. */
 static int per_layer(struct cli_table *t, const struct kv_model *m,
 		     const struct kv_opts *o, uint64_t ctx, uint64_t users)
 {
@@ -113,6 +114,8 @@ static int per_layer(struct cli_table *t, const struct kv_model *m,
 				  (unsigned long long)users);
 			return CLI_USAGE;
 		}
+		if (!t)
+			continue;
 		cli_put_str(t, m->name);
 		cli_put_str(t, kv_dtype_name(o->k_dtype));
 		cli_put_u64(t, i);
@@ -134,7 +137,7 @@ static int per_layer(struct cli_table *t, const struct kv_model *m,
 	return 0;
 }
 
-/* One summary row of model m. */
+/* One summary row of model m; with t == NULL only the check. */
 static int row(struct cli_table *t, const struct kv_model *m,
 	       const struct kv_opts *o, uint64_t ctx, uint64_t users,
 	       bool state)
@@ -156,6 +159,8 @@ static int row(struct cli_table *t, const struct kv_model *m,
 		cli_error("%s: state bytes overflow 64 bits", m->name);
 		return CLI_USAGE;
 	}
+	if (!t)
+		return 0;
 	cli_put_str(t, m->name);
 	cli_put_str(t, kv_dtype_name(o->k_dtype));
 	cli_put_u64(t, s.layers);
@@ -170,6 +175,48 @@ static int row(struct cli_table *t, const struct kv_model *m,
 		cli_put_bytes(t, st);
 	cli_row_end(t);
 	return 0;
+}
+
+/* Every row of the matrix config x format x context x users: printed into
+ * t, or only checked when t is NULL (warnings are given on the check). */
+static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
+		struct cli_table *t, bool state)
+{
+	static const uint64_t one = 1;
+	static const int auto_dtype = -1;
+	const int *dts = a->dtypes ? a->dtypes : &auto_dtype;
+	size_t ndts = a->dtypes ? a->ndtypes : 1;
+	const uint64_t *users = a->users ? a->users : &one;
+	size_t nusers = a->users ? a->nusers : 1;
+	int status = 0;
+	for (size_t mi = 0; mi < nmodels && !status; mi++) {
+		const struct kv_model *m = models[mi];
+		uint64_t defctx[2] = {1, m->max_pos};
+		const uint64_t *ctx = a->ctx ? a->ctx : defctx;
+		size_t nctx = a->ctx ? a->nctx : (m->max_pos > 1 ? 2 : 1);
+		for (size_t c = 0; c < nctx && !t; c++)
+			if (m->max_pos && ctx[c] > m->max_pos)
+				cli_warn("%s: context %llu is beyond the "
+					 "config's %llu positions",
+					 m->name, (unsigned long long)ctx[c],
+					 (unsigned long long)m->max_pos);
+		for (size_t d = 0; d < ndts && !status; d++) {
+			struct kv_opts o = kv_opts_default(m);
+			if (dts[d] >= 0)
+				o.k_dtype = o.v_dtype = (enum kv_dtype)dts[d];
+			o.mha = a->mha;
+			o.tp = (uint32_t)a->tp;
+			o.block = a->block;
+			for (size_t c = 0; c < nctx && !status; c++)
+				for (size_t u = 0; u < nusers && !status; u++)
+					status = a->per_layer
+						? per_layer(t, m, &o, ctx[c],
+							    users[u])
+						: row(t, m, &o, ctx[c],
+						      users[u], state);
+		}
+	}
+	return status;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -244,7 +291,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	uint64_t v;
 	a->header = true;
 	a->tp = 1;
-	while ((c = getopt_long(argc, argv, "b:c:hHt:u:", longopts, NULL)) !=
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'b':
@@ -283,17 +331,18 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_PER_LAYER: a->per_layer = true; break;
 		case OPT_JSON: a->json = true; break;
 		case OPT_NO_HEADER: a->header = false; break;
-		case OPT_LIST:
-			*done = true;
-			return list_configs(a);
+		case OPT_LIST: a->list = true; break;
 		case OPT_VERSION:
 			printf("kvsize %s\n", KV_VERSION);
 			*done = true;
 			return 0;
 		default:
-			fprintf(stderr, "Try 'kvsize --help'.\n");
-			return CLI_USAGE;
+			return cli_bad_option(argv, c);
 		}
+	}
+	if (a->list) {
+		*done = true;
+		return list_configs(a);
 	}
 	if (optind >= argc)
 		return cli_usage("no config given");
@@ -307,8 +356,6 @@ int main(int argc, char **argv)
 	size_t nmodels = 0;
 	bool done = false, state = false;
 	int status;
-	static const uint64_t one = 1;
-	static const int auto_dtype = -1;
 
 	cli_init("kvsize");
 	status = parse(argc, argv, &a, &done);
@@ -332,46 +379,17 @@ int main(int argc, char **argv)
 		nmodels++;
 	}
 
+	/* every row is computed once before any is printed, so that bad
+	 * input (a tp that splits no head, an overflow) leaves stdout empty */
+	if ((status = rows(models, nmodels, &a, NULL, state)))
+		goto out;
 	struct cli_table t;
 	if (a.per_layer)
 		cli_table_begin(&t, layer_cols, 13, a.json, a.header, a.human);
 	else
 		cli_table_begin(&t, row_cols, state ? 11 : 10, a.json,
 				a.header, a.human);
-
-	const int *dts = a.dtypes ? a.dtypes : &auto_dtype;
-	size_t ndts = a.dtypes ? a.ndtypes : 1;
-	const uint64_t *users = a.users ? a.users : &one;
-	size_t nusers = a.users ? a.nusers : 1;
-	for (size_t mi = 0; mi < nmodels && !status; mi++) {
-		const struct kv_model *m = models[mi];
-		uint64_t defctx[2] = {1, m->max_pos};
-		const uint64_t *ctx = a.ctx ? a.ctx : defctx;
-		size_t nctx = a.ctx ? a.nctx : (m->max_pos > 1 ? 2 : 1);
-		for (size_t c = 0; c < nctx; c++)
-			if (m->max_pos && ctx[c] > m->max_pos)
-				cli_warn("%s: context %llu is beyond the "
-					 "config's %llu positions",
-					 m->name, (unsigned long long)ctx[c],
-					 (unsigned long long)m->max_pos);
-		for (size_t d = 0; d < ndts && !status; d++) {
-			struct kv_opts o = kv_opts_default(m);
-			if (dts[d] >= 0)
-				o.k_dtype = o.v_dtype = (enum kv_dtype)dts[d];
-			o.mha = a.mha;
-			o.tp = (uint32_t)a.tp;
-			o.block = a.block;
-			for (size_t c = 0; c < nctx && !status; c++)
-				for (size_t u = 0; u < nusers && !status; u++)
-					status = a.per_layer
-							 ? per_layer(&t, m, &o,
-								     ctx[c],
-								     users[u])
-							 : row(&t, m, &o,
-							       ctx[c], users[u],
-							       state);
-		}
-	}
+	status = rows(models, nmodels, &a, &t, state);
 	cli_table_end(&t);
 out:
 	for (size_t i = 0; i < nmodels; i++)

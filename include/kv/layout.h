@@ -43,7 +43,8 @@ int kv_geom_token_bytes(const struct kv_geom *g, const struct kv_opts *o,
 			uint64_t *out, char *err);
 
 /* Tokens a layer keeps for a sequence of ctx tokens: min(ctx, window),
- * rounded up to whole pages of `block` tokens. */
+ * rounded up to whole pages of `block` tokens (UINT64_MAX if that
+ * overflows). */
 uint64_t kv_geom_tokens(const struct kv_geom *g, uint64_t ctx, uint64_t block);
 
 /* Bytes per token of the whole model (what one more token adds while no

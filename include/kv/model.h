@@ -129,7 +129,9 @@ const char *kv_attn_name(enum kv_attn a);
 /*
  * Finds a config by what a user typed: an existing path; else NAME or
  * NAME.json in each directory of $KV_CONFIG_PATH (colon-separated), then the
- * installed data directory, then the source tree's configs/. Writes the path
+ * data directory beside the binary (<prefix>/share/kvtools/configs when it
+ * runs from <prefix>/bin), the installed data directory, then the source
+ * tree's configs/. Writes the path
  * into out (n bytes). Returns 0, or KV_EIO when nothing matches.
  */
 int kv_config_find(const char *arg, char *out, size_t n);

@@ -104,9 +104,30 @@ uint64_t kv_geom_tokens(const struct kv_geom *g, uint64_t ctx, uint64_t block)
 	if (g->attn == KV_ATTN_NONE)
 		return 0;
 	uint64_t t = g->window && g->window < ctx ? g->window : ctx;
-	if (block > 1 && t % block)
-		t += block - t % block; /* cannot overflow: t <= ctx, pages */
+	if (block > 1 && t % block) {
+		uint64_t pad = block - t % block;
+		t = t > UINT64_MAX - pad ? UINT64_MAX : t + pad;
+	}
 	return t;
+}
+
+/* Geometry and per-token bytes of layer i, with the model named in err. */
+static int layer_bytes(const struct kv_model *m, uint32_t i,
+		       const struct kv_opts *o, struct kv_geom *g, uint64_t *b,
+		       char *err)
+{
+	int e = kv_layer_geom(m, i, o, g, err);
+	if (e)
+		return e;
+	char msg[KV_ERRLEN / 2];
+	e = kv_geom_token_bytes(g, o, b, msg);
+	if (e == KV_EINVAL)
+		snprintf(err, KV_ERRLEN, "%.300s: layer %u: %s", m->name, i,
+			 msg);
+	else if (e)
+		snprintf(err, KV_ERRLEN, "%.300s: layer %u: bytes per token "
+			 "overflow 64 bits", m->name, i);
+	return e;
 }
 
 int kv_model_token_bytes(const struct kv_model *m, const struct kv_opts *o,
@@ -116,12 +137,14 @@ int kv_model_token_bytes(const struct kv_model *m, const struct kv_opts *o,
 	for (uint32_t i = 0; i < m->n_layers; i++) {
 		struct kv_geom g;
 		uint64_t b;
-		int e;
-		if ((e = kv_layer_geom(m, i, o, &g, err)) ||
-		    (e = kv_geom_token_bytes(&g, o, &b, err)))
+		int e = layer_bytes(m, i, o, &g, &b, err);
+		if (e)
 			return e;
-		if (kv_add(total, b, &total))
+		if (kv_add(total, b, &total)) {
+			snprintf(err, KV_ERRLEN, "%.300s: bytes per token "
+				 "overflow 64 bits", m->name);
 			return KV_ERANGE;
+		}
 	}
 	*out = total;
 	return 0;
@@ -131,17 +154,19 @@ int kv_model_bytes(const struct kv_model *m, const struct kv_opts *o,
 		   uint64_t ctx, uint64_t users, uint64_t *out, char *err)
 {
 	uint64_t total = 0;
+	if (o->block > 1 && ctx > UINT64_MAX - o->block) {
+		snprintf(err, KV_ERRLEN, "%.300s: %llu tokens in pages of %llu "
+			 "overflow 64 bits", m->name, (unsigned long long)ctx,
+			 (unsigned long long)o->block);
+		return KV_ERANGE;
+	}
 	for (uint32_t i = 0; i < m->n_layers; i++) {
 		struct kv_geom g;
 		uint64_t b, t;
-		int e;
-		if ((e = kv_layer_geom(m, i, o, &g, err)) ||
-		    (e = kv_geom_token_bytes(&g, o, &b, err)))
+		int e = layer_bytes(m, i, o, &g, &b, err);
+		if (e)
 			return e;
 		uint64_t tokens = kv_geom_tokens(&g, ctx, o->block);
-		if (tokens > 0 && o->block > 1 && tokens < ctx &&
-		    g.window == 0)
-			tokens = ctx; /* unreachable: kept for clarity */
 		if (kv_mul(b, tokens, &t) || kv_mul(t, users, &t) ||
 		    kv_add(total, t, &total)) {
 			snprintf(err, KV_ERRLEN,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -151,9 +152,9 @@ static int get_uint(struct cfg *c, const char *field, bool required,
 	if (!it || cJSON_IsNull(it)) {
 		if (required) {
 			absent_name(c, field, where, sizeof where);
-			return fail(c, "%s: missing; the %s of the model cannot "
-				    "be guessed",
-				    where, field);
+			return fail(c, "%s: missing; a field that defines the "
+				    "model's shape is never guessed",
+				    where);
 		}
 		*out = def;
 		return 0;
@@ -401,7 +402,17 @@ static enum kv_family family_of(const char *t, bool *known)
 			*known = true;
 			return map[i].f;
 		}
-	*known = false;
+	/* DeepSeek's descendants keep its names: deepseek_v32, kimi_k2 */
+	*known = !strncmp(t, "deepseek", 8) || !strncmp(t, "kimi", 4);
+	if (*known)
+		return KV_FAMILY_DEEPSEEK;
+	static const char *const llama_like[] = {
+		"chatglm", "glm", "glm4", "cohere", "cohere2", "starcoder2",
+		"olmo", "olmo2", "granite", "internlm2", "phi", "stablelm",
+		"gpt_neox", "opt", "mpt", "bloom", "gptj", "minicpm",
+		"minicpm3", "exaone", "qwen2_vl", "qwen2_5_vl", "mistral3",
+		NULL};
+	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
 
@@ -510,6 +521,14 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 		} else {
 			v = mq ? 1 : m->n_heads;
 		}
+	} else if (!strcmp(m->model_type, "chatglm")) {
+		bool mq;
+		if ((e = get_bool(c, "multi_query_attention", false, &mq)) ||
+		    (e = get_uint(c, "multi_query_group_num", false, m->n_heads,
+				  1, MAX_HEADS, &v)))
+			return e;
+		if (!mq)
+			v = m->n_heads;
 	} else if (!strcmp(m->model_type, "gpt_bigcode")) {
 		bool mq;
 		if ((e = get_bool(c, "multi_query", true, &mq)))
@@ -530,7 +549,11 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	}
 
 	/* head_dim: the field, the family's fixed default, or hidden/heads */
-	if (present(c, "head_dim") || d->head_dim) {
+	if (present(c, "kv_channels") && !present(c, "head_dim")) {
+		if ((e = get_uint(c, "kv_channels", false, 0, 1, MAX_HEAD_DIM,
+				  &v)))
+			return e;
+	} else if (present(c, "head_dim") || d->head_dim) {
 		if ((e = get_uint(c, "head_dim", false, d->head_dim, 1,
 				  MAX_HEAD_DIM, &v)))
 			return e;
@@ -637,7 +660,7 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 			k[i] = i % 2 == 0 ? KV_ATTN_SLIDING : KV_ATTN_FULL;
 		return 0;
 	}
-	if (m->family == KV_FAMILY_GEMMA) {
+	if (m->family == KV_FAMILY_GEMMA || present(c, "sliding_window_pattern")) {
 		if (!strcmp(t, "gemma"))
 			return 0;
 		uint64_t pattern;
@@ -1068,12 +1091,15 @@ static int build(struct cfg *c, struct kv_model *m)
 
 	static const char *const pos_names[] = {"max_position_embeddings",
 						"n_positions", "n_ctx",
-						"max_sequence_length", NULL};
+						"max_sequence_length",
+						"seq_length", NULL};
+	static const char *const vocab_names[] = {"vocab_size",
+						  "padded_vocab_size", NULL};
 	bool bias_def = m->family == KV_FAMILY_GPT2 ||
 			m->family == KV_FAMILY_GPT_OSS;
 	bool qwen2 = !strncmp(m->model_type, "qwen2", 5);
-	if ((e = get_uint(c, "vocab_size", false, d.vocab, 1, MAX_VOCAB,
-			  &m->vocab)) ||
+	if ((e = get_uint_any(c, vocab_names, false, d.vocab, 1, MAX_VOCAB,
+			      &m->vocab)) ||
 	    (e = get_uint_any(c, pos_names, false, d.max_pos, 1, MAX_POS,
 			      &m->max_pos)) ||
 	    (e = get_bool(c, "tie_word_embeddings", d.tie, &m->tie_embeddings)))
@@ -1131,30 +1157,62 @@ static void locate(const char *json, size_t off, unsigned *line, unsigned *col)
 	}
 }
 
+/* cJSON says NULL both for bad JSON and for a failed allocation: its
+ * allocations go through here, so that the two can be told apart. */
+static _Thread_local bool json_oom;
+
+static void *json_malloc(size_t n)
+{
+	void *p = malloc(n);
+	if (!p)
+		json_oom = true;
+	return p;
+}
+
 int kv_model_parse(const char *json, size_t len, const char *path,
 		   struct kv_model **out, char *err)
 {
 	*out = NULL;
 	err[0] = '\0';
 	const char *end = NULL;
+	cJSON_Hooks hooks = {json_malloc, free};
+	cJSON_InitHooks(&hooks);
+	json_oom = false;
 	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+	if (!root && json_oom) {
+		snprintf(err, KV_ERRLEN, "%.400s: out of memory", path);
+		return KV_ENOMEM;
+	}
 	if (!root) {
 		size_t off = end && end >= json ? (size_t)(end - json) : 0;
 		if (off > len)
 			off = len;
-		/* skip what cJSON accepted as whitespace to point at the byte */
 		unsigned line, col;
 		locate(json, off, &line, &col);
-		if (off >= len)
+		size_t rest = off;
+		while (rest < len && strchr(" \t\r\n", json[rest]))
+			rest++;
+		if (rest >= len) {
 			snprintf(err, KV_ERRLEN,
-				 "%s: not JSON: unexpected end of input at "
+				 "%.400s: not JSON: unexpected end of input at "
 				 "line %u, column %u",
 				 path, line, col);
-		else
-			snprintf(err, KV_ERRLEN,
-				 "%s: not JSON: syntax error at line %u, "
-				 "column %u",
-				 path, line, col);
+			return KV_EINVAL;
+		}
+		/* a few bytes of the line where it broke, to find it */
+		char near[24];
+		size_t k = 0;
+		for (; k + 1 < sizeof near && off + k < len; k++) {
+			char ch = json[off + k];
+			if (ch == '\n' || ch == '\r' || ch == '\0')
+				break;
+			near[k] = (unsigned char)ch < 0x20 ? ' ' : ch;
+		}
+		near[k] = '\0';
+		snprintf(err, KV_ERRLEN,
+			 "%.400s: not JSON: syntax error at line %u, column %u, "
+			 "near '%s'",
+			 path, line, col, near);
 		return KV_EINVAL;
 	}
 	struct cfg c = {root, root, NULL, path, err};
@@ -1204,6 +1262,7 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 {
 	*out = NULL;
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	const char *shown = f == stdin ? "stdin" : path;
 	if (!f) {
 		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(errno));
 		return KV_EIO;
@@ -1222,7 +1281,7 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 			if (cap >= MAX_CONFIG_BYTES) {
 				snprintf(err, KV_ERRLEN,
 					 "%s: larger than %u MiB; not a config",
-					 path, MAX_CONFIG_BYTES >> 20);
+					 shown, MAX_CONFIG_BYTES >> 20);
 				e = KV_EINVAL;
 				break;
 			}
@@ -1242,16 +1301,16 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 		snprintf(err, KV_ERRLEN, "%s: out of memory", path);
 	} else if (!e && ferror(f)) {
 		e = KV_EIO;
-		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(errno));
+		snprintf(err, KV_ERRLEN, "%s: %s", shown, strerror(errno));
 	}
 	if (f != stdin)
 		fclose(f);
 	if (!e && len == 0) {
 		e = KV_EINVAL;
-		snprintf(err, KV_ERRLEN, "%s: empty file, not JSON", path);
+		snprintf(err, KV_ERRLEN, "%s: empty, not JSON", shown);
 	}
 	if (!e)
-		e = kv_model_parse(buf, len, path, out, err);
+		e = kv_model_parse(buf, len, shown, out, err);
 	free(buf);
 	return e;
 }
@@ -1282,6 +1341,28 @@ void kv_model_free(struct kv_model *m)
 #define KV_SOURCE_CONFIGS "configs"
 #endif
 
+/* The installed data directory beside the running binary
+ * (<prefix>/bin/../share/kvtools/configs), so an installed tree can move. */
+static const char *exe_datadir(void)
+{
+	static char dir[4096];
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash || strcmp(slash, "/bin") != 0)
+		return NULL;
+	*slash = '\0';
+	snprintf(dir, sizeof dir, "%.4000s/share/kvtools/configs", exe);
+	return dir;
+}
+
 const char *kv_config_dir(size_t i)
 {
 	static char dir[4096];
@@ -1304,6 +1385,12 @@ const char *kv_config_dir(size_t i)
 				break;
 			p = colon + 1;
 		}
+	}
+	const char *rel = exe_datadir();
+	if (rel && strcmp(rel, KV_DATADIR) != 0) {
+		if (i == k)
+			return rel;
+		k++;
 	}
 	if (i == k)
 		return KV_DATADIR;

@@ -38,21 +38,21 @@ struct num {
 	uint64_t scale;   /* 10^(digits after the point) */
 };
 
-static const char *parse_num(const char *s, struct num *n)
+static int parse_num(const char *s, struct num *n, const char **end)
 {
 	n->whole = 0;
 	n->frac = 0;
 	n->scale = 1;
 	if (!isdigit((unsigned char)*s))
-		return NULL;
+		return KV_EINVAL;
 	for (; isdigit((unsigned char)*s); s++)
 		if (kv_mul(n->whole, 10, &n->whole) ||
 		    kv_add(n->whole, (uint64_t)(*s - '0'), &n->whole))
-			return NULL;
+			return KV_ERANGE;
 	if (*s == '.') {
 		s++;
 		if (!isdigit((unsigned char)*s))
-			return NULL;
+			return KV_EINVAL;
 		for (; isdigit((unsigned char)*s); s++) {
 			if (n->scale >= 1000000000000ULL)
 				continue; /* further digits are below a byte */
@@ -60,7 +60,8 @@ static const char *parse_num(const char *s, struct num *n)
 			n->scale *= 10;
 		}
 	}
-	return s;
+	*end = s;
+	return 0;
 }
 
 /* value = n * mult, rounded to the nearest integer; KV_ERANGE past 2^64-1. */
@@ -96,11 +97,12 @@ int kv_parse_size(const char *s, uint64_t *out)
 		{"TB", 1000000000000ULL}, {"PB", 1000000000000000ULL},
 	};
 	struct num n;
+	const char *end;
+	int e;
 	if (!s)
 		return KV_EINVAL;
-	const char *end = parse_num(s, &n);
-	if (!end)
-		return KV_EINVAL;
+	if ((e = parse_num(s, &n, &end)))
+		return e;
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
 		if (strcasecmp(end, units[i].suffix) == 0)
 			return scale_num(&n, units[i].mult, out);
@@ -111,11 +113,12 @@ int kv_parse_tokens(const char *s, uint64_t *out)
 {
 	struct num n;
 	uint64_t mult = 1;
+	const char *end;
+	int e;
 	if (!s)
 		return KV_EINVAL;
-	const char *end = parse_num(s, &n);
-	if (!end)
-		return KV_EINVAL;
+	if ((e = parse_num(s, &n, &end)))
+		return e;
 	if (*end) {
 		if (end[1])
 			return KV_EINVAL;

@@ -74,6 +74,21 @@ static int test_checks;
 		}                                                       \
 	} while (0)
 
+#ifdef KV_MODEL_H
+/* A shipped config by name (tests run from the source root). */
+static inline struct kv_model *test_load(const char *name)
+{
+	char path[512], err[KV_ERRLEN];
+	struct kv_model *m = NULL;
+	snprintf(path, sizeof path, "configs/%s.json", name);
+	if (kv_model_load(path, &m, err)) {
+		fprintf(stderr, "load: %s\n", err);
+		test_failures++;
+	}
+	return m;
+}
+#endif
+
 static inline int test_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, test_checks,

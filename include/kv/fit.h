@@ -1,0 +1,139 @@
+/*
+ * fit.h - how many sequences fit beside the weights on a GPU, and what one
+ * decode step of those sequences costs in bytes and time: the arithmetic of
+ * kvfit, kept here so that a unit test covers every number it prints.
+ *
+ * Every KV byte comes from layout.h (kv_layer_geom, kv_geom_token_bytes,
+ * kv_geom_tokens); this module only decides how many tokens each layer
+ * keeps under an engine's policy, how the model splits over tensor- and
+ * pipeline-parallel GPUs, and what memory is free.
+ */
+#ifndef KV_FIT_H
+#define KV_FIT_H
+
+#include "layout.h"
+
+/* Serving engines whose KV budget rules are modelled (kvfit(1), ENGINES). */
+enum kv_policy {
+	KV_POLICY_IDEAL,    /* exact bytes, no pages, no engine fraction */
+	KV_POLICY_VLLM,     /* gpu_memory_utilization of total memory */
+	KV_POLICY_SGLANG,   /* mem_fraction_static of total memory */
+	KV_POLICY_TRTLLM,   /* free_gpu_memory_fraction of what is free */
+	KV_POLICY_LLAMACPP, /* n_ctx cells padded to 256, no fraction */
+	KV_POLICY_COUNT
+};
+
+/* How an engine handles layers that keep a window of tokens. */
+enum kv_swa_rule {
+	KV_SWA_WINDOW,   /* keeps the window, in pages */
+	KV_SWA_VLLM,     /* window - 1 + max_num_batched_tokens, + 1 page */
+	KV_SWA_FULL,     /* keeps the whole context (one pool of cells) */
+	KV_SWA_LLAMACPP, /* window per sequence + n_ubatch cells, padded */
+};
+
+struct kv_policy_info {
+	const char *name;     /* "vllm" */
+	double frac;          /* default fraction of memory (0: none) */
+	bool of_free;         /* frac of memory free after weights, not total */
+	uint64_t block;       /* tokens per page */
+	uint64_t block_mla;   /* tokens per page for an MLA model */
+	uint64_t ctx_pad;     /* context rounded up to this many tokens */
+	enum kv_swa_rule swa; /* sliding-window layers */
+	uint64_t swa_extra;   /* tokens the SWA rule adds (batched, ubatch) */
+};
+
+/* The table entry; NULL out of range. */
+const struct kv_policy_info *kv_policy_info(enum kv_policy e);
+
+/* Looks an engine up by name ("vllm", "trt-llm", "llama.cpp", ...).
+ * Returns 0 or KV_EINVAL. */
+int kv_policy_parse(const char *s, enum kv_policy *out);
+
+/* The engine's default fraction for tp ranks (SGLang's depends on tp). */
+double kv_policy_frac(enum kv_policy e, uint32_t tp);
+
+/* What is asked. Sizes are bytes per GPU unless said otherwise. */
+struct kv_fit_in {
+	const struct kv_model *m;
+	enum kv_dtype kv_dtype;  /* storage of K and V */
+	enum kv_dtype w_dtype;   /* storage of the weights */
+	uint64_t weights;        /* whole-model weight bytes; 0: from params */
+	uint64_t mem;            /* memory of one GPU */
+	uint64_t reserve;        /* kept back for activations and runtime */
+	double util;             /* fraction of memory the engine may use;
+				    0: the engine's default */
+	uint32_t tp, pp;         /* tensor- and pipeline-parallel ranks */
+	uint64_t block;          /* tokens per page; 0: the engine's */
+	uint64_t ctx;            /* tokens per sequence */
+	uint64_t prefix;         /* tokens of a prompt shared by all, <= ctx */
+	enum kv_policy engine;
+	uint64_t users;          /* sequences of the decode step; 0: as many
+				    as fit */
+	double bandwidth_gbps;   /* per GPU, 10^9 B/s; 0: unknown */
+	double tflops;           /* per GPU dense peak, 10^12 FLOP/s; 0:
+				    unknown (kv_gpu_tflops picks it) */
+};
+
+/* The answer, for the GPU that decides (the pipeline stage where the
+ * fewest sequences fit). */
+struct kv_fit {
+	uint32_t stage;            /* deciding pipeline stage, 0-based */
+	uint32_t stage_layers;     /* decoder layers on that stage */
+	uint64_t block;            /* tokens per page used */
+	uint64_t ctx_kept;         /* context after the engine's padding */
+	uint64_t budget;           /* bytes the engine may use on the GPU */
+	uint64_t weights;          /* weight bytes on the GPU */
+	uint64_t free_kv;          /* bytes left for KV; 0 if weights miss */
+	uint64_t missing;          /* bytes the weights miss by, or 0 */
+	uint64_t bytes_per_token;  /* KV bytes one token adds on the GPU */
+	uint64_t dup_per_token;    /* of those, bytes other ranks also hold */
+	uint64_t kv_tokens;        /* free_kv / bytes_per_token */
+	uint64_t seq_bytes;        /* bytes one more sequence takes, pages
+				      and state included */
+	uint64_t shared_bytes;     /* bytes held once: shared prefix, fixed
+				      engine cells */
+	double users;              /* sequences that fit, fractional */
+	uint64_t users_whole;      /* sequences that fit, whole */
+	uint64_t kv_bytes;         /* KV the whole sequences hold on the GPU:
+				      shared_bytes + users_whole x seq_bytes */
+	uint64_t dup_bytes;        /* of kv_bytes, copies other ranks hold */
+	/* the decode step of step_users sequences, one rank, all stages */
+	uint64_t step_users;       /* sequences in the step */
+	uint64_t step_weight_bytes; /* weights read (MoE: experts touched;
+				       all of them when step_users is 0) */
+	uint64_t step_kv_bytes;    /* KV and state read */
+	double kv_weight_ratio;    /* step_kv_bytes / step_weight_bytes */
+	double kv_share;           /* step_kv / (step_weight + step_kv) */
+	double step_ms;            /* bytes read / bandwidth, ms; NAN unknown */
+	double tokens_per_s;       /* step_users / step time; NAN unknown */
+	double step_flops;         /* FLOPs of the step on one rank, all
+				      stages: 2 x active params (+ head) and
+				      attention over the tokens read */
+	double compute_ms;         /* step_flops / peak, ms; NAN unknown */
+};
+
+/* Sizes one configuration. Returns 0, or KV_EINVAL with err filled (tp
+ * that splits no head evenly, pp above the layers, reserve above memory,
+ * prefix above ctx, a block format that cannot tile a head), or KV_ERANGE.
+ * Weights that do not fit are an answer: users 0, `missing` set. */
+int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *out, char *err);
+
+/* The longest context (tokens, from max(1, prefix) to 2^40) at which
+ * `users` sequences fit; 0 when none does. Returns 0 or KV_E*. */
+int kv_fit_solve_ctx(const struct kv_fit_in *in, uint64_t users,
+		     uint64_t *ctx, char *err);
+
+/* The smallest tensor-parallel degree, up to max_tp, at which `users`
+ * sequences fit (the model's layout must allow it); 0 when none does. */
+int kv_fit_solve_tp(const struct kv_fit_in *in, uint64_t users,
+		    uint32_t max_tp, uint32_t *tp, char *err);
+
+/*
+ * The GPU's memory as a line of `width` cells into buf (width + 1 bytes):
+ * 'W' weights, 'K' KV of the users that fit, 'R' reserve and what the
+ * engine leaves unused, '.' KV room no whole user fills. Returns buf.
+ */
+char *kv_fit_bar(const struct kv_fit_in *in, const struct kv_fit *f,
+		 size_t width, char *buf);
+
+#endif

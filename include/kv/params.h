@@ -1,0 +1,54 @@
+/*
+ * params.h - how many parameters a model has, derived from its config, and
+ * how many bytes its weights take in a storage format. kvfit needs the
+ * weights to know what is left for the KV cache, and a count a user can
+ * check against the published size is worth more than a typed-in guess.
+ *
+ * What is counted, per layer: the attention projections (q, k, v, o with
+ * GQA, or MLA's q_a/q_b, kv_a_proj_with_mqa, kv_b_proj and o, with their
+ * norms), biases where the family has them, the MLP (gated: 3 matrices,
+ * plain: 2), MoE routers, routed and shared experts, a Mamba mixer on
+ * Jamba's attention-free layers, and the norms (RMSNorm: a weight;
+ * LayerNorm: a weight and a bias). Outside the layers: the token embedding,
+ * learned positions (GPT-2), the final norm and the output head when it is
+ * not tied. DeepSeek's multi-token-prediction layers are reported apart
+ * (`mtp`) and are not in `total`, as they are not in the published 671B.
+ */
+#ifndef KV_PARAMS_H
+#define KV_PARAMS_H
+
+#include "model.h"
+
+/* Parameters of a model, or of one layer. Counts, not bytes. */
+struct kv_params {
+	uint64_t total;   /* parameters stored */
+	uint64_t active;  /* parameters one token uses (MoE: top-k experts) */
+	uint64_t routed;  /* of total: routed experts, all of them */
+	uint64_t embed;   /* token embedding + learned positions (model) */
+	uint64_t head;    /* untied output head, 0 when tied (model) */
+	uint64_t mtp;     /* multi-token-prediction layers, not in total */
+	uint32_t experts; /* routed experts per MoE layer (layer) */
+	uint32_t experts_active; /* routed experts per token (layer) */
+};
+
+/* Parameters of decoder layer i (embed, head and mtp stay 0). Returns 0 or
+ * KV_ERANGE. */
+int kv_layer_params(const struct kv_model *m, uint32_t i,
+		    struct kv_params *p);
+
+/* Parameters outside the decoder layers that the first pipeline stage
+ * holds (embeddings) and the last one holds (final norm, output head). */
+int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
+			 uint64_t *last);
+
+/* Parameters of the whole model. Returns 0, or KV_ERANGE with err filled. */
+int kv_model_params(const struct kv_model *m, struct kv_params *p,
+		    char *err);
+
+/* Bytes of n parameters stored in format t: n x bytes per value, block
+ * formats counted in whole blocks of 32 (int4 and q4_0: 18 bytes per 32
+ * values, q8_0 34). Per-row or per-tensor scales of int8/fp8 weights are
+ * not counted (a few bytes per row). Returns 0, KV_EINVAL or KV_ERANGE. */
+int kv_weight_bytes(uint64_t n, enum kv_dtype t, uint64_t *out);
+
+#endif

@@ -1,0 +1,801 @@
+/*
+ * kvfit - how many sequences of a model fit beside its weights on a GPU,
+ * and what one decode step of them costs. Parses options, reads configs
+ * (or kvsize's rows on stdin), asks libkv's fit module, prints one row per
+ * model x KV format x context (x engine).
+ */
+#include <ctype.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kv/fit.h"
+#include "kv/gpu.h"
+#include "kv/params.h"
+#include "kv/units.h"
+
+static const char usage[] =
+	"Usage: kvfit [OPTIONS] CONFIG...\n"
+	"       kvfit --params CONFIG...\n"
+	"How many sequences of each model fit beside its weights on a GPU,\n"
+	"and the bytes and time of one decode step. CONFIG is a path, a\n"
+	"config name, or - for stdin (a config, or kvsize's TSV rows).\n"
+	"\n"
+	"  -g, --gpu NAME         a GPU of gpus.json (h100-sxm, a100-80gb, l40s)\n"
+	"  -m, --gpu-mem SIZE     memory of one GPU (80GB, 80GiB)\n"
+	"      --bandwidth GBPS   memory bandwidth, 10^9 B/s (default: --gpu's)\n"
+	"  -w, --weights SIZE     weight bytes of the whole model (default:\n"
+	"                         parameters x --weights-dtype)\n"
+	"      --weights-dtype T  bf16, fp8, int8, int4, ... (default: the\n"
+	"                         config's torch_dtype)\n"
+	"  -r, --reserve SIZE     kept back per GPU for activations, runtime\n"
+	"      --util F           fraction of memory the engine may use, (0,1]\n"
+	"      --tp N             tensor-parallel GPUs (heads split)\n"
+	"      --pp N             pipeline stages (layers split)\n"
+	"  -c, --ctx LIST         tokens per sequence: 8192,8k,128K or lo:hi:xF\n"
+	"                         (default: the config's maximum)\n"
+	"  -t, --kv-dtype LIST    KV formats, e.g. bf16,fp8 (default: auto)\n"
+	"  -u, --users N          sequences of the decode step (default: as\n"
+	"                         many as fit); what --solve needs\n"
+	"  -b, --block-size N     tokens per page (default: the engine's)\n"
+	"      --prefix N         tokens of a prompt shared by every sequence\n"
+	"  -e, --engine NAME      ideal, vllm, sglang, trtllm, llamacpp or all\n"
+	"                         (default: ideal)\n"
+	"      --solve WHAT       users (default), ctx (longest context for\n"
+	"                         --users), tp (fewest GPUs for --users)\n"
+	"      --min-users N      exit 1 when fewer than N sequences fit\n"
+	"      --params           print parameter counts and weight bytes\n"
+	"      --list-gpus        list the GPUs of gpus.json, then exit\n"
+	"  -H, --human            sizes in KiB/MiB/GiB; on a terminal, a\n"
+	"                         memory bar per row on stderr\n"
+	"      --json             a JSON array of records instead of TSV\n"
+	"      --no-header        no header row\n"
+	"  -h, --help             this help, then exit\n"
+	"      --version          the version, then exit\n"
+	"\n"
+	"Exit status: 0 success, 1 fewer than --min-users fit (or a solve\n"
+	"found nothing), 2 bad usage or input. See kvfit(1).\n";
+
+enum { OPT_BANDWIDTH = 256, OPT_WDTYPE, OPT_UTIL, OPT_TP, OPT_PP,
+       OPT_PREFIX, OPT_SOLVE, OPT_MIN_USERS, OPT_PARAMS, OPT_LIST_GPUS,
+       OPT_JSON, OPT_NO_HEADER, OPT_VERSION };
+
+static const struct option longopts[] = {
+	{"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
+	{"block-size", required_argument, NULL, 'b'},
+	{"ctx", required_argument, NULL, 'c'},
+	{"engine", required_argument, NULL, 'e'},
+	{"gpu", required_argument, NULL, 'g'},
+	{"gpu-mem", required_argument, NULL, 'm'},
+	{"help", no_argument, NULL, 'h'},
+	{"human", no_argument, NULL, 'H'},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"kv-dtype", required_argument, NULL, 't'},
+	{"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
+	{"min-users", required_argument, NULL, OPT_MIN_USERS},
+	{"no-header", no_argument, NULL, OPT_NO_HEADER},
+	{"params", no_argument, NULL, OPT_PARAMS},
+	{"pp", required_argument, NULL, OPT_PP},
+	{"prefix", required_argument, NULL, OPT_PREFIX},
+	{"reserve", required_argument, NULL, 'r'},
+	{"solve", required_argument, NULL, OPT_SOLVE},
+	{"tp", required_argument, NULL, OPT_TP},
+	{"users", required_argument, NULL, 'u'},
+	{"util", required_argument, NULL, OPT_UTIL},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"weights", required_argument, NULL, 'w'},
+	{"weights-dtype", required_argument, NULL, OPT_WDTYPE},
+	{NULL, 0, NULL, 0},
+};
+
+enum solve { SOLVE_USERS, SOLVE_CTX, SOLVE_TP };
+
+struct args {
+	const char *gpu, *mem_text;
+	const struct kv_gpu *gpu_spec; /* the --gpu entry, or NULL */
+	uint64_t mem, weights, reserve, block, prefix, users, min_users;
+	uint64_t tp, pp;
+	double bandwidth, util;
+	int wdtype;         /* -1: the config's */
+	int engine;         /* -1: all */
+	enum solve solve;
+	uint64_t *ctx;
+	size_t nctx;
+	int *dtypes;
+	size_t ndtypes;
+	bool params, list_gpus, json, header, human;
+};
+
+/* One row to plan: a model, a KV format (-1: auto) and a context. */
+struct plan {
+	struct kv_model *m; /* owned when `own` */
+	bool own;
+	int dtype;
+	uint64_t ctx;       /* 0: from --ctx, or the config's maximum */
+};
+
+static const char *const fit_cols[] = {
+	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
+	"ctx", "weights_bytes", "free_kv_bytes", "bytes_per_token",
+	"dup_bytes_per_token", "kv_tokens", "users", "users_whole",
+	"kv_bytes", "dup_bytes",
+	"step_users", "step_weight_bytes", "step_kv_bytes",
+	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
+	"compute_ms"};
+static const char *const param_cols[] = {"model", "params", "params_active",
+					 "weights_bytes"};
+static const char *const gpu_cols[] = {"gpu", "memory_bytes",
+				       "bandwidth_gbps", "bf16_tflops",
+				       "fp8_tflops", "label"};
+
+static int parse(int argc, char **argv, struct args *a, bool *done)
+{
+	int c, e;
+	enum kv_dtype t;
+	enum kv_policy en;
+	*a = (struct args){.tp = 1, .pp = 1, .wdtype = -1, .header = true};
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if ((e = cli_u64("--block-size", optarg, 1, 1 << 20,
+					 &a->block)))
+				return e;
+			break;
+		case 'c':
+			free(a->ctx);
+			if ((e = cli_sweep("--ctx", optarg, &a->ctx, &a->nctx)))
+				return e;
+			break;
+		case 'e':
+			if (!strcmp(optarg, "all"))
+				a->engine = -1;
+			else if (kv_policy_parse(optarg, &en) == 0)
+				a->engine = (int)en;
+			else
+				return cli_usage("--engine: unknown engine '%s'; "
+						 "valid: ideal, vllm, sglang, "
+						 "trtllm, llamacpp, all",
+						 optarg);
+			break;
+		case 'g': a->gpu = optarg; break;
+		case 'h':
+			fputs(usage, stdout);
+			*done = true;
+			return 0;
+		case 'H': a->human = true; break;
+		case 'm':
+			if ((e = cli_size("--gpu-mem", optarg, &a->mem)))
+				return e;
+			if (!a->mem)
+				return cli_usage("--gpu-mem: must be above 0");
+			a->mem_text = optarg;
+			break;
+		case 'r':
+			if ((e = cli_size("--reserve", optarg, &a->reserve)))
+				return e;
+			break;
+		case 't':
+			free(a->dtypes);
+			if ((e = cli_dtypes("--kv-dtype", optarg, &a->dtypes,
+					    &a->ndtypes)))
+				return e;
+			break;
+		case 'u':
+			if ((e = cli_u64("--users", optarg, 1, 1ULL << 40,
+					 &a->users)))
+				return e;
+			break;
+		case 'w':
+			if ((e = cli_size("--weights", optarg, &a->weights)))
+				return e;
+			if (!a->weights)
+				return cli_usage("--weights: must be above 0");
+			break;
+		case OPT_BANDWIDTH:
+			if ((e = cli_double("--bandwidth", optarg, 1e-3, 1e9,
+					    &a->bandwidth)))
+				return e;
+			break;
+		case OPT_WDTYPE:
+			if (kv_dtype_parse(optarg, &t)) {
+				char list[256];
+				return cli_usage("--weights-dtype: unknown "
+						 "format '%s'; valid: %s",
+						 optarg,
+						 kv_dtype_list(list, sizeof list,
+							       0));
+			}
+			a->wdtype = (int)t;
+			break;
+		case OPT_UTIL:
+			if ((e = cli_double("--util", optarg, -1e300, 1e300,
+					    &a->util)))
+				return e;
+			if (!(a->util > 0 && a->util <= 1))
+				return cli_usage("--util: must be in (0, 1], got "
+						 "'%s'",
+						 optarg);
+			break;
+		case OPT_TP:
+			if ((e = cli_u64("--tp", optarg, 1, 1 << 16, &a->tp)))
+				return e;
+			break;
+		case OPT_PP:
+			if ((e = cli_u64("--pp", optarg, 1, 1 << 16, &a->pp)))
+				return e;
+			break;
+		case OPT_PREFIX:
+			if ((e = cli_tokens("--prefix", optarg, &a->prefix)))
+				return e;
+			break;
+		case OPT_SOLVE:
+			if (!strcmp(optarg, "users"))
+				a->solve = SOLVE_USERS;
+			else if (!strcmp(optarg, "ctx"))
+				a->solve = SOLVE_CTX;
+			else if (!strcmp(optarg, "tp"))
+				a->solve = SOLVE_TP;
+			else
+				return cli_usage("--solve: must be users, ctx or "
+						 "tp, got '%s'",
+						 optarg);
+			break;
+		case OPT_MIN_USERS:
+			if ((e = cli_u64("--min-users", optarg, 1, 1ULL << 40,
+					 &a->min_users)))
+				return e;
+			break;
+		case OPT_PARAMS: a->params = true; break;
+		case OPT_LIST_GPUS: a->list_gpus = true; break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_NO_HEADER: a->header = false; break;
+		case OPT_VERSION:
+			printf("kvfit %s\n", KV_VERSION);
+			*done = true;
+			return 0;
+		default:
+			return cli_bad_option(argv, c);
+		}
+	}
+	if (a->list_gpus)
+		return 0;
+	if (optind >= argc)
+		return cli_usage("no config given");
+	if (a->params)
+		return 0;
+	if (!a->gpu && !a->mem)
+		return cli_usage("no GPU: give --gpu NAME or --gpu-mem SIZE");
+	if (a->solve != SOLVE_USERS && !a->users)
+		return cli_usage("--solve %s: needs --users N",
+				 a->solve == SOLVE_CTX ? "ctx" : "tp");
+	return 0;
+}
+
+/* Loads gpus.json; prints the error and returns CLI_USAGE on failure. */
+static int load_gpus(struct kv_gpus **g)
+{
+	char path[4200], err[KV_ERRLEN];
+	if (kv_gpus_find(path, sizeof path)) {
+		cli_error("gpus.json: not found in $KV_CONFIG_PATH or the "
+			  "data directories; give --gpu-mem SIZE");
+		return CLI_USAGE;
+	}
+	if (kv_gpus_load(path, g, err)) {
+		cli_error("%s", err);
+		return CLI_USAGE;
+	}
+	return 0;
+}
+
+static int list_gpus(const struct args *a)
+{
+	struct kv_gpus *g;
+	struct cli_table t;
+	int status = load_gpus(&g);
+	if (status)
+		return status;
+	cli_table_begin(&t, gpu_cols, 6, a->json, a->header, a->human);
+	for (size_t i = 0; i < g->n; i++) {
+		cli_put_str(&t, g->gpu[i].name);
+		cli_put_bytes(&t, g->gpu[i].memory_bytes);
+		cli_put_f(&t, g->gpu[i].bandwidth_gbps, 1);
+		cli_put_f(&t, g->gpu[i].bf16_tflops, 1);
+		cli_put_f(&t, g->gpu[i].fp8_tflops > 0 ? g->gpu[i].fp8_tflops
+						       : NAN,
+			  1);
+		cli_put_str(&t, g->gpu[i].label);
+		cli_row_end(&t);
+	}
+	cli_table_end(&t);
+	kv_gpus_free(g);
+	return 0;
+}
+
+static enum kv_dtype weight_dtype(const struct args *a,
+				  const struct kv_model *m)
+{
+	return a->wdtype >= 0 ? (enum kv_dtype)a->wdtype : m->dtype;
+}
+
+static int params_row(struct cli_table *t, const struct args *a,
+		      const struct kv_model *m)
+{
+	char err[KV_ERRLEN];
+	struct kv_params p;
+	uint64_t b;
+	if (kv_model_params(m, &p, err)) {
+		cli_error("%s", err);
+		return CLI_USAGE;
+	}
+	if (kv_weight_bytes(p.total, weight_dtype(a, m), &b)) {
+		cli_error("%s: weight bytes overflow 64 bits", m->name);
+		return CLI_USAGE;
+	}
+	cli_put_str(t, m->name);
+	cli_put_u64(t, p.total);
+	cli_put_u64(t, p.active);
+	cli_put_bytes(t, a->weights ? a->weights : b);
+	cli_row_end(t);
+	if (p.mtp)
+		cli_warn("%s: %llu parameters of multi-token-prediction "
+			 "layers are not counted",
+			 m->name, (unsigned long long)p.mtp);
+	return 0;
+}
+
+/* Splits a TSV line in place into at most n cells; returns the count. */
+static size_t split(char *line, char **cell, size_t n)
+{
+	size_t k = 0;
+	for (char *p = line; k < n;) {
+		cell[k++] = p;
+		p = strchr(p, '\t');
+		if (!p)
+			break;
+		*p++ = '\0';
+	}
+	return k;
+}
+
+static int col(char **cell, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(cell[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* kvsize's rows on stdin: one plan per row (model, kv_dtype, ctx). */
+static int read_rows(char *buf, struct plan **pl, size_t *np)
+{
+	char *cell[64], *save = NULL;
+	int im = -1, id = -1, ic = -1;
+	size_t line = 0, ncol = 0;
+	for (char *ln = strtok_r(buf, "\n", &save); ln;
+	     ln = strtok_r(NULL, "\n", &save)) {
+		line++;
+		size_t len = strlen(ln);
+		if (len && ln[len - 1] == '\r')
+			ln[len - 1] = '\0';
+		if (!*ln)
+			continue;
+		size_t n = split(ln, cell, 64);
+		if (im < 0) {
+			im = col(cell, n, "model");
+			id = col(cell, n, "kv_dtype");
+			ic = col(cell, n, "ctx");
+			ncol = n;
+			if (im < 0 || id < 0 || ic < 0 ||
+			    col(cell, n, "layer") >= 0) {
+				cli_error("-: line %zu: not kvsize's header "
+					  "(model, kv_dtype, ctx; no "
+					  "--per-layer)",
+					  line);
+				return CLI_USAGE;
+			}
+			continue;
+		}
+		enum kv_dtype t;
+		uint64_t ctx;
+		if (n != ncol || kv_dtype_parse(cell[id], &t) ||
+		    kv_parse_u64(cell[ic], &ctx) || ctx == 0) {
+			cli_error("-: line %zu: not a kvsize row", line);
+			return CLI_USAGE;
+		}
+		struct kv_model *m;
+		int e = cli_load_model(cell[im], &m);
+		if (e)
+			return e;
+		struct plan *p = realloc(*pl, (*np + 1) * sizeof *p);
+		if (!p) {
+			kv_model_free(m);
+			cli_error("out of memory");
+			return CLI_FAIL;
+		}
+		*pl = p;
+		p[(*np)++] = (struct plan){m, true, (int)t, ctx};
+	}
+	if (im < 0) {
+		cli_error("-: empty input, expected a config or kvsize's rows");
+		return CLI_USAGE;
+	}
+	return 0;
+}
+
+/* stdin: a JSON config (first non-blank byte '{') or kvsize's TSV. */
+static int read_stdin(struct plan **pl, size_t *np)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap + 1);
+	int status = 0;
+	while (buf) {
+		size_t got = fread(buf + len, 1, cap - len, stdin);
+		len += got;
+		if (len < cap)
+			break;
+		char *p = cap < (64u << 20) ? realloc(buf, cap * 2 + 1) : NULL;
+		if (!p) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = p;
+		cap *= 2;
+	}
+	if (!buf) {
+		cli_error("-: out of memory, or larger than 64 MiB");
+		return CLI_FAIL;
+	}
+	buf[len] = '\0';
+	const char *s = buf;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '[') {
+		cli_error("-: a JSON array; kvfit reads a config or kvsize's "
+			  "TSV rows (not --json)");
+		status = CLI_USAGE;
+	} else if (*s == '{') {
+		char err[KV_ERRLEN];
+		struct kv_model *m;
+		if (kv_model_parse(buf, len, "-", &m, err)) {
+			cli_error("%s", err);
+			status = CLI_USAGE;
+		} else {
+			struct plan *p = realloc(*pl, (*np + 1) * sizeof *p);
+			if (p) {
+				*pl = p;
+				p[(*np)++] = (struct plan){m, true, -2, 0};
+			} else {
+				kv_model_free(m);
+				status = CLI_FAIL;
+			}
+		}
+	} else {
+		status = read_rows(buf, pl, np);
+	}
+	free(buf);
+	return status;
+}
+
+/* "which --tp would fit" for a model whose weights miss. */
+static void weights_note(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	char err[KV_ERRLEN];
+	uint32_t tp = 0;
+	uint32_t max = in->m->n_heads ? in->m->n_heads : 1;
+	kv_fit_solve_tp(in, 1, max > 1024 ? 1024 : max, &tp, err);
+	char hint[96] = "no --tp up to the head count fits one sequence";
+	if (tp)
+		snprintf(hint, sizeof hint, "--tp %u would fit", tp);
+	cli_error("%s: weights%s need %llu bytes per GPU, %llu more than "
+		  "the %llu the engine may use; %s",
+		  in->m->name, in->reserve ? " and --reserve" : "",
+		  (unsigned long long)(f->weights + in->reserve),
+		  (unsigned long long)f->missing,
+		  (unsigned long long)f->budget, hint);
+}
+
+static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	char cells[61], w[32], k[32], fr[32], r[32];
+	uint64_t kv = f->users_whole ? f->shared_bytes +
+					       f->seq_bytes * f->users_whole
+				     : 0;
+	uint64_t used = f->weights + f->free_kv;
+	fprintf(stderr, "%s %llu [%s] W %s  K %llu users %s  . %s  R %s\n",
+		in->m->name, (unsigned long long)in->ctx,
+		kv_fit_bar(in, f, 60, cells),
+		kv_format_iec(f->weights, w, sizeof w),
+		(unsigned long long)f->users_whole,
+		kv_format_iec(kv, k, sizeof k),
+		kv_format_iec(f->free_kv - (kv < f->free_kv ? kv : f->free_kv),
+			      fr, sizeof fr),
+		kv_format_iec(in->mem > used ? in->mem - used : 0, r, sizeof r));
+}
+
+/* One row: solve as asked, print, check --min-users. */
+static int row(struct cli_table *t, const struct args *a,
+	       const char *gpu_name, struct kv_fit_in *in, bool dry,
+	       bool *below)
+{
+	char err[KV_ERRLEN];
+	struct kv_fit f;
+	int e = 0;
+	if (dry) {
+		/* checks the input only: what a solve varies is left valid */
+		if (a->solve == SOLVE_TP)
+			in->tp = 1;
+		if (a->solve == SOLVE_CTX && in->ctx < in->prefix)
+			in->ctx = in->prefix;
+		if ((e = kv_fit_solve(in, &f, err)))
+			cli_error("%s", err);
+		return e ? CLI_USAGE : 0;
+	}
+	if (a->solve == SOLVE_CTX) {
+		uint64_t ctx;
+		if (!(e = kv_fit_solve_ctx(in, a->users, &ctx, err)) && !ctx) {
+			cli_error("%s: %llu users do not fit at any context",
+				  in->m->name, (unsigned long long)a->users);
+			*below = true;
+			return 0;
+		}
+		in->ctx = ctx;
+		if (in->m->max_pos && ctx > in->m->max_pos)
+			cli_warn("%s: context %llu is beyond the config's %llu "
+				 "positions",
+				 in->m->name, (unsigned long long)ctx,
+				 (unsigned long long)in->m->max_pos);
+	} else if (a->solve == SOLVE_TP) {
+		uint32_t tp, max = in->m->n_heads > 1024 ? 1024
+							 : in->m->n_heads;
+		if (!(e = kv_fit_solve_tp(in, a->users, max, &tp, err)) &&
+		    !tp) {
+			cli_error("%s: %llu users at %llu tokens fit at no "
+				  "tensor-parallel degree up to %u",
+				  in->m->name, (unsigned long long)a->users,
+				  (unsigned long long)in->ctx, max);
+			*below = true;
+			return 0;
+		}
+		in->tp = tp;
+	}
+	if (e || (e = kv_fit_solve(in, &f, err))) {
+		cli_error("%s", err);
+		return CLI_USAGE;
+	}
+	cli_put_str(t, in->m->name);
+	cli_put_str(t, gpu_name);
+	cli_put_u64(t, (uint64_t)in->tp * in->pp);
+	cli_put_u64(t, in->tp);
+	cli_put_u64(t, in->pp);
+	cli_put_str(t, kv_policy_info(in->engine)->name);
+	cli_put_u64(t, f.block);
+	cli_put_str(t, kv_dtype_name(in->kv_dtype));
+	cli_put_u64(t, in->ctx);
+	cli_put_bytes(t, f.weights);
+	cli_put_bytes(t, f.free_kv);
+	cli_put_bytes(t, f.bytes_per_token);
+	cli_put_bytes(t, f.dup_per_token);
+	cli_put_u64(t, f.kv_tokens);
+	cli_put_f(t, f.users, 2);
+	cli_put_u64(t, f.users_whole);
+	cli_put_bytes(t, f.kv_bytes);
+	cli_put_bytes(t, f.dup_bytes);
+	cli_put_u64(t, f.step_users);
+	cli_put_bytes(t, f.step_weight_bytes);
+	cli_put_bytes(t, f.step_kv_bytes);
+	cli_put_f(t, f.kv_weight_ratio, 2);
+	cli_put_f(t, f.kv_share, 2);
+	cli_put_f(t, f.step_ms, 3);
+	cli_put_f(t, f.tokens_per_s, 1);
+	cli_put_f(t, f.compute_ms, 3);
+	cli_row_end(t);
+	if (a->human && isatty(fileno(stderr)))
+		bar(in, &f);
+	if (f.missing)
+		weights_note(in, &f);
+	if (a->users && f.users_whole < a->users && a->solve == SOLVE_USERS)
+		cli_warn("%s: --users %llu: only %llu fit at %llu tokens; the "
+			 "step is sized for %llu anyway",
+			 in->m->name, (unsigned long long)a->users,
+			 (unsigned long long)f.users_whole,
+			 (unsigned long long)in->ctx,
+			 (unsigned long long)a->users);
+	if (a->min_users && f.users_whole < a->min_users) {
+		cli_error("%s: %llu users fit at %llu tokens (%s, %llu GPU%s, "
+			  "%s), below --min-users %llu",
+			  in->m->name, (unsigned long long)f.users_whole,
+			  (unsigned long long)in->ctx, gpu_name,
+			  (unsigned long long)in->tp * in->pp,
+			  in->tp * in->pp > 1 ? "s" : "",
+			  kv_policy_info(in->engine)->name,
+			  (unsigned long long)a->min_users);
+		*below = true;
+	}
+	return 0;
+}
+
+/* What one row asks of libkv. dtype -1: the config's KV format. */
+static struct kv_fit_in fit_in(const struct args *a,
+			       const struct kv_model *m, int dtype,
+			       uint64_t ctx, enum kv_policy engine)
+{
+	return (struct kv_fit_in){
+		.m = m,
+		.kv_dtype = dtype >= 0 ? (enum kv_dtype)dtype : m->dtype,
+		.w_dtype = weight_dtype(a, m),
+		.weights = a->weights,
+		.mem = a->mem,
+		.reserve = a->reserve,
+		.util = a->util,
+		.tp = (uint32_t)a->tp,
+		.pp = (uint32_t)a->pp,
+		.block = a->block,
+		.ctx = ctx,
+		.prefix = a->prefix,
+		.engine = engine,
+		.users = a->users,
+		.bandwidth_gbps = a->bandwidth,
+		.tflops = kv_gpu_tflops(a->gpu_spec, weight_dtype(a, m)),
+	};
+}
+
+/* Every row of every plan: model x KV format x context x engine. */
+static int each(struct cli_table *t, const struct args *a,
+		const struct plan *pl, size_t np, const char *gpu_name,
+		bool dry, bool *below)
+{
+	static const int auto_dtype = -1;
+	int status = 0;
+	for (size_t i = 0; i < np && !status; i++) {
+		const struct kv_model *m = pl[i].m;
+		bool from_rows = pl[i].dtype != -2;
+		uint64_t defctx = m->max_pos ? m->max_pos : 4096;
+		const int *dts = from_rows ? &pl[i].dtype
+				 : a->dtypes ? a->dtypes : &auto_dtype;
+		size_t ndts = from_rows || !a->dtypes ? 1 : a->ndtypes;
+		const uint64_t *ctx = from_rows ? &pl[i].ctx
+				      : a->ctx ? a->ctx : &defctx;
+		size_t nctx = from_rows || !a->ctx ? 1 : a->nctx;
+		for (size_t c = 0; c < nctx && !dry && a->solve != SOLVE_CTX;
+		     c++)
+			if (m->max_pos && ctx[c] > m->max_pos)
+				cli_warn("%s: context %llu is beyond the "
+					 "config's %llu positions",
+					 m->name, (unsigned long long)ctx[c],
+					 (unsigned long long)m->max_pos);
+		int e0 = a->engine < 0 ? 0 : a->engine;
+		int e1 = a->engine < 0 ? KV_POLICY_COUNT - 1 : a->engine;
+		for (size_t d = 0; d < ndts && !status; d++)
+			for (size_t c = 0; c < nctx && !status; c++)
+				for (int en = e0; en <= e1 && !status; en++) {
+					struct kv_fit_in in = fit_in(
+						a, m, dts[d], ctx[c],
+						(enum kv_policy)en);
+					status = row(t, a, gpu_name, &in, dry,
+						     below);
+				}
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct plan *pl = NULL;
+	size_t np = 0;
+	struct kv_gpus *gpus = NULL;
+	bool done = false, below = false, table = false;
+	struct cli_table t;
+	int status;
+
+	cli_init("kvfit");
+	status = parse(argc, argv, &a, &done);
+	if (status || done)
+		goto out;
+	if (a.list_gpus) {
+		status = list_gpus(&a);
+		goto out;
+	}
+
+	/* the GPU first: an unknown name fails before any config is read */
+	const struct kv_gpu *gpu = NULL;
+	char gpu_name[64];
+	snprintf(gpu_name, sizeof gpu_name, "%s", a.mem_text ? a.mem_text : "");
+	if (a.gpu && !a.params) {
+		if ((status = load_gpus(&gpus)))
+			goto out;
+		if (!(gpu = kv_gpus_lookup(gpus, a.gpu))) {
+			char list[2048];
+			status = cli_usage("--gpu: unknown GPU '%s'; known: %s",
+					   a.gpu,
+					   kv_gpus_list(gpus, list, sizeof list));
+			goto out;
+		}
+		snprintf(gpu_name, sizeof gpu_name, "%s", gpu->name);
+		a.gpu_spec = gpu;
+		if (!a.mem)
+			a.mem = gpu->memory_bytes;
+		if (!a.bandwidth)
+			a.bandwidth = gpu->bandwidth_gbps;
+	}
+	if (!a.params && a.reserve > a.mem) {
+		status = cli_usage("--reserve: %llu bytes is larger than the "
+				   "GPU's memory of %llu bytes",
+				   (unsigned long long)a.reserve,
+				   (unsigned long long)a.mem);
+		goto out;
+	}
+
+	/* every config loads before any row: bad input fails early */
+	bool stdin_read = false;
+	for (int i = optind; i < argc; i++) {
+		if (!strcmp(argv[i], "-")) {
+			if (stdin_read) {
+				status = cli_usage("- given twice");
+				goto out;
+			}
+			stdin_read = true;
+			if ((status = read_stdin(&pl, &np)))
+				goto out;
+			continue;
+		}
+		struct kv_model *m;
+		if ((status = cli_load_model(argv[i], &m)))
+			goto out;
+		struct plan *p = realloc(pl, (np + 1) * sizeof *p);
+		if (!p) {
+			kv_model_free(m);
+			cli_error("out of memory");
+			status = CLI_FAIL;
+			goto out;
+		}
+		pl = p;
+		pl[np++] = (struct plan){m, true, -2, 0};
+	}
+	for (size_t i = 0; i < np; i++)
+		if (pl[i].dtype != -2 && (a.ctx || a.dtypes) && !a.params) {
+			cli_warn("--ctx and --kv-dtype do not apply to kvsize's "
+				 "rows: each keeps its own");
+			break;
+		}
+	for (size_t i = 0; i < np; i++)
+		if (pl[i].own && pl[i].m->note[0])
+			cli_warn("%s: %s", pl[i].m->name, pl[i].m->note);
+
+	if (a.params) {
+		cli_table_begin(&t, param_cols, 4, a.json, a.header, a.human);
+		table = true;
+		for (size_t i = 0; i < np && !status; i++)
+			if (i == 0 || pl[i].m != pl[i - 1].m)
+				status = params_row(&t, &a, pl[i].m);
+		goto end;
+	}
+
+	/* a first pass checks every row, so bad input fails before any */
+	if ((status = each(NULL, &a, pl, np, gpu_name, true, &below)))
+		goto out;
+	cli_table_begin(&t, fit_cols, sizeof fit_cols / sizeof fit_cols[0],
+			a.json, a.header, a.human);
+	table = true;
+	status = each(&t, &a, pl, np, gpu_name, false, &below);
+end:
+	if (table)
+		cli_table_end(&t);
+	if (!status && below)
+		status = CLI_FAIL;
+out:
+	for (size_t i = 0; i < np; i++)
+		if (pl[i].own)
+			kv_model_free(pl[i].m);
+	free(pl);
+	kv_gpus_free(gpus);
+	free(a.ctx);
+	free(a.dtypes);
+	return cli_finish(status);
+}

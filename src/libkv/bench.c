@@ -1,0 +1,232 @@
+/*
+ * bench.c - the machine's limits, measured honestly: a read-bandwidth
+ * probe in the manner of STREAM (arrays far beyond the cache, all threads,
+ * first touch by the reading thread, best of several passes) and a sgemm
+ * rate, plus the clock and statistics every benchmark shares.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cblas.h>
+
+#include "kv/bench.h"
+
+uint64_t kv_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void kv_stats_of(double *s, size_t n, struct kv_stats *out)
+{
+	double sum = 0;
+	qsort(s, n, sizeof *s, cmp_double);
+	for (size_t i = 0; i < n; i++)
+		sum += s[i];
+	out->n = n;
+	out->min = s[0];
+	out->max = s[n - 1];
+	out->mean = sum / (double)n;
+	out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+struct slice {
+	uint64_t *p;     /* this thread's words */
+	size_t words;
+	uint64_t sum;    /* kept so the reads cannot be optimised away */
+	struct kv_membw *b;
+	uint32_t id;
+	uint64_t done_ns;
+};
+
+struct kv_membw {
+	uint64_t *buf;          /* (threads, words per thread) */
+	size_t words;           /* per thread */
+	uint32_t threads;
+	struct slice *slices;   /* (threads) */
+	pthread_barrier_t start;
+	uint64_t sink;
+};
+
+/* Eight independent lanes: an integer sum the compiler turns into vector
+ * adds, so the loop is bound by memory, not by the adder. */
+static uint64_t read_words(const uint64_t *p, size_t n)
+{
+	uint64_t a[8] = {0};
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (int k = 0; k < 8; k++)
+			a[k] += p[i + k];
+	for (; i < n; i++)
+		a[0] += p[i];
+	return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+}
+
+static void *touch(void *arg)
+{
+	struct slice *s = arg;
+	for (size_t i = 0; i < s->words; i++)
+		s->p[i] = i ^ s->id;
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	struct slice *s = arg;
+	pthread_barrier_wait(&s->b->start);
+	s->sum = read_words(s->p, s->words);
+	s->done_ns = kv_now_ns();
+	return NULL;
+}
+
+int kv_membw_new(uint64_t bytes, uint32_t threads, struct kv_membw **out)
+{
+	*out = NULL;
+	if (threads == 0 || threads > 1024 || bytes < 64ULL * threads)
+		return KV_EINVAL;
+	struct kv_membw *b = calloc(1, sizeof *b);
+	if (!b)
+		return KV_ENOMEM;
+	b->threads = threads;
+	b->words = (size_t)(bytes / threads / 64 * 8);
+	b->slices = calloc(threads, sizeof *b->slices);
+	if (!b->slices ||
+	    posix_memalign((void **)&b->buf, 64,
+			   b->words * threads * sizeof *b->buf)) {
+		free(b->slices);
+		free(b);
+		return KV_ENOMEM;
+	}
+	pthread_t *t = calloc(threads, sizeof *t);
+	if (!t) {
+		kv_membw_free(b);
+		return KV_ENOMEM;
+	}
+	for (uint32_t i = 0; i < threads; i++) {
+		b->slices[i] = (struct slice){b->buf + i * b->words, b->words,
+					      0, b, i, 0};
+		if (pthread_create(&t[i], NULL, touch, &b->slices[i]))
+			touch(&b->slices[i]), t[i] = 0;
+	}
+	for (uint32_t i = 0; i < threads; i++)
+		if (t[i])
+			pthread_join(t[i], NULL);
+	free(t);
+	pthread_barrier_init(&b->start, NULL, threads + 1);
+	*out = b;
+	return 0;
+}
+
+double kv_membw_read(struct kv_membw *b)
+{
+	pthread_t *t = calloc(b->threads, sizeof *t);
+	if (!t)
+		return -1;
+	uint32_t started = 0;
+	for (; started < b->threads; started++)
+		if (pthread_create(&t[started], NULL, reader,
+				   &b->slices[started]))
+			break;
+	if (started < b->threads) { /* release the barrier, then fail */
+		for (uint32_t i = started; i < b->threads; i++)
+			b->slices[i].done_ns = 0;
+	}
+	uint64_t t0 = kv_now_ns();
+	if (started == b->threads)
+		pthread_barrier_wait(&b->start);
+	uint64_t last = t0;
+	for (uint32_t i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		b->sink += b->slices[i].sum;
+		if (b->slices[i].done_ns > last)
+			last = b->slices[i].done_ns;
+	}
+	free(t);
+	if (started < b->threads)
+		return -1;
+	return (double)(last - t0) / 1e9;
+}
+
+uint64_t kv_membw_bytes(const struct kv_membw *b)
+{
+	return (uint64_t)b->words * b->threads * sizeof *b->buf;
+}
+
+void kv_membw_free(struct kv_membw *b)
+{
+	if (!b)
+		return;
+	if (b->buf)
+		pthread_barrier_destroy(&b->start);
+	free(b->buf);
+	free(b->slices);
+	free(b);
+}
+
+int kv_membw_measure(uint64_t bytes, uint32_t threads, uint32_t passes,
+		     double *bps)
+{
+	struct kv_membw *b;
+	int e = kv_membw_new(bytes, threads, &b);
+	if (e)
+		return e;
+	double best = 0;
+	kv_membw_read(b); /* warm the page tables */
+	for (uint32_t i = 0; i < passes; i++) {
+		double s = kv_membw_read(b);
+		if (s > 0 && (best == 0 || s < best))
+			best = s;
+	}
+	*bps = best > 0 ? (double)kv_membw_bytes(b) / best : 0;
+	kv_membw_free(b);
+	return best > 0 ? 0 : KV_ENOMEM;
+}
+
+int kv_sgemm_measure(uint32_t n, uint32_t threads, uint32_t reps,
+		     double *flops)
+{
+	if (n == 0 || n > 16384 || threads == 0 || reps == 0)
+		return KV_EINVAL;
+	size_t nn = (size_t)n * n;
+	float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b),
+	      *c = malloc(nn * sizeof *c);
+	if (!a || !b || !c) {
+		free(a);
+		free(b);
+		free(c);
+		return KV_ENOMEM;
+	}
+	for (size_t i = 0; i < nn; i++) {
+		a[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+		b[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+		c[i] = 0;
+	}
+	int before = openblas_get_num_threads();
+	openblas_set_num_threads((int)threads);
+	double best = 0;
+	for (uint32_t r = 0; r <= reps; r++) { /* the first warms up */
+		uint64_t t0 = kv_now_ns();
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n,
+			    (int)n, (int)n, 1.0f, a, (int)n, b, (int)n, 0.0f, c,
+			    (int)n);
+		double s = (double)(kv_now_ns() - t0) / 1e9;
+		if (r > 0 && (best == 0 || s < best))
+			best = s;
+	}
+	openblas_set_num_threads(before);
+	*flops = best > 0 ? 2.0 * (double)n * n * n / best : 0;
+	free(a);
+	free(b);
+	free(c);
+	return 0;
+}

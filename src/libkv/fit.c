@@ -1,0 +1,507 @@
+/*
+ * fit.c - capacity and decode-step arithmetic of kvfit. The model is cut
+ * into pipeline stages (layers) and tensor-parallel ranks (heads, as
+ * layout.c splits them); on each stage the engine's rule says what memory
+ * is free and how many tokens every layer keeps per sequence; the stage
+ * where the fewest sequences fit decides.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kv/fit.h"
+#include "kv/params.h"
+
+/* Policies, from the engines' public sources (see kvfit(1), ENGINES). */
+static const struct kv_policy_info engines[KV_POLICY_COUNT] = {
+	[KV_POLICY_IDEAL] = {"ideal", 0, false, 1, 1, 1, KV_SWA_WINDOW, 0},
+	[KV_POLICY_VLLM] = {"vllm", 0.9, false, 16, 64, 1, KV_SWA_VLLM, 2048},
+	[KV_POLICY_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0},
+	[KV_POLICY_TRTLLM] = {"trtllm", 0.9, true, 32, 32, 1, KV_SWA_WINDOW,
+			      0},
+	[KV_POLICY_LLAMACPP] = {"llamacpp", 0, false, 1, 1, 256,
+				KV_SWA_LLAMACPP, 512},
+};
+
+const struct kv_policy_info *kv_policy_info(enum kv_policy e)
+{
+	if ((unsigned)e >= KV_POLICY_COUNT)
+		return NULL;
+	return &engines[e];
+}
+
+int kv_policy_parse(const char *s, enum kv_policy *out)
+{
+	static const struct {
+		const char *name;
+		enum kv_policy e;
+	} alias[] = {
+		{"trt-llm", KV_POLICY_TRTLLM}, {"tensorrt-llm", KV_POLICY_TRTLLM},
+		{"tensorrt_llm", KV_POLICY_TRTLLM},
+		{"llama.cpp", KV_POLICY_LLAMACPP},
+		{"llama-cpp", KV_POLICY_LLAMACPP},
+	};
+	for (int e = 0; e < KV_POLICY_COUNT; e++)
+		if (!strcasecmp(s, engines[e].name)) {
+			*out = (enum kv_policy)e;
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+		if (!strcasecmp(s, alias[i].name)) {
+			*out = alias[i].e;
+			return 0;
+		}
+	return KV_EINVAL;
+}
+
+double kv_policy_frac(enum kv_policy e, uint32_t tp)
+{
+	if (e == KV_POLICY_SGLANG) /* server_args.py, by tp_size */
+		return tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85
+		       : tp >= 2 ? 0.87 : 0.88;
+	const struct kv_policy_info *i = kv_policy_info(e);
+	return i ? i->frac : 0;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return to > 1 && v % to ? v + (to - v % to) : v;
+}
+
+/* a * b / c without overflow for c > 0 and a * b / c < 2^64. */
+static uint64_t muldiv(uint64_t a, uint64_t b, uint64_t c)
+{
+	return (uint64_t)((unsigned __int128)a * b / c);
+}
+
+/* What one pipeline stage holds and reads, on one tensor-parallel rank. */
+struct stage {
+	uint32_t first, n;     /* layers [first, first + n) */
+	uint64_t params;       /* parameters of the stage, whole (not / tp) */
+	uint64_t routed;       /* of params: routed experts */
+	uint32_t experts, experts_active;
+	uint64_t weights;      /* weight bytes on one rank */
+	uint64_t routed_bytes; /* of weights: routed experts */
+	uint64_t bpt, dup;     /* KV bytes per token; of them, copies */
+	uint64_t seq, shared;  /* bytes kept per sequence, and once */
+	uint64_t seq_dup, shared_dup; /* of them, copies other ranks hold */
+	uint64_t rseq, rshared; /* bytes a step reads per sequence, once */
+	uint64_t free_kv, missing, budget;
+	double flops;          /* FLOPs one token costs on one rank */
+	double users;          /* INFINITY when the stage keeps nothing */
+};
+
+struct ctx {
+	const struct kv_fit_in *in;
+	const struct kv_policy_info *ei;
+	struct kv_opts o;
+	uint64_t block;        /* tokens per page */
+	uint64_t ctx;          /* padded context */
+	uint64_t total_params;
+	uint64_t state;        /* Mamba state bytes per sequence, all layers */
+	uint32_t ssm_layers;   /* layers that keep that state */
+};
+
+/* Tokens layer g keeps: per sequence (`priv`, in pages) and once
+ * (`shared`: whole pages of the shared prefix), and the tokens a step
+ * reads (`rpriv`, `rshared`: exact, no padding). */
+static void layer_tokens(const struct ctx *c, const struct kv_geom *g,
+			 uint64_t *priv, uint64_t *shared, uint64_t *rpriv,
+			 uint64_t *rshared)
+{
+	const struct kv_fit_in *in = c->in;
+	struct kv_geom w = *g;
+	uint64_t b = c->block, p = in->prefix;
+	if (g->window && g->window < c->ctx) {
+		switch (c->ei->swa) {
+		case KV_SWA_WINDOW:
+		case KV_SWA_LLAMACPP: break;
+		case KV_SWA_VLLM:
+			w.window = round_up(g->window - 1 + c->ei->swa_extra,
+					    b) + b;
+			break;
+		case KV_SWA_FULL: w.window = 0; break;
+		}
+	}
+	/* a layer keeps the last `kept` tokens; the prefix is the first p;
+	 * the token a sequence is generating is its own, so at least one
+	 * token (one page) of every layer stays private */
+	uint64_t kept = kv_geom_tokens(&w, c->ctx, 1);
+	uint64_t sh = p > c->ctx - kept ? p - (c->ctx - kept) : 0;
+	if (sh >= kept)
+		sh = kept - 1;
+	sh = b > 1 ? sh / b * b : sh; /* engines share whole pages */
+	*shared = sh;
+	*priv = sh ? round_up(kept - sh, b) : kv_geom_tokens(&w, c->ctx, b);
+	if (c->ei->swa == KV_SWA_LLAMACPP && g->window && g->window < c->ctx)
+		*shared += c->ei->swa_extra; /* n_ubatch cells */
+	uint64_t rk = kv_geom_tokens(g, in->ctx, 1);
+	*rshared = p > in->ctx - rk ? p - (in->ctx - rk) : 0;
+	if (*rshared >= rk)
+		*rshared = rk - 1;
+	*rpriv = rk - *rshared;
+}
+
+/* acc += a * b, checked */
+static int mac(uint64_t *acc, uint64_t a, uint64_t b)
+{
+	uint64_t t;
+	return kv_mul(a, b, &t) || kv_add(*acc, t, acc) ? KV_ERANGE : 0;
+}
+
+static int stage_size(const struct ctx *c, struct stage *s, bool first,
+		      bool last, char *err)
+{
+	const struct kv_fit_in *in = c->in;
+	const struct kv_model *m = in->m;
+	uint64_t f, l;
+	uint32_t ssm = 0;
+	int e;
+	if ((e = kv_model_edge_params(m, &f, &l)))
+		return e;
+	s->params = (first ? f : 0) + (last ? l : 0);
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		struct kv_params lp;
+		struct kv_geom g;
+		uint64_t tb, pv, sh, rp, rs;
+		if ((e = kv_layer_params(m, i, &lp)) ||
+		    (e = kv_add(s->params, lp.total, &s->params)) ||
+		    (e = kv_add(s->routed, lp.routed, &s->routed)))
+			return e;
+		if (lp.experts) {
+			s->experts = lp.experts;
+			s->experts_active = lp.experts_active;
+		}
+		if ((e = kv_layer_geom(m, i, &c->o, &g, err)) ||
+		    (e = kv_geom_token_bytes(&g, &c->o, &tb, err)))
+			return e;
+		s->flops += 2.0 * (double)lp.active / in->tp;
+		if (g.attn == KV_ATTN_NONE) {
+			ssm += m->ssm_d_inner > 0;
+			continue;
+		}
+		layer_tokens(c, &g, &pv, &sh, &rp, &rs);
+		/* scores and weighted sum of each query head over the tokens
+		 * read; MLA attends in the latent (absorbed weights) */
+		double dims = g.attn == KV_ATTN_MLA
+				      ? (double)g.dim_k + m->kv_lora_rank
+				      : (double)g.dim_k + g.dim_v;
+		s->flops += 2.0 * m->layers[i].q_heads / in->tp * dims *
+			    (double)(rp + rs);
+		if ((e = kv_add(s->bpt, tb, &s->bpt)) ||
+		    (g.replicated && (e = kv_add(s->dup, tb, &s->dup))) ||
+		    (e = mac(&s->seq, tb, pv)) ||
+		    (e = mac(&s->shared, tb, sh)) ||
+		    (g.replicated && ((e = mac(&s->seq_dup, tb, pv)) ||
+				      (e = mac(&s->shared_dup, tb, sh)))) ||
+		    (e = mac(&s->rseq, tb, rp)) ||
+		    (e = mac(&s->rshared, tb, rs)))
+			return e;
+	}
+	if (last) /* the output head's logits; the embedding is a lookup */
+		s->flops += 2.0 * (double)m->vocab * (double)m->hidden / in->tp;
+	if (ssm && c->ssm_layers) {
+		uint64_t st = c->state / c->ssm_layers * ssm;
+		if ((e = kv_add(s->seq, st, &s->seq)) ||
+		    (e = kv_add(s->rseq, st, &s->rseq)))
+			return e;
+	}
+
+	/* weights on one rank: the stage's share, split over tp */
+	uint64_t w;
+	if (in->weights)
+		w = c->total_params ? muldiv(in->weights, s->params,
+					     c->total_params)
+				    : 0;
+	else if ((e = kv_weight_bytes(s->params, in->w_dtype, &w)))
+		return e;
+	s->weights = w / in->tp + (w % in->tp != 0);
+	s->routed_bytes = s->params ? muldiv(s->weights, s->routed, s->params)
+				    : 0;
+
+	/* the engine's budget */
+	double frac = in->util > 0 ? in->util
+				   : kv_policy_frac(in->engine, in->tp);
+	uint64_t need;
+	if ((e = kv_add(s->weights, in->reserve, &need)))
+		return e;
+	if (c->ei->of_free) {
+		uint64_t avail = in->mem > need ? in->mem - need : 0;
+		s->missing = in->mem < need ? need - in->mem : 0;
+		s->free_kv = (uint64_t)floorl((long double)avail * frac);
+		s->budget = s->missing ? in->mem : need + s->free_kv;
+	} else {
+		s->budget = frac > 0 ? (uint64_t)floorl((long double)in->mem *
+							frac)
+				     : in->mem;
+		s->free_kv = s->budget > need ? s->budget - need : 0;
+		s->missing = s->budget < need ? need - s->budget : 0;
+	}
+	if (s->seq == 0)
+		s->users = INFINITY;
+	else if (s->free_kv <= s->shared)
+		s->users = 0;
+	else
+		s->users = (double)(s->free_kv - s->shared) / (double)s->seq;
+	return 0;
+}
+
+/* Stage sizes as vLLM's get_pp_indices splits the layers: evenly, the
+ * remainder to the stages before the last (which holds the head). */
+static uint32_t stage_layers(uint32_t layers, uint32_t pp, uint32_t s)
+{
+	uint32_t n = layers / pp, rem = layers % pp;
+	return n + (s + 1 < pp && s + 1 + rem >= pp);
+}
+
+/* Sizes stage s, whose layers start at `first`. */
+static int stage_at(const struct ctx *c, uint32_t s, uint32_t first,
+		    struct stage *x, char *err)
+{
+	const struct kv_fit_in *in = c->in;
+	*x = (struct stage){0};
+	x->first = first;
+	x->n = stage_layers(in->m->n_layers, in->pp, s);
+	int e = stage_size(c, x, s == 0, s + 1 == in->pp, err);
+	if (e == KV_ERANGE)
+		snprintf(err, KV_ERRLEN, "%s: %llu tokens: bytes overflow 64 "
+			 "bits",
+			 in->m->name, (unsigned long long)in->ctx);
+	return e;
+}
+
+static int check(const struct kv_fit_in *in, char *err)
+{
+	const struct kv_model *m = in->m;
+	if (!in->tp || !in->pp || in->pp > m->n_layers) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: pipeline parallel %u: must be 1 to the %u "
+			 "layers",
+			 m->name, in->pp, m->n_layers);
+		return KV_EINVAL;
+	}
+	if (in->reserve > in->mem) {
+		snprintf(err, KV_ERRLEN,
+			 "reserve of %llu bytes is larger than the GPU's "
+			 "memory of %llu bytes",
+			 (unsigned long long)in->reserve,
+			 (unsigned long long)in->mem);
+		return KV_EINVAL;
+	}
+	if (in->prefix > in->ctx) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: shared prefix of %llu tokens is longer than "
+			 "the context of %llu",
+			 m->name, (unsigned long long)in->prefix,
+			 (unsigned long long)in->ctx);
+		return KV_EINVAL;
+	}
+	if (in->ctx == 0 || in->mem == 0 || !(in->util >= 0 && in->util <= 1)
+	    || kv_policy_info(in->engine) == NULL) {
+		snprintf(err, KV_ERRLEN, "%s: context, memory, utilization or "
+			 "engine out of range", m->name);
+		return KV_EINVAL;
+	}
+	return 0;
+}
+
+/* The decode step of b sequences on stage s, added to f. */
+static int step(const struct stage *s, uint64_t b, struct kv_fit *f)
+{
+	long double keep = 1; /* share of routed experts b tokens touch */
+	if (s->experts && b)
+		keep = 1 - powl(1 - (long double)s->experts_active /
+					    s->experts,
+				(long double)b);
+	uint64_t w = s->weights -
+		     (uint64_t)llroundl((long double)s->routed_bytes *
+					(1 - keep));
+	uint64_t kv = 0;
+	if (b && (mac(&kv, b, s->rseq) || kv_add(kv, s->rshared, &kv)))
+		return KV_ERANGE;
+	f->step_flops += s->flops * (double)b;
+	if (kv_add(f->step_weight_bytes, w, &f->step_weight_bytes) ||
+	    kv_add(f->step_kv_bytes, kv, &f->step_kv_bytes))
+		return KV_ERANGE;
+	return 0;
+}
+
+int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
+{
+	const struct kv_model *m = in->m;
+	struct ctx c = {in, kv_policy_info(in->engine), {0}, 0, 0, 0, 0, 0};
+	struct kv_params p;
+	struct stage best = {0};
+	int e;
+	*f = (struct kv_fit){0};
+	if ((e = check(in, err)))
+		return e;
+	c.o = kv_opts_default(m);
+	c.o.k_dtype = c.o.v_dtype = in->kv_dtype;
+	c.o.tp = in->tp;
+	bool mla = false;
+	for (uint32_t i = 0; i < m->n_layers; i++) {
+		mla |= m->layers[i].attn == KV_ATTN_MLA;
+		c.ssm_layers += m->layers[i].attn == KV_ATTN_NONE &&
+				m->ssm_d_inner > 0;
+	}
+	c.block = in->block ? in->block : mla ? c.ei->block_mla : c.ei->block;
+	c.ctx = round_up(in->ctx, c.ei->ctx_pad);
+	if ((e = kv_model_params(m, &p, err)))
+		return e;
+	c.total_params = p.total;
+	if (kv_model_state_bytes(m, &c.o, 1, &c.state))
+		return KV_ERANGE;
+
+	uint32_t first = 0;
+	for (uint32_t s = 0; s < in->pp; s++) {
+		struct stage x;
+		if ((e = stage_at(&c, s, first, &x, err)))
+			return e;
+		first += x.n;
+		if (s == 0 || x.users < best.users ||
+		    (x.users == best.users && x.missing > best.missing)) {
+			best = x;
+			f->stage = s;
+		}
+	}
+	if (isinf(best.users)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: keeps no KV and no state per sequence", m->name);
+		return KV_EINVAL;
+	}
+	f->stage_layers = best.n;
+	f->block = c.block;
+	f->ctx_kept = c.ctx;
+	f->budget = best.budget;
+	f->weights = best.weights;
+	f->free_kv = best.free_kv;
+	f->missing = best.missing;
+	f->bytes_per_token = best.bpt;
+	f->dup_per_token = best.dup;
+	f->kv_tokens = best.bpt ? best.free_kv / best.bpt : 0;
+	f->seq_bytes = best.seq;
+	f->shared_bytes = best.shared;
+	f->users = best.users;
+	f->users_whole = best.free_kv > best.shared
+				 ? (best.free_kv - best.shared) / best.seq
+				 : 0;
+
+	if (f->users_whole) { /* <= free_kv: cannot overflow */
+		f->kv_bytes = best.shared + best.seq * f->users_whole;
+		f->dup_bytes = best.shared_dup + best.seq_dup * f->users_whole;
+	}
+
+	f->step_users = in->users ? in->users : f->users_whole;
+	/* the step runs through every stage: sized again, it is cheap */
+	first = 0;
+	for (uint32_t s = 0; s < in->pp; s++) {
+		struct stage x;
+		if ((e = stage_at(&c, s, first, &x, err)))
+			return e;
+		first += x.n;
+		if ((e = step(&x, f->step_users, f))) {
+			snprintf(err, KV_ERRLEN,
+				 "%s: %llu users: step bytes overflow 64 bits",
+				 m->name, (unsigned long long)f->step_users);
+			return e;
+		}
+	}
+	double w = (double)f->step_weight_bytes, kv = (double)f->step_kv_bytes;
+	f->kv_weight_ratio = w > 0 ? kv / w : NAN;
+	f->kv_share = w + kv > 0 ? kv / (w + kv) : NAN;
+	f->step_ms = in->bandwidth_gbps > 0 ? (w + kv) /
+						      (in->bandwidth_gbps * 1e6)
+					    : NAN;
+	f->tokens_per_s = f->step_ms > 0 ? (double)f->step_users * 1e3 /
+						   f->step_ms
+					 : NAN;
+	f->compute_ms = in->tflops > 0 ? f->step_flops / (in->tflops * 1e9)
+				       : NAN;
+	return 0;
+}
+
+/* Whether `users` whole sequences fit; errors other than a bad layout
+ * count as not fitting (a context so long its bytes overflow). */
+static int fits(const struct kv_fit_in *in, uint64_t users, bool *ok,
+		char *err)
+{
+	struct kv_fit f;
+	int e = kv_fit_solve(in, &f, err);
+	*ok = e == 0 && f.users_whole >= users;
+	return e == KV_ERANGE ? 0 : e;
+}
+
+int kv_fit_solve_ctx(const struct kv_fit_in *in, uint64_t users,
+		     uint64_t *ctx, char *err)
+{
+	struct kv_fit_in x = *in;
+	uint64_t lo = in->prefix ? in->prefix : 1, hi = 1ULL << 40;
+	bool ok;
+	int e;
+	*ctx = 0;
+	x.ctx = lo;
+	if ((e = fits(&x, users, &ok, err)) || !ok)
+		return e;
+	while (lo < hi) {
+		x.ctx = lo + (hi - lo + 1) / 2;
+		if ((e = fits(&x, users, &ok, err)))
+			return e;
+		if (ok)
+			lo = x.ctx;
+		else
+			hi = x.ctx - 1;
+	}
+	*ctx = lo;
+	return 0;
+}
+
+int kv_fit_solve_tp(const struct kv_fit_in *in, uint64_t users,
+		    uint32_t max_tp, uint32_t *tp, char *err)
+{
+	struct kv_fit_in x = *in;
+	char scratch[KV_ERRLEN];
+	*tp = 0;
+	for (uint32_t t = 1; t <= max_tp; t++) {
+		struct kv_fit f;
+		x.tp = t;
+		int e = kv_fit_solve(&x, &f, scratch);
+		if (e == KV_EINVAL && t > 1)
+			continue; /* this tp splits no head evenly */
+		if (e) {
+			memcpy(err, scratch, KV_ERRLEN);
+			return e;
+		}
+		if (f.users_whole >= users) {
+			*tp = t;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+char *kv_fit_bar(const struct kv_fit_in *in, const struct kv_fit *f,
+		 size_t width, char *buf)
+{
+	long double mem = (long double)in->mem, kv = 0;
+	if (f->users_whole)
+		kv = (long double)f->shared_bytes +
+		     (long double)f->seq_bytes * (long double)f->users_whole;
+	long double cut[3] = {(long double)f->weights,
+			      (long double)f->weights + kv,
+			      (long double)f->weights + (long double)f->free_kv};
+	static const char sym[] = "WK.R";
+	size_t at = 0;
+	for (int k = 0; k < 4; k++) {
+		size_t end = width;
+		if (k < 3) {
+			long double v = cut[k] > mem ? mem : cut[k];
+			end = (size_t)llroundl(v * (long double)width / mem);
+		}
+		for (; at < end && at < width; at++)
+			buf[at] = sym[k];
+	}
+	buf[width] = '\0';
+	return buf;
+}

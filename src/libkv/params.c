@@ -1,0 +1,211 @@
+/*
+ * params.c - parameter counts from a config, module by module as the
+ * reference implementations (Transformers' modeling files) build them, so
+ * that the count of a shipped config can be checked against the published
+ * size of the model.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kv/params.h"
+
+/* An accumulator of products that remembers an overflow. */
+struct acc {
+	uint64_t n;
+	int err;
+};
+
+/* a->n += x * y */
+static void mac(struct acc *a, uint64_t x, uint64_t y)
+{
+	uint64_t p;
+	if (kv_mul(x, y, &p) || kv_add(a->n, p, &a->n))
+		a->err = KV_ERANGE;
+}
+
+/* Parameters of one norm over `width` values. */
+static uint64_t norm(const struct kv_model *m, uint64_t width)
+{
+	return m->layernorm ? 2 * width : width;
+}
+
+/* Norms around each decoder layer: Gemma 2 and 3 norm both sides of the
+ * attention and of the MLP; Falcon's parallel block reads one norm. */
+static uint64_t layer_norms(const struct kv_model *m)
+{
+	if (!strncmp(m->model_type, "gemma2", 6) ||
+	    !strncmp(m->model_type, "gemma3", 6))
+		return 4;
+	if (m->parallel_block)
+		return 1;
+	return 2;
+}
+
+/* One MLP of width ffn: gated (gate, up, down) or plain (up, down). */
+static void mlp(struct acc *a, const struct kv_model *m, uint64_t ffn,
+		bool bias)
+{
+	mac(a, m->hidden, ffn * (m->gated_mlp ? 3 : 2));
+	if (bias)
+		mac(a, 1, ffn * (m->gated_mlp ? 2 : 1) + m->hidden);
+}
+
+/* Multi-head latent attention (DeepSeek V2/V3). */
+static void mla(struct acc *a, const struct kv_model *m, uint64_t heads)
+{
+	uint64_t qk = (uint64_t)m->qk_nope_dim + m->qk_rope_dim;
+	if (m->q_lora_rank) {
+		mac(a, m->hidden, m->q_lora_rank);      /* q_a_proj */
+		mac(a, 1, m->q_lora_rank);              /* q_a_layernorm */
+		mac(a, m->q_lora_rank, heads * qk);     /* q_b_proj */
+	} else {
+		mac(a, m->hidden, heads * qk);          /* q_proj */
+	}
+	mac(a, m->hidden, (uint64_t)m->kv_lora_rank + m->qk_rope_dim);
+	mac(a, 1, m->kv_lora_rank);                     /* kv_a_layernorm */
+	mac(a, m->kv_lora_rank, heads * (m->qk_nope_dim + m->v_head_dim));
+	mac(a, heads * m->v_head_dim, m->hidden);       /* o_proj */
+}
+
+/* Attention with GQA: q, k, v, o, their biases and the q/k norms. */
+static void attention(struct acc *a, const struct kv_model *m,
+		      const struct kv_layer *l)
+{
+	uint64_t q = (uint64_t)l->q_heads * m->head_dim;
+	uint64_t k = (uint64_t)l->kv_heads * l->head_dim_k;
+	uint64_t v = (uint64_t)l->kv_heads * l->head_dim_v;
+	mac(a, m->hidden, q + k + v);
+	mac(a, (uint64_t)l->q_heads * l->head_dim_v, m->hidden);
+	if (m->qkv_bias)
+		mac(a, 1, q + k + v);
+	if (m->o_bias)
+		mac(a, 1, m->hidden);
+	if (m->qk_norm)
+		mac(a, 2, m->head_dim);
+	if (m->family == KV_FAMILY_GPT_OSS)
+		mac(a, 1, l->q_heads); /* attention sinks, one per head */
+}
+
+/* Jamba's Mamba mixer (Transformers' JambaMambaMixer, with the config's
+ * defaults: a biased convolution, unbiased projections). */
+static void mamba(struct acc *a, const struct kv_model *m)
+{
+	uint64_t in = m->ssm_d_inner, st = m->ssm_d_state, r = m->ssm_dt_rank;
+	mac(a, m->hidden, 2 * in);          /* in_proj */
+	mac(a, in, m->ssm_d_conv + 1);      /* conv1d weight and bias */
+	mac(a, in, r + 2 * st);             /* x_proj */
+	mac(a, r, in);                      /* dt_proj weight */
+	mac(a, 1, in);                      /* dt_proj bias */
+	mac(a, in, st + 1);                 /* A_log, D */
+	mac(a, in, m->hidden);              /* out_proj */
+	mac(a, 1, r + 2 * st);              /* dt, B, C layernorms */
+}
+
+int kv_layer_params(const struct kv_model *m, uint32_t i,
+		    struct kv_params *p)
+{
+	const struct kv_layer *l = &m->layers[i];
+	struct acc a = {0, 0};
+	*p = (struct kv_params){0};
+
+	if (l->attn == KV_ATTN_NONE && m->ssm_d_inner)
+		mamba(&a, m);
+	else if (l->attn == KV_ATTN_MLA)
+		mla(&a, m, l->q_heads);
+	else if (l->attn != KV_ATTN_NONE)
+		attention(&a, m, l);
+	mac(&a, layer_norms(m), norm(m, m->hidden));
+
+	if (l->mlp == KV_MLP_DENSE) {
+		mlp(&a, m, l->ffn_dim, m->mlp_bias);
+		p->total = p->active = a.n;
+		return a.err;
+	}
+	/* router, shared experts: every token reads them */
+	mac(&a, m->hidden, m->n_experts);
+	if (m->family == KV_FAMILY_GPT_OSS ||
+	    !strcmp(m->model_type, "deepseek_v3"))
+		mac(&a, 1, m->n_experts); /* router bias / score correction */
+	if (m->shared_ffn_dim)
+		mlp(&a, m, m->shared_ffn_dim, false);
+	if (!strcmp(m->model_type, "qwen2_moe"))
+		mac(&a, m->hidden, 1); /* shared_expert_gate */
+	struct acc e = {0, 0};
+	mlp(&e, m, l->ffn_dim, m->expert_bias);
+	p->experts = m->n_experts;
+	p->experts_active = m->n_experts_active;
+	if (kv_mul(e.n, m->n_experts, &p->routed) ||
+	    kv_add(a.n, p->routed, &p->total))
+		return KV_ERANGE;
+	p->active = a.n + e.n * m->n_experts_active; /* <= total */
+	return a.err ? a.err : e.err;
+}
+
+int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
+			 uint64_t *last)
+{
+	struct acc f = {0, 0}, l = {0, 0};
+	mac(&f, m->vocab, m->hidden);
+	if (m->family == KV_FAMILY_GPT2)
+		mac(&f, m->max_pos, m->hidden); /* learned positions */
+	mac(&l, 1, norm(m, m->hidden));         /* final norm */
+	if (!m->tie_embeddings)
+		mac(&l, m->vocab, m->hidden);
+	*first = f.n;
+	*last = l.n;
+	return f.err ? f.err : l.err;
+}
+
+/* One DeepSeek MTP module: two norms and a 2h -> h projection before a
+ * decoder layer like the last one, and a norm before the shared head. */
+static int mtp_params(const struct kv_model *m, uint64_t *out)
+{
+	struct kv_params lp;
+	struct acc a = {0, 0};
+	int e = kv_layer_params(m, m->n_layers - 1, &lp);
+	if (e)
+		return e;
+	mac(&a, 3, norm(m, m->hidden));
+	mac(&a, 2 * m->hidden, m->hidden);
+	mac(&a, 1, lp.total);
+	return kv_mul(a.n, m->n_mtp_layers, out) ? KV_ERANGE : a.err;
+}
+
+int kv_model_params(const struct kv_model *m, struct kv_params *p,
+		    char *err)
+{
+	uint64_t first, last;
+	int e = kv_model_edge_params(m, &first, &last);
+	*p = (struct kv_params){0};
+	p->embed = first;
+	p->head = m->tie_embeddings ? 0 : last - norm(m, m->hidden);
+	if (!e && (e = kv_add(first, last, &p->total)) == 0)
+		p->active = p->total;
+	for (uint32_t i = 0; !e && i < m->n_layers; i++) {
+		struct kv_params lp;
+		if ((e = kv_layer_params(m, i, &lp)) ||
+		    (e = kv_add(p->total, lp.total, &p->total)) ||
+		    (e = kv_add(p->active, lp.active, &p->active)) ||
+		    (e = kv_add(p->routed, lp.routed, &p->routed)))
+			break;
+		if (lp.experts) {
+			p->experts = lp.experts;
+			p->experts_active = lp.experts_active;
+		}
+	}
+	if (!e && m->n_mtp_layers)
+		e = mtp_params(m, &p->mtp);
+	if (e)
+		snprintf(err, KV_ERRLEN,
+			 "%s: parameter count overflows 64 bits", m->name);
+	return e;
+}
+
+int kv_weight_bytes(uint64_t n, enum kv_dtype t, uint64_t *out)
+{
+	const struct kv_dtype_info *d = kv_dtype_info(t);
+	if (!d)
+		return KV_EINVAL;
+	uint64_t blocks = n / d->block + (n % d->block != 0);
+	return kv_mul(blocks, d->block_bytes, out);
+}

@@ -1,0 +1,1 @@
+printf "a\tb\n1\t2\n" | kvfit --gpu h100 -

@@ -1,0 +1,1 @@
+kvfit gpt2 --gpu l4 --pp 13

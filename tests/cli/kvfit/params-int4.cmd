@@ -1,0 +1,1 @@
+kvfit --params llama-3.1-8b --weights-dtype int4

@@ -1,0 +1,1 @@
+kvfit --version

@@ -1,0 +1,1 @@
+kvsize gpt2 --ctx 8192

@@ -1,0 +1,1 @@
+kvsize tests/bad/fractional-kv.json

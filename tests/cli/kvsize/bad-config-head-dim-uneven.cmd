@@ -1,0 +1,1 @@
+kvsize tests/bad/head-dim-uneven.json

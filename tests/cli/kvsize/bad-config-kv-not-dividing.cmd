@@ -1,0 +1,1 @@
+kvsize tests/bad/kv-not-dividing.json

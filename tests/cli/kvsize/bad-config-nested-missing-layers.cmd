@@ -1,0 +1,1 @@
+kvsize tests/bad/nested-missing-layers.json

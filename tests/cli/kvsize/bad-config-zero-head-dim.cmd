@@ -1,0 +1,1 @@
+kvsize tests/bad/zero-head-dim.json

@@ -1,0 +1,1 @@
+kvsize --ctx 8k

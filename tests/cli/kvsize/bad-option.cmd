@@ -1,0 +1,1 @@
+kvsize --frobnicate llama-3.1-8b

@@ -1,0 +1,1 @@
+kvsize jamba-v0.1 --per-layer -c 300k

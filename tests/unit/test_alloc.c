@@ -1,0 +1,132 @@
+/*
+ * test_alloc.c - every allocation of config loading fails in turn: each
+ * failure must give a clear error and free what was taken. malloc and its
+ * kin are replaced here (glibc allows it) by versions that fail the Nth call
+ * and count what is outstanding. Under the sanitizers, which own malloc,
+ * the test is skipped.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "kv/layout.h"
+#include "test.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KV_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KV_ASAN 1
+#endif
+#endif
+
+#ifndef KV_ASAN
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+extern void *__libc_memalign(size_t align, size_t n);
+
+static long fail_at = -1; /* the call that fails, -1: none */
+static long calls;        /* allocation calls since the last reset */
+static long live;         /* blocks allocated and not freed */
+
+static int fail_now(void)
+{
+	if (fail_at >= 0 && calls++ == fail_at) {
+		errno = ENOMEM;
+		return 1;
+	}
+	return 0;
+}
+
+void *malloc(size_t n)
+{
+	void *p = fail_now() ? NULL : __libc_malloc(n);
+	live += p != NULL;
+	return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+	void *p = fail_now() ? NULL : __libc_calloc(n, size);
+	live += p != NULL;
+	return p;
+}
+
+void *realloc(void *old, size_t n)
+{
+	if (fail_now())
+		return NULL;
+	void *p = __libc_realloc(old, n);
+	live += old == NULL && p != NULL;
+	return p;
+}
+
+void free(void *p)
+{
+	live -= p != NULL;
+	__libc_free(p);
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+	void *p = fail_now() ? NULL : __libc_memalign(align, n);
+	live += p != NULL;
+	*out = p;
+	return p ? 0 : 12; /* ENOMEM */
+}
+
+/* Loads path with the Nth allocation failing, for N = 0, 1, ... until a
+ * load succeeds; every failure must say why and leave nothing behind. */
+static void sweep(const char *path)
+{
+	long n;
+	for (n = 0; n < 100000; n++) {
+		struct kv_model *m = NULL;
+		char err[KV_ERRLEN] = "";
+		long before = live;
+		fail_at = n;
+		calls = 0;
+		int e = kv_model_load(path, &m, err);
+		long reached = calls;
+		fail_at = -1;
+		if (e == 0) { /* a failure absorbed (stdio goes unbuffered) */
+			kv_model_free(m);
+			CHECK(live == before);
+			if (reached <= n)
+				break; /* no allocation failed: all swept */
+			continue;
+		}
+		CHECK(m == NULL);
+		CHECK(live == before);
+		CHECK(e == KV_ENOMEM || e == KV_EIO);
+		if (e == KV_ENOMEM)
+			CHECK_HAS(err, "out of memory");
+		else
+			CHECK_HAS(err, path);
+		if (test_failures) {
+			fprintf(stderr, "%s: allocation %ld: %s\n", path, n,
+				err);
+			return;
+		}
+	}
+	printf("%s: %ld allocations, each failed in turn\n", path, n);
+	CHECK(n > 3);
+}
+#endif
+
+int main(void)
+{
+#ifdef KV_ASAN
+	puts("test_alloc: skipped under AddressSanitizer");
+	return 77;
+#else
+	sweep("configs/gpt2.json");
+	sweep("configs/deepseek-v3.json");
+	sweep("configs/gemma-3-27b.json");
+	sweep("configs/openelm-270m.json");
+	sweep("configs/jamba-v0.1.json");
+	sweep("configs/llama-4-scout.json");
+	return test_done("test_alloc");
+#endif
+}

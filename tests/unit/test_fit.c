@@ -1,0 +1,307 @@
+/*
+ * test_fit.c - capacity and decode-step numbers of the fit module against
+ * hand-worked values: the seed article's Llama 3.1 8B figures, each
+ * engine's budget and page rule, TP/PP splits, prefixes, windows, MoE.
+ */
+#include "kv/fit.h"
+#include "kv/params.h"
+#include "test.h"
+
+#define GB 1000000000ULL
+#define SEQ8K (131072ULL * 8192) /* Llama 3.1 8B bf16, one 8K sequence */
+
+/* The article's setting: 80 GB GPU, 16 GB of weights, 6 GB kept back. */
+static struct kv_fit_in seed(const struct kv_model *m, uint64_t ctx)
+{
+	return (struct kv_fit_in){.m = m, .kv_dtype = KV_DTYPE_BF16,
+				  .w_dtype = KV_DTYPE_BF16, .weights = 16 * GB,
+				  .mem = 80 * GB, .reserve = 6 * GB, .tp = 1,
+				  .pp = 1, .ctx = ctx,
+				  .engine = KV_POLICY_IDEAL};
+}
+
+static struct kv_fit solve(const struct kv_fit_in *in)
+{
+	char err[KV_ERRLEN];
+	struct kv_fit f = {0};
+	int e = kv_fit_solve(in, &f, err);
+	if (e)
+		fprintf(stderr, "solve: %s\n", err);
+	CHECK(e == 0);
+	return f;
+}
+
+static void test_seed(const struct kv_model *m)
+{
+	struct kv_fit_in in = seed(m, 8192);
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.free_kv, 58 * GB);
+	CHECK_U64(f.bytes_per_token, 131072);
+	CHECK_U64(f.kv_tokens, 442504);
+	CHECK_U64(f.seq_bytes, SEQ8K);
+	CHECK_NEAR(f.users, 54.02, 0.005);
+	CHECK_U64(f.users_whole, 54);
+	CHECK_U64(f.kv_bytes, 54 * SEQ8K);
+	CHECK_U64(f.dup_bytes, 0);
+	in.ctx = 131072;
+	CHECK_NEAR(solve(&in).users, 3.38, 0.005);
+	in.kv_dtype = KV_DTYPE_FP8;
+	f = solve(&in);
+	CHECK_U64(f.kv_tokens, 885009);
+	CHECK_NEAR(f.users, 6.75, 0.005);
+	in.ctx = 8192;
+	CHECK_NEAR(solve(&in).users, 108.03, 0.005);
+
+	/* one decode step of 48 users at 8K */
+	in = seed(m, 8192);
+	in.users = 48;
+	in.bandwidth_gbps = 3350;
+	f = solve(&in);
+	CHECK_U64(f.step_users, 48);
+	CHECK_U64(f.step_kv_bytes, 51539607552ULL);
+	CHECK_U64(f.step_weight_bytes, 16 * GB);
+	CHECK_NEAR(f.kv_weight_ratio, 3.22, 0.005);
+	CHECK_NEAR(f.kv_share, 0.76, 0.005);
+	CHECK_NEAR(f.step_ms, 67539607552.0 / 3.35e9, 1e-9);
+	CHECK_NEAR(f.tokens_per_s, 48 / (67539607552.0 / 3.35e12), 1e-6);
+	/* FLOPs per token: 2 x layer params 6,979,584,000, 2 x the head
+	 * 128256 x 4096, and attention 2 x 32 heads x (128 + 128) x 8192
+	 * tokens x 32 layers: 19,304,808,448; x 48 users */
+	CHECK(isnan(f.compute_ms));
+	in.tflops = 989.5;
+	f = solve(&in);
+	CHECK_NEAR(f.step_flops, 48 * 19304808448.0, 1);
+	CHECK_NEAR(f.compute_ms, 48 * 19304808448.0 / 989.5e9, 1e-9);
+	in.tflops = 0;
+	/* with no --users the step is sized for the users that fit */
+	in.users = 0;
+	CHECK_U64(solve(&in).step_users, 54);
+	in.bandwidth_gbps = 0;
+	CHECK(isnan(solve(&in).step_ms));
+
+	/* the inverse: longest context for 48 users, 58e9 / 48 / 131072 */
+	uint64_t ctx;
+	char err[KV_ERRLEN];
+	CHECK(kv_fit_solve_ctx(&in, 48, &ctx, err) == 0);
+	CHECK_U64(ctx, 9218);
+	CHECK(kv_fit_solve_ctx(&in, 500000, &ctx, err) == 0);
+	CHECK_U64(ctx, 0);
+
+	/* the bar: 2 cells of weights, 7 of KV, 1 of reserve */
+	char bar[11];
+	f = solve(&in);
+	CHECK_STR(kv_fit_bar(&in, &f, 10, bar), "WWKKKKKKKR");
+}
+
+static void test_engines(const struct kv_model *m)
+{
+	struct kv_fit_in in = seed(m, 8192);
+	in.reserve = 0;
+	in.engine = KV_POLICY_VLLM; /* 0.9 of total memory */
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.budget, 72 * GB);
+	CHECK_U64(f.free_kv, 56 * GB);
+	CHECK_U64(f.block, 16);
+	in.ctx = 8193; /* a 16-token page more */
+	CHECK_U64(solve(&in).seq_bytes, 131072ULL * 8208);
+	in.ctx = 8192;
+	in.util = 0.5; /* --util replaces the default */
+	CHECK_U64(solve(&in).free_kv, 24 * GB);
+	in.util = 0;
+	in.engine = KV_POLICY_SGLANG; /* 0.88 of total at tp 1 */
+	CHECK_U64(solve(&in).free_kv, (uint64_t)(80 * 0.88 * GB) - 16 * GB);
+	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 8), 0.81, 0);
+	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 16), 0.79, 0);
+	in.engine = KV_POLICY_TRTLLM; /* 0.9 of what the weights leave */
+	f = solve(&in);
+	CHECK_U64(f.free_kv, (uint64_t)(64 * 0.9 * GB));
+	CHECK_U64(f.block, 32);
+	in.engine = KV_POLICY_LLAMACPP; /* context padded to 256 cells */
+	in.ctx = 8000;
+	f = solve(&in);
+	CHECK_U64(f.ctx_kept, 8192);
+	CHECK_U64(f.seq_bytes, SEQ8K);
+	CHECK_U64(f.free_kv, 64 * GB);
+
+	enum kv_policy e;
+	CHECK(kv_policy_parse("TRT-LLM", &e) == 0 && e == KV_POLICY_TRTLLM);
+	CHECK(kv_policy_parse("llama.cpp", &e) == 0 &&
+	      e == KV_POLICY_LLAMACPP);
+	CHECK(kv_policy_parse("tgi", &e) == KV_EINVAL);
+	CHECK_STR(kv_policy_info(KV_POLICY_VLLM)->name, "vllm");
+	CHECK(kv_policy_info(KV_POLICY_COUNT) == NULL);
+}
+
+static void test_parallel(const struct kv_model *m)
+{
+	struct kv_fit_in in = seed(m, 8192);
+	in.tp = 8;
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.bytes_per_token, 16384);
+	CHECK_U64(f.dup_per_token, 0);
+	CHECK_U64(f.weights, 2 * GB);
+	in.tp = 16; /* 8 KV heads on 16 ranks: every head on two */
+	f = solve(&in);
+	CHECK_U64(f.bytes_per_token, 16384);
+	CHECK_U64(f.dup_per_token, 16384);
+	CHECK_U64(f.weights, 1 * GB);
+	CHECK_U64(f.users_whole, (73 * GB) / (16384ULL * 8192));
+	CHECK_U64(f.kv_bytes, f.users_whole * 16384ULL * 8192);
+	CHECK_U64(f.dup_bytes, f.kv_bytes); /* every byte also elsewhere */
+
+	/* pp 2: the last stage holds the head and final norm and decides */
+	in = seed(m, 8192);
+	in.weights = 0;
+	in.pp = 2;
+	f = solve(&in);
+	CHECK_U64(f.stage, 1);
+	CHECK_U64(f.stage_layers, 16);
+	CHECK_U64(f.bytes_per_token, 65536);
+	CHECK_U64(f.weights, 2 * (16 * 218112000ULL + 525336576ULL + 4096));
+	in.pp = 3; /* 11, 11, 10 layers: a first stage decides */
+	f = solve(&in);
+	CHECK_U64(f.stage_layers, 11);
+	CHECK(f.stage < 2);
+
+	/* errors */
+	char err[KV_ERRLEN];
+	in = seed(m, 8192);
+	in.tp = 3;
+	CHECK(kv_fit_solve(&in, &f, err) == KV_EINVAL);
+	CHECK_HAS(err, "tensor parallel 3 does not divide the 32 attention");
+	in = seed(m, 8192);
+	in.pp = 33;
+	CHECK(kv_fit_solve(&in, &f, err) == KV_EINVAL);
+	in = seed(m, 8192);
+	in.reserve = 81 * GB;
+	CHECK(kv_fit_solve(&in, &f, err) == KV_EINVAL);
+	CHECK_HAS(err, "larger than the GPU's memory");
+	in = seed(m, 8192);
+	in.prefix = 8193;
+	CHECK(kv_fit_solve(&in, &f, err) == KV_EINVAL);
+	CHECK_HAS(err, "prefix of 8193 tokens is longer than the context");
+}
+
+static void test_prefix(const struct kv_model *m)
+{
+	struct kv_fit_in in = seed(m, 8192);
+	in.prefix = 4096;
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.shared_bytes, 131072ULL * 4096);
+	CHECK_U64(f.seq_bytes, 131072ULL * 4096);
+	CHECK_U64(f.kv_bytes, 131072ULL * 4096 * (1 + f.users_whole));
+	CHECK_NEAR(f.users, (58e9 - 131072.0 * 4096) / (131072.0 * 4096),
+		   1e-9);
+	in.prefix = 8192; /* the whole chat shared: one token stays private */
+	f = solve(&in);
+	CHECK_U64(f.shared_bytes, 131072ULL * 8191);
+	CHECK_U64(f.seq_bytes, 131072ULL);
+	in.engine = KV_POLICY_VLLM; /* a page of it */
+	f = solve(&in);
+	CHECK_U64(f.shared_bytes, 131072ULL * 8176);
+	CHECK_U64(f.seq_bytes, 131072ULL * 16);
+	in.engine = KV_POLICY_VLLM; /* only whole pages are shared */
+	in.prefix = 4100;
+	f = solve(&in);
+	CHECK_U64(f.shared_bytes, 131072ULL * 4096);
+	CHECK_U64(f.seq_bytes, 131072ULL * 4096);
+}
+
+/* Mistral 7B: 32 layers, window 4096, 4,096 KV bytes per token a layer */
+static void test_window(void)
+{
+	struct kv_model *m = test_load("mistral-7b-v0.1");
+	if (!m)
+		return;
+	struct kv_fit_in in = seed(m, 32768);
+	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 4096);
+	in.engine = KV_POLICY_VLLM; /* window - 1 + 2048, in pages, + 1 */
+	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 6160);
+	in.engine = KV_POLICY_SGLANG; /* one pool: every layer full */
+	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 32768);
+	in.engine = KV_POLICY_LLAMACPP; /* + n_ubatch cells once */
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.seq_bytes, 32ULL * 4096 * 4096);
+	CHECK_U64(f.shared_bytes, 32ULL * 4096 * 512);
+	/* a short chat is not cut by the window; llama.cpp pads it */
+	in.ctx = 1000;
+	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1024);
+	in.engine = KV_POLICY_IDEAL;
+	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1000);
+	kv_model_free(m);
+}
+
+/* The ideal per-sequence bytes are layout's kv_model_bytes plus state. */
+static void test_layout_agrees(void)
+{
+	static const char *const names[] = {"gemma-2-9b", "gpt-oss-20b",
+					    "deepseek-v3", "jamba-v0.1",
+					    "llama-4-scout", "openelm-270m",
+					    NULL};
+	for (const char *const *n = names; *n; n++) {
+		struct kv_model *m = test_load(*n);
+		if (!m)
+			continue;
+		char err[KV_ERRLEN];
+		struct kv_fit_in in = seed(m, 100000);
+		in.kv_dtype = m->dtype;
+		in.mem = 10000 * GB;
+		struct kv_opts o = kv_opts_default(m);
+		uint64_t kv, st;
+		CHECK(kv_model_bytes(m, &o, 100000, 1, &kv, err) == 0);
+		CHECK(kv_model_state_bytes(m, &o, 1, &st) == 0);
+		CHECK_U64(solve(&in).seq_bytes, kv + st);
+		kv_model_free(m);
+	}
+}
+
+static void test_moe(void)
+{
+	struct kv_model *m = test_load("mixtral-8x7b");
+	if (!m)
+		return;
+	struct kv_params p;
+	char err[KV_ERRLEN];
+	CHECK(kv_model_params(m, &p, err) == 0);
+	struct kv_fit_in in = seed(m, 4096);
+	in.weights = 0;
+	in.mem = 200 * GB;
+	in.reserve = 0;
+	in.users = 1; /* one token reads 2 of 8 experts: the active params */
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.step_weight_bytes, 2 * p.active);
+	in.users = 64; /* 64 tokens touch nearly every expert */
+	f = solve(&in);
+	CHECK_NEAR((double)f.step_weight_bytes / (2.0 * p.total), 1, 1e-6);
+
+	/* weights that miss: an answer, not an error */
+	in = seed(m, 4096);
+	in.weights = 0;
+	f = solve(&in);
+	CHECK_U64(f.users_whole, 0);
+	CHECK_NEAR(f.users, 0, 0);
+	CHECK_U64(f.missing, 2 * p.total + 6 * GB - 80 * GB);
+	CHECK_U64(f.free_kv, 0);
+	uint32_t tp;
+	CHECK(kv_fit_solve_tp(&in, 1, 32, &tp, err) == 0);
+	CHECK_U64(tp, 2);
+	CHECK(kv_fit_solve_tp(&in, 1000000, 32, &tp, err) == 0);
+	CHECK_U64(tp, 0);
+	kv_model_free(m);
+}
+
+int main(void)
+{
+	struct kv_model *m = test_load("llama-3.1-8b");
+	if (!m)
+		return 1;
+	test_seed(m);
+	test_engines(m);
+	test_parallel(m);
+	test_prefix(m);
+	kv_model_free(m);
+	test_window();
+	test_layout_agrees();
+	test_moe();
+	return test_done("fit");
+}

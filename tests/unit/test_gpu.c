@@ -1,0 +1,91 @@
+/*
+ * test_gpu.c - the shipped configs/gpus.json loads and says what the
+ * reference table says; bad entries give one line naming the field.
+ */
+#include <stdlib.h>
+
+#include "kv/gpu.h"
+#include "test.h"
+
+static int parse_err(const char *json, char *err)
+{
+	struct kv_gpus *g = NULL;
+	int e = kv_gpus_parse(json, strlen(json), "t.json", &g, err);
+	kv_gpus_free(g);
+	return e;
+}
+
+int main(void)
+{
+	char err[KV_ERRLEN], list[1024];
+	struct kv_gpus *g = NULL;
+	CHECK(kv_gpus_load("configs/gpus.json", &g, err) == 0);
+	if (!g) {
+		fprintf(stderr, "%s\n", err);
+		return test_done("gpu");
+	}
+	CHECK(g->n >= 12);
+	const struct kv_gpu *h = kv_gpus_lookup(g, "h100-sxm");
+	CHECK(h != NULL);
+	if (h) {
+		CHECK_U64(h->memory_bytes, 81559ULL << 20); /* nvidia-smi */
+		CHECK_NEAR(h->bandwidth_gbps, 3350, 0);
+		CHECK_NEAR(h->bf16_tflops, 989.5, 0);
+		CHECK_NEAR(h->fp8_tflops, 1979, 0);
+	}
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_BF16), 989.5, 0);
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_F32), 989.5, 0);
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_FP8), 1979, 0);
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_INT4), 1979, 0);
+	CHECK_NEAR(kv_gpu_tflops(NULL, KV_DTYPE_BF16), 0, 0);
+	CHECK(kv_gpus_lookup(g, "H100") == h);      /* alias, any case */
+	CHECK(kv_gpus_lookup(g, "h100_sxm5") == h); /* '_' reads as '-' */
+	const struct kv_gpu *a = kv_gpus_lookup(g, "a100-80gb");
+	CHECK(a && a->memory_bytes == 80ULL << 30 && a->fp8_tflops == 0);
+	CHECK_NEAR(kv_gpu_tflops(a, KV_DTYPE_FP8), 312, 0); /* no fp8 */
+	const struct kv_gpu *m = kv_gpus_lookup(g, "mi300x");
+	CHECK(m && m->memory_bytes == 206141652992ULL);
+	CHECK(kv_gpus_lookup(g, "h200") &&
+	      kv_gpus_lookup(g, "h200")->memory_bytes == 143771ULL << 20);
+	static const char *const need[] = {"a10g", "l4", "l40s", "a100-40gb",
+					   "h100-pcie", "b200", "rtx-4090",
+					   NULL};
+	for (const char *const *n = need; *n; n++)
+		CHECK(kv_gpus_lookup(g, *n) != NULL);
+	CHECK(kv_gpus_lookup(g, "tpu-v5") == NULL);
+	for (size_t i = 0; i < g->n; i++)
+		CHECK(g->gpu[i].source[0] != '\0');
+	CHECK_HAS(kv_gpus_list(g, list, sizeof list), "h100-sxm, ");
+	kv_gpus_free(g);
+	kv_gpus_free(NULL);
+
+	/* bad tables */
+	CHECK(parse_err("{", err) == KV_EINVAL);
+	CHECK_HAS(err, "t.json: not JSON");
+	CHECK(parse_err("{\"gpus\":[]}", err) == KV_EINVAL);
+	CHECK_HAS(err, "gpus: must be a non-empty list");
+	CHECK(parse_err("[{\"name\":\"x\",\"source\":\"s\","
+			"\"memory_bytes\":-1,\"bandwidth_gbps\":1}]",
+			err) == KV_EINVAL);
+	CHECK_STR(err, "t.json: gpus[0].memory_bytes: must be a positive "
+		       "number");
+	CHECK(parse_err("[{\"name\":\"x\",\"source\":\"s\","
+			"\"memory_bytes\":1.5,\"bandwidth_gbps\":1}]",
+			err) == KV_EINVAL);
+	CHECK_HAS(err, "whole number of bytes");
+	CHECK(parse_err("[{\"name\":\"x\",\"source\":\"s\","
+			"\"memory_bytes\":1}]",
+			err) == KV_EINVAL);
+	CHECK_STR(err, "t.json: gpus[0].bandwidth_gbps: missing");
+	CHECK(parse_err("[{\"name\":\"x\",\"source\":\"s\",\"memory_bytes\":1,"
+			"\"bandwidth_gbps\":1},{\"name\":\"y\",\"aliases\":"
+			"[\"X\"],\"source\":\"s\",\"memory_bytes\":1,"
+			"\"bandwidth_gbps\":1}]",
+			err) == KV_EINVAL);
+	CHECK_HAS(err, "gpus[1]: name 'X' is already used by 'x'");
+	CHECK(parse_err("[{\"name\":7}]", err) == KV_EINVAL);
+	CHECK_HAS(err, "gpus[0].name: must be a string");
+	CHECK(kv_gpus_load("/nonexistent/gpus.json", &g, err) == KV_EIO);
+	CHECK(g == NULL);
+	return test_done("gpu");
+}

@@ -1,0 +1,474 @@
+/*
+ * test_model.c - the config reader: each shipped config read as its family's
+ * reference implementation reads it, the defaults of absent fields, and the
+ * message of each kind of bad field.
+ */
+#include <stdlib.h>
+
+#include "kv/model.h"
+#include "test.h"
+
+/* The message a bad config gives, or "" when it loads. */
+static const char *bad(const char *json)
+{
+	static char err[KV_ERRLEN];
+	struct kv_model *m = NULL;
+	err[0] = '\0';
+	if (kv_model_parse(json, strlen(json), "x.json", &m, err) == 0) {
+		kv_model_free(m);
+		return "";
+	}
+	CHECK(m == NULL);
+	return err;
+}
+
+static uint32_t count(const struct kv_model *m, enum kv_attn a)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		n += m->layers[i].attn == a;
+	return n;
+}
+
+static void test_shipped(void)
+{
+	struct kv_model *m;
+	if ((m = test_load("gpt2"))) {
+		CHECK(m->family == KV_FAMILY_GPT2);
+		CHECK_U64(m->n_layers, 12);
+		CHECK_U64(m->head_dim, 64);
+		CHECK_U64(m->intermediate, 3072); /* n_inner null: 4 x 768 */
+		CHECK(m->dtype == KV_DTYPE_F32 && !m->dtype_given);
+		CHECK(m->tie_embeddings && m->layernorm && !m->gated_mlp);
+		CHECK_U64(m->max_pos, 1024);
+		kv_model_free(m);
+	}
+	if ((m = test_load("llama-3.1-8b"))) {
+		CHECK_U64(m->n_kv_heads, 8);
+		CHECK_U64(m->vocab, 128256);
+		CHECK(!m->tie_embeddings && m->gated_mlp && !m->layernorm);
+		CHECK_U64(count(m, KV_ATTN_FULL), 32);
+		kv_model_free(m);
+	}
+	if ((m = test_load("falcon-7b"))) { /* multi_query: one KV head */
+		CHECK_U64(m->n_kv_heads, 1);
+		CHECK_U64(m->head_dim, 64);
+		CHECK(m->parallel_block && m->tie_embeddings);
+		kv_model_free(m);
+	}
+	if ((m = test_load("gemma-2-9b"))) { /* head_dim 256 != 3584 / 16 */
+		CHECK_U64(m->head_dim, 256);
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 21);
+		CHECK(m->layers[0].attn == KV_ATTN_SLIDING);
+		CHECK_U64(m->layers[0].window, 4096);
+		kv_model_free(m);
+	}
+	if ((m = test_load("gemma-3-27b"))) { /* nested text_config, 5:1 */
+		CHECK_U64(m->n_layers, 62);
+		CHECK_U64(m->head_dim, 128);
+		CHECK_U64(count(m, KV_ATTN_FULL), 10);
+		CHECK(m->layers[5].attn == KV_ATTN_FULL);
+		CHECK_U64(m->layers[0].window, 1024);
+		CHECK_U64(m->vocab, 262208); /* absent: the class default */
+		CHECK(m->dtype == KV_DTYPE_BF16);
+		kv_model_free(m);
+	}
+	if ((m = test_load("qwen2.5-7b"))) { /* window set but not used */
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 0);
+		CHECK(m->qkv_bias && !m->o_bias);
+		kv_model_free(m);
+	}
+	if ((m = test_load("qwen3-30b-a3b"))) {
+		CHECK_U64(m->n_experts, 128);
+		CHECK_U64(m->n_experts_active, 8);
+		CHECK_U64(m->layers[0].ffn_dim, 768);
+		CHECK(m->layers[0].mlp == KV_MLP_MOE && m->qk_norm);
+		kv_model_free(m);
+	}
+	if ((m = test_load("mixtral-8x7b"))) {
+		CHECK_U64(m->n_experts, 8);
+		CHECK_U64(m->n_experts_active, 2);
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 0); /* window null */
+		kv_model_free(m);
+	}
+	if ((m = test_load("mistral-7b-v0.1"))) {
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 32);
+		kv_model_free(m);
+	}
+	if ((m = test_load("phi-3-mini-4k"))) {
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 32);
+		CHECK_U64(m->layers[0].window, 2047);
+		kv_model_free(m);
+	}
+	if ((m = test_load("deepseek-v2-lite"))) {
+		CHECK_U64(m->q_lora_rank, 0); /* null: plain q projection */
+		CHECK_U64(m->kv_lora_rank, 512);
+		CHECK_U64(count(m, KV_ATTN_MLA), 27);
+		CHECK(m->layers[0].mlp == KV_MLP_DENSE); /* first_k_dense 1 */
+		CHECK(m->layers[1].mlp == KV_MLP_MOE);
+		CHECK_U64(m->n_shared_experts, 2);
+		kv_model_free(m);
+	}
+	if ((m = test_load("deepseek-v3"))) {
+		CHECK_U64(m->q_lora_rank, 1536);
+		CHECK_U64(m->head_dim, 192);
+		CHECK_U64(m->head_dim_v, 128);
+		CHECK(m->layers[2].mlp == KV_MLP_DENSE);
+		CHECK(m->layers[3].mlp == KV_MLP_MOE);
+		CHECK_U64(m->n_mtp_layers, 1);
+		kv_model_free(m);
+	}
+	if ((m = test_load("gpt-oss-20b"))) {
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 12);
+		CHECK_U64(m->layers[0].window, 128);
+		CHECK(m->dtype == KV_DTYPE_BF16); /* no dtype in the config */
+		CHECK_U64(m->n_experts, 32);
+		kv_model_free(m);
+	}
+	if ((m = test_load("llama-4-scout"))) {
+		CHECK_U64(count(m, KV_ATTN_CHUNKED), 36);
+		CHECK(m->layers[3].attn == KV_ATTN_FULL);
+		CHECK_U64(m->layers[0].window, 8192);
+		CHECK_U64(m->n_experts, 16);
+		kv_model_free(m);
+	}
+	if ((m = test_load("openelm-270m"))) {
+		CHECK_U64(m->layers[0].kv_heads, 3);
+		CHECK_U64(m->layers[15].kv_heads, 5);
+		CHECK_U64(m->layers[0].q_heads, 12);
+		kv_model_free(m);
+	}
+	if ((m = test_load("jamba-v0.1"))) {
+		CHECK_U64(count(m, KV_ATTN_FULL), 4);
+		CHECK_U64(count(m, KV_ATTN_NONE), 28);
+		CHECK_U64(m->ssm_d_inner, 8192);
+		CHECK_U64(m->ssm_dt_rank, 256);
+		CHECK(m->layers[1].mlp == KV_MLP_MOE);
+		CHECK(m->layers[0].mlp == KV_MLP_DENSE);
+		kv_model_free(m);
+	}
+}
+
+static void test_defaults(void)
+{
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	/* Llama: KV heads = heads, head_dim = hidden / heads, no window */
+	const char *j = "{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
+			"\"hidden_size\":256,\"num_attention_heads\":8}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_U64(m->n_kv_heads, 8);
+		CHECK_U64(m->head_dim, 32);
+		CHECK_U64(m->max_pos, 2048);
+		CHECK_U64(m->layers[0].window, 0);
+		kv_model_free(m);
+	}
+	/* Qwen3: head_dim 128 whatever the width */
+	j = "{\"model_type\":\"qwen3\",\"num_hidden_layers\":1,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_U64(m->head_dim, 128);
+		kv_model_free(m);
+	}
+	/* GPT-2 names without model_type */
+	j = "{\"n_layer\":2,\"n_embd\":64,\"n_head\":4}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK(m->family == KV_FAMILY_GPT2);
+		CHECK_U64(m->head_dim, 16);
+		kv_model_free(m);
+	}
+	/* Falcon's new architecture keeps num_kv_heads */
+	j = "{\"model_type\":\"falcon\",\"num_hidden_layers\":2,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8,"
+	    "\"new_decoder_architecture\":true,\"num_kv_heads\":2}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_U64(m->n_kv_heads, 2);
+		kv_model_free(m);
+	}
+	/* an unknown model_type is read as Llama-style, with a note */
+	j = "{\"model_type\":\"zz\",\"num_hidden_layers\":1,"
+	    "\"hidden_size\":64,\"num_attention_heads\":4}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_HAS(m->note, "not a known family");
+		kv_model_free(m);
+	}
+	/* ChatGLM: multi_query_group_num KV heads of kv_channels */
+	j = "{\"model_type\":\"chatglm\",\"num_layers\":4,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8,"
+	    "\"kv_channels\":64,\"multi_query_attention\":true,"
+	    "\"multi_query_group_num\":2,\"seq_length\":4096}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK_U64(m->n_kv_heads, 2);
+		CHECK_U64(m->head_dim, 64);
+		CHECK_U64(m->max_pos, 4096);
+		CHECK_STR(m->note, "");
+		kv_model_free(m);
+	}
+	/* Cohere 2: one global layer in sliding_window_pattern */
+	j = "{\"model_type\":\"cohere2\",\"num_hidden_layers\":8,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8,"
+	    "\"sliding_window\":64,\"sliding_window_pattern\":4}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK(m->layers[2].attn == KV_ATTN_SLIDING);
+		CHECK(m->layers[3].attn == KV_ATTN_FULL);
+		CHECK(m->layers[7].attn == KV_ATTN_FULL);
+		kv_model_free(m);
+	}
+	/* DeepSeek's descendants are read as DeepSeek */
+	j = "{\"model_type\":\"kimi_k2\",\"num_hidden_layers\":2,"
+	    "\"hidden_size\":256,\"num_attention_heads\":8,"
+	    "\"kv_lora_rank\":64,\"qk_rope_head_dim\":16}";
+	CHECK(kv_model_parse(j, strlen(j), "x", &m, err) == 0);
+	if (m) {
+		CHECK(m->family == KV_FAMILY_DEEPSEEK);
+		CHECK(m->layers[1].attn == KV_ATTN_MLA);
+		CHECK_U64(m->layers[1].head_dim_k, 80);
+		kv_model_free(m);
+	}
+	CHECK(kv_model_gpt2_small(&m) == 0);
+	if (m) {
+		CHECK_U64(m->vocab, 50257);
+		CHECK_U64(m->intermediate, 3072);
+		kv_model_free(m);
+	}
+}
+
+static void test_errors(void)
+{
+	CHECK_STR(bad("{\"num_hidden_layers\":2,\"hidden_size\":64}"),
+		  "x.json: num_attention_heads: missing; a field that "
+		  "defines the model's shape is never guessed");
+	CHECK_STR(bad("{\"num_hidden_layers\":2.5,\"hidden_size\":64,"
+		      "\"num_attention_heads\":4}"),
+		  "x.json: num_hidden_layers: must be a whole number, got 2.5");
+	CHECK_STR(bad("{\"num_hidden_layers\":2,\"hidden_size\":64,"
+		      "\"num_attention_heads\":4,\"num_key_value_heads\":3}"),
+		  "x.json: num_key_value_heads: must divide "
+		  "num_attention_heads (4), got 3");
+	CHECK_STR(bad("{\"num_hidden_layers\":true,\"hidden_size\":64,"
+		      "\"num_attention_heads\":4}"),
+		  "x.json: num_hidden_layers: must be a number, got true");
+	CHECK_STR(bad("{\"num_hidden_layers\":[2],\"hidden_size\":64,"
+		      "\"num_attention_heads\":4}"),
+		  "x.json: num_hidden_layers: must be a number, got an array");
+	CHECK_STR(bad("{\"num_hidden_layers\":2,\"hidden_size\":1e300,"
+		      "\"num_attention_heads\":4}"),
+		  "x.json: hidden_size: absurd value, at most 1048576, got "
+		  "1.0000000000000001e+300");
+	CHECK_STR(bad("\"llama\""), "x.json: not a JSON object, got \"llama\"");
+	CHECK_STR(bad("{\"a\": }"),
+		  "x.json: not JSON: syntax error at line 1, column 7, near "
+		  "'}'");
+	CHECK_STR(bad("{\n\"a\": [1,\n"),
+		  "x.json: not JSON: unexpected end of input at line 2, "
+		  "column 9");
+	CHECK_STR(bad("{\"text_config\":{\"num_hidden_layers\":0,"
+		      "\"hidden_size\":64,\"num_attention_heads\":4}}"),
+		  "x.json: text_config.num_hidden_layers: must be at least 1, "
+		  "got 0");
+	CHECK_STR(bad("{\"model_type\":3,\"num_hidden_layers\":1}"),
+		  "x.json: model_type: must be a string, got 3");
+	CHECK_STR(bad("{\"model_type\":\"mistral\",\"num_hidden_layers\":1,"
+		      "\"hidden_size\":64,\"num_attention_heads\":4,"
+		      "\"sliding_window\":\"4k\"}"),
+		  "x.json: sliding_window: must be a number, got \"4k\"");
+	/* files */
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	CHECK(kv_model_load("tests/bad/no-such.json", &m, err) == KV_EIO);
+	CHECK_STR(err, "tests/bad/no-such.json: No such file or directory");
+	CHECK(kv_model_load("tests/bad", &m, err) == KV_EIO);
+	CHECK_STR(err, "tests/bad: Is a directory");
+	CHECK(kv_model_load("tests/bad/empty.json", &m, err) == KV_EINVAL);
+	CHECK_STR(err, "tests/bad/empty.json: empty, not JSON");
+	CHECK(m == NULL);
+	kv_model_free(NULL);
+}
+
+/* One config per error branch of the reader: the message names the field
+ * and the value. BASE is a valid Llama shape to add one wrong field to. */
+#define BASE "\"num_hidden_layers\":4,\"hidden_size\":64,\"num_attention_heads\":4"
+static void test_error_branches(void)
+{
+	static const struct {
+		const char *json, *msg;
+	} cases[] = {
+		{"{" BASE ",\"rms_norm_eps\":-1}",
+		 "rms_norm_eps: must be a non-negative number, got -1"},
+		{"{" BASE ",\"rope_theta\":{}}",
+		 "rope_theta: must be a non-negative number, got an object"},
+		{"{" BASE ",\"tie_word_embeddings\":null,\"head_dim\":null}", ""},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4}",
+		 "num_kv_heads: missing"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":\"2\"}",
+		 "num_kv_heads: must be a list of numbers, got \"2\""},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":[2,-1]}",
+		 "num_kv_heads[1]: must not be negative, got -1"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":[2,3]}",
+		 "num_kv_heads[1]: must divide num_query_heads[1] (4), got 3"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"ffn_multipliers\":[1]}",
+		 "ffn_multipliers: must list one value per layer (2), got 1"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"ffn_multipliers\":[1,\"x\"]}",
+		 "ffn_multipliers: must be positive numbers, got \"x\""},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"ffn_dim_divisor\":0}",
+		 "ffn_dim_divisor: must be at least 1, got 0"},
+		{"{" BASE ",\"layer_types\":\"full\"}",
+		 "layer_types: must be a list of layer kinds, got \"full\""},
+		{"{" BASE ",\"layer_types\":[1,2,3,4]}",
+		 "layer_types[0]: unknown layer kind, got 1"},
+		{"{\"model_type\":\"falcon\"," BASE ",\"multi_query\":1}",
+		 "multi_query: must be true or false, got 1"},
+		{"{\"model_type\":\"falcon\"," BASE
+		 ",\"new_decoder_architecture\":true,\"num_kv_heads\":3}",
+		 "num_kv_heads: must divide num_attention_heads (4), got 3"},
+		{"{\"model_type\":\"gpt_bigcode\"," BASE ",\"multi_query\":0}",
+		 "multi_query: must be true or false, got 0"},
+		{"{\"model_type\":\"chatglm\"," BASE
+		 ",\"multi_query_attention\":\"yes\"}",
+		 "multi_query_attention: must be true or false"},
+		{"{" BASE ",\"head_dim\":\"16\"}",
+		 "head_dim: must be a number, got \"16\""},
+		{"{" BASE ",\"kv_channels\":0}",
+		 "kv_channels: must be at least 1, got 0"},
+		{"{\"model_type\":\"jamba\"," BASE ",\"attn_layer_period\":0}",
+		 "attn_layer_period: must be at least 1, got 0"},
+		{"{\"model_type\":\"jamba\"," BASE ",\"sliding_window\":8,"
+		 "\"attn_layer_period\":2,\"attn_layer_offset\":1}", ""},
+		{"{\"model_type\":\"jamba\"," BASE ",\"mamba_d_state\":0}",
+		 "mamba_d_state: must be at least 1, got 0"},
+		{"{\"model_type\":\"jamba\"," BASE ",\"mamba_dt_rank\":-2}",
+		 "mamba_dt_rank: must not be negative, got -2"},
+		{"{\"model_type\":\"jamba\"," BASE ",\"mamba_dt_rank\":8}", ""},
+		{"{\"model_type\":\"jamba\"," BASE
+		 ",\"expert_layer_period\":0}",
+		 "expert_layer_period: must be at least 1, got 0"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"no_rope_layers\":[1,2,1,1]}",
+		 "no_rope_layers[1]: absurd value, at most 1, got 2"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"no_rope_layer_interval\":0}",
+		 "no_rope_layer_interval: must be at least 1, got 0"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"attention_chunk_size\":0}",
+		 "attention_chunk_size: must be at least 1, got 0"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"moe_layers\":[0,9]}",
+		 "moe_layers: absurd value, at most 3, got 9"},
+		{"{\"model_type\":\"llama4_text\"," BASE
+		 ",\"moe_layers\":null,\"interleave_moe_layer_step\":2}", ""},
+		{"{\"model_type\":\"qwen2_moe\"," BASE ",\"mlp_only_layers\":[7]}",
+		 "mlp_only_layers: absurd value, at most 3, got 7"},
+		{"{\"model_type\":\"qwen2_moe\"," BASE
+		 ",\"shared_expert_intermediate_size\":-1}",
+		 "shared_expert_intermediate_size: must not be negative"},
+		{"{\"model_type\":\"qwen2_moe\"," BASE ",\"decoder_sparse_step\":0}",
+		 "decoder_sparse_step: must be at least 1, got 0"},
+		{"{" BASE ",\"num_local_experts\":4,\"num_experts_per_tok\":5}",
+		 "num_experts_per_tok: absurd value, at most 4, got 5"},
+		{"{" BASE ",\"num_local_experts\":4,"
+		 "\"moe_intermediate_size\":0}",
+		 "moe_intermediate_size: must be at least 1, got 0"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE ",\"kv_lora_rank\":0}",
+		 "kv_lora_rank: must be at least 1, got 0"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE ",\"q_lora_rank\":1.5}",
+		 "q_lora_rank: must be a whole number, got 1.5"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE
+		 ",\"num_nextn_predict_layers\":-1}",
+		 "num_nextn_predict_layers: must not be negative"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE
+		 ",\"n_routed_experts\":8,\"n_shared_experts\":\"1\"}",
+		 "n_shared_experts: must be a number"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE
+		 ",\"n_routed_experts\":8,\"first_k_dense_replace\":-1}",
+		 "first_k_dense_replace: must not be negative"},
+		{"{\"model_type\":\"deepseek_v3\"," BASE
+		 ",\"n_routed_experts\":8,\"moe_layer_freq\":0}",
+		 "moe_layer_freq: must be at least 1, got 0"},
+		{"{" BASE ",\"vocab_size\":0}",
+		 "vocab_size: must be at least 1, got 0"},
+		{"{" BASE ",\"max_position_embeddings\":1e13}",
+		 "max_position_embeddings: absurd value"},
+		{"{" BASE ",\"intermediate_size\":false}",
+		 "intermediate_size: must be a number, got false"},
+		{"{\"model_type\":\"falcon\"," BASE ",\"bias\":\"no\"}",
+		 "bias: must be true or false"},
+		{"{" BASE ",\"attention_bias\":[]}",
+		 "attention_bias: must be true or false, got an array"},
+		{"{" BASE ",\"mlp_bias\":null}", ""},
+		{"{" BASE ",\"sliding_window\":8,\"use_sliding_window\":\"true\"}",
+		 "use_sliding_window: must be true or false"},
+		{"{" BASE ",\"use_sliding_window\":true,\"sliding_window\":8,"
+		 "\"max_window_layers\":-1}",
+		 "max_window_layers: must not be negative"},
+		{"{" BASE ",\"sliding_window\":8,\"sliding_window_pattern\":0}",
+		 "sliding_window_pattern: must be at least 1, got 0"},
+		{"{\"model_type\":\"gemma\"," BASE "}", ""},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":1,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"ffn_multipliers\":0.01}", ""},
+		{"{" BASE ",\"model_type\":null}", ""},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *got = bad(cases[i].json);
+		if (!cases[i].msg[0])
+			CHECK_STR(got, "");
+		else
+			CHECK_HAS(got, cases[i].msg);
+	}
+	CHECK_STR(kv_attn_name(KV_ATTN_CHUNKED), "chunked");
+	CHECK_STR(kv_attn_name(KV_ATTN_MLA), "mla");
+	CHECK_STR(kv_attn_name((enum kv_attn)99), "?");
+	CHECK_STR(kv_strerror(KV_ERANGE), "result does not fit in 64 bits");
+	CHECK_STR(kv_strerror(KV_EUNSUP), "not supported");
+	CHECK_STR(kv_strerror(12345), "unknown error");
+	CHECK_STR(kv_strerror(KV_OK), "success");
+	CHECK_STR(kv_strerror(KV_EINVAL), "invalid input");
+	CHECK_STR(kv_strerror(KV_ENOMEM), "out of memory");
+	CHECK_STR(kv_strerror(KV_EIO), "input/output error");
+}
+
+static void test_find(void)
+{
+	char p[4096];
+	setenv("KV_CONFIG_PATH", "/nonexistent:configs", 1);
+	CHECK(kv_config_find("gpt2", p, sizeof p) == 0);
+	CHECK_STR(p, "configs/gpt2.json");
+	CHECK(kv_config_find("gpt2.json", p, sizeof p) == 0);
+	CHECK_STR(p, "configs/gpt2.json");
+	CHECK(kv_config_find("./x/y.json", p, sizeof p) == 0);
+	CHECK_STR(p, "./x/y.json");
+	CHECK(kv_config_find("-", p, sizeof p) == 0);
+	CHECK(kv_config_find("no-such-model", p, sizeof p) == KV_EIO);
+	CHECK_STR(kv_config_dir(0), "/nonexistent");
+	CHECK_STR(kv_config_dir(1), "configs");
+}
+
+int main(void)
+{
+	test_shipped();
+	test_defaults();
+	test_errors();
+	test_error_branches();
+	test_find();
+	return test_done("test_model");
+}

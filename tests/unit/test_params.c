@@ -1,0 +1,103 @@
+/*
+ * test_params.c - parameter counts of the shipped configs against the
+ * sizes their publishers state, and weight bytes per format.
+ */
+#include "kv/params.h"
+#include "test.h"
+
+static struct kv_params count(const char *name)
+{
+	char err[KV_ERRLEN];
+	struct kv_params p = {0};
+	struct kv_model *m = test_load(name);
+	if (!m)
+		return p;
+	CHECK(kv_model_params(m, &p, err) == 0);
+	kv_model_free(m);
+	return p;
+}
+
+int main(void)
+{
+	struct kv_params p;
+
+	/* exact counts, worked by hand in the man page */
+	p = count("llama-3.1-8b");
+	CHECK_U64(p.total, 8030261248ULL);
+	CHECK_U64(p.active, 8030261248ULL);
+	CHECK_U64(p.embed, 525336576ULL);  /* 128256 x 4096 */
+	CHECK_U64(p.head, 525336576ULL);   /* untied */
+	CHECK_U64(count("llama-3.1-70b").total, 70553706496ULL);
+	CHECK_U64(count("llama-2-7b").total, 6738415616ULL);
+	CHECK_U64(count("mistral-7b-v0.1").total, 7241732096ULL);
+	CHECK_U64(count("qwen2.5-7b").total, 7615616512ULL); /* qkv bias */
+	CHECK_U64(count("qwen3-8b").total, 8190735360ULL);   /* q/k norm */
+	CHECK_U64(count("phi-3-mini-4k").total, 3821079552ULL);
+	CHECK_U64(count("gemma-2-9b").total, 9241705984ULL); /* 4 norms, tied */
+	CHECK_U64(count("falcon-7b").total, 6921720704ULL);  /* MQA, LN */
+
+	/* GPT-2: tied head, learned positions, LayerNorm, biases */
+	p = count("gpt2");
+	CHECK_U64(p.total, 124439808ULL);
+	CHECK_U64(p.head, 0);
+	CHECK_U64(p.embed, 50257ULL * 768 + 1024ULL * 768);
+
+	/* MoE: total and active per token */
+	p = count("mixtral-8x7b");
+	CHECK_U64(p.total, 46702792704ULL);
+	CHECK_U64(p.active, 12879925248ULL);   /* "12.9B active" */
+	CHECK_U64(p.experts, 8);
+	CHECK_U64(p.experts_active, 2);
+	p = count("qwen3-30b-a3b");
+	CHECK_U64(p.total, 30532122624ULL);    /* "30.5B, 3.3B active" */
+	CHECK_U64(p.active, 3353032704ULL);
+	p = count("gpt-oss-20b");
+	CHECK_U64(p.total, 20914757184ULL);    /* "20.9B" */
+	/* OpenAI's 3.61B active leaves out the input embedding */
+	CHECK_U64(p.active - 201088ULL * 2880, 3608307264ULL);
+
+	/* MLA + MoE: the 671B of DeepSeek-V3 leaves out its MTP layer */
+	p = count("deepseek-v3");
+	CHECK_U64(p.total, 671026419200ULL);
+	CHECK(p.mtp > 11000000000ULL && p.mtp < 12000000000ULL);
+	CHECK_NEAR((double)p.active / 1e9, 37.55, 0.01); /* "37B active" */
+	p = count("deepseek-v2-lite");         /* q_lora_rank null */
+	CHECK_U64(p.total, 15706484224ULL);    /* "15.7B" */
+
+	/* Jamba: Mamba mixers, MoE every other layer: "52B, 12B active" */
+	p = count("jamba-v0.1");
+	CHECK_NEAR((double)p.total / 1e9, 51.57, 0.01);
+	CHECK_NEAR((double)p.active / 1e9, 12.11, 0.01);
+
+	CHECK_U64(count("openelm-270m").total, 271527168ULL);
+
+	/* one Llama 3.1 8B layer by hand: attention 41,943,040 + MLP
+	 * 176,160,768 + two RMSNorms 8,192 */
+	{
+		char err[KV_ERRLEN];
+		struct kv_model *m;
+		struct kv_params lp;
+		CHECK(kv_model_load("configs/llama-3.1-8b.json", &m, err) == 0);
+		CHECK(kv_layer_params(m, 0, &lp) == 0);
+		CHECK_U64(lp.total, 218112000ULL);
+		uint64_t first, last;
+		CHECK(kv_model_edge_params(m, &first, &last) == 0);
+		CHECK_U64(first, 525336576ULL);
+		CHECK_U64(last, 525336576ULL + 4096);
+		kv_model_free(m);
+	}
+
+	/* weight bytes */
+	uint64_t b;
+	CHECK(kv_weight_bytes(8030261248ULL, KV_DTYPE_BF16, &b) == 0);
+	CHECK_U64(b, 16060522496ULL);
+	CHECK(kv_weight_bytes(8030261248ULL, KV_DTYPE_FP8, &b) == 0);
+	CHECK_U64(b, 8030261248ULL);
+	CHECK(kv_weight_bytes(64, KV_DTYPE_INT4, &b) == 0);
+	CHECK_U64(b, 36);
+	CHECK(kv_weight_bytes(33, KV_DTYPE_INT4, &b) == 0);
+	CHECK_U64(b, 36); /* a partial block is a whole block */
+	CHECK(kv_weight_bytes(UINT64_MAX, KV_DTYPE_F32, &b) == KV_ERANGE);
+	CHECK(kv_weight_bytes(1, KV_DTYPE_COUNT, &b) == KV_EINVAL);
+	return test_done("params");
+}
