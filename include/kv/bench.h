@@ -51,4 +51,64 @@ int kv_membw_measure(uint64_t bytes, uint32_t threads, uint32_t passes,
 int kv_sgemm_measure(uint32_t n, uint32_t threads, uint32_t reps,
 		     double *flops);
 
+/* --- benchmarks of the decode engine --- */
+
+enum kv_bench {
+	KV_BENCH_DECODE,  /* one cached step at ctx: weights + every cache */
+	KV_BENCH_NOCACHE, /* one step recomputing the whole text of ctx */
+	KV_BENCH_ATTN,    /* one token attending over ctx cached tokens */
+	KV_BENCH_BATCH,   /* a cached step, its cache's share of bytes, time */
+	KV_BENCH_MEMBW,   /* the read-bandwidth reference */
+	KV_BENCH_SGEMM,   /* the sgemm-rate reference */
+	KV_BENCH_COUNT
+};
+
+/* Name of a benchmark ("decode"), and the reverse; 0 or KV_EINVAL. */
+const char *kv_bench_name(enum kv_bench b);
+int kv_bench_parse(const char *s, enum kv_bench *out);
+
+/* One measured point. */
+struct kv_bench_result {
+	uint64_t bytes;     /* bytes the point must move (read) */
+	uint64_t kv_bytes;  /* of those, bytes of the KV cache */
+	double flops;       /* floating-point operations of the point */
+	struct kv_stats ms; /* milliseconds per repetition */
+	uint32_t reps;      /* timed repetitions */
+	double weights_ms;  /* batch: median ms of the same step at ctx 1 */
+	/* derived by kv_bench_derive() */
+	double gbps;        /* bytes / median, 10^9 B/s */
+	double gflops;      /* flops / median, 10^9 /s */
+	double roofline_ms; /* bytes / reference bandwidth, or flops / rate */
+	double efficiency;  /* roofline_ms / median (1 = at the limit) */
+	double kv_share;    /* kv_bytes / bytes */
+	double kv_time_share; /* batch: 1 - weights_ms / median */
+	double ref_gbps;    /* the reference used, 10^9 B/s (0: none) */
+	double ref_gflops;  /* the reference used, 10^9 FLOP/s (0: none) */
+};
+
+struct kv_engine;
+
+/*
+ * Times bench b (decode, nocache, attn or batch) at context ctx on engine
+ * e: prepares the cache (a stand-in prefill of ctx - 1 or ctx positions),
+ * runs `warmup` untimed then `reps` timed repetitions, and fills bytes,
+ * kv_bytes, flops, ms and reps of *r from the engine's own counts. A
+ * decode step is one new token per sequence at position ctx - 1, reading
+ * ctx positions; attn reads the same ctx positions on every layer; nocache
+ * recomputes ctx tokens per sequence. Stops early, returning KV_EINVAL with
+ * reps == 0, when *stop becomes non-zero. Allocates only its token and
+ * logit buffers. Returns 0, KV_EINVAL (ctx beyond the engine's sizes, no
+ * cache for a cached bench) or KV_ENOMEM.
+ */
+int kv_bench_time(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
+		  uint32_t reps, uint32_t warmup, const volatile int *stop,
+		  struct kv_bench_result *r);
+
+/* Fills the derived fields of r: rates from the median, the roofline
+ * against ref_bps (bytes per second; bandwidth-bound benches) or ref_flops
+ * (FLOP/s; nocache, sgemm), efficiency = roofline / median, the cache's
+ * share of the bytes and (batch) of the time. */
+void kv_bench_derive(enum kv_bench b, struct kv_bench_result *r,
+		     double ref_bps, double ref_flops);
+
 #endif

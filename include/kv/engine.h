@@ -133,6 +133,11 @@ uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
 uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e);
 uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos);
 double kv_engine_flops(const struct kv_engine *e, uint64_t n, uint64_t pos);
+/* FLOPs of kv_engine_attend() at pos: q k and the weighted sum of v over
+ * pos + 1 positions, every head, layer and sequence. */
+double kv_engine_attend_flops(const struct kv_engine *e, uint64_t pos);
+/* Sequences the engine decodes together. */
+uint64_t kv_engine_users(const struct kv_engine *e);
 
 /* Fills positions 0 .. ctx - 1 of every sequence's cache with random values
  * of a model's scale, standing in for a prefill (for benchmarks). Returns 0

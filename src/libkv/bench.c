@@ -13,6 +13,7 @@
 #include <cblas.h>
 
 #include "kv/bench.h"
+#include "kv/engine.h"
 
 uint64_t kv_now_ns(void)
 {
@@ -229,4 +230,114 @@ int kv_sgemm_measure(uint32_t n, uint32_t threads, uint32_t reps,
 	free(b);
 	free(c);
 	return 0;
+}
+
+static const char *const bench_names[KV_BENCH_COUNT] = {
+	[KV_BENCH_DECODE] = "decode", [KV_BENCH_NOCACHE] = "nocache",
+	[KV_BENCH_ATTN] = "attn",     [KV_BENCH_BATCH] = "batch",
+	[KV_BENCH_MEMBW] = "membw",   [KV_BENCH_SGEMM] = "sgemm",
+};
+
+const char *kv_bench_name(enum kv_bench b)
+{
+	return (unsigned)b < KV_BENCH_COUNT ? bench_names[b] : "?";
+}
+
+int kv_bench_parse(const char *s, enum kv_bench *out)
+{
+	for (int b = 0; b < KV_BENCH_COUNT; b++)
+		if (!strcmp(s, bench_names[b])) {
+			*out = (enum kv_bench)b;
+			return 0;
+		}
+	return KV_EINVAL;
+}
+
+/* One repetition of a bench on the engine, already prepared. */
+static int bench_once(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
+		      const uint32_t *tokens, float *logits)
+{
+	switch (b) {
+	case KV_BENCH_ATTN:
+		return kv_engine_attend(e, ctx - 1);
+	case KV_BENCH_NOCACHE:
+		return kv_engine_forward(e, tokens, ctx, 0, false, logits);
+	default:
+		return kv_engine_forward(e, tokens, 1, ctx - 1, true, logits);
+	}
+}
+
+int kv_bench_time(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
+		  uint32_t reps, uint32_t warmup, const volatile int *stop,
+		  struct kv_bench_result *r)
+{
+	const struct kv_model *m = kv_engine_get_model(e);
+	uint64_t users = kv_engine_users(e), vocab = kv_engine_vocab(e);
+	bool cached = b != KV_BENCH_NOCACHE;
+	uint64_t n = cached ? 1 : ctx;
+	memset(r, 0, sizeof *r);
+	if (ctx == 0 || reps == 0 || !m)
+		return KV_EINVAL;
+	if (cached && kv_engine_fill_cache(e, ctx, 1))
+		return KV_EINVAL;
+	uint32_t *tokens = malloc(users * n * sizeof *tokens);
+	float *logits = malloc(users * vocab * sizeof *logits);
+	double *ms = malloc(reps * sizeof *ms);
+	int err = 0;
+	if (!tokens || !logits || !ms) {
+		err = KV_ENOMEM;
+		goto out;
+	}
+	for (uint64_t u = 0; u < users; u++)
+		for (uint64_t i = 0; i < n; i++)
+			tokens[u * n + i] = kv_rand_token(1, u, i, vocab);
+	for (uint32_t i = 0; i < warmup + reps && !err; i++) {
+		if (stop && *stop) {
+			err = KV_EINVAL;
+			break;
+		}
+		uint64_t t0 = kv_now_ns();
+		err = bench_once(e, b, ctx, tokens, logits);
+		if (i >= warmup)
+			ms[i - warmup] = (double)(kv_now_ns() - t0) / 1e6;
+	}
+	if (err)
+		goto out;
+	kv_stats_of(ms, reps, &r->ms);
+	r->reps = reps;
+	r->kv_bytes = cached ? kv_engine_cache_read_bytes(e, ctx - 1) : 0;
+	r->bytes = r->kv_bytes +
+		   (b == KV_BENCH_ATTN ? 0 : kv_engine_weight_read_bytes(e));
+	r->flops = b == KV_BENCH_ATTN ? kv_engine_attend_flops(e, ctx - 1)
+				      : kv_engine_flops(e, n, cached ? ctx - 1
+								     : 0);
+out:
+	free(tokens);
+	free(logits);
+	free(ms);
+	return err;
+}
+
+void kv_bench_derive(enum kv_bench b, struct kv_bench_result *r,
+		     double ref_bps, double ref_flops)
+{
+	double s = r->ms.median / 1e3;
+	r->gbps = s > 0 ? (double)r->bytes / s / 1e9 : 0;
+	r->gflops = s > 0 ? r->flops / s / 1e9 : 0;
+	r->kv_share = r->bytes ? (double)r->kv_bytes / (double)r->bytes : 0;
+	r->kv_time_share = 0;
+	if (b == KV_BENCH_BATCH && r->ms.median > 0 && r->weights_ms > 0) {
+		double share = 1 - r->weights_ms / r->ms.median;
+		r->kv_time_share = share < 0 ? 0 : share;
+	}
+	r->ref_gbps = ref_bps / 1e9;
+	r->ref_gflops = ref_flops / 1e9;
+	r->roofline_ms = 0;
+	if ((b == KV_BENCH_NOCACHE || b == KV_BENCH_SGEMM) && ref_flops > 0)
+		r->roofline_ms = r->flops / ref_flops * 1e3;
+	else if (b != KV_BENCH_SGEMM && b != KV_BENCH_MEMBW && ref_bps > 0)
+		r->roofline_ms = (double)r->bytes / ref_bps * 1e3;
+	r->efficiency = r->ms.median > 0 && r->roofline_ms > 0
+				? r->roofline_ms / r->ms.median
+				: 0;
 }

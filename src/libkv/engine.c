@@ -1062,6 +1062,19 @@ double kv_engine_flops(const struct kv_engine *e, uint64_t n, uint64_t pos)
 		      (double)s->dim * (double)s->vocab * s->users);
 }
 
+double kv_engine_attend_flops(const struct kv_engine *e, uint64_t pos)
+{
+	const struct shape *s = &e->s;
+	/* q k and the weighted sum of v over pos + 1 positions, every head */
+	return 2.0 * 2.0 * s->heads * (double)s->hd * (double)(pos + 1) *
+	       s->users * s->layers;
+}
+
+uint64_t kv_engine_users(const struct kv_engine *e)
+{
+	return e->s.users;
+}
+
 uint64_t kv_engine_passes(const struct kv_engine *e, bool cache)
 {
 	return e->passes[cache];

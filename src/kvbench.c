@@ -1,0 +1,842 @@
+/*
+ * kvbench - benchmark sweeps of the decode engine against the machine's own
+ * limits, as TSV for pipes, plotting scripts and CI. Parses options,
+ * expands the sweep, asks libkv to build engines and time each point, and
+ * prints a row as each point finishes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kv/bench.h"
+#include "kv/engine.h"
+#include "kv/units.h"
+
+static const char usage[] =
+	"Usage: kvbench [OPTIONS] [CONFIG...]\n"
+	"Benchmarks the decode engine (random float32 weights; default the\n"
+	"articles' GPT-2 small shape) against this machine's measured memory\n"
+	"bandwidth and sgemm rate. One TSV row per point, as it finishes.\n"
+	"\n"
+	"  -b, --bench LIST       decode, nocache, attn, batch, membw, sgemm\n"
+	"                         (default: all, a sweep of a few minutes)\n"
+	"  -c, --ctx LIST         contexts: 8192,8k or lo:hi:xF or lo:hi:+S\n"
+	"                         (default per bench, see kvbench(1))\n"
+	"      --kv-heads LIST    K/V heads (default: the model's; attn: H,H/4,1)\n"
+	"  -u, --users LIST       sequences per step (default 1; batch: 1,2,4,8)\n"
+	"  -j, --threads LIST     threads (default: online CPUs)\n"
+	"  -t, --kv-dtype LIST    cache format; the engine stores f32\n"
+	"      --layers N         decoder layers instead of the config's\n"
+	"      --vocab N          vocabulary instead of the config's\n"
+	"  -r, --reps N           timed repetitions per point (default 5)\n"
+	"      --warmup N         untimed repetitions first (default 1)\n"
+	"      --membw-size SIZE  bytes the bandwidth probe reads (default\n"
+	"                         512MiB, 16x a 32 MiB last-level cache)\n"
+	"      --sgemm-n N        size of the sgemm probe (default 1024)\n"
+	"      --baseline FILE    run the points of a saved run again, with\n"
+	"                         each point's ratio to it\n"
+	"      --max-regress F    with --baseline: exit 1 when a point is\n"
+	"                         slower by more than F (0.2 = 20%)\n"
+	"  -s, --seed N           weights' seed (default 0)\n"
+	"      --json             a JSON array of records instead of TSV\n"
+	"      --no-header        no header row\n"
+	"  -h, --help             this help, then exit\n"
+	"      --version          the version, then exit\n"
+	"\n"
+	"Exit status: 0 success, 1 a regression past --max-regress (or a\n"
+	"runtime failure), 2 bad usage or input, 130 interrupted. See\n"
+	"kvbench(1).\n";
+
+enum { OPT_KV_HEADS = 256, OPT_LAYERS, OPT_VOCAB, OPT_WARMUP, OPT_MEMBW,
+       OPT_SGEMM_N, OPT_BASELINE, OPT_MAX_REGRESS, OPT_JSON, OPT_NO_HEADER,
+       OPT_VERSION };
+
+static const struct option longopts[] = {
+	{"baseline", required_argument, NULL, OPT_BASELINE},
+	{"bench", required_argument, NULL, 'b'},
+	{"ctx", required_argument, NULL, 'c'},
+	{"help", no_argument, NULL, 'h'},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"kv-dtype", required_argument, NULL, 't'},
+	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
+	{"layers", required_argument, NULL, OPT_LAYERS},
+	{"max-regress", required_argument, NULL, OPT_MAX_REGRESS},
+	{"membw-size", required_argument, NULL, OPT_MEMBW},
+	{"no-header", no_argument, NULL, OPT_NO_HEADER},
+	{"reps", required_argument, NULL, 'r'},
+	{"seed", required_argument, NULL, 's'},
+	{"sgemm-n", required_argument, NULL, OPT_SGEMM_N},
+	{"threads", required_argument, NULL, 'j'},
+	{"users", required_argument, NULL, 'u'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"vocab", required_argument, NULL, OPT_VOCAB},
+	{"warmup", required_argument, NULL, OPT_WARMUP},
+	{NULL, 0, NULL, 0},
+};
+
+static const char *const cols[] = {
+	"bench", "model", "ctx", "users", "kv_heads", "kv_dtype", "threads",
+	"reps", "bytes", "flops", "ms_median", "ms_min", "ms_max", "gbps",
+	"gflops", "roofline_ms", "efficiency", "kv_bytes", "kv_share",
+	"kv_time_share", "ref_gbps", "ref_gflops", "baseline_ms", "ratio"};
+#define NCOLS_PLAIN 22
+#define NCOLS_BASELINE 24
+
+/* One point of the sweep. */
+struct point {
+	enum kv_bench bench;
+	size_t model;      /* index into the models */
+	uint64_t ctx;      /* 0 for membw and sgemm */
+	uint64_t users;
+	uint64_t kv_heads; /* 0: the model's */
+	uint64_t threads;
+	double baseline_ms; /* 0: none */
+};
+
+struct args {
+	bool bench[KV_BENCH_COUNT], any_bench;
+	uint64_t *ctx, *kv_heads, *users, *threads;
+	size_t nctx, nkv_heads, nusers, nthreads;
+	uint64_t layers, vocab, reps, warmup, membw, sgemm_n, seed;
+	double max_regress; /* < 0: no gate */
+	const char *baseline;
+	bool json, header;
+};
+
+static volatile int stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* --- parsing --- */
+
+static int parse_benches(const char *s, struct args *a)
+{
+	char *copy = strdup(s), *save = NULL;
+	int status = 0;
+	if (!copy) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (char *tok = strtok_r(copy, ",", &save); tok && !status;
+	     tok = strtok_r(NULL, ",", &save)) {
+		enum kv_bench b;
+		if (kv_bench_parse(tok, &b))
+			status = cli_usage("--bench: unknown benchmark '%s'; "
+					   "valid: decode, nocache, attn, "
+					   "batch, membw, sgemm",
+					   tok);
+		else
+			a->bench[b] = a->any_bench = true;
+	}
+	if (!status && !a->any_bench)
+		status = cli_usage("--bench: empty list");
+	free(copy);
+	return status;
+}
+
+/* A list of whole numbers >= 1 ("1,2,4", "1:8:x2"). */
+static int parse_list(const char *opt, const char *s, uint64_t **v, size_t *n)
+{
+	free(*v);
+	*v = NULL;
+	return cli_sweep(opt, s, v, n);
+}
+
+static int parse(int argc, char **argv, struct args *a, bool *done)
+{
+	int c, e;
+	*a = (struct args){.reps = 5, .warmup = 1, .membw = 512ULL << 20,
+			   .sgemm_n = 1024, .max_regress = -1, .header = true};
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:c:hj:r:s:t:u:", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if ((e = parse_benches(optarg, a)))
+				return e;
+			break;
+		case 'c':
+			if ((e = parse_list("--ctx", optarg, &a->ctx, &a->nctx)))
+				return e;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			*done = true;
+			return 0;
+		case 'j':
+			if ((e = parse_list("--threads", optarg, &a->threads,
+					    &a->nthreads)))
+				return e;
+			for (size_t i = 0; i < a->nthreads; i++)
+				if (a->threads[i] > 256)
+					return cli_usage("--threads: at most "
+							 "256, got '%s'",
+							 optarg);
+			break;
+		case 'r':
+			if ((e = cli_u64("--reps", optarg, 1, 100000, &a->reps)))
+				return e;
+			break;
+		case 's':
+			if ((e = cli_u64("--seed", optarg, 0, UINT64_MAX,
+					 &a->seed)))
+				return e;
+			break;
+		case 't': {
+			int *dt;
+			size_t n;
+			if ((e = cli_dtypes("--kv-dtype", optarg, &dt, &n)))
+				return e;
+			for (size_t i = 0; i < n && !e; i++)
+				if (dt[i] >= 0 && dt[i] != KV_DTYPE_F32)
+					e = cli_usage(
+						"--kv-dtype: the engine stores "
+						"its cache in f32 only, got "
+						"'%s'",
+						kv_dtype_name(
+							(enum kv_dtype)dt[i]));
+			free(dt);
+			if (e)
+				return e;
+			break;
+		}
+		case 'u':
+			if ((e = parse_list("--users", optarg, &a->users,
+					    &a->nusers)))
+				return e;
+			break;
+		case OPT_KV_HEADS:
+			if ((e = parse_list("--kv-heads", optarg, &a->kv_heads,
+					    &a->nkv_heads)))
+				return e;
+			break;
+		case OPT_LAYERS:
+			if ((e = cli_u64("--layers", optarg, 1, 10000,
+					 &a->layers)))
+				return e;
+			break;
+		case OPT_VOCAB:
+			if ((e = cli_u64("--vocab", optarg, 1, 1ULL << 30,
+					 &a->vocab)))
+				return e;
+			break;
+		case OPT_WARMUP:
+			if ((e = cli_u64("--warmup", optarg, 0, 100000,
+					 &a->warmup)))
+				return e;
+			break;
+		case OPT_MEMBW:
+			if ((e = cli_size("--membw-size", optarg, &a->membw)))
+				return e;
+			if (a->membw < (1 << 20))
+				return cli_usage("--membw-size: at least 1MiB, "
+						 "got '%s'",
+						 optarg);
+			break;
+		case OPT_SGEMM_N:
+			if ((e = cli_u64("--sgemm-n", optarg, 16, 16384,
+					 &a->sgemm_n)))
+				return e;
+			break;
+		case OPT_BASELINE: a->baseline = optarg; break;
+		case OPT_MAX_REGRESS:
+			if ((e = cli_double("--max-regress", optarg, 0, 1e6,
+					    &a->max_regress)))
+				return e;
+			break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_NO_HEADER: a->header = false; break;
+		case OPT_VERSION:
+			printf("kvbench %s\n", KV_VERSION);
+			*done = true;
+			return 0;
+		default:
+			return cli_bad_option(argv, c);
+		}
+	}
+	if (a->max_regress >= 0 && !a->baseline)
+		return cli_usage("--max-regress needs --baseline");
+	return 0;
+}
+
+/* --- the sweep --- */
+
+struct sweep {
+	struct point *p;
+	size_t n, cap;
+};
+
+static int add(struct sweep *s, struct point p)
+{
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 64;
+		struct point *q = realloc(s->p, nc * sizeof *q);
+		if (!q)
+			return CLI_FAIL;
+		s->p = q;
+		s->cap = nc;
+	}
+	s->p[s->n++] = p;
+	return 0;
+}
+
+/* The default contexts of a bench when --ctx is not given. */
+static const uint64_t *default_ctx(enum kv_bench b, size_t *n)
+{
+	static const uint64_t decode[] = {160, 1024, 8192};
+	static const uint64_t nocache[] = {160, 512};
+	static const uint64_t attn[] = {1024, 8192};
+	static const uint64_t batch[] = {1024};
+	switch (b) {
+	case KV_BENCH_DECODE: *n = 3; return decode;
+	case KV_BENCH_NOCACHE: *n = 2; return nocache;
+	case KV_BENCH_ATTN: *n = 2; return attn;
+	default: *n = 1; return batch;
+	}
+}
+
+static int expand(const struct args *a, struct kv_model **models,
+		  size_t nmodels, struct sweep *s)
+{
+	static const enum kv_bench order[] = {
+		KV_BENCH_MEMBW, KV_BENCH_SGEMM, KV_BENCH_ATTN,
+		KV_BENCH_DECODE, KV_BENCH_NOCACHE, KV_BENCH_BATCH};
+	static const uint64_t batch_users[] = {1, 2, 4, 8};
+	uint64_t ncpu = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
+	const uint64_t *threads = a->threads ? a->threads : &ncpu;
+	size_t nthreads = a->threads ? a->nthreads : 1;
+	if (ncpu < 1)
+		ncpu = 1;
+	for (size_t oi = 0; oi < 6; oi++) {
+		enum kv_bench b = order[oi];
+		if (a->any_bench && !a->bench[b])
+			continue;
+		for (size_t ti = 0; ti < nthreads; ti++) {
+			struct point p = {b, 0, 0, 1, 0, threads[ti], 0};
+			if (b == KV_BENCH_MEMBW || b == KV_BENCH_SGEMM) {
+				if (add(s, p))
+					return CLI_FAIL;
+				continue;
+			}
+			size_t nctx;
+			const uint64_t *ctx = a->ctx ? a->ctx
+						     : default_ctx(b, &nctx);
+			if (a->ctx)
+				nctx = a->nctx;
+			const uint64_t *users = a->users ? a->users
+					  : b == KV_BENCH_BATCH ? batch_users
+								: &p.users;
+			size_t nusers = a->users ? a->nusers
+					: b == KV_BENCH_BATCH ? 4
+							      : 1;
+			for (size_t mi = 0; mi < nmodels; mi++) {
+				uint64_t h = models[mi]->n_kv_heads;
+				uint64_t dflt[3] = {h, h / 4, 1};
+				size_t ndflt = b == KV_BENCH_ATTN && h >= 4 &&
+							       h % 4 == 0
+						       ? 3
+						       : 1;
+				if (ndflt == 3 && h == 4)
+					ndflt = 2; /* 4, 1 */
+				const uint64_t *kvh =
+					a->kv_heads ? a->kv_heads : dflt;
+				size_t nkvh = a->kv_heads ? a->nkv_heads
+							  : ndflt;
+				for (size_t k = 0; k < nkvh; k++)
+					for (size_t u = 0; u < nusers; u++)
+						for (size_t c = 0; c < nctx;
+						     c++) {
+							p.model = mi;
+							p.kv_heads = kvh[k];
+							p.users = users[u];
+							p.ctx = ctx[c];
+							if (add(s, p))
+								return CLI_FAIL;
+						}
+			}
+		}
+	}
+	return 0;
+}
+
+/* --- engines and references --- */
+
+static struct kv_engine_opts engine_opts(const struct args *a,
+					 const struct point *p, uint64_t ctx)
+{
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.layers = (uint32_t)a->layers;
+	o.vocab = a->vocab;
+	o.kv_heads = (uint32_t)p->kv_heads;
+	o.users = (uint32_t)p->users;
+	o.max_ctx = ctx;
+	o.max_chunk = p->bench == KV_BENCH_NOCACHE ? ctx : 1;
+	o.cache = p->bench != KV_BENCH_NOCACHE;
+	o.seed = a->seed;
+	o.threads = (uint32_t)p->threads;
+	return o;
+}
+
+/* Refuses up front a point whose engine would not fit in the memory the
+ * machine has available (documented in kvbench(1)). */
+static int check_memory(const struct args *a, struct kv_model **models,
+			const struct sweep *s)
+{
+	uint64_t avail = 0;
+	kv_mem_available(&avail);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct point *p = &s->p[i];
+		char err[KV_ERRLEN];
+		struct kv_engine_size sz;
+		if (p->bench == KV_BENCH_MEMBW) {
+			if (avail && a->membw > avail / 10 * 9) {
+				cli_error("--membw-size %llu bytes: more than "
+					  "the %llu bytes available",
+					  (unsigned long long)a->membw,
+					  (unsigned long long)avail);
+				return CLI_USAGE;
+			}
+			continue;
+		}
+		if (p->bench == KV_BENCH_SGEMM)
+			continue;
+		struct kv_engine_opts o = engine_opts(a, p, p->ctx);
+		if (kv_engine_estimate(models[p->model], &o, &sz, err)) {
+			cli_error("%s", err);
+			return CLI_USAGE;
+		}
+		if (avail && sz.total > avail / 10 * 9) {
+			cli_error("%s %s at ctx %llu, %llu users: needs %llu "
+				  "bytes, %llu available; use fewer users, "
+				  "a shorter context or --layers",
+				  kv_bench_name(p->bench),
+				  models[p->model]->name,
+				  (unsigned long long)p->ctx,
+				  (unsigned long long)p->users,
+				  (unsigned long long)sz.total,
+				  (unsigned long long)avail);
+			return CLI_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* The bandwidth probe of each thread count, kept between points so the
+ * reference is measured right beside each bandwidth-bound point. */
+struct refs {
+	struct kv_membw *probe[257];
+	double sgemm[257];
+};
+
+static double bandwidth(const struct args *a, struct refs *r, uint64_t t)
+{
+	if (!r->probe[t] && kv_membw_new(a->membw, (uint32_t)t, &r->probe[t]))
+		return 0;
+	kv_membw_read(r->probe[t]);
+	double best = 0;
+	for (int i = 0; i < 3; i++) {
+		double s = kv_membw_read(r->probe[t]);
+		if (s > 0 && (best == 0 || s < best))
+			best = s;
+	}
+	return best > 0 ? (double)kv_membw_bytes(r->probe[t]) / best : 0;
+}
+
+static double sgemm_rate(const struct args *a, struct refs *r, uint64_t t)
+{
+	if (r->sgemm[t] == 0)
+		kv_sgemm_measure((uint32_t)a->sgemm_n, (uint32_t)t, 3,
+				 &r->sgemm[t]);
+	return r->sgemm[t];
+}
+
+/* --- measuring --- */
+
+static int run_reference(const struct args *a, struct refs *refs,
+			 const struct point *p, struct kv_bench_result *r)
+{
+	double *ms = malloc(a->reps * sizeof *ms);
+	if (!ms)
+		return CLI_FAIL;
+	memset(r, 0, sizeof *r);
+	if (p->bench == KV_BENCH_MEMBW) {
+		bandwidth(a, refs, p->threads); /* allocates and warms */
+		for (uint64_t i = 0; i < a->reps && !stop; i++)
+			ms[i] = kv_membw_read(refs->probe[p->threads]) * 1e3;
+		r->bytes = kv_membw_bytes(refs->probe[p->threads]);
+	} else {
+		uint64_t n = a->sgemm_n;
+		for (uint64_t i = 0; i < a->reps && !stop; i++) {
+			double f;
+			kv_sgemm_measure((uint32_t)n, (uint32_t)p->threads, 1,
+					 &f);
+			ms[i] = f > 0 ? 2.0 * n * n * n / f * 1e3 : 0;
+		}
+		r->flops = 2.0 * n * n * n;
+	}
+	if (!stop) {
+		kv_stats_of(ms, a->reps, &r->ms);
+		r->reps = (uint32_t)a->reps;
+	}
+	free(ms);
+	kv_bench_derive(p->bench, r, 0,
+			p->bench == KV_BENCH_SGEMM ? r->flops / r->ms.min * 1e3
+						   : 0);
+	if (p->bench == KV_BENCH_SGEMM)
+		r->roofline_ms = r->efficiency = 0; /* it is the reference */
+	return stop ? CLI_FAIL : 0;
+}
+
+/* Runs one engine point: builds the engine, times the bench (and for
+ * batch the same step at ctx 1), measures the reference beside it. */
+static int run_engine(const struct args *a, struct kv_model **models,
+		      struct refs *refs, const struct point *p,
+		      struct kv_bench_result *r, uint64_t *kv_heads)
+{
+	char err[KV_ERRLEN];
+	struct kv_engine *e;
+	struct kv_engine_opts o = engine_opts(a, p, p->ctx);
+	if (kv_engine_new(models[p->model], &o, &e, err)) {
+		cli_error("%s", err);
+		return CLI_FAIL;
+	}
+	*kv_heads = kv_engine_get_model(e)->n_kv_heads;
+	int st = kv_bench_time(e, p->bench, p->ctx, (uint32_t)a->reps,
+			       (uint32_t)a->warmup, &stop, r);
+	if (!st && p->bench == KV_BENCH_BATCH) {
+		struct kv_bench_result w;
+		st = kv_bench_time(e, KV_BENCH_DECODE, 1, (uint32_t)a->reps,
+				   (uint32_t)a->warmup, &stop, &w);
+		r->weights_ms = w.ms.median;
+	}
+	kv_engine_free(e);
+	if (st)
+		return stop ? CLI_FAIL : (cli_error("%s at ctx %llu failed",
+						    kv_bench_name(p->bench),
+						    (unsigned long long)p->ctx),
+					  CLI_FAIL);
+	double bps = p->bench == KV_BENCH_NOCACHE
+			     ? 0
+			     : bandwidth(a, refs, p->threads);
+	double fl = p->bench == KV_BENCH_NOCACHE
+			    ? sgemm_rate(a, refs, p->threads)
+			    : 0;
+	kv_bench_derive(p->bench, r, bps, fl);
+	return 0;
+}
+
+static void put_opt_f(struct cli_table *t, double v, int prec)
+{
+	if (v > 0)
+		cli_put_f(t, v, prec);
+	else
+		cli_put_empty(t);
+}
+
+static void print_row(struct cli_table *t, const struct point *p,
+		      const char *model, uint64_t kv_heads,
+		      const struct kv_bench_result *r, double ratio)
+{
+	bool engine = p->bench != KV_BENCH_MEMBW && p->bench != KV_BENCH_SGEMM;
+	cli_put_str(t, kv_bench_name(p->bench));
+	if (engine) {
+		cli_put_str(t, model);
+		cli_put_u64(t, p->ctx);
+		cli_put_u64(t, p->users);
+		cli_put_u64(t, kv_heads);
+		cli_put_str(t, "f32");
+	} else {
+		for (int i = 0; i < 5; i++)
+			cli_put_empty(t);
+	}
+	cli_put_u64(t, p->threads);
+	cli_put_u64(t, r->reps);
+	if (r->bytes)
+		cli_put_u64(t, r->bytes);
+	else
+		cli_put_empty(t);
+	put_opt_f(t, r->flops, 0);
+	cli_put_f(t, r->ms.median, 3);
+	cli_put_f(t, r->ms.min, 3);
+	cli_put_f(t, r->ms.max, 3);
+	put_opt_f(t, r->bytes ? r->gbps : 0, 2);
+	put_opt_f(t, r->flops > 0 ? r->gflops : 0, 2);
+	put_opt_f(t, r->roofline_ms, 3);
+	put_opt_f(t, r->efficiency, 3);
+	if (engine && p->bench != KV_BENCH_NOCACHE) {
+		cli_put_u64(t, r->kv_bytes);
+		cli_put_f(t, r->kv_share, 3);
+	} else {
+		cli_put_empty(t);
+		cli_put_empty(t);
+	}
+	if (p->bench == KV_BENCH_BATCH)
+		cli_put_f(t, r->kv_time_share, 3);
+	else
+		cli_put_empty(t);
+	put_opt_f(t, r->ref_gbps, 2);
+	put_opt_f(t, r->ref_gflops, 2);
+	if (t->ncols == NCOLS_BASELINE) {
+		put_opt_f(t, p->baseline_ms, 3);
+		put_opt_f(t, ratio, 3);
+	}
+	cli_row_end(t);
+}
+
+/* --- baseline --- */
+
+/* Reads the points of a saved run: its header names the columns. */
+static int read_baseline(const char *path, struct kv_model ***models,
+			 size_t *nmodels, struct sweep *s)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		cli_error("%s: %s", path, strerror(errno));
+		return CLI_USAGE;
+	}
+	static const char *const need[] = {"bench", "model", "ctx", "users",
+					   "kv_heads", "threads", "ms_median"};
+	int idx[7];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int status = 0, lineno = 0;
+	for (int i = 0; i < 7; i++)
+		idx[i] = -1;
+	while (!status && (len = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		char *cells[64];
+		int nc = 0;
+		for (char *p = line, *tab; nc < 64; p = tab + 1) {
+			cells[nc++] = p;
+			if (!(tab = strchr(p, '\t')))
+				break;
+			*tab = '\0';
+		}
+		if (idx[0] < 0) { /* the header */
+			for (int i = 0; i < 7; i++)
+				for (int k = 0; k < nc; k++)
+					if (!strcmp(cells[k], need[i]))
+						idx[i] = k;
+			for (int i = 0; i < 7 && !status; i++)
+				if (idx[i] < 0)
+					status = cli_usage(
+						"%s: line 1: no column '%s'; "
+						"not a kvbench TSV with its "
+						"header",
+						path, need[i]);
+			continue;
+		}
+		int max = 0;
+		for (int i = 0; i < 7; i++)
+			max = idx[i] > max ? idx[i] : max;
+		if (nc <= max) {
+			status = cli_usage("%s: line %d: %d cells, expected "
+					   "at least %d",
+					   path, lineno, nc, max + 1);
+			break;
+		}
+		struct point p = {0};
+		char *end;
+		if (kv_bench_parse(cells[idx[0]], &p.bench)) {
+			status = cli_usage("%s: line %d: unknown bench '%s'",
+					   path, lineno, cells[idx[0]]);
+			break;
+		}
+		bool engine = p.bench != KV_BENCH_MEMBW &&
+			      p.bench != KV_BENCH_SGEMM;
+		p.baseline_ms = strtod(cells[idx[6]], &end);
+		if (*end || !(p.baseline_ms > 0) ||
+		    kv_parse_u64(cells[idx[5]], &p.threads) || !p.threads ||
+		    p.threads > 256 ||
+		    (engine && (kv_parse_u64(cells[idx[2]], &p.ctx) ||
+				kv_parse_u64(cells[idx[3]], &p.users) ||
+				kv_parse_u64(cells[idx[4]], &p.kv_heads) ||
+				!p.ctx || !p.users || !p.kv_heads))) {
+			status = cli_usage("%s: line %d: a number is missing "
+					   "or malformed",
+					   path, lineno);
+			break;
+		}
+		if (engine) {
+			const char *name = cells[idx[1]];
+			size_t k = 0;
+			while (k < *nmodels && strcmp((*models)[k]->name, name))
+				k++;
+			if (k == *nmodels) {
+				struct kv_model **mm = realloc(
+					*models, (k + 1) * sizeof *mm);
+				if (!mm) {
+					status = CLI_FAIL;
+					break;
+				}
+				*models = mm;
+				if (!strcmp(name, "gpt2-small")) {
+					if (kv_model_gpt2_small(&mm[k]))
+						status = CLI_FAIL;
+				} else {
+					status = cli_load_model(name, &mm[k]);
+				}
+				if (status)
+					break;
+				(*nmodels)++;
+			}
+			p.model = k;
+		}
+		if (add(s, p))
+			status = CLI_FAIL;
+	}
+	free(line);
+	fclose(f);
+	if (!status && idx[0] < 0)
+		status = cli_usage("%s: empty; not a kvbench TSV", path);
+	else if (!status && s->n == 0)
+		status = cli_usage("%s: no rows", path);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct kv_model **models = NULL;
+	size_t nmodels = 0;
+	struct sweep s = {0};
+	struct refs *refs = NULL;
+	bool done = false;
+	int status, regressions = 0;
+
+	cli_init("kvbench");
+	status = parse(argc, argv, &a, &done);
+	if (status || done)
+		goto out;
+
+	if (a.baseline) {
+		if (optind < argc) {
+			status = cli_usage("--baseline runs the points of its "
+					   "file; give no config");
+			goto out;
+		}
+		if ((status = read_baseline(a.baseline, &models, &nmodels, &s)))
+			goto out;
+	} else {
+		size_t n = argc > optind ? (size_t)(argc - optind) : 1;
+		models = calloc(n, sizeof *models);
+		if (!models) {
+			status = CLI_FAIL;
+			goto out;
+		}
+		if (argc == optind) {
+			if (kv_model_gpt2_small(&models[0])) {
+				status = CLI_FAIL;
+				goto out;
+			}
+			nmodels = 1;
+		}
+		for (int i = optind; i < argc; i++) {
+			if ((status = cli_load_model(argv[i],
+						     &models[nmodels])))
+				goto out;
+			nmodels++;
+		}
+		if ((status = expand(&a, models, nmodels, &s)))
+			goto out;
+	}
+	if ((status = check_memory(&a, models, &s)))
+		goto out;
+	refs = calloc(1, sizeof *refs);
+	if (!refs) {
+		status = CLI_FAIL;
+		goto out;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	bool tty = isatty(STDERR_FILENO);
+	struct cli_table t;
+	cli_table_begin(&t, cols, a.baseline ? NCOLS_BASELINE : NCOLS_PLAIN,
+			a.json, a.header, false);
+	for (size_t i = 0; i < s.n && !stop && !status; i++) {
+		struct point *p = &s.p[i];
+		struct kv_bench_result r;
+		uint64_t kvh = p->kv_heads;
+		const char *name = p->bench == KV_BENCH_MEMBW ||
+					   p->bench == KV_BENCH_SGEMM
+				   ? ""
+				   : models[p->model]->name;
+		if (tty)
+			fprintf(stderr, "\rkvbench: [%zu/%zu] %s %s ctx %llu "
+					"users %llu threads %llu   ",
+				i + 1, s.n, kv_bench_name(p->bench), name,
+				(unsigned long long)p->ctx,
+				(unsigned long long)p->users,
+				(unsigned long long)p->threads);
+		bool engine = *name != '\0';
+		status = engine ? run_engine(&a, models, refs, p, &r, &kvh)
+				: run_reference(&a, refs, p, &r);
+		double ratio = p->baseline_ms > 0 && r.ms.median > 0
+				       ? r.ms.median / p->baseline_ms
+				       : 0;
+		if (!status && a.max_regress >= 0 &&
+		    ratio > 1 + a.max_regress) {
+			/* measure once more before calling it a regression */
+			struct kv_bench_result again;
+			status = engine ? run_engine(&a, models, refs, p,
+						     &again, &kvh)
+					: run_reference(&a, refs, p, &again);
+			if (!status && again.ms.median < r.ms.median) {
+				r = again;
+				ratio = r.ms.median / p->baseline_ms;
+			}
+			if (!status && ratio > 1 + a.max_regress) {
+				regressions++;
+				if (tty)
+					fputc('\n', stderr);
+				cli_error("%s %s ctx %llu users %llu: %.3f ms, "
+					  "%.2fx the baseline's %.3f ms",
+					  kv_bench_name(p->bench), name,
+					  (unsigned long long)p->ctx,
+					  (unsigned long long)p->users,
+					  r.ms.median, ratio, p->baseline_ms);
+			}
+		}
+		if (!status)
+			print_row(&t, p, name, kvh, &r, ratio);
+		if (stop || ferror(stdout))
+			break;
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+	cli_table_end(&t);
+	if (stop) {
+		cli_error("interrupted; the rows printed are complete");
+		status = 130;
+	} else if (!status && regressions) {
+		status = CLI_FAIL;
+	}
+out:
+	if (refs)
+		for (int i = 0; i < 257; i++)
+			kv_membw_free(refs->probe[i]);
+	free(refs);
+	for (size_t i = 0; i < nmodels; i++)
+		kv_model_free(models[i]);
+	free(models);
+	free(s.p);
+	free(a.ctx);
+	free(a.kv_heads);
+	free(a.users);
+	free(a.threads);
+	return cli_finish(status);
+}

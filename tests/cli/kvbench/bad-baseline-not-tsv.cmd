@@ -1,0 +1,1 @@
+kvbench --baseline configs/gpt2.json

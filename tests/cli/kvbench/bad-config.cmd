@@ -1,0 +1,1 @@
+kvbench tests/bad/array.json

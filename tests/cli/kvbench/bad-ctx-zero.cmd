@@ -1,0 +1,1 @@
+kvbench --bench attn --ctx 0

@@ -1,0 +1,1 @@
+kvbench --bench attn --ctx 8k:1k:x2

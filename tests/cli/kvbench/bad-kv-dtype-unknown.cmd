@@ -1,0 +1,1 @@
+kvbench --kv-dtype fp7

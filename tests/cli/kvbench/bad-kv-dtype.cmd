@@ -1,0 +1,1 @@
+kvbench --bench attn --kv-dtype fp8

@@ -1,0 +1,1 @@
+kvbench --baseline x.tsv --max-regress -1

@@ -1,0 +1,1 @@
+kvbench --max-regress 0.1

@@ -1,0 +1,1 @@
+kvbench --bench membw --membw-size 1K

@@ -1,0 +1,1 @@
+kvbench --bench decode --ctx 128:8192:x1

@@ -1,0 +1,68 @@
+#!/bin/sh
+# kvbench.sh BUILD SRC: every benchmark runs on a tiny shape and prints
+# well-formed rows whose byte and FLOP counts are the hand-worked ones;
+# JSON parses; a saved run replays as a baseline with a ratio per point.
+# Times are never asserted.
+bin=$1/kvbench src=$2
+[ -x "$bin" ] || exit 77
+cd "$src" || exit 1
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+fail=0
+say() { echo "kvbench.sh: $*"; fail=1; }
+small="--layers 2 --vocab 256 --reps 2 --warmup 0 --membw-size 4MiB --sgemm-n 64 -j 1"
+
+"$bin" $small --bench membw,sgemm,attn,decode,nocache,batch --ctx 64 \
+	--users 1,2 >"$tmp/out" 2>"$tmp/err" || say "run failed: $(cat "$tmp/err")"
+[ -s "$tmp/err" ] && say "stderr not empty: $(cat "$tmp/err")"
+want="bench	model	ctx	users	kv_heads	kv_dtype	threads	reps	bytes	flops	ms_median	ms_min	ms_max	gbps	gflops	roofline_ms	efficiency	kv_bytes	kv_share	kv_time_share	ref_gbps	ref_gflops"
+[ "$(head -1 "$tmp/out")" = "$want" ] || say "header: $(head -1 "$tmp/out")"
+# every row: 22 cells, times positive, numbers where numbers belong
+awk -F'\t' 'NR > 1 {
+	if (NF != 22) { print "row " NR ": " NF " cells"; bad = 1 }
+	if (!($11 > 0) || $12 > $11 || $11 > $13) { print "row " NR ": ms " $11 " " $12 " " $13; bad = 1 }
+	for (i = 3; i <= 22; i++) if (i != 6)
+		if ($i != "" && $i !~ /^[0-9]+(\.[0-9]+)?$/) { print "row " NR " col " i ": " $i; bad = 1 }
+} END { exit bad }' "$tmp/out" || say "malformed rows"
+row() { awk -F'\t' -v b="$1" -v c="$2" -v u="$3" -v h="$4" \
+	'$1 == b && $3 == c && $4 == u && $5 == h' "$tmp/out"; }
+field() { row "$1" "$2" "$3" "$4" | cut -f"$5"; }
+# attn at 64 tokens, 2 layers, 12 query heads of 64: K and V, f32
+[ "$(field attn 64 1 12 9)" = 786432 ] || say "attn 12 heads bytes: $(field attn 64 1 12 9)"
+[ "$(field attn 64 1 3 9)" = 196608 ] || say "attn 3 heads bytes: $(field attn 64 1 3 9)"
+[ "$(field attn 64 1 1 9)" = 65536 ] || say "attn 1 head bytes: $(field attn 64 1 1 9)"
+[ "$(field attn 64 1 1 10)" = 393216 ] || say "attn flops: $(field attn 64 1 1 10)"
+# decode, 2 users: 14,373,888 weight floats + two caches of 64 positions
+[ "$(field decode 64 2 12 9)" = 59068416 ] || say "decode bytes: $(field decode 64 2 12 9)"
+[ "$(field decode 64 2 12 18)" = 1572864 ] || say "decode kv_bytes: $(field decode 64 2 12 18)"
+# nocache, 64 tokens: 2 x (7,077,888 x 64 x 2 layers + attention
+# 2 x 12 x 64 x 2,080 x 2 layers + the head 768 x 256 for the last token)
+[ "$(field nocache 64 1 12 10)" = 1825112064 ] || say "nocache flops: $(field nocache 64 1 12 10)"
+[ -n "$(field batch 64 2 12 20)" ] || say "batch has no kv_time_share"
+[ "$(awk -F'\t' '$1 == "membw"' "$tmp/out" | cut -f9)" = 4194304 ] || say "membw bytes"
+[ "$(awk -F'\t' '$1 == "sgemm"' "$tmp/out" | cut -f10)" = 524288 ] || say "sgemm flops"
+
+# JSON parses and holds the same records
+"$bin" $small --bench attn --ctx 32 --kv-heads 12 --json >"$tmp/json" 2>&1 || say "json run failed"
+if [ -x /usr/bin/python3 ]; then
+	/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r[0]["bench"]=="attn" and r[0]["bytes"]==393216, r' "$tmp/json" || say "json: $(cat "$tmp/json")"
+fi
+
+# baseline: the saved points run again, each with its ratio
+"$bin" $small --bench attn,membw --ctx 32 --kv-heads 12 >"$tmp/base" 2>/dev/null || say "base run failed"
+"$bin" --baseline "$tmp/base" --reps 2 --warmup 0 --max-regress 1000 --layers 2 --vocab 256 --membw-size 4MiB >"$tmp/again" 2>"$tmp/err" ||
+	say "baseline run failed: $(cat "$tmp/err")"
+[ "$(head -1 "$tmp/again" | tr '\t' '\n' | tail -2 | tr '\n' ' ')" = "baseline_ms ratio " ] || say "baseline columns"
+[ "$(wc -l <"$tmp/again")" = 3 ] || say "baseline rows: $(cat "$tmp/again")"
+awk -F'\t' 'NR > 1 && !($24 > 0) { exit 1 }' "$tmp/again" || say "no ratio"
+# a regression gate: a baseline 1000x faster than any machine fails, once
+# re-measured
+awk -F'\t' 'BEGIN { OFS = "\t" } NR > 1 { $11 = $11 / 1000 } 1' "$tmp/base" >"$tmp/fast"
+"$bin" --baseline "$tmp/fast" --reps 1 --warmup 0 --max-regress 0.5 --layers 2 --vocab 256 --membw-size 4MiB >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || say "a regression did not exit 1"
+grep -q "the baseline's" "$tmp/err" || say "no regression message: $(cat "$tmp/err")"
+
+# a closed pipe ends it quietly
+"$bin" $small --bench attn --ctx 16:4096:x2 2>"$tmp/err" | head -2 >/dev/null
+[ -s "$tmp/err" ] && say "closed pipe: $(cat "$tmp/err")"
+[ $fail = 0 ] && echo "kvbench rows, counts, JSON and baseline checked"
+exit $fail
