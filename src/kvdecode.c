@@ -211,11 +211,11 @@ struct result {
 	uint64_t kv_per_token, kv_bytes;
 };
 
-/* A cell of one or several users' tokens: "17" or "17,4,99". */
+/* A cell of one or several users' tokens: "17" or "17,4,99"; buf holds
+ * 11 bytes a user. */
 static void put_tokens(struct cli_table *t, const uint32_t *tok,
-		       uint64_t users, bool run)
+		       uint64_t users, bool run, char *buf)
 {
-	char buf[4096];
 	size_t len = 0;
 	if (!run) {
 		cli_put_empty(t);
@@ -225,9 +225,9 @@ static void put_tokens(struct cli_table *t, const uint32_t *tok,
 		cli_put_u64(t, tok[0]);
 		return;
 	}
-	for (uint64_t u = 0; u < users && len + 12 < sizeof buf; u++)
-		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%u",
-					u ? "," : "", tok[u]);
+	for (uint64_t u = 0; u < users; u++)
+		len += (size_t)sprintf(buf + len, "%s%u", u ? "," : "",
+				       tok[u]);
 	cli_put_str(t, buf);
 }
 
@@ -238,6 +238,7 @@ static int run(const struct args *a, struct kv_engine *e, struct result *r)
 	uint64_t cap = a->prompt + a->gen; /* text per user */
 	uint32_t *text[2], *chunk;
 	float *logits[2], *work;
+	char *cell = malloc(U * 11 + 1);
 	int status = 0;
 	bool both = a->with && a->without;
 	text[0] = calloc(U * cap, sizeof(uint32_t));
@@ -249,7 +250,7 @@ static int run(const struct args *a, struct kv_engine *e, struct result *r)
 	uint32_t *next[2] = {calloc(U, sizeof(uint32_t)),
 			     calloc(U, sizeof(uint32_t))};
 	if (!text[0] || !text[1] || !chunk || !logits[0] || !logits[1] ||
-	    !work || !next[0] || !next[1]) {
+	    !work || !next[0] || !next[1] || !cell) {
 		cli_error("out of memory");
 		status = CLI_FAIL;
 		goto out;
@@ -302,8 +303,8 @@ static int run(const struct args *a, struct kv_engine *e, struct result *r)
 		cli_put_u64(&t, len);
 		cli_put_f(&t, ms[1], 3);
 		cli_put_f(&t, ms[0], 3);
-		put_tokens(&t, next[1], U, a->with);
-		put_tokens(&t, next[0], U, a->without);
+		put_tokens(&t, next[1], U, a->with, cell);
+		put_tokens(&t, next[0], U, a->without, cell);
 		if (both)
 			cli_put_f(&t, diff, 9);
 		else
@@ -322,6 +323,7 @@ out:
 	free(work);
 	free(next[0]);
 	free(next[1]);
+	free(cell);
 	return status;
 }
 
@@ -428,9 +430,11 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	return 0;
 }
 
-/* Refuses a run larger than the memory available, naming what fits. */
+/* Refuses a run larger than the memory available, naming what fits:
+ * need is the engine's bytes plus `mine`, the loop's own. */
 static int check_memory(const struct kv_model *m,
-			const struct kv_engine_opts *o, uint64_t need)
+			const struct kv_engine_opts *o, uint64_t need,
+			uint64_t mine)
 {
 	uint64_t avail;
 	const char *env = getenv("KV_MEM_AVAILABLE");
@@ -444,14 +448,15 @@ static int check_memory(const struct kv_model *m,
 	}
 	if (need <= avail)
 		return 0;
+	uint64_t left = avail > mine ? avail - mine : 0; /* for the engine */
 	/* what would fit: fewer layers, else a smaller vocabulary, else
 	 * one layer and a smaller vocabulary */
 	struct kv_engine_opts one = *o;
 	one.layers = 1;
-	uint32_t layers = kv_engine_fit_layers(m, o, avail);
-	uint64_t vocab = layers ? 0 : kv_engine_fit_vocab(m, o, avail);
+	uint32_t layers = kv_engine_fit_layers(m, o, left);
+	uint64_t vocab = layers ? 0 : kv_engine_fit_vocab(m, o, left);
 	uint64_t vocab1 = layers || vocab ? 0
-					  : kv_engine_fit_vocab(m, &one, avail);
+					  : kv_engine_fit_vocab(m, &one, left);
 	char hint[128];
 	if (layers)
 		snprintf(hint, sizeof hint, "; --layers %u would fit", layers);
@@ -517,7 +522,18 @@ int main(int argc, char **argv)
 			 "run anyway, the weights being random",
 			 m->name, (unsigned long long)o.max_ctx,
 			 (unsigned long long)m->max_pos);
-	if ((status = check_memory(m, &o, sz.total)))
+	/* and the loop's own buffers: two texts and a chunk of tokens, two
+	 * sets of logits, a work row, the token cells */
+	uint64_t vocab = a.vocab ? a.vocab : m->vocab, mine, need;
+	uint64_t cap = a.users * (a.prompt + a.gen);
+	if (kv_mul(cap, 3 * sizeof(uint32_t), &mine) ||
+	    kv_add(mine, (2 * a.users + 1) * vocab * sizeof(float), &mine) ||
+	    kv_add(mine, a.users * 11 + 1, &mine) ||
+	    kv_add(sz.total, mine, &need)) {
+		status = cli_usage("the run's bytes overflow 64 bits");
+		goto out;
+	}
+	if ((status = check_memory(m, &o, need, mine)))
 		goto out;
 	if ((rc = kv_engine_new(m, &o, &e, err))) {
 		cli_error("%s", err);

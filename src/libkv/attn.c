@@ -17,7 +17,16 @@
  * every query of the group reads it. */
 #define VBLOCK 64
 
-static void part_c(const float *q, uint32_t g, const float *k,
+/* Positions row i of a group sees: rows come in tokens of `per` rows (the
+ * query heads of one token), the last token seeing all n positions and
+ * each earlier one a position fewer (causal). */
+static inline uint64_t row_len(uint64_t n, uint32_t g, uint32_t per,
+			       uint32_t i)
+{
+	return n - (g / per - 1 - i / per);
+}
+
+static void part_c(const float *q, uint32_t g, uint32_t per, const float *k,
 		   const float *v, uint64_t n, uint32_t hd, float scale,
 		   float *s, float *o, float *m, float *l)
 {
@@ -33,12 +42,15 @@ static void part_c(const float *q, uint32_t g, const float *k,
 	}
 	for (uint32_t i = 0; i < g; i++) {
 		float *si = s + i * n, mx = -INFINITY, sum = 0;
-		for (uint64_t p = 0; p < n; p++)
+		uint64_t len = row_len(n, g, per, i);
+		for (uint64_t p = 0; p < len; p++)
 			mx = si[p] > mx ? si[p] : mx;
-		for (uint64_t p = 0; p < n; p++) {
+		for (uint64_t p = 0; p < len; p++) {
 			si[p] = expf(si[p] - mx);
 			sum += si[p];
 		}
+		for (uint64_t p = len; p < n; p++) /* masked: weighs 0 */
+			si[p] = 0;
 		m[i] = mx;
 		l[i] = sum;
 	}
@@ -178,18 +190,20 @@ AVX2 static void scores_avx2(const float *q, uint32_t g, const float *k,
 		scores_hd(q, g, k, n, hd, scale, s);
 }
 
-/* Each row of s: its max into m, exp(s - max) in place, the sum into l. */
-AVX2 static void softmax_avx2(float *s, uint32_t g, uint64_t n, float *m,
-			      float *l)
+/* Each row of s over the positions it sees: its max into m, exp(s - max)
+ * in place, the sum into l; the masked positions set to 0. */
+AVX2 static void softmax_avx2(float *s, uint32_t g, uint32_t per, uint64_t n,
+			      float *m, float *l)
 {
 	for (uint32_t i = 0; i < g; i++) {
 		float *si = s + i * n;
-		uint64_t n8 = n & ~(uint64_t)7, p;
+		uint64_t len = row_len(n, g, per, i);
+		uint64_t n8 = len & ~(uint64_t)7, p;
 		__m256 vm = _mm256_set1_ps(-INFINITY);
 		for (p = 0; p < n8; p += 8)
 			vm = _mm256_max_ps(vm, _mm256_loadu_ps(si + p));
 		float mx = hmax(vm);
-		for (; p < n; p++)
+		for (; p < len; p++)
 			mx = si[p] > mx ? si[p] : mx;
 		__m256 vmx = _mm256_set1_ps(mx), sum = _mm256_setzero_ps();
 		for (p = 0; p < n8; p += 8) {
@@ -198,9 +212,9 @@ AVX2 static void softmax_avx2(float *s, uint32_t g, uint64_t n, float *m,
 			_mm256_storeu_ps(si + p, e);
 			sum = _mm256_add_ps(sum, e);
 		}
-		if (p < n) { /* the tail through the same exp */
+		if (p < len) { /* the tail through the same exp */
 			float t[8];
-			uint64_t r = n - p;
+			uint64_t r = len - p;
 			for (uint64_t j = 0; j < 8; j++)
 				t[j] = j < r ? si[p + j] - mx : -INFINITY;
 			_mm256_storeu_ps(t, exp8(_mm256_loadu_ps(t)));
@@ -212,6 +226,8 @@ AVX2 static void softmax_avx2(float *s, uint32_t g, uint64_t n, float *m,
 			}
 			sum = _mm256_add_ps(sum, _mm256_loadu_ps(t));
 		}
+		for (p = len; p < n; p++) /* masked: weighs 0 */
+			si[p] = 0;
 		m[i] = mx;
 		l[i] = hsum(sum);
 	}
@@ -261,12 +277,13 @@ AVX2 static void values_avx2(const float *s, uint32_t g, const float *v,
 	}
 }
 
-AVX2 static void part_avx2(const float *q, uint32_t g, const float *k,
-			   const float *v, uint64_t n, uint32_t hd,
-			   float scale, float *s, float *o, float *m, float *l)
+AVX2 static void part_avx2(const float *q, uint32_t g, uint32_t per,
+			   const float *k, const float *v, uint64_t n,
+			   uint32_t hd, float scale, float *s, float *o,
+			   float *m, float *l)
 {
 	scores_avx2(q, g, k, n, hd, scale, s);
-	softmax_avx2(s, g, n, m, l);
+	softmax_avx2(s, g, per, n, m, l);
 	values_avx2(s, g, v, n, hd, o);
 }
 
@@ -361,16 +378,16 @@ bool kv_attn_has_simd(uint32_t hd)
 	return have_avx2() && hd % 8 == 0;
 }
 
-void kv_attn_part(const float *q, uint32_t g, const float *k, const float *v,
-		  uint64_t n, uint32_t hd, float scale, float *s, float *o,
-		  float *m, float *l, bool simd)
+void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
+		  const float *v, uint64_t n, uint32_t hd, float scale,
+		  float *s, float *o, float *m, float *l, bool simd)
 {
 #ifdef HAVE_AVX2_KERNEL
 	if (simd && kv_attn_has_simd(hd)) {
-		part_avx2(q, g, k, v, n, hd, scale, s, o, m, l);
+		part_avx2(q, g, per, k, v, n, hd, scale, s, o, m, l);
 		return;
 	}
 #endif
 	(void)simd;
-	part_c(q, g, k, v, n, hd, scale, s, o, m, l);
+	part_c(q, g, per, k, v, n, hd, scale, s, o, m, l);
 }

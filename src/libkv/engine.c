@@ -68,6 +68,7 @@ struct shape {
 	uint64_t pos_rows; /* learned positions kept (GPT-2) */
 	bool tied, qkv_bias, o_bias, mlp_bias;
 	uint32_t threads, nsplit; /* nsplit: most parts of a decode */
+	uint32_t qblock; /* tokens of a chunk attending together */
 	bool cache;
 	double eps, theta;
 };
@@ -107,7 +108,8 @@ struct kv_engine {
 	float *h;     /* (rows, ffn) */
 	float *g;     /* (rows, ffn) gate, Llama */
 	float *kvtmp; /* (2, user, kv_head, chunk, hd): one layer, no cache */
-	float *scores; /* (threads, group, ctx + 2) */
+	float *scores; /* (threads, qblock group, ctx + 2 + 2 hd): scores, m,
+			* l, then the block's queries and outputs */
 	float *part;  /* (user, kv_head, nsplit, group, hd + 2) */
 	float *rope;  /* (ctx, hd / 2, 2) cos, sin; Llama */
 
@@ -150,6 +152,8 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 	uint64_t base = s->users * s->kv_heads;
 	s->nsplit = base >= 2ULL * s->threads ? 1
 			: (uint32_t)((2ULL * s->threads + base - 1) / base);
+	/* about eight query rows share each K and V row a chunk reads */
+	s->qblock = s->group >= 8 ? 1 : 8 / s->group;
 	s->cache = o->cache;
 	s->eps = m->norm_eps;
 	s->theta = m->rope_theta > 0 ? m->rope_theta : 10000;
@@ -269,7 +273,8 @@ static size_t pieces(const struct shape *s, struct kv_engine *e,
 	if (!s->gpt2)
 		PUT(s->rows, s->ffn, &e->g);
 	PUT(tmp * s->chunk, s->hd, &e->kvtmp);
-	PUT((uint64_t)s->threads * s->group, s->ctx + 2, &e->scores);
+	PUT((uint64_t)s->threads * s->qblock * s->group,
+	    s->ctx + 2 + 2ULL * s->hd, &e->scores);
 	PUT(s->users * s->kv_heads * s->nsplit * s->group, s->hd + 2,
 	    &e->part);
 	if (!s->gpt2)
@@ -801,6 +806,8 @@ struct attn_job {
 	uint64_t n, pos; /* chunk of n queries per sequence at pos */
 	bool cache;
 	uint32_t nsplit; /* parts of each (sequence, KV head); n == 1 */
+	uint32_t qb;     /* tokens per task */
+	uint64_t blocks; /* tasks per (sequence, KV head, part) */
 	uint64_t tasks;
 	_Atomic uint64_t next;
 };
@@ -811,31 +818,52 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 	struct kv_engine *e = j->e;
 	const struct shape *s = &e->s;
 	uint32_t G = s->group, hd = s->hd;
+	uint64_t rows = (uint64_t)s->qblock * G; /* most rows of a task */
 	float scale = 1.0f / sqrtf((float)hd);
-	float *sc = e->scores + (uint64_t)tid * G * (s->ctx + 2);
-	float *m = sc + (uint64_t)G * s->ctx, *l = m + G;
+	float *sc = e->scores + tid * rows * (s->ctx + 2 + 2ULL * hd);
+	float *m = sc + rows * s->ctx, *l = m + rows;
+	float *qb = l + rows, *ob = qb + rows * hd; /* (rows, hd) each */
 	(void)nth;
 	for (;;) {
 		uint64_t i = atomic_fetch_add(&j->next, 1);
 		if (i >= j->tasks)
 			break;
 		uint64_t part = i % j->nsplit, r = i / j->nsplit;
-		uint64_t t = r % j->n;
-		r /= j->n;
+		uint64_t t0 = r % j->blocks * j->qb;
+		uint64_t t1 = t0 + j->qb < j->n ? t0 + j->qb : j->n;
+		r /= j->blocks;
 		uint32_t kh = (uint32_t)(r % s->kv_heads);
-		uint64_t u = r / s->kv_heads, row = u * j->n + t;
-		uint64_t len = j->pos + t + 1; /* causal: positions 0..pos+t */
+		uint64_t u = r / s->kv_heads, row = u * j->n + t0;
+		uint64_t len = j->pos + t1; /* the last token's positions */
 		const float *k = kv_rows(e, j->layer, u, kh, 0, j->cache);
 		const float *v = kv_rows(e, j->layer, u, kh, 1, j->cache);
 		const float *q = e->qkv + row * s->qkv + (uint64_t)kh * G * hd;
 		if (j->nsplit == 1) {
-			float *o = e->att + row * s->att +
-				   (uint64_t)kh * G * hd;
-			kv_attn_part(q, G, k, v, len, hd, scale, sc, o, m, l,
-				     e->simd);
-			for (uint32_t g = 0; g < G; g++)
-				for (uint32_t d = 0; d < hd; d++)
-					o[g * hd + d] /= l[g];
+			/* the block's tokens in one group: queries gathered,
+			 * K and V read once for all of them */
+			uint32_t nt = (uint32_t)(t1 - t0), g = nt * G;
+			const float *qq = q;
+			if (nt > 1)
+				for (uint32_t t = 0; t < nt; t++)
+					memcpy(qb + (uint64_t)t * G * hd,
+					       q + t * s->qkv,
+					       (size_t)G * hd * sizeof *qb);
+			qq = nt > 1 ? qb : q;
+			float *o = nt > 1 ? ob
+					  : e->att + row * s->att +
+						    (uint64_t)kh * G * hd;
+			kv_attn_part(qq, g, G, k, v, len, hd, scale, sc, o, m,
+				     l, e->simd);
+			for (uint32_t t = 0; t < nt; t++) {
+				float *dst = e->att + (row + t) * s->att +
+					     (uint64_t)kh * G * hd;
+				const float *src = o + (uint64_t)t * G * hd;
+				for (uint32_t h = 0; h < G; h++)
+					for (uint32_t d = 0; d < hd; d++)
+						dst[h * hd + d] =
+							src[h * hd + d] /
+							l[t * G + h];
+			}
 			continue;
 		}
 		uint64_t a = len * part / j->nsplit;
@@ -843,8 +871,8 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 		float *o = e->part + i * G * (hd + 2);
 		float *pm = o + (uint64_t)G * hd, *pl = pm + G;
 		if (b > a) {
-			kv_attn_part(q, G, k + a * hd, v + a * hd, b - a, hd,
-				     scale, sc, o, pm, pl, e->simd);
+			kv_attn_part(q, G, G, k + a * hd, v + a * hd, b - a,
+				     hd, scale, sc, o, pm, pl, e->simd);
 		} else { /* an empty part weighs nothing */
 			for (uint32_t g = 0; g < G; g++) {
 				pm[g] = -INFINITY;
@@ -894,12 +922,16 @@ static void attention(struct kv_engine *e, uint32_t layer, uint64_t n,
 		      uint64_t pos, bool cache)
 {
 	const struct shape *s = &e->s;
-	struct attn_job j = {e, layer, n, pos, cache, 1, 0, 0};
+	struct attn_job j = {e, layer, n, pos, cache, 1, 1, n, 0, 0};
 	/* split a single query over positions when there are few heads and
 	 * enough positions for each part to be worth a thread */
 	if (n == 1 && s->nsplit > 1 && pos + 1 >= 256ULL * s->nsplit)
 		j.nsplit = s->nsplit;
-	j.tasks = s->users * s->kv_heads * n * j.nsplit;
+	if (n > 1) {
+		j.qb = s->qblock;
+		j.blocks = (n + j.qb - 1) / j.qb;
+	}
+	j.tasks = s->users * s->kv_heads * j.blocks * j.nsplit;
 	atomic_init(&j.next, 0);
 	kv_pool_run(e->pool, attn_task, &j);
 	if (j.nsplit > 1)

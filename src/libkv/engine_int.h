@@ -58,15 +58,19 @@ unsigned kv_pool_size(const struct kv_pool *p);
 /* --- attention --- */
 
 /*
- * One group of g query heads against positions [0, n) of one KV head:
- * s = q k^T x scale, m = max of each row of s, s = exp(s - m), l = row sums
- * of s, o = s v, not divided by l (so parts over ranges of positions can be
- * merged). q (g, hd); k, v (n, hd) rows of hd; s scratch (g, n); o (g, hd);
- * m, l (g). simd: use the vectorised kernel when the CPU has one.
+ * g query rows of one KV head against its positions [0, n): s = q k^T x
+ * scale, m = max of each row of s, s = exp(s - m), l = row sums of s,
+ * o = s v, not divided by l (so parts over ranges of positions can be
+ * merged). The rows are tokens of `per` rows each (the query heads that
+ * share the KV head); the last token sees all n positions, each earlier
+ * one a position fewer (causal), so several tokens of a chunk read K and V
+ * once. per == g: one token. q (g, hd); k, v (n, hd) rows of hd; s scratch
+ * (g, n); o (g, hd); m, l (g). simd: the vectorised kernel when the CPU
+ * has one.
  */
-void kv_attn_part(const float *q, uint32_t g, const float *k, const float *v,
-		  uint64_t n, uint32_t hd, float scale, float *s, float *o,
-		  float *m, float *l, bool simd);
+void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
+		  const float *v, uint64_t n, uint32_t hd, float scale,
+		  float *s, float *o, float *m, float *l, bool simd);
 
 /* GPT-2's GELU (tanh form) of n values in place; h *= silu(g). */
 void kv_gelu(float *x, uint64_t n, bool simd);
