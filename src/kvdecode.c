@@ -42,6 +42,8 @@ static const char usage[] =
 	"      --tol X            largest logit difference allowed (default\n"
 	"                         1e-4)\n"
 	"      --summary FILE     also write the summary as a TSV row to FILE\n"
+	"      --dry-run          print the run's plan (bytes, token passes)\n"
+	"                         as one TSV row, then exit without running\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"  -h, --help             this help, then exit\n"
@@ -51,10 +53,11 @@ static const char usage[] =
 	"failure), 2 bad usage or input. See kvdecode(1).\n";
 
 enum { OPT_LAYERS = 256, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY,
-       OPT_JSON, OPT_NO_HEADER, OPT_VERSION };
+       OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN };
 
 static const struct option longopts[] = {
 	{"cache", required_argument, NULL, 'c'},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
@@ -82,7 +85,7 @@ struct args {
 	uint64_t threads;
 	double temperature, tol;
 	bool with, without; /* modes run */
-	bool json, header;
+	bool json, header, dry_run;
 	const char *summary, *config;
 };
 
@@ -97,7 +100,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	*a = (struct args){.prompt = 128, .gen = 32, .users = 1, .tol = 1e-4,
 			   .with = true, .without = true, .header = true};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
-	while ((c = getopt_long(argc, argv, "c:hj:k:n:p:s:T:u:", longopts,
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:hj:k:n:p:s:T:u:", longopts,
 				NULL)) != -1) {
 		e = 0;
 		switch (c) {
@@ -154,6 +158,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			e = cli_double("--tol", optarg, 0, 1e30, &a->tol);
 			break;
 		case OPT_SUMMARY: a->summary = optarg; break;
+		case OPT_DRY_RUN: a->dry_run = true; break;
 		case OPT_JSON: a->json = true; break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_VERSION:
@@ -161,8 +166,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			*done = true;
 			return 0;
 		default:
-			fprintf(stderr, "Try 'kvdecode --help'.\n");
-			return CLI_USAGE;
+			return cli_bad_option(argv, c);
 		}
 		if (e)
 			return e;
@@ -477,6 +481,46 @@ static int check_memory(const struct kv_model *m,
 	return CLI_USAGE;
 }
 
+/* --dry-run: what the run would allocate and do, without running it. */
+static int plan(const struct args *a, const struct kv_model *m,
+		const struct kv_engine_opts *o, const struct kv_engine_size *sz)
+{
+	static const char *const pcols[] = {
+		"prompt", "new", "users", "weights_bytes", "cache_bytes",
+		"scratch_bytes", "kv_bytes_per_token", "passes_cache",
+		"passes_nocache"};
+	char err[KV_ERRLEN];
+	struct kv_model *eff;
+	uint64_t per, with, without;
+	if (kv_engine_model(m, o, &eff, err)) {
+		cli_error("%s", err);
+		return CLI_USAGE;
+	}
+	struct kv_opts ko = kv_opts_default(eff);
+	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
+	int e = kv_model_token_bytes(eff, &ko, &per, err);
+	kv_model_free(eff);
+	if (e || kv_decode_passes(a->prompt, a->gen, true, &with) ||
+	    kv_decode_passes(a->prompt, a->gen, false, &without)) {
+		cli_error("%s", e ? err : "token passes overflow 64 bits");
+		return CLI_USAGE;
+	}
+	struct cli_table t;
+	cli_table_begin(&t, pcols, 9, a->json, a->header, false);
+	cli_put_u64(&t, a->prompt);
+	cli_put_u64(&t, a->gen);
+	cli_put_u64(&t, a->users);
+	cli_put_u64(&t, sz->weights);
+	cli_put_u64(&t, sz->cache);
+	cli_put_u64(&t, sz->scratch);
+	cli_put_u64(&t, per);
+	cli_put_u64(&t, with * a->users);
+	cli_put_u64(&t, without * a->users);
+	cli_row_end(&t);
+	cli_table_end(&t);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -522,6 +566,10 @@ int main(int argc, char **argv)
 			 "run anyway, the weights being random",
 			 m->name, (unsigned long long)o.max_ctx,
 			 (unsigned long long)m->max_pos);
+	if (a.dry_run) {
+		status = plan(&a, m, &o, &sz);
+		goto out;
+	}
 	/* and the loop's own buffers: two texts and a chunk of tokens, two
 	 * sets of logits, a work row, the token cells */
 	uint64_t vocab = a.vocab ? a.vocab : m->vocab, mine, need;
