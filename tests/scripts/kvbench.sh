@@ -61,6 +61,34 @@ awk -F'\t' 'BEGIN { OFS = "\t" } NR > 1 { $11 = $11 / 1000 } 1' "$tmp/base" >"$t
 [ $? = 1 ] || say "a regression did not exit 1"
 grep -q "the baseline's" "$tmp/err" || say "no regression message: $(cat "$tmp/err")"
 
+# Ctrl-C: the rows already printed stay whole, the JSON closes, exit 130
+for fmt in tsv json; do
+	flag=
+	[ $fmt = json ] && flag=--json
+	"$bin" --bench membw --membw-size 32MiB --reps 100 -j 1,1,1,1,1,1,1,1 $flag \
+		>"$tmp/int.$fmt" 2>"$tmp/int.err" &
+	pid=$!
+	i=0
+	while [ "$(grep -c membw "$tmp/int.$fmt")" -lt 1 ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -INT $pid
+	wait $pid
+	st=$?
+	[ $st = 130 ] || say "Ctrl-C ($fmt): exit $st"
+	grep -q "interrupted; the rows printed are complete" "$tmp/int.err" ||
+		say "Ctrl-C ($fmt): $(cat "$tmp/int.err")"
+	rows=$(grep -c membw "$tmp/int.$fmt")
+	[ "$rows" -ge 1 ] && [ "$rows" -lt 8 ] || say "Ctrl-C ($fmt): $rows rows"
+	if [ $fmt = tsv ]; then
+		awk -F'\t' 'NF != 22 { exit 1 }' "$tmp/int.tsv" || say "Ctrl-C: a partial row"
+	elif [ -x /usr/bin/python3 ]; then
+		/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/int.json" ||
+			say "Ctrl-C: JSON not closed"
+	fi
+done
+
 # a closed pipe ends it quietly
 "$bin" $small --bench attn --ctx 16:4096:x2 2>"$tmp/err" | head -2 >/dev/null
 [ -s "$tmp/err" ] && say "closed pipe: $(cat "$tmp/err")"
