@@ -503,9 +503,7 @@ static void weights_note(const struct kv_fit_in *in, const struct kv_fit *f)
 static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
 {
 	char cells[61], w[32], k[32], fr[32], r[32];
-	uint64_t kv = f->users_whole ? f->shared_bytes +
-					       f->seq_bytes * f->users_whole
-				     : 0;
+	uint64_t kv = f->kv_bytes;
 	uint64_t used = f->weights + f->free_kv;
 	fprintf(stderr, "%s %llu [%s] W %s  K %llu users %s  . %s  R %s\n",
 		in->m->name, (unsigned long long)in->ctx,
