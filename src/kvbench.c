@@ -440,14 +440,7 @@ static double bandwidth(const struct args *a, struct refs *r, uint64_t t)
 {
 	if (!r->probe[t] && kv_membw_new(a->membw, (uint32_t)t, &r->probe[t]))
 		return 0;
-	kv_membw_read(r->probe[t]);
-	double best = 0;
-	for (int i = 0; i < 3; i++) {
-		double s = kv_membw_read(r->probe[t]);
-		if (s > 0 && (best == 0 || s < best))
-			best = s;
-	}
-	return best > 0 ? (double)kv_membw_bytes(r->probe[t]) / best : 0;
+	return kv_membw_best(r->probe[t], 3);
 }
 
 static double sgemm_rate(const struct args *a, struct refs *r, uint64_t t)
@@ -463,36 +456,22 @@ static double sgemm_rate(const struct args *a, struct refs *r, uint64_t t)
 static int run_reference(const struct args *a, struct refs *refs,
 			 const struct point *p, struct kv_bench_result *r)
 {
-	double *ms = malloc(a->reps * sizeof *ms);
-	if (!ms)
-		return CLI_FAIL;
-	memset(r, 0, sizeof *r);
-	if (p->bench == KV_BENCH_MEMBW) {
-		bandwidth(a, refs, p->threads); /* allocates and warms */
-		for (uint64_t i = 0; i < a->reps && !stop; i++)
-			ms[i] = kv_membw_read(refs->probe[p->threads]) * 1e3;
-		r->bytes = kv_membw_bytes(refs->probe[p->threads]);
-	} else {
-		uint64_t n = a->sgemm_n;
-		for (uint64_t i = 0; i < a->reps && !stop; i++) {
-			double f;
-			kv_sgemm_measure((uint32_t)n, (uint32_t)p->threads, 1,
-					 &f);
-			ms[i] = f > 0 ? 2.0 * n * n * n / f * 1e3 : 0;
-		}
-		r->flops = 2.0 * n * n * n;
-	}
-	if (!stop) {
-		kv_stats_of(ms, a->reps, &r->ms);
-		r->reps = (uint32_t)a->reps;
-	}
-	free(ms);
-	kv_bench_derive(p->bench, r, 0,
-			p->bench == KV_BENCH_SGEMM ? r->flops / r->ms.min * 1e3
-						   : 0);
 	if (p->bench == KV_BENCH_SGEMM)
-		r->roofline_ms = r->efficiency = 0; /* it is the reference */
-	return stop ? CLI_FAIL : 0;
+		return kv_bench_sgemm((uint32_t)a->sgemm_n, (uint32_t)p->threads,
+				      (uint32_t)a->reps, &stop, r)
+			       ? CLI_FAIL
+			       : 0;
+	if (!refs->probe[p->threads] &&
+	    kv_membw_new(a->membw, (uint32_t)p->threads,
+			 &refs->probe[p->threads])) {
+		cli_error("out of memory for a %llu-byte bandwidth probe",
+			  (unsigned long long)a->membw);
+		return CLI_FAIL;
+	}
+	return kv_bench_membw(refs->probe[p->threads], (uint32_t)a->reps,
+			      &stop, r)
+		       ? CLI_FAIL
+		       : 0;
 }
 
 /* Runs one engine point: builds the engine, times the bench (and for

@@ -38,6 +38,10 @@ double kv_membw_read(struct kv_membw *b);
 uint64_t kv_membw_bytes(const struct kv_membw *b);
 void kv_membw_free(struct kv_membw *b);
 
+/* Best read bandwidth of a probe, in bytes per second: a warm pass, then
+ * the fastest of `passes`; 0 when a pass fails. */
+double kv_membw_best(struct kv_membw *b, uint32_t passes);
+
 /* Best read bandwidth, in bytes per second, of `passes` passes over
  * `bytes` with `threads` threads (allocates and frees its own probe).
  * Returns 0 and *bps, or KV_ENOMEM / KV_EINVAL. */
@@ -103,6 +107,16 @@ struct kv_engine;
 int kv_bench_time(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
 		  uint32_t reps, uint32_t warmup, const volatile int *stop,
 		  struct kv_bench_result *r);
+
+/* The reference points themselves: `reps` passes of the bandwidth probe
+ * (bytes read per pass), or `reps` n x n x n sgemm products on `threads`
+ * threads (2 n^3 FLOPs each, the rate of the best one as ref_gflops).
+ * Fill and derive *r; KV_EINVAL (reps == 0) or KV_ENOMEM, or KV_EINVAL
+ * with reps == 0 in *r when *stop becomes non-zero. */
+int kv_bench_membw(struct kv_membw *probe, uint32_t reps,
+		   const volatile int *stop, struct kv_bench_result *r);
+int kv_bench_sgemm(uint32_t n, uint32_t threads, uint32_t reps,
+		   const volatile int *stop, struct kv_bench_result *r);
 
 /* Fills the derived fields of r: rates from the median, the roofline
  * against ref_bps (bytes per second; bandwidth-bound benches) or ref_flops

@@ -174,13 +174,8 @@ void kv_membw_free(struct kv_membw *b)
 	free(b);
 }
 
-int kv_membw_measure(uint64_t bytes, uint32_t threads, uint32_t passes,
-		     double *bps)
+double kv_membw_best(struct kv_membw *b, uint32_t passes)
 {
-	struct kv_membw *b;
-	int e = kv_membw_new(bytes, threads, &b);
-	if (e)
-		return e;
 	double best = 0;
 	kv_membw_read(b); /* warm the page tables */
 	for (uint32_t i = 0; i < passes; i++) {
@@ -188,9 +183,19 @@ int kv_membw_measure(uint64_t bytes, uint32_t threads, uint32_t passes,
 		if (s > 0 && (best == 0 || s < best))
 			best = s;
 	}
-	*bps = best > 0 ? (double)kv_membw_bytes(b) / best : 0;
+	return best > 0 ? (double)kv_membw_bytes(b) / best : 0;
+}
+
+int kv_membw_measure(uint64_t bytes, uint32_t threads, uint32_t passes,
+		     double *bps)
+{
+	struct kv_membw *b;
+	int e = kv_membw_new(bytes, threads, &b);
+	if (e)
+		return e;
+	*bps = kv_membw_best(b, passes);
 	kv_membw_free(b);
-	return best > 0 ? 0 : KV_ENOMEM;
+	return *bps > 0 ? 0 : KV_ENOMEM;
 }
 
 int kv_sgemm_measure(uint32_t n, uint32_t threads, uint32_t reps,
@@ -333,11 +338,69 @@ void kv_bench_derive(enum kv_bench b, struct kv_bench_result *r,
 	r->ref_gbps = ref_bps / 1e9;
 	r->ref_gflops = ref_flops / 1e9;
 	r->roofline_ms = 0;
-	if ((b == KV_BENCH_NOCACHE || b == KV_BENCH_SGEMM) && ref_flops > 0)
+	if (b == KV_BENCH_NOCACHE && ref_flops > 0)
 		r->roofline_ms = r->flops / ref_flops * 1e3;
 	else if (b != KV_BENCH_SGEMM && b != KV_BENCH_MEMBW && ref_bps > 0)
 		r->roofline_ms = (double)r->bytes / ref_bps * 1e3;
 	r->efficiency = r->ms.median > 0 && r->roofline_ms > 0
 				? r->roofline_ms / r->ms.median
 				: 0;
+}
+
+int kv_bench_membw(struct kv_membw *probe, uint32_t reps,
+		   const volatile int *stop, struct kv_bench_result *r)
+{
+	memset(r, 0, sizeof *r);
+	double *ms = reps ? malloc(reps * sizeof *ms) : NULL;
+	if (!ms)
+		return reps ? KV_ENOMEM : KV_EINVAL;
+	kv_membw_read(probe); /* a warm pass */
+	int err = 0;
+	for (uint32_t i = 0; i < reps && !err; i++) {
+		double s = stop && *stop ? -1 : kv_membw_read(probe);
+		if (s < 0)
+			err = KV_EINVAL;
+		else
+			ms[i] = s * 1e3;
+	}
+	if (!err) {
+		kv_stats_of(ms, reps, &r->ms);
+		r->reps = reps;
+		r->bytes = kv_membw_bytes(probe);
+		kv_bench_derive(KV_BENCH_MEMBW, r, 0, 0);
+	}
+	free(ms);
+	return err;
+}
+
+int kv_bench_sgemm(uint32_t n, uint32_t threads, uint32_t reps,
+		   const volatile int *stop, struct kv_bench_result *r)
+{
+	memset(r, 0, sizeof *r);
+	double *ms = reps ? malloc(reps * sizeof *ms) : NULL;
+	if (!ms)
+		return reps ? KV_ENOMEM : KV_EINVAL;
+	double flops = 2.0 * n * n * n, best = 0;
+	int err = 0;
+	for (uint32_t i = 0; i < reps && !err; i++) {
+		double rate = 0;
+		if (stop && *stop)
+			err = KV_EINVAL;
+		else
+			err = kv_sgemm_measure(n, threads, 1, &rate);
+		if (!err && rate <= 0)
+			err = KV_EINVAL;
+		if (!err) {
+			ms[i] = flops / rate * 1e3;
+			best = rate > best ? rate : best;
+		}
+	}
+	if (!err) {
+		kv_stats_of(ms, reps, &r->ms);
+		r->reps = reps;
+		r->flops = flops;
+		kv_bench_derive(KV_BENCH_SGEMM, r, 0, best);
+	}
+	free(ms);
+	return err;
 }
