@@ -41,6 +41,8 @@ struct cfg {
 	const char *text_name; /* "text_config", or NULL */
 	const char *path;
 	char *err;
+	const char *prefix;    /* a nested object's name ("attn_config"), or
+				* NULL: printed before the fields read */
 };
 
 static int fail(struct cfg *c, const char *fmt, ...)
@@ -67,8 +69,23 @@ static const cJSON *find(const struct cfg *c, const char *field, char *where,
 		}
 	}
 	it = cJSON_GetObjectItemCaseSensitive(c->root, field);
-	snprintf(where, n, "%s", field);
+	snprintf(where, n, "%s%s%s", c->prefix ? c->prefix : "",
+		 c->prefix ? "." : "", field);
 	return it;
+}
+
+/* A view of a nested object (DBRX's attn_config), or NULL when absent. */
+static bool nested(const struct cfg *c, const char *name, struct cfg *sub)
+{
+	char where[128];
+	const cJSON *it = find(c, name, where, sizeof where);
+	if (!it || !cJSON_IsObject(it))
+		return false;
+	*sub = *c;
+	sub->root = sub->text = it;
+	sub->text_name = NULL;
+	sub->prefix = name;
+	return true;
 }
 
 /* The field's name as a message should print it when it is absent. */
@@ -78,7 +95,8 @@ static void absent_name(const struct cfg *c, const char *field, char *where,
 	if (c->text != c->root)
 		snprintf(where, n, "%s.%s", c->text_name, field);
 	else
-		snprintf(where, n, "%s", field);
+		snprintf(where, n, "%s%s%s", c->prefix ? c->prefix : "",
+			 c->prefix ? "." : "", field);
 }
 
 /* A JSON value as a message shows it after "got". */
@@ -408,6 +426,9 @@ static enum kv_family family_of(const char *t, bool *known)
 		return KV_FAMILY_DEEPSEEK;
 	static const char *const llama_like[] = {
 		"chatglm", "glm", "glm4", "cohere", "cohere2", "starcoder2",
+		"qwen3_next", "dbrx", "nemotron_h", "bamba", "minimax",
+		"gemma3n", "gemma3n_text", "mllama", "mllama_text_model",
+		"exaone4", "granitemoehybrid", "falcon_h1",
 		"olmo", "olmo2", "granite", "internlm2", "phi", "stablelm",
 		"gpt_neox", "opt", "mpt", "bloom", "gptj", "minicpm",
 		"minicpm3", "exaone", "qwen2_vl", "qwen2_5_vl", "mistral3",
@@ -502,15 +523,31 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HIDDEN : NAMES_HIDDEN, true,
 			      0, 1, MAX_HIDDEN, &m->hidden)))
 		return e;
-	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HEADS : NAMES_HEADS, true, 0,
-			      1, MAX_HEADS, &v)))
+	/* Gemma 3's published text configs may leave the heads to the class
+	 * (Gemma3TextConfig: 8 heads, 4 KV heads): its reference reads them
+	 * so, and the note says so */
+	bool gemma3 = !strncmp(m->model_type, "gemma3", 6) &&
+		      strncmp(m->model_type, "gemma3n", 7);
+	const char *hf = first_of(c, gpt2 ? NAMES_GPT2_HEADS : NAMES_HEADS);
+	if (gemma3 && !hf) {
+		v = 8;
+		snprintf(m->note, sizeof m->note,
+			 "num_attention_heads absent: Gemma3TextConfig's "
+			 "defaults taken (8 heads, 4 KV heads)");
+	} else if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HEADS : NAMES_HEADS,
+				     true, 0, 1, MAX_HEADS, &v))) {
 		return e;
+	}
 	m->n_heads = (uint32_t)v;
 
 	/* KV heads: Falcon's flags, GPT-BigCode's multi_query, or the field */
+	struct cfg sub;
 	if (m->family == KV_FAMILY_FALCON) {
 		bool newarch, mq;
-		if ((e = get_bool(c, "new_decoder_architecture", false,
+		/* the old RefinedWeb form (Falcon-40B) names n_head_kv */
+		bool rw = !strcmp(m->model_type, "RefinedWeb") &&
+			  present(c, "n_head_kv");
+		if ((e = get_bool(c, "new_decoder_architecture", rw,
 				  &newarch)) ||
 		    (e = get_bool(c, "multi_query", true, &mq)))
 			return e;
@@ -521,6 +558,13 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 		} else {
 			v = mq ? 1 : m->n_heads;
 		}
+	} else if (!strcmp(m->model_type, "dbrx") &&
+		   nested(c, "attn_config", &sub)) {
+		if ((e = get_uint(&sub, "kv_n_heads", false, m->n_heads, 1,
+				  MAX_HEADS, &v)))
+			return e;
+	} else if (gemma3 && !hf && !first_of(c, NAMES_KV)) {
+		v = 4;
 	} else if (!strcmp(m->model_type, "chatglm")) {
 		bool mq;
 		if ((e = get_bool(c, "multi_query_attention", false, &mq)) ||
@@ -542,7 +586,10 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	if (m->n_heads % m->n_kv_heads) {
 		char where[128];
 		const char *f = first_of(c, NAMES_KV);
-		find(c, f ? f : NAMES_KV[0], where, sizeof where);
+		if (!strcmp(m->model_type, "dbrx"))
+			snprintf(where, sizeof where, "attn_config.kv_n_heads");
+		else
+			find(c, f ? f : NAMES_KV[0], where, sizeof where);
 		return fail(c,
 			    "%s: must divide num_attention_heads (%u), got %u",
 			    where, m->n_heads, m->n_kv_heads);
@@ -590,6 +637,106 @@ static int read_window(struct cfg *c, const struct defaults *d, uint64_t *win)
 }
 
 /*
+ * Hybrids that name their attention layers other ways than layer_types:
+ * NemotronH's hybrid_override_pattern ("M-M*...": '*' attention, one
+ * character a layer), Bamba's attn_layer_indices, MiniMax's attn_type_list
+ * (1 softmax attention, 0 linear), Qwen3-Next's full_attention_interval
+ * (every interval-th layer; the others linear attention, no KV). Returns 0
+ * when one applied, 1 when none is there, or an error.
+ */
+static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
+			  enum kv_attn *k)
+{
+	uint32_t n = m->n_layers;
+	char where[128], got[96];
+	const cJSON *it = find(c, "hybrid_override_pattern", where, sizeof where);
+	if (it && !cJSON_IsNull(it)) {
+		if (!cJSON_IsString(it)) {
+			show(it, got, sizeof got);
+			return fail(c, "%s: must be a string, got %s", where,
+				    got);
+		}
+		if (strlen(it->valuestring) != n)
+			return fail(c,
+				    "%s: must have one character per layer "
+				    "(%u), got %zu",
+				    where, n, strlen(it->valuestring));
+		for (uint32_t i = 0; i < n; i++)
+			k[i] = it->valuestring[i] == '*' ? KV_ATTN_FULL
+							 : KV_ATTN_NONE;
+		return 0;
+	}
+	it = find(c, "attn_layer_indices", where, sizeof where);
+	if (it && cJSON_IsArray(it)) {
+		const cJSON *el;
+		for (uint32_t i = 0; i < n; i++)
+			k[i] = KV_ATTN_NONE;
+		cJSON_ArrayForEach(el, it)
+		{
+			uint64_t li;
+			int e = check_uint(c, el, where, 0, n - 1, &li);
+			if (e)
+				return e;
+			k[li] = KV_ATTN_FULL;
+		}
+		return 0;
+	}
+	it = find(c, "attn_type_list", where, sizeof where);
+	if (it && cJSON_IsArray(it)) {
+		uint32_t *v = calloc(n, sizeof *v);
+		if (!v)
+			return KV_ENOMEM;
+		int e = get_uint_list(c, "attn_type_list", n, 0, 1, v);
+		for (uint32_t i = 0; !e && i < n; i++)
+			k[i] = v[i] ? KV_ATTN_FULL : KV_ATTN_NONE;
+		free(v);
+		return e;
+	}
+	if (present(c, "full_attention_interval") ||
+	    !strcmp(m->model_type, "qwen3_next")) {
+		uint64_t every;
+		int e = get_uint(c, "full_attention_interval", false, 4, 1,
+				 MAX_LAYERS, &every);
+		for (uint32_t i = 0; !e && i < n; i++)
+			k[i] = (i + 1) % every == 0 ? KV_ATTN_FULL
+						    : KV_ATTN_NONE;
+		return e;
+	}
+	return 1;
+}
+
+/*
+ * Layers that attend but keep no KV of their own: Gemma 3n's last
+ * num_kv_shared_layers reuse an earlier layer's cache; Llama 3.2 Vision's
+ * cross_attention_layers attend over the image's states, a fixed size per
+ * image that does not grow with the text.
+ */
+static int kv_less_layers(struct cfg *c, const struct kv_model *m,
+			  enum kv_attn *k)
+{
+	uint32_t n = m->n_layers;
+	uint64_t shared;
+	int e = get_uint(c, "num_kv_shared_layers", false, 0, 0, n, &shared);
+	if (e)
+		return e;
+	for (uint64_t i = n - shared; i < n; i++)
+		k[i] = KV_ATTN_NONE;
+	char where[128];
+	const cJSON *it = find(c, "cross_attention_layers", where, sizeof where);
+	if (it && cJSON_IsArray(it)) {
+		const cJSON *el;
+		cJSON_ArrayForEach(el, it)
+		{
+			uint64_t li;
+			if ((e = check_uint(c, el, where, 0, n - 1, &li)))
+				return e;
+			k[li] = KV_ATTN_NONE;
+		}
+	}
+	return 0;
+}
+
+/*
  * The attention kind of every layer: an explicit layer_types list wins;
  * otherwise the family's rule (Gemma's alternation, Jamba's period, Llama 4's
  * chunked layers, Qwen's max_window_layers, Mistral's window on every layer).
@@ -608,6 +755,8 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 	for (uint32_t i = 0; i < n; i++)
 		k[i] = KV_ATTN_FULL;
 	const char *t = m->model_type;
+	if ((e = hybrid_pattern(c, m, k)) <= 0)
+		return e;
 	if (m->family == KV_FAMILY_JAMBA) {
 		uint64_t period, offset;
 		if ((e = get_uint(c, "attn_layer_period", false, 8, 1, MAX_LAYERS,
@@ -658,6 +807,18 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 	if (!strcmp(t, "gemma2") || m->family == KV_FAMILY_GPT_OSS) {
 		for (uint32_t i = 0; i < n; i++)
 			k[i] = i % 2 == 0 ? KV_ATTN_SLIDING : KV_ATTN_FULL;
+		return 0;
+	}
+	char where[128];
+	const cJSON *pat = find(c, "sliding_window_pattern", where, sizeof where);
+	if (pat && cJSON_IsString(pat)) { /* EXAONE 4: "LLLG", L local */
+		size_t len = strlen(pat->valuestring);
+		if (!len || strspn(pat->valuestring, "LG") != len)
+			return fail(c, "%s: a pattern of L and G, got \"%.40s\"",
+				    where, pat->valuestring);
+		for (uint32_t i = 0; i < n; i++)
+			k[i] = pat->valuestring[i % len] == 'L' ? KV_ATTN_SLIDING
+								 : KV_ATTN_FULL;
 		return 0;
 	}
 	if (m->family == KV_FAMILY_GEMMA || present(c, "sliding_window_pattern")) {
@@ -778,7 +939,7 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 		return KV_ENOMEM;
 	if (m->family == KV_FAMILY_DEEPSEEK) {
 		e = get_uint(c, "first_k_dense_replace", false,
-			     !strcmp(t, "deepseek_v2") ? 0 : 3, 0, MAX_LAYERS,
+			     !strcmp(t, "deepseek_v3") ? 3 : 0, 0, MAX_LAYERS,
 			     &first);
 		if (!e)
 			e = get_uint(c, "moe_layer_freq", false, 1, 1,
@@ -1021,9 +1182,14 @@ static int build(struct cfg *c, struct kv_model *m)
 			     &chunk);
 	if (!e)
 		e = read_kinds(c, m, &d, window, chunk, kinds);
+	if (!e)
+		e = kv_less_layers(c, m, kinds);
 
-	/* MLA: DeepSeek always; any other config that names a latent rank */
-	bool mla = m->family == KV_FAMILY_DEEPSEEK || present(c, "kv_lora_rank");
+	/* MLA: DeepSeek V2 and later always (their classes default the rank);
+	 * any config that names a latent rank; not DeepSeek-MoE ("deepseek") */
+	bool mla = (m->family == KV_FAMILY_DEEPSEEK &&
+		    strcmp(m->model_type, "deepseek") != 0) ||
+		   present(c, "kv_lora_rank");
 	if (!e && mla) {
 		uint64_t q;
 		if ((e = get_u32(c, "kv_lora_rank", false, 512, 1, MAX_HEAD_DIM,
@@ -1215,7 +1381,7 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 			 path, line, col, near);
 		return KV_EINVAL;
 	}
-	struct cfg c = {root, root, NULL, path, err};
+	struct cfg c = {root, root, NULL, path, err, NULL};
 	int e = 0;
 	struct kv_model *m = NULL;
 	if (!cJSON_IsObject(root)) {
