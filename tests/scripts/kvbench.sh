@@ -65,11 +65,12 @@ grep -q "the baseline's" "$tmp/err" || say "no regression message: $(cat "$tmp/e
 for fmt in tsv json; do
 	flag=
 	[ $fmt = json ] && flag=--json
+	: >"$tmp/int.$fmt"
 	"$bin" --bench membw --membw-size 32MiB --reps 100 -j 1,1,1,1,1,1,1,1 $flag \
 		>"$tmp/int.$fmt" 2>"$tmp/int.err" &
 	pid=$!
 	i=0
-	while [ "$(grep -c membw "$tmp/int.$fmt")" -lt 1 ] && [ $i -lt 300 ]; do
+	while [ "$(grep -c membw "$tmp/int.$fmt" 2>/dev/null)" -lt 1 ] && [ $i -lt 300 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done

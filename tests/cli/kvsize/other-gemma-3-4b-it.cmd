@@ -1,0 +1,1 @@
+kvsize tests/configs/gemma-3-4b-it.json --ctx 8192,131072 -t auto,fp8
