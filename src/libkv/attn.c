@@ -16,6 +16,9 @@
 /* Positions per block of the V pass: a block of V rows stays in L1 while
  * every query of the group reads it. */
 #define VBLOCK 64
+/* Largest head size of the AVX-512 kernel: its transposed queries are on
+ * the stack (16 KiB). */
+#define ZMAX_HD 256
 #define KAHEAD 4
 
 /* Positions row i of a group sees: rows come in tokens of `per` rows (the
@@ -344,6 +347,281 @@ AVX2 static void silu_mul_avx2(float *h, const float *g, uint64_t n)
 	for (; i < n; i++)
 		h[i] *= g[i] / (1.0f + expf(-g[i]));
 }
+/*
+ * The AVX-512 kernel, for groups of several query heads (grouped-query
+ * decode). The AVX2 kernel's dot products put the head dimension in the
+ * lanes and pay a horizontal sum per score, and its V pass has too few
+ * registers to share a V row between heads. Here the lanes of the scores
+ * are the heads instead: up to 16 query heads against one K value
+ * broadcast straight from memory, so a score costs no reduction, and the
+ * softmax's exp and max work on every head of a position at once. The V
+ * pass keeps the head dimension in the lanes, with 32 registers enough
+ * for six heads by 64 values, each V row loaded once for six heads.
+ *
+ * K and V are read block by block, both rows of a block used while they
+ * are in L1 and the next block fetched ahead of use, so one pass over the
+ * positions reads the cache once and overlaps DRAM with the arithmetic.
+ * The softmax is online over blocks: each block's scores are shifted by
+ * the running max and earlier sums rescaled when it grows, so m, l and o
+ * mean what they do in the two-pass kernels, equal to float rounding.
+ */
+#define HAVE_AVX512_KERNEL 1
+#define AVX512 __attribute__((target("avx512f")))
+
+/* Positions per block: its K and V rows (8 KiB each at hd 64) and the
+ * next block's, fetched ahead, fit in L1 together. */
+#define ZBLOCK 32
+/* Query heads per pass: one per lane. */
+#define ZLANES 16
+/* Heads and 16-value chunks of o held in registers by the V pass. */
+#define ZHEADS 6
+#define ZCHUNKS 4
+
+/* exp8 in sixteen lanes, the same steps and so the same values. */
+AVX512 static inline __m512 exp16(__m512 x)
+{
+	x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
+	x = _mm512_min_ps(x, _mm512_set1_ps(88.0f));
+	__m512 n = _mm512_roundscale_ps(
+		_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+		_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+	__m512 y = _mm512_set1_ps(1.9875691500e-4f);
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
+	y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), r);
+	y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+	__m512i e = _mm512_slli_epi32(
+		_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)),
+		23);
+	return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+}
+
+/* Scores of P positions from kp on (rows of hd) for every lane:
+ * sb[j][i] = (q_i . k_j) scale, qt the queries transposed (hd, 16). P
+ * accumulators hide the FMA latency; each K value is one broadcast
+ * operand of its FMA. */
+__attribute__((always_inline)) AVX512 static inline void
+zscores(const float *qt, const float *kp, uint32_t hd, __m512 vs, float *sb,
+	int P)
+{
+	__m512 a[8];
+	for (int j = 0; j < P; j++)
+		a[j] = _mm512_setzero_ps();
+	for (uint32_t d = 0; d < hd; d++) {
+		__m512 qv = _mm512_load_ps(qt + d * ZLANES);
+		for (int j = 0; j < P; j++)
+			a[j] = _mm512_fmadd_ps(
+				_mm512_set1_ps(kp[(uint64_t)j * hd + d]), qv,
+				a[j]);
+	}
+	for (int j = 0; j < P; j++)
+		_mm512_store_ps(sb + j * ZLANES, _mm512_mul_ps(a[j], vs));
+}
+
+/* The block's scores, eight positions at a time; with the rows of the
+ * next block (at kn and vn, nn positions) fetched ahead as we go. hd a
+ * constant when inlined for the common sizes. */
+__attribute__((always_inline)) AVX512 static inline void
+zscores_blk(const float *qt, const float *kp, uint64_t nb, uint32_t hd,
+	    __m512 vs, float *sb, const float *kn, const float *vn,
+	    uint64_t nn)
+{
+	uint64_t j = 0, lines = nn * hd * sizeof(float) / 64;
+	uint64_t steps = (nb + 7) / 8, c = 0;
+	for (; j + 8 <= nb; j += 8) {
+		uint64_t c1 = lines * (j / 8 + 1) / steps;
+		for (; c < c1; c++) {
+			_mm_prefetch((const char *)kn + c * 64, _MM_HINT_T0);
+			_mm_prefetch((const char *)vn + c * 64, _MM_HINT_T0);
+		}
+		zscores(qt, kp + j * hd, hd, vs, sb + j * ZLANES, 8);
+	}
+	for (; c < lines; c++) {
+		_mm_prefetch((const char *)kn + c * 64, _MM_HINT_T0);
+		_mm_prefetch((const char *)vn + c * 64, _MM_HINT_T0);
+	}
+	for (; j < nb; j++)
+		zscores(qt, kp + j * hd, hd, vs, sb + j * ZLANES, 1);
+}
+
+AVX512 static void zscores_any(const float *qt, const float *kp, uint64_t nb,
+			       uint32_t hd, __m512 vs, float *sb,
+			       const float *kn, const float *vn, uint64_t nn)
+{
+	if (hd == 64)
+		zscores_blk(qt, kp, nb, 64, vs, sb, kn, vn, nn);
+	else if (hd == 128)
+		zscores_blk(qt, kp, nb, 128, vs, sb, kn, vn, nn);
+	else
+		zscores_blk(qt, kp, nb, hd, vs, sb, kn, vn, nn);
+}
+
+/* o[h][0 .. 16C) += sum over the block's positions j of sb[j][h] v[j][..]
+ * for H heads, H x C registers of o held across the block and each chunk
+ * of a V row loaded once for all H heads. */
+__attribute__((always_inline)) AVX512 static inline void
+zvacc(const float *sb, uint64_t nb, const float *vp, uint32_t hd, float *o,
+      int H, int C)
+{
+	__m512 a[ZHEADS * ZCHUNKS], r[ZCHUNKS];
+	for (int h = 0; h < H; h++)
+		for (int c = 0; c < C; c++)
+			a[h * C + c] = _mm512_loadu_ps(o + (uint64_t)h * hd +
+						       16 * c);
+	for (uint64_t j = 0; j < nb; j++) {
+		for (int c = 0; c < C; c++)
+			r[c] = _mm512_loadu_ps(vp + j * hd + 16 * c);
+		for (int h = 0; h < H; h++) {
+			__m512 w = _mm512_set1_ps(sb[j * ZLANES + h]);
+			for (int c = 0; c < C; c++)
+				a[h * C + c] =
+					_mm512_fmadd_ps(w, r[c], a[h * C + c]);
+		}
+	}
+	for (int h = 0; h < H; h++)
+		for (int c = 0; c < C; c++)
+			_mm512_storeu_ps(o + (uint64_t)h * hd + 16 * c,
+					 a[h * C + c]);
+}
+
+#define ZV(H, C) zvacc(sb, nb, vp, hd, o, H, C)
+AVX512 static void zvacc4(const float *sb, uint64_t nb, const float *vp,
+			  uint32_t hd, float *o, uint32_t h)
+{
+	switch (h) {
+	case 1: ZV(1, 4); break;
+	case 2: ZV(2, 4); break;
+	case 3: ZV(3, 4); break;
+	case 4: ZV(4, 4); break;
+	case 5: ZV(5, 4); break;
+	default: ZV(6, 4); break;
+	}
+}
+
+AVX512 static void zvacc1(const float *sb, uint64_t nb, const float *vp,
+			  uint32_t hd, float *o, uint32_t h)
+{
+	switch (h) {
+	case 1: ZV(1, 1); break;
+	case 2: ZV(2, 1); break;
+	case 3: ZV(3, 1); break;
+	case 4: ZV(4, 1); break;
+	case 5: ZV(5, 1); break;
+	default: ZV(6, 1); break;
+	}
+}
+#undef ZV
+
+/* The block's weights into o: heads ZHEADS at a time, the head dimension
+ * in chunks of 64 values, then of 16. */
+AVX512 static void zvalues(const float *sb, uint64_t nb, const float *vp,
+			   uint32_t hd, uint32_t t, float *o)
+{
+	for (uint32_t h = 0; h < t; h += ZHEADS) {
+		uint32_t nh = t - h < ZHEADS ? t - h : ZHEADS;
+		float *oh = o + (uint64_t)h * hd;
+		uint32_t d = 0;
+		for (; d + 16 * ZCHUNKS <= hd; d += 16 * ZCHUNKS)
+			zvacc4(sb + h, nb, vp + d, hd, oh + d, nh);
+		for (; d < hd; d += 16)
+			zvacc1(sb + h, nb, vp + d, hd, oh + d, nh);
+	}
+}
+
+/* Rows h0 .. h0 + t (t <= 16) of the group over all n positions. */
+AVX512 static void ztile(const float *q, uint32_t t, uint32_t h0, uint32_t g,
+			 uint32_t per, const float *k, const float *v,
+			 uint64_t n, uint32_t hd, float scale, float *o,
+			 float *m, float *l)
+{
+	_Alignas(64) float qt[ZMAX_HD * ZLANES];
+	_Alignas(64) float sb[ZBLOCK * ZLANES], ml[2 * ZLANES];
+	__mmask16 live[ZBLOCK];
+	/* lanes past t score 0 against everything and are never read */
+	for (uint32_t d = 0; d < hd; d++)
+		for (uint32_t i = 0; i < ZLANES; i++)
+			qt[d * ZLANES + i] = i < t ? q[(uint64_t)i * hd + d] : 0;
+	memset(o, 0, sizeof *o * t * hd);
+	/* positions from nall on are masked for some rows (causal) */
+	uint64_t nall = n - (g / per - 1);
+	__m512 vs = _mm512_set1_ps(scale), vm = _mm512_set1_ps(-INFINITY);
+	__m512 vl = _mm512_setzero_ps();
+	for (uint64_t p0 = 0; p0 < n; p0 += ZBLOCK) {
+		uint64_t nb = n - p0 < ZBLOCK ? n - p0 : ZBLOCK;
+		uint64_t p1 = p0 + nb, nn = n - p1 < ZBLOCK ? n - p1 : ZBLOCK;
+		zscores_any(qt, k + p0 * hd, nb, hd, vs, sb, k + p1 * hd,
+			    v + p1 * hd, nn);
+		bool mask = p1 > nall;
+		if (mask)
+			for (uint64_t j = 0; j < nb; j++) {
+				__mmask16 lv = 0xffff;
+				for (uint32_t i = 0; i < t; i++)
+					if (p0 + j >= row_len(n, g, per, h0 + i))
+						lv &= (__mmask16)~(1u << i);
+				live[j] = lv;
+				_mm512_store_ps(
+					sb + j * ZLANES,
+					_mm512_mask_mov_ps(
+						_mm512_set1_ps(-INFINITY), lv,
+						_mm512_load_ps(sb + j * ZLANES)));
+			}
+		__m512 bm = vm;
+		for (uint64_t j = 0; j < nb; j++)
+			bm = _mm512_max_ps(bm, _mm512_load_ps(sb + j * ZLANES));
+		__mmask16 up = _mm512_cmp_ps_mask(bm, vm, _CMP_GT_OQ);
+		if (up) {
+			/* a larger max: what was summed so far shrinks by
+			 * exp(old - new); 0 stays 0 on the first block */
+			__m512 f = exp16(_mm512_sub_ps(vm, bm));
+			vl = _mm512_mul_ps(vl, f);
+			_mm512_store_ps(ml, f);
+			for (uint32_t i = 0; i < t; i++) {
+				if (!(up >> i & 1) || p0 == 0)
+					continue;
+				float *oi = o + (uint64_t)i * hd;
+				for (uint32_t d = 0; d < hd; d += 16)
+					_mm512_storeu_ps(
+						oi + d,
+						_mm512_mul_ps(
+							_mm512_loadu_ps(oi + d),
+							_mm512_set1_ps(ml[i])));
+			}
+			vm = bm;
+		}
+		for (uint64_t j = 0; j < nb; j++) {
+			__m512 e = exp16(_mm512_sub_ps(
+				_mm512_load_ps(sb + j * ZLANES), vm));
+			if (mask) /* masked positions weigh exactly 0 */
+				e = _mm512_maskz_mov_ps(live[j], e);
+			_mm512_store_ps(sb + j * ZLANES, e);
+			vl = _mm512_add_ps(vl, e);
+		}
+		zvalues(sb, nb, v + p0 * hd, hd, t, o);
+	}
+	_mm512_store_ps(ml, vm);
+	_mm512_store_ps(ml + ZLANES, vl);
+	for (uint32_t i = 0; i < t; i++) {
+		m[i] = ml[i];
+		l[i] = ml[ZLANES + i];
+	}
+}
+
+AVX512 static void part_avx512(const float *q, uint32_t g, uint32_t per,
+			       const float *k, const float *v, uint64_t n,
+			       uint32_t hd, float scale, float *o, float *m,
+			       float *l)
+{
+	for (uint32_t h = 0; h < g; h += ZLANES) {
+		uint32_t t = g - h < ZLANES ? g - h : ZLANES;
+		ztile(q + (uint64_t)h * hd, t, h, g, per, k, v, n, hd, scale,
+		      o + (uint64_t)h * hd, m + h, l + h);
+	}
+}
 #endif
 
 static bool have_avx2(void)
@@ -387,21 +665,72 @@ void kv_silu_mul(float *h, const float *g, uint64_t n, bool simd)
 		h[i] *= g[i] / (1.0f + expf(-g[i]));
 }
 
+static bool have_avx512(void)
+{
+#ifdef HAVE_AVX512_KERNEL
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		/* also says whether the OS saves the zmm registers */
+		have = __builtin_cpu_supports("avx512f");
+	}
+	return have;
+#else
+	return false;
+#endif
+}
+
+bool kv_attn_has_isa(enum kv_isa isa, uint32_t hd)
+{
+	switch (isa) {
+	case KV_ISA_C:
+		return true;
+	case KV_ISA_AVX2:
+		return have_avx2() && hd % 8 == 0;
+	case KV_ISA_AVX512:
+		return have_avx512() && hd % 16 == 0 && hd <= ZMAX_HD;
+	}
+	return false;
+}
+
 bool kv_attn_has_simd(uint32_t hd)
 {
-	return have_avx2() && hd % 8 == 0;
+	return kv_attn_has_isa(KV_ISA_AVX2, hd);
+}
+
+void kv_attn_part_isa(const float *q, uint32_t g, uint32_t per,
+		      const float *k, const float *v, uint64_t n, uint32_t hd,
+		      float scale, float *s, float *o, float *m, float *l,
+		      enum kv_isa isa)
+{
+	if (!kv_attn_has_isa(isa, hd))
+		isa = KV_ISA_C;
+	switch (isa) {
+#ifdef HAVE_AVX512_KERNEL
+	case KV_ISA_AVX512:
+		part_avx512(q, g, per, k, v, n, hd, scale, o, m, l);
+		return;
+#endif
+#ifdef HAVE_AVX2_KERNEL
+	case KV_ISA_AVX2:
+		part_avx2(q, g, per, k, v, n, hd, scale, s, o, m, l);
+		return;
+#endif
+	default:
+		part_c(q, g, per, k, v, n, hd, scale, s, o, m, l);
+	}
 }
 
 void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
 		  const float *v, uint64_t n, uint32_t hd, float scale,
 		  float *s, float *o, float *m, float *l, bool simd)
 {
-#ifdef HAVE_AVX2_KERNEL
-	if (simd && kv_attn_has_simd(hd)) {
-		part_avx2(q, g, per, k, v, n, hd, scale, s, o, m, l);
-		return;
-	}
-#endif
-	(void)simd;
-	part_c(q, g, per, k, v, n, hd, scale, s, o, m, l);
+	enum kv_isa isa = KV_ISA_C;
+	/* AVX-512 puts heads in its lanes: it pays when most are used */
+	if (simd && g >= KV_ATTN_WIDE_G &&
+	    kv_attn_has_isa(KV_ISA_AVX512, hd))
+		isa = KV_ISA_AVX512;
+	else if (simd)
+		isa = KV_ISA_AVX2;
+	kv_attn_part_isa(q, g, per, k, v, n, hd, scale, s, o, m, l, isa);
 }
