@@ -93,7 +93,7 @@ bool kv_attn_has_simd(uint32_t hd);
  * 256). kv_attn_part() with simd takes AVX-512 for groups of at least
  * KV_ATTN_WIDE_G rows, AVX2 otherwise. */
 enum kv_isa { KV_ISA_C, KV_ISA_AVX2, KV_ISA_AVX512 };
-#define KV_ATTN_WIDE_G 8
+#define KV_ATTN_WIDE_G 4
 /* Whether the kernel runs on this CPU for head size hd. */
 bool kv_attn_has_isa(enum kv_isa isa, uint32_t hd);
 /* kv_attn_part() through the named kernel, or the portable one where
