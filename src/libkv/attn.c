@@ -373,8 +373,10 @@ AVX2 static void silu_mul_avx2(float *h, const float *g, uint64_t n)
 /* Positions per block: its K and V rows (4 KiB each at hd 64) stay in
  * L1 between the scores and the V pass; 16 measured best of 16 to 256. */
 #define ZBLOCK 16
-/* Query heads per pass: one per lane. */
+/* Floats per register; heads per pass, four groups of four. */
 #define ZLANES 16
+/* Quads of positions per block. */
+#define ZQUADS (ZBLOCK / 4)
 /* Heads and 16-value chunks of o held in registers by the V pass. */
 #define ZHEADS 6
 #define ZCHUNKS 4
@@ -401,58 +403,103 @@ AVX512 static inline __m512 exp16(__m512 x)
 	return _mm512_scalef_ps(y, n);
 }
 
-/* Scores of P positions from kp on (rows of hd) for every lane:
- * sb[j][i] = (q_i . k_j) scale, qt the queries transposed (hd, 16). P
- * accumulators hide the FMA latency; each K value is one broadcast
- * operand of its FMA. */
+/* Scores of P positions from kp on (rows of hd), P a multiple of 4,
+ * against NG groups of four heads. A register's 128-bit lane h holds head
+ * h of its group and its four floats four consecutive values of the head
+ * dimension: the group's queries so (qg, (NG, hd / 4, 16)), and the same
+ * four K values broadcast to every lane, so each FMA does 16 useful
+ * products whatever the group size (a multiple of 4). The four partial
+ * sums of a lane are added at the end, four positions at once, into
+ * lanes 4h + p of one register per group and quad of positions:
+ * sb[group][quad]. Rows past `last` repeat it (a quad's tail, masked by
+ * the caller). */
 __attribute__((always_inline)) AVX512 static inline void
-zscores(const float *qt, const float *kp, uint32_t hd, __m512 vs, float *sb,
-	int P)
+zscores(const float *qg, const float *kp, uint32_t hd, int last, __m512 vs,
+	float *sb, int P, int NG)
 {
-	__m512 a[8];
-	for (int j = 0; j < P; j++)
-		a[j] = _mm512_setzero_ps();
-	for (uint32_t d = 0; d < hd; d++) {
-		__m512 qv = _mm512_load_ps(qt + d * ZLANES);
-		for (int j = 0; j < P; j++)
-			a[j] = _mm512_fmadd_ps(
-				_mm512_set1_ps(kp[(uint64_t)j * hd + d]), qv,
-				a[j]);
+	__m512 a[24];
+	for (int i = 0; i < P * NG; i++)
+		a[i] = _mm512_setzero_ps();
+	for (uint32_t d = 0; d < hd; d += 4) {
+		/* NG query registers, one K at a time: 24 sums + 4 fit */
+		__m512 qv[4];
+		for (int gi = 0; gi < NG; gi++)
+			qv[gi] = _mm512_load_ps(qg +
+						((uint64_t)gi * hd + d) * 4);
+		for (int p = 0; p < P; p++) {
+			__m512 kb = _mm512_broadcast_f32x4(_mm_loadu_ps(
+				kp + (uint64_t)(p < last ? p : last) * hd + d));
+			for (int gi = 0; gi < NG; gi++)
+				a[gi * P + p] = _mm512_fmadd_ps(qv[gi], kb,
+								a[gi * P + p]);
+		}
 	}
-	for (int j = 0; j < P; j++)
-		_mm512_store_ps(sb + j * ZLANES, _mm512_mul_ps(a[j], vs));
+	for (int gi = 0; gi < NG; gi++)
+		for (int j = 0; j < P; j += 4) {
+			__m512 *x = a + gi * P + j;
+			__m512 t0 = _mm512_add_ps(_mm512_unpacklo_ps(x[0], x[1]),
+						  _mm512_unpackhi_ps(x[0], x[1]));
+			__m512 t1 = _mm512_add_ps(_mm512_unpacklo_ps(x[2], x[3]),
+						  _mm512_unpackhi_ps(x[2], x[3]));
+			__m512d u0 = _mm512_castps_pd(t0);
+			__m512d u1 = _mm512_castps_pd(t1);
+			__m512 s = _mm512_add_ps(
+				_mm512_castpd_ps(_mm512_unpacklo_pd(u0, u1)),
+				_mm512_castpd_ps(_mm512_unpackhi_pd(u0, u1)));
+			_mm512_store_ps(sb + (gi * ZQUADS + j / 4) * ZLANES,
+					_mm512_mul_ps(s, vs));
+		}
 }
 
-/* The block's scores, eight positions at a time. hd a constant when
- * inlined for the common sizes. */
+/* The block's nb positions: eight at a time while NG <= 3 leaves the
+ * registers for it, then by quads, the last one perhaps partial. */
 __attribute__((always_inline)) AVX512 static inline void
-zscores_blk(const float *qt, const float *kp, uint64_t nb, uint32_t hd,
-	    __m512 vs, float *sb)
+zscores_blk(const float *qg, const float *kp, uint64_t nb, uint32_t hd,
+	    __m512 vs, float *sb, int NG)
 {
 	uint64_t j = 0;
-	for (; j + 8 <= nb; j += 8)
-		zscores(qt, kp + j * hd, hd, vs, sb + j * ZLANES, 8);
-	for (; j < nb; j++)
-		zscores(qt, kp + j * hd, hd, vs, sb + j * ZLANES, 1);
+	if (NG <= 3)
+		for (; j + 8 <= nb; j += 8)
+			zscores(qg, kp + j * hd, hd, 7, vs, sb + j / 4 * ZLANES,
+				8, NG);
+	for (; j + 4 <= nb; j += 4)
+		zscores(qg, kp + j * hd, hd, 3, vs, sb + j / 4 * ZLANES, 4,
+			NG);
+	if (j < nb)
+		zscores(qg, kp + j * hd, hd, (int)(nb - j - 1), vs,
+			sb + j / 4 * ZLANES, 4, NG);
 }
 
-AVX512 static void zscores_any(const float *qt, const float *kp, uint64_t nb,
-			       uint32_t hd, __m512 vs, float *sb)
+#define ZS(HD, NG) zscores_blk(qg, kp, nb, HD, vs, sb, NG)
+#define ZS_NG(HD)                                                            \
+	do {                                                                 \
+		switch (ng) {                                                \
+		case 1: ZS(HD, 1); break;                                    \
+		case 2: ZS(HD, 2); break;                                    \
+		case 3: ZS(HD, 3); break;                                    \
+		default: ZS(HD, 4); break;                                   \
+		}                                                            \
+	} while (0)
+AVX512 static void zscores_any(const float *qg, uint32_t ng, const float *kp,
+			       uint64_t nb, uint32_t hd, __m512 vs, float *sb)
 {
 	if (hd == 64)
-		zscores_blk(qt, kp, nb, 64, vs, sb);
+		ZS_NG(64);
 	else if (hd == 128)
-		zscores_blk(qt, kp, nb, 128, vs, sb);
+		ZS_NG(128);
 	else
-		zscores_blk(qt, kp, nb, hd, vs, sb);
+		ZS_NG(hd);
 }
+#undef ZS_NG
+#undef ZS
 
-/* o[h][0 .. 16C) += sum over the block's positions j of sb[j][h] v[j][..]
+/* o[h][0 .. 16C) += sum over the block's positions j of w(h, j) v[j][..]
  * for H heads, H x C registers of o held across the block and each chunk
- * of a V row loaded once for all H heads. */
+ * of a V row loaded once for all H heads. Head h's weight of position j
+ * is sb[off[h] + j / 4 * 16 + j % 4] (lanes 4h + p of its group). */
 __attribute__((always_inline)) AVX512 static inline void
-zvacc(const float *sb, uint64_t nb, const float *vp, uint32_t hd, float *o,
-      int H, int C)
+zvacc(const float *sb, const uint32_t *off, uint64_t nb, const float *vp,
+      uint32_t hd, float *o, int H, int C)
 {
 	__m512 a[ZHEADS * ZCHUNKS], r[ZCHUNKS];
 	for (int h = 0; h < H; h++)
@@ -460,13 +507,14 @@ zvacc(const float *sb, uint64_t nb, const float *vp, uint32_t hd, float *o,
 			a[h * C + c] = _mm512_loadu_ps(o + (uint64_t)h * hd +
 						       16 * c);
 	for (uint64_t j = 0; j < nb; j++) {
+		const float *w = sb + j / 4 * ZLANES + j % 4;
 		for (int c = 0; c < C; c++)
 			r[c] = _mm512_loadu_ps(vp + j * hd + 16 * c);
 		for (int h = 0; h < H; h++) {
-			__m512 w = _mm512_set1_ps(sb[j * ZLANES + h]);
+			__m512 wv = _mm512_set1_ps(w[off[h]]);
 			for (int c = 0; c < C; c++)
 				a[h * C + c] =
-					_mm512_fmadd_ps(w, r[c], a[h * C + c]);
+					_mm512_fmadd_ps(wv, r[c], a[h * C + c]);
 		}
 	}
 	for (int h = 0; h < H; h++)
@@ -475,9 +523,9 @@ zvacc(const float *sb, uint64_t nb, const float *vp, uint32_t hd, float *o,
 					 a[h * C + c]);
 }
 
-#define ZV(H, C) zvacc(sb, nb, vp, hd, o, H, C)
-AVX512 static void zvacc4(const float *sb, uint64_t nb, const float *vp,
-			  uint32_t hd, float *o, uint32_t h)
+#define ZV(H, C) zvacc(sb, off, nb, vp, hd, o, H, C)
+AVX512 static void zvacc4(const float *sb, const uint32_t *off, uint64_t nb,
+			  const float *vp, uint32_t hd, float *o, uint32_t h)
 {
 	switch (h) {
 	case 1: ZV(1, 4); break;
@@ -489,8 +537,8 @@ AVX512 static void zvacc4(const float *sb, uint64_t nb, const float *vp,
 	}
 }
 
-AVX512 static void zvacc1(const float *sb, uint64_t nb, const float *vp,
-			  uint32_t hd, float *o, uint32_t h)
+AVX512 static void zvacc1(const float *sb, const uint32_t *off, uint64_t nb,
+			  const float *vp, uint32_t hd, float *o, uint32_t h)
 {
 	switch (h) {
 	case 1: ZV(1, 1); break;
@@ -509,14 +557,23 @@ AVX512 static void zvalues(const float *sb, uint64_t nb, const float *vp,
 			   uint32_t hd, uint32_t t, float *o)
 {
 	for (uint32_t h = 0; h < t; h += ZHEADS) {
-		uint32_t nh = t - h < ZHEADS ? t - h : ZHEADS;
+		uint32_t nh = t - h < ZHEADS ? t - h : ZHEADS, off[ZHEADS];
+		for (uint32_t i = 0; i < nh; i++)
+			off[i] = (h + i) / 4 * ZQUADS * ZLANES + (h + i) % 4 * 4;
 		float *oh = o + (uint64_t)h * hd;
 		uint32_t d = 0;
 		for (; d + 16 * ZCHUNKS <= hd; d += 16 * ZCHUNKS)
-			zvacc4(sb + h, nb, vp + d, hd, oh + d, nh);
+			zvacc4(sb, off, nb, vp + d, hd, oh + d, nh);
 		for (; d < hd; d += 16)
-			zvacc1(sb + h, nb, vp + d, hd, oh + d, nh);
+			zvacc1(sb, off, nb, vp + d, hd, oh + d, nh);
 	}
+}
+
+/* Largest of each 128-bit lane's four floats, in all four. */
+AVX512 static inline __m512 zmax4(__m512 x)
+{
+	x = _mm512_max_ps(x, _mm512_permute_ps(x, _MM_SHUFFLE(2, 3, 0, 1)));
+	return _mm512_max_ps(x, _mm512_permute_ps(x, _MM_SHUFFLE(1, 0, 3, 2)));
 }
 
 /* Rows h0 .. h0 + t (t <= 16) of the group over all n positions. */
@@ -525,73 +582,111 @@ AVX512 static void ztile(const float *q, uint32_t t, uint32_t h0, uint32_t g,
 			 uint64_t n, uint32_t hd, float scale, float *o,
 			 float *m, float *l)
 {
-	_Alignas(64) float qt[ZMAX_HD * ZLANES];
+	_Alignas(64) float qg[ZMAX_HD * ZLANES];
 	_Alignas(64) float sb[ZBLOCK * ZLANES], ml[2 * ZLANES];
-	__mmask16 live[ZBLOCK];
-	/* lanes past t score 0 against everything and are never read */
-	for (uint32_t d = 0; d < hd; d++)
-		for (uint32_t i = 0; i < ZLANES; i++)
-			qt[d * ZLANES + i] = i < t ? q[(uint64_t)i * hd + d] : 0;
+	__mmask16 live[ZBLOCK / 4 * 4];
+	__m512 vm[4], vl[4];
+	uint32_t ng = (t + 3) / 4;
+	/* heads past t score 0 against everything and are never read */
+	for (uint32_t gi = 0; gi < ng; gi++)
+		for (uint32_t d = 0; d < hd; d += 4)
+			for (uint32_t i = 0; i < ZLANES; i++) {
+				uint32_t h = gi * 4 + i / 4;
+				qg[(gi * hd + d) * 4 + i] =
+					h < t ? q[(uint64_t)h * hd + d + i % 4]
+					      : 0;
+			}
 	memset(o, 0, sizeof *o * t * hd);
-	/* positions from nall on are masked for some rows (causal) */
+	for (uint32_t gi = 0; gi < ng; gi++) {
+		vm[gi] = _mm512_set1_ps(-INFINITY);
+		vl[gi] = _mm512_setzero_ps();
+	}
+	/* positions from nall on are masked for some rows (causal), as are
+	 * those of a last quad past n */
 	uint64_t nall = n - (g / per - 1);
-	__m512 vs = _mm512_set1_ps(scale), vm = _mm512_set1_ps(-INFINITY);
-	__m512 vl = _mm512_setzero_ps();
+	__m512 vs = _mm512_set1_ps(scale);
 	for (uint64_t p0 = 0; p0 < n; p0 += ZBLOCK) {
 		uint64_t nb = n - p0 < ZBLOCK ? n - p0 : ZBLOCK;
-		zscores_any(qt, k + p0 * hd, nb, hd, vs, sb);
-		bool mask = p0 + nb > nall;
-		if (mask)
-			for (uint64_t j = 0; j < nb; j++) {
-				__mmask16 lv = 0xffff;
-				for (uint32_t i = 0; i < t; i++)
-					if (p0 + j >= row_len(n, g, per, h0 + i))
-						lv &= (__mmask16)~(1u << i);
-				live[j] = lv;
-				_mm512_store_ps(
-					sb + j * ZLANES,
-					_mm512_mask_mov_ps(
-						_mm512_set1_ps(-INFINITY), lv,
-						_mm512_load_ps(sb + j * ZLANES)));
+		uint64_t nq = (nb + 3) / 4;
+		zscores_any(qg, ng, k + p0 * hd, nb, hd, vs, sb);
+		bool mask = p0 + 4 * nq > nall;
+		for (uint32_t gi = 0; gi < ng; gi++) {
+			float *sg = sb + gi * ZQUADS * ZLANES;
+			__mmask16 *lg = live + gi * ZQUADS;
+			if (mask)
+				for (uint64_t j = 0; j < nq; j++) {
+					__mmask16 lv = 0;
+					for (uint32_t i = 0; i < ZLANES; i++) {
+						uint32_t h = gi * 4 + i / 4;
+						uint64_t p = p0 + 4 * j + i % 4;
+						if (h >= t ||
+						    (p < n &&
+						     p < row_len(n, g, per,
+								 h0 + h)))
+							lv |= (__mmask16)(1u
+									  << i);
+					}
+					lg[j] = lv;
+					_mm512_store_ps(
+						sg + j * ZLANES,
+						_mm512_mask_mov_ps(
+							_mm512_set1_ps(
+								-INFINITY),
+							lv,
+							_mm512_load_ps(
+								sg +
+								j * ZLANES)));
+				}
+			__m512 bm = vm[gi];
+			for (uint64_t j = 0; j < nq; j++)
+				bm = _mm512_max_ps(
+					bm, _mm512_load_ps(sg + j * ZLANES));
+			bm = zmax4(bm);
+			__mmask16 up = _mm512_cmp_ps_mask(bm, vm[gi],
+							  _CMP_GT_OQ);
+			if (up) {
+				/* a larger max: what was summed so far
+				 * shrinks by exp(old - new); 0 stays 0 on
+				 * the first block */
+				__m512 f = exp16(_mm512_sub_ps(vm[gi], bm));
+				vl[gi] = _mm512_mul_ps(vl[gi], f);
+				_mm512_store_ps(ml, f);
+				for (uint32_t i = 0; i < 4 && p0; i++) {
+					uint32_t h = gi * 4 + i;
+					if (h >= t || !(up >> 4 * i & 1))
+						continue;
+					float *oh = o + (uint64_t)h * hd;
+					__m512 fh = _mm512_set1_ps(ml[4 * i]);
+					for (uint32_t d = 0; d < hd; d += 16)
+						_mm512_storeu_ps(
+							oh + d,
+							_mm512_mul_ps(
+								_mm512_loadu_ps(
+									oh + d),
+								fh));
+				}
+				vm[gi] = bm;
 			}
-		__m512 bm = vm;
-		for (uint64_t j = 0; j < nb; j++)
-			bm = _mm512_max_ps(bm, _mm512_load_ps(sb + j * ZLANES));
-		__mmask16 up = _mm512_cmp_ps_mask(bm, vm, _CMP_GT_OQ);
-		if (up) {
-			/* a larger max: what was summed so far shrinks by
-			 * exp(old - new); 0 stays 0 on the first block */
-			__m512 f = exp16(_mm512_sub_ps(vm, bm));
-			vl = _mm512_mul_ps(vl, f);
-			_mm512_store_ps(ml, f);
-			for (uint32_t i = 0; i < t; i++) {
-				if (!(up >> i & 1) || p0 == 0)
-					continue;
-				float *oi = o + (uint64_t)i * hd;
-				for (uint32_t d = 0; d < hd; d += 16)
-					_mm512_storeu_ps(
-						oi + d,
-						_mm512_mul_ps(
-							_mm512_loadu_ps(oi + d),
-							_mm512_set1_ps(ml[i])));
+			for (uint64_t j = 0; j < nq; j++) {
+				__m512 e = exp16(_mm512_sub_ps(
+					_mm512_load_ps(sg + j * ZLANES),
+					vm[gi]));
+				if (mask) /* masked positions weigh 0 */
+					e = _mm512_maskz_mov_ps(lg[j], e);
+				_mm512_store_ps(sg + j * ZLANES, e);
+				vl[gi] = _mm512_add_ps(vl[gi], e);
 			}
-			vm = bm;
-		}
-		for (uint64_t j = 0; j < nb; j++) {
-			__m512 e = exp16(_mm512_sub_ps(
-				_mm512_load_ps(sb + j * ZLANES), vm));
-			if (mask) /* masked positions weigh exactly 0 */
-				e = _mm512_maskz_mov_ps(live[j], e);
-			_mm512_store_ps(sb + j * ZLANES, e);
-			vl = _mm512_add_ps(vl, e);
 		}
 		zvalues(sb, nb, v + p0 * hd, hd, t, o);
 	}
-	_mm512_store_ps(ml, vm);
-	_mm512_store_ps(ml + ZLANES, vl);
-	for (uint32_t i = 0; i < t; i++) {
-		m[i] = ml[i];
-		l[i] = ml[ZLANES + i];
+	for (uint32_t gi = 0; gi < ng; gi++) {
+		_mm512_store_ps(ml, vm[gi]);
+		_mm512_store_ps(ml + ZLANES, vl[gi]);
+		for (uint32_t i = 0; i < 4 && gi * 4 + i < t; i++) {
+			const float *s4 = ml + ZLANES + 4 * i;
+			m[gi * 4 + i] = ml[4 * i];
+			l[gi * 4 + i] = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+		}
 	}
 }
 
