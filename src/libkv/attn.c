@@ -351,10 +351,13 @@ AVX2 static void silu_mul_avx2(float *h, const float *g, uint64_t n)
  * The AVX-512 kernel, for groups of several query heads (grouped-query
  * decode). The AVX2 kernel's dot products put the head dimension in the
  * lanes and pay a horizontal sum per score, and its V pass has too few
- * registers to share a V row between heads. Here the lanes of the scores
- * are the heads instead: up to 16 query heads against one K value
- * broadcast straight from memory, so a score costs no reduction, and the
- * softmax's exp and max work on every head of a position at once. The V
+ * registers to share a V row between heads. Here a register of scores
+ * holds four heads, a 128-bit lane each, and four values of the head
+ * dimension per lane: four K values broadcast to the four lanes meet four
+ * heads' queries, every product useful for any group of a multiple of
+ * four heads, and the partial sums of four positions are added together
+ * at the end of the row (a few shuffles per four positions and heads).
+ * The softmax's exp and max then work on sixteen scores at once. The V
  * pass keeps the head dimension in the lanes, with 32 registers enough
  * for six heads by 64 values, each V row loaded once for six heads.
  *
@@ -362,16 +365,18 @@ AVX2 static void silu_mul_avx2(float *h, const float *g, uint64_t n)
  * while they are in L1, so one pass over the positions reads the cache
  * once and the hardware prefetcher's two sequential streams run beside
  * the arithmetic (software prefetch measured slower here: it competes
- * with the demand loads).
- * The softmax is online over blocks: each block's scores are shifted by
- * the running max and earlier sums rescaled when it grows, so m, l and o
- * mean what they do in the two-pass kernels, equal to float rounding.
+ * with the demand loads). The softmax is online over blocks: each block's
+ * scores are shifted by the running max and earlier sums rescaled when it
+ * grows, so m, l and o mean what they do in the two-pass kernels, equal
+ * to float rounding.
  */
 #define HAVE_AVX512_KERNEL 1
 #define AVX512 __attribute__((target("avx512f")))
 
 /* Positions per block: its K and V rows (4 KiB each at hd 64) stay in
- * L1 between the scores and the V pass; 16 measured best of 16 to 256. */
+ * L1 between the scores and the V pass. From DRAM 16 measured best of 8
+ * to 256 (larger ones win from L3, but leave the V stream idle too long
+ * while the scores run, and software prefetch did not help). */
 #define ZBLOCK 16
 /* Floats per register; heads per pass, four groups of four. */
 #define ZLANES 16
@@ -584,7 +589,7 @@ AVX512 static void ztile(const float *q, uint32_t t, uint32_t h0, uint32_t g,
 {
 	_Alignas(64) float qg[ZMAX_HD * ZLANES];
 	_Alignas(64) float sb[ZBLOCK * ZLANES], ml[2 * ZLANES];
-	__mmask16 live[ZBLOCK / 4 * 4];
+	__mmask16 live[4 * ZQUADS]; /* (group, quad) */
 	__m512 vm[4], vl[4];
 	uint32_t ng = (t + 3) / 4;
 	/* heads past t score 0 against everything and are never read */
