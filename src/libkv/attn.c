@@ -581,6 +581,22 @@ AVX512 static inline __m512 zmax4(__m512 x)
 	return _mm512_max_ps(x, _mm512_permute_ps(x, _MM_SHUFFLE(1, 0, 3, 2)));
 }
 
+/* Which lanes 4h + p of a group's register for positions p0 .. p0 + 4
+ * hold a score its row sees: heads h0 .. h0 + t of the group (rows past
+ * t, padding, count as seen), positions below n and the row's length. */
+static inline __mmask16 zlive(uint64_t n, uint32_t g, uint32_t per,
+			      uint32_t h0, uint32_t t, uint64_t p0)
+{
+	unsigned lv = 0;
+	for (uint32_t i = 0; i < ZLANES; i++) {
+		uint32_t h = i / 4;
+		uint64_t p = p0 + i % 4;
+		if (h >= t || (p < n && p < row_len(n, g, per, h0 + h)))
+			lv |= 1u << i;
+	}
+	return (__mmask16)lv;
+}
+
 /* Rows h0 .. h0 + t (t <= 16) of the group over all n positions. */
 AVX512 static void ztile(const float *q, uint32_t t, uint32_t h0, uint32_t g,
 			 uint32_t per, const float *k, const float *v,
@@ -618,30 +634,15 @@ AVX512 static void ztile(const float *q, uint32_t t, uint32_t h0, uint32_t g,
 		for (uint32_t gi = 0; gi < ng; gi++) {
 			float *sg = sb + gi * ZQUADS * ZLANES;
 			__mmask16 *lg = live + gi * ZQUADS;
-			if (mask)
-				for (uint64_t j = 0; j < nq; j++) {
-					__mmask16 lv = 0;
-					for (uint32_t i = 0; i < ZLANES; i++) {
-						uint32_t h = gi * 4 + i / 4;
-						uint64_t p = p0 + 4 * j + i % 4;
-						if (h >= t ||
-						    (p < n &&
-						     p < row_len(n, g, per,
-								 h0 + h)))
-							lv |= (__mmask16)(1u
-									  << i);
-					}
-					lg[j] = lv;
-					_mm512_store_ps(
-						sg + j * ZLANES,
-						_mm512_mask_mov_ps(
-							_mm512_set1_ps(
-								-INFINITY),
-							lv,
-							_mm512_load_ps(
-								sg +
-								j * ZLANES)));
-				}
+			for (uint64_t j = 0; j < nq && mask; j++) {
+				lg[j] = zlive(n, g, per, h0 + gi * 4, t - gi * 4,
+					      p0 + 4 * j);
+				_mm512_store_ps(
+					sg + j * ZLANES,
+					_mm512_mask_mov_ps(
+						_mm512_set1_ps(-INFINITY), lg[j],
+						_mm512_load_ps(sg + j * ZLANES)));
+			}
 			__m512 bm = vm[gi];
 			for (uint64_t j = 0; j < nq; j++)
 				bm = _mm512_max_ps(
