@@ -811,7 +811,7 @@ void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
 		  float *s, float *o, float *m, float *l, bool simd)
 {
 	enum kv_isa isa = KV_ISA_C;
-	/* AVX-512 puts heads in its lanes: it pays when most are used */
+	/* AVX-512 shares each K and V row between the rows of a group */
 	if (simd && g >= KV_ATTN_WIDE_G &&
 	    kv_attn_has_isa(KV_ISA_AVX512, hd))
 		isa = KV_ISA_AVX512;
