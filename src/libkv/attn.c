@@ -19,7 +19,6 @@
 /* Largest head size of the AVX-512 kernel: its transposed queries are on
  * the stack (16 KiB). */
 #define ZMAX_HD 256
-#define KAHEAD 4
 
 /* Positions row i of a group sees: rows come in tokens of `per` rows (the
  * query heads of one token), the last token seeing all n positions and
@@ -140,12 +139,6 @@ scores_hd(const float *q, uint32_t g, const float *k, uint64_t n,
 	uint64_t p = 0;
 	for (; p + 8 <= n; p += 8) {
 		const float *kp = k + p * hd;
-		/* the rows of a block some way ahead, so that DRAM streams
-		 * while the heads compute rather than in a burst */
-		const char *pf = (const char *)(kp + KAHEAD * 8 * hd);
-		if (p + (KAHEAD + 1) * 8 <= n)
-			for (uint32_t b = 0; b < 8 * hd * 4; b += 64)
-				_mm_prefetch(pf + b, _MM_HINT_T0);
 		for (uint32_t i = 0; i < g; i++) {
 			const float *qi = q + (uint64_t)i * hd;
 			__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0,
@@ -273,17 +266,10 @@ AVX2 static void values_avx2(const float *s, uint32_t g, const float *v,
 	memset(o, 0, sizeof *o * g * hd);
 	for (uint64_t p0 = 0; p0 < n; p0 += VBLOCK) {
 		uint64_t p1 = p0 + VBLOCK < n ? p0 + VBLOCK : n;
-		/* the next block's rows, a share per head */
-		uint64_t nb = p1 + VBLOCK < n ? VBLOCK : n - p1;
-		const char *pf = (const char *)(v + p1 * hd);
-		uint64_t lines = nb * hd * 4 / 64;
 		for (uint32_t i = 0; i < g; i++) {
 			const float *si = s + i * n;
 			float *oi = o + (uint64_t)i * hd;
 			uint32_t d = 0;
-			for (uint64_t c = lines * i / g; c < lines * (i + 1) / g;
-			     c++)
-				_mm_prefetch(pf + c * 64, _MM_HINT_T0);
 			for (; d + 64 <= hd; d += 64)
 				vacc8(si, v + d, p0, p1, hd, oi + d);
 			for (; d + 32 <= hd; d += 32)
