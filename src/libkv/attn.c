@@ -2,11 +2,14 @@
  * attn.c - the attention kernel, written for the cache's layout: a KV head
  * keeps its positions as contiguous rows of head_dim values, so one query
  * group reads K once, then V once, straight from the cache with nothing
- * copied. Scores of the whole range are kept (g x n floats, in L1/L2) and
- * the softmax is exact (max first), so parts over ranges of positions
- * merge without approximation. A portable C version and an AVX2/FMA one
- * chosen at run time; both are tested against each other. The MLP's
- * activations live here too, for the same vectorised exp.
+ * copied. The portable C and AVX2/FMA versions keep the scores of the
+ * whole range (g x n floats, in L1/L2) with an exact softmax (max first);
+ * the AVX-512 one, for groups of several heads, reads K and V together
+ * block by block with an online softmax, equal to rounding. m, l and o
+ * are the same in all three, so parts over ranges of positions merge
+ * without approximation. The SIMD versions are chosen at run time and all
+ * are tested against each other. The MLP's activations live here too,
+ * for the same vectorised exp.
  */
 #include <math.h>
 #include <string.h>
