@@ -88,4 +88,21 @@ void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const float *w,
 /* Whether a vectorised kernel runs on this CPU for head size hd. */
 bool kv_attn_has_simd(uint32_t hd);
 
+/* The attention kernels by name, so tests can run each: portable C, AVX2
+ * with FMA (hd a multiple of 8), AVX-512 (hd a multiple of 16, at most
+ * 256). kv_attn_part() with simd takes AVX-512 for groups of at least
+ * KV_ATTN_WIDE_G rows, AVX2 otherwise: with one row (no grouping) AVX2's
+ * dot products waste no lanes and win from cache, while from two rows
+ * AVX-512 is as fast from cache and faster from DRAM (one pass). */
+enum kv_isa { KV_ISA_C, KV_ISA_AVX2, KV_ISA_AVX512 };
+#define KV_ATTN_WIDE_G 2
+/* Whether the kernel runs on this CPU for head size hd. */
+bool kv_attn_has_isa(enum kv_isa isa, uint32_t hd);
+/* kv_attn_part() through the named kernel, or the portable one where
+ * that one does not run. s is not used by AVX-512. */
+void kv_attn_part_isa(const float *q, uint32_t g, uint32_t per,
+		      const float *k, const float *v, uint64_t n, uint32_t hd,
+		      float scale, float *s, float *o, float *m, float *l,
+		      enum kv_isa isa);
+
 #endif

@@ -207,6 +207,73 @@ static void test_attn_block(void)
 	}
 }
 
+/* Every kernel the CPU runs against the portable one, over group sizes
+ * on both sides of the AVX-512 lanes (16), head sizes 16 to 256 (a
+ * multiple of 64 or not), lengths inside one block, on a block's edge
+ * and past it, single tokens and causal rows of several. Keys grow along
+ * the positions so the running max of the online softmax rises block
+ * after block and what was summed is rescaled. */
+static void test_attn_isa(void)
+{
+	enum { MAXG = 40, MAXHD = 256, MAXN = 300 };
+	static float q[MAXG * MAXHD], k[MAXN * MAXHD], v[MAXN * MAXHD];
+	static float s[MAXG * MAXN], o0[MAXG * MAXHD], o1[MAXG * MAXHD];
+	float m0[MAXG], l0[MAXG], m1[MAXG], l1[MAXG];
+	const uint32_t gs[][2] = {{1, 1},  {4, 4},  {8, 8},   {8, 2},
+				  {12, 12}, {12, 4}, {16, 16}, {17, 17},
+				  {24, 12}, {33, 11}, {40, 40}};
+	const uint32_t hds[] = {16, 48, 64, 80, 128, 256};
+	const uint64_t ns[] = {1, 5, 31, 32, 33, 64, 100, 257, 300};
+	const enum kv_isa isas[] = {KV_ISA_AVX2, KV_ISA_AVX512};
+	for (int i = 0; i < MAXG * MAXHD; i++)
+		q[i] = (float)((i * 7) % 11) / 11.0f - 0.3f;
+	for (size_t x = 0; x < sizeof gs / sizeof *gs; x++)
+		for (size_t y = 0; y < sizeof hds / sizeof *hds; y++)
+			for (size_t z = 0; z < sizeof ns / sizeof *ns; z++) {
+				uint32_t g = gs[x][0], per = gs[x][1];
+				uint32_t hd = hds[y];
+				uint64_t n = ns[z];
+				if (g / per > n)
+					continue; /* a row would see nothing */
+				for (uint64_t i = 0; i < n * hd; i++) {
+					float up = (float)(i / hd) / 100.0f;
+					k[i] = ((float)((i * 5) % 13) / 13.0f -
+						0.3f) * (1 + up);
+					v[i] = (float)((i * 3) % 17) / 17.0f -
+					       0.5f;
+				}
+				kv_attn_part_isa(q, g, per, k, v, n, hd, 0.5f,
+						 s, o0, m0, l0, KV_ISA_C);
+				for (int a = 0; a < 2; a++) {
+					if (!kv_attn_has_isa(isas[a], hd))
+						continue;
+					for (uint32_t i = 0; i < g; i++)
+						o1[i * hd] = m1[i] = l1[i] =
+							NAN;
+					kv_attn_part_isa(q, g, per, k, v, n,
+							 hd, 0.5f, s, o1, m1,
+							 l1, isas[a]);
+					/* sums in another order: errors
+					 * grow with the scores' size */
+					for (uint32_t i = 0; i < g; i++) {
+						double tol = 1e-6 *
+							     (1 + fabs(m0[i]));
+						CHECK_NEAR(m1[i], m0[i], tol);
+						CHECK_NEAR(l1[i] / l0[i], 1,
+							   4 * tol);
+						for (uint32_t d = 0; d < hd;
+						     d++)
+							CHECK_NEAR(
+								o1[i * hd + d] /
+									l1[i],
+								o0[i * hd + d] /
+									l0[i],
+								1e-5);
+					}
+				}
+			}
+}
+
 /* The few-rows product against the plain loop, with and without beta,
  * over column ranges that start and end anywhere. */
 static void test_gemm_small(void)
@@ -409,6 +476,7 @@ int main(void)
 	test_kernels();
 	test_gemm_small();
 	test_attn_block();
+	test_attn_isa();
 	test_agreement();
 	return test_done("test_engine");
 }
