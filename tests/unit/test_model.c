@@ -4,6 +4,7 @@
  * message of each kind of bad field.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "kv/model.h"
 #include "test.h"
@@ -427,6 +428,31 @@ static void test_error_branches(void)
 		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
 		 "\"num_kv_heads\":2,\"ffn_multipliers\":0.01}", ""},
 		{"{" BASE ",\"model_type\":null}", ""},
+		{"{" BASE ",\"hybrid_override_pattern\":7}",
+		 "hybrid_override_pattern: must be a string, got 7"},
+		{"{" BASE ",\"hybrid_override_pattern\":\"M*M\"}",
+		 "hybrid_override_pattern: must have one character per layer "
+		 "(4), got 3"},
+		{"{" BASE ",\"attn_layer_indices\":[1,4]}",
+		 "attn_layer_indices: absurd value, at most 3, got 4"},
+		{"{" BASE ",\"attn_type_list\":[1,0,2,1]}",
+		 "attn_type_list[2]: absurd value, at most 1, got 2"},
+		{"{" BASE ",\"sliding_window\":8,"
+		 "\"sliding_window_pattern\":\"LLX\"}",
+		 "sliding_window_pattern: a pattern of L and G, got \"LLX\""},
+		{"{\"model_type\":\"dbrx\"," BASE
+		 ",\"attn_config\":{\"kv_n_heads\":3}}",
+		 "attn_config.kv_n_heads: must divide num_attention_heads (4), "
+		 "got 3"},
+		{"{\"model_type\":\"dbrx\"," BASE
+		 ",\"attn_config\":{\"kv_n_heads\":\"8\"}}",
+		 "attn_config.kv_n_heads: must be a number, got \"8\""},
+		{"{" BASE ",\"num_kv_shared_layers\":5}",
+		 "num_kv_shared_layers: absurd value, at most 4, got 5"},
+		{"{" BASE ",\"cross_attention_layers\":[0,9]}",
+		 "cross_attention_layers: absurd value, at most 3, got 9"},
+		{"{" BASE ",\"full_attention_interval\":0}",
+		 "full_attention_interval: must be at least 1, got 0"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *got = bad(cases[i].json);
@@ -445,6 +471,68 @@ static void test_error_branches(void)
 	CHECK_STR(kv_strerror(KV_EINVAL), "invalid input");
 	CHECK_STR(kv_strerror(KV_ENOMEM), "out of memory");
 	CHECK_STR(kv_strerror(KV_EIO), "input/output error");
+}
+
+/* The other hybrids' layer lists, and the kinds they give. */
+static void test_hybrid_lists(void)
+{
+	static const struct {
+		const char *json;
+		const char *kinds; /* F full, S sliding, N none */
+	} cases[] = {
+		{"{" BASE ",\"hybrid_override_pattern\":\"M-*M\"}", "NNFN"},
+		{"{" BASE ",\"attn_layer_indices\":[1,3]}", "NFNF"},
+		{"{" BASE ",\"attn_type_list\":[0,1,1,0]}", "NFFN"},
+		{"{" BASE ",\"full_attention_interval\":2}", "NFNF"},
+		{"{\"model_type\":\"qwen3_next\"," BASE "}", "NNNF"},
+		{"{" BASE ",\"sliding_window\":8,"
+		 "\"sliding_window_pattern\":\"LLLG\"}", "SSSF"},
+		{"{" BASE ",\"num_kv_shared_layers\":2}", "FFNN"},
+		{"{" BASE ",\"cross_attention_layers\":[1]}", "FNFF"},
+		{"{\"model_type\":\"RefinedWeb\",\"n_layer\":4,"
+		 "\"hidden_size\":64,\"n_head\":4,\"n_head_kv\":2}", "FFFF"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct kv_model *m = NULL;
+		char err[KV_ERRLEN], got[8] = "";
+		const char *j = cases[i].json;
+		if (kv_model_parse(j, strlen(j), "x", &m, err)) {
+			CHECK_STR(err, "");
+			continue;
+		}
+		for (uint32_t l = 0; l < m->n_layers && l < 7; l++)
+			got[l] = m->layers[l].attn == KV_ATTN_NONE    ? 'N'
+				 : m->layers[l].attn == KV_ATTN_SLIDING ? 'S'
+									 : 'F';
+		CHECK_STR(got, cases[i].kinds);
+		if (!strncmp(j, "{\"model_type\":\"RefinedWeb\"", 27))
+			CHECK_U64(m->n_kv_heads, 2);
+		kv_model_free(m);
+	}
+}
+
+/* A config larger than the first read buffer (64 KiB) loads whole. */
+static void test_big_file(void)
+{
+	char path[] = "/tmp/kv-big-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	FILE *f = fdopen(fd, "w");
+	fputs("{\"padding\": \"", f);
+	for (int i = 0; i < 300000; i++)
+		fputc('x', f);
+	fputs("\", \"num_hidden_layers\": 3, \"hidden_size\": 64, "
+	      "\"num_attention_heads\": 4}", f);
+	fclose(f);
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	CHECK(kv_model_load(path, &m, err) == 0);
+	if (m)
+		CHECK_U64(m->n_layers, 3);
+	kv_model_free(m);
+	remove(path);
 }
 
 static void test_find(void)
@@ -469,6 +557,8 @@ int main(void)
 	test_defaults();
 	test_errors();
 	test_error_branches();
+	test_hybrid_lists();
+	test_big_file();
 	test_find();
 	return test_done("test_model");
 }
