@@ -294,6 +294,30 @@ static int get_uint_list(struct cfg *c, const char *field, uint32_t n_layers,
 	return 0;
 }
 
+/*
+ * A list of layer indices (Bamba's attn_layer_indices, Llama 4's moe_layers,
+ * Qwen's mlp_only_layers, Mllama's cross_attention_layers): sets mark[i]
+ * for each index listed. Returns 1 when the field is absent or not a list,
+ * 0 when read, or KV_EINVAL for an index that is not a layer.
+ */
+static int layer_list(struct cfg *c, const char *field, uint32_t n,
+		      bool *mark)
+{
+	char where[128];
+	const cJSON *it = find(c, field, where, sizeof where), *el;
+	if (!it || !cJSON_IsArray(it))
+		return 1;
+	cJSON_ArrayForEach(el, it)
+	{
+		uint64_t li = 0;
+		int e = check_uint(c, el, where, 0, n - 1, &li);
+		if (e)
+			return e;
+		mark[li] = true;
+	}
+	return 0;
+}
+
 /* OpenELM's make_divisible(v, divisor): nearest multiple, not below 90%. */
 static uint64_t make_divisible(double v, uint64_t d)
 {
@@ -666,27 +690,21 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 							 : KV_ATTN_NONE;
 		return 0;
 	}
-	it = find(c, "attn_layer_indices", where, sizeof where);
-	if (it && cJSON_IsArray(it)) {
-		const cJSON *el;
-		for (uint32_t i = 0; i < n; i++)
-			k[i] = KV_ATTN_NONE;
-		cJSON_ArrayForEach(el, it)
-		{
-			uint64_t li;
-			int e = check_uint(c, el, where, 0, n - 1, &li);
-			if (e)
-				return e;
-			k[li] = KV_ATTN_FULL;
-		}
-		return 0;
-	}
+	bool *mark = calloc(n, sizeof *mark);
+	if (!mark)
+		return KV_ENOMEM;
+	int e = layer_list(c, "attn_layer_indices", n, mark);
+	for (uint32_t i = 0; e == 0 && i < n; i++)
+		k[i] = mark[i] ? KV_ATTN_FULL : KV_ATTN_NONE;
+	free(mark);
+	if (e <= 0)
+		return e;
 	it = find(c, "attn_type_list", where, sizeof where);
 	if (it && cJSON_IsArray(it)) {
 		uint32_t *v = calloc(n, sizeof *v);
 		if (!v)
 			return KV_ENOMEM;
-		int e = get_uint_list(c, "attn_type_list", n, 0, 1, v);
+		e = get_uint_list(c, "attn_type_list", n, 0, 1, v);
 		for (uint32_t i = 0; !e && i < n; i++)
 			k[i] = v[i] ? KV_ATTN_FULL : KV_ATTN_NONE;
 		free(v);
@@ -695,7 +713,7 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 	if (present(c, "full_attention_interval") ||
 	    !strcmp(m->model_type, "qwen3_next")) {
 		uint64_t every;
-		int e = get_uint(c, "full_attention_interval", false, 4, 1,
+		e = get_uint(c, "full_attention_interval", false, 4, 1,
 				 MAX_LAYERS, &every);
 		for (uint32_t i = 0; !e && i < n; i++)
 			k[i] = (i + 1) % every == 0 ? KV_ATTN_FULL
@@ -721,19 +739,15 @@ static int kv_less_layers(struct cfg *c, const struct kv_model *m,
 		return e;
 	for (uint64_t i = n - shared; i < n; i++)
 		k[i] = KV_ATTN_NONE;
-	char where[128];
-	const cJSON *it = find(c, "cross_attention_layers", where, sizeof where);
-	if (it && cJSON_IsArray(it)) {
-		const cJSON *el;
-		cJSON_ArrayForEach(el, it)
-		{
-			uint64_t li;
-			if ((e = check_uint(c, el, where, 0, n - 1, &li)))
-				return e;
-			k[li] = KV_ATTN_NONE;
-		}
-	}
-	return 0;
+	bool *cross = calloc(n, sizeof *cross);
+	if (!cross)
+		return KV_ENOMEM;
+	e = layer_list(c, "cross_attention_layers", n, cross);
+	for (uint32_t i = 0; e == 0 && i < n; i++)
+		if (cross[i])
+			k[i] = KV_ATTN_NONE;
+	free(cross);
+	return e < 0 ? e : 0;
 }
 
 /*
@@ -955,20 +969,12 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 		for (uint32_t i = 0; !e && i < n; i++)
 			dense[i] = i % every != offset;
 	} else if (m->family == KV_FAMILY_LLAMA4) {
-		char where[128];
-		const cJSON *it = find(c, "moe_layers", where, sizeof where);
-		if (it && cJSON_IsArray(it)) {
-			const cJSON *el;
-			for (uint32_t i = 0; i < n; i++)
-				dense[i] = true;
-			cJSON_ArrayForEach(el, it)
-			{
-				uint64_t li;
-				if ((e = check_uint(c, el, where, 0, n - 1, &li)))
-					break;
-				dense[li] = false;
-			}
-		} else {
+		/* moe_layers lists the MoE layers: the others are dense */
+		e = layer_list(c, "moe_layers", n, dense);
+		for (uint32_t i = 0; e == 0 && i < n; i++)
+			dense[i] = !dense[i];
+		if (e == 1) {
+			e = 0;
 			e = get_uint(c, "interleave_moe_layer_step", false, 1,
 				     1, MAX_LAYERS, &every);
 			for (uint32_t i = 0; !e && i < n; i++)
@@ -983,18 +989,8 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 			     &every);
 		for (uint32_t i = 0; !e && i < n; i++)
 			dense[i] = (i + 1) % every != 0;
-		char where[128];
-		const cJSON *it = find(c, "mlp_only_layers", where, sizeof where);
-		if (!e && it && cJSON_IsArray(it)) {
-			const cJSON *el;
-			cJSON_ArrayForEach(el, it)
-			{
-				uint64_t li;
-				if ((e = check_uint(c, el, where, 0, n - 1, &li)))
-					break;
-				dense[li] = true;
-			}
-		}
+		if (!e && (e = layer_list(c, "mlp_only_layers", n, dense)) == 1)
+			e = 0;
 	}
 	for (uint32_t i = 0; !e && i < n; i++) {
 		m->layers[i].mlp = dense[i] ? KV_MLP_DENSE : KV_MLP_MOE;
