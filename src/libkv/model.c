@@ -1448,8 +1448,12 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 				break;
 			}
 			char *p = realloc(buf, cap * 2);
-			if (!p)
+			if (!p) {
+				e = KV_ENOMEM;
+				snprintf(err, KV_ERRLEN, "%s: out of memory",
+					 shown);
 				break;
+			}
 			buf = p;
 			cap *= 2;
 		}

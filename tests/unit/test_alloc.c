@@ -6,6 +6,7 @@
  * the test is skipped.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "kv/engine.h"
@@ -182,6 +183,21 @@ int main(void)
 	sweep("configs/openelm-270m.json");
 	sweep("configs/jamba-v0.1.json");
 	sweep("configs/llama-4-scout.json");
+	/* a config past the first 64 KiB read buffer: its growth fails too */
+	char big[] = "/tmp/kv-alloc-XXXXXX";
+	int fd = mkstemp(big);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	CHECK(f != NULL);
+	if (f) {
+		fputs("{\"padding\": \"", f);
+		for (int i = 0; i < 200000; i++)
+			fputc('x', f);
+		fputs("\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+		      "\"num_attention_heads\": 4}", f);
+		fclose(f);
+		sweep(big);
+		remove(big);
+	}
 	sweep_engine(1);
 	sweep_engine(2);
 	return test_done("test_alloc");

@@ -532,6 +532,20 @@ static void test_big_file(void)
 	if (m)
 		CHECK_U64(m->n_layers, 3);
 	kv_model_free(m);
+	/* past 64 MiB a file is not a config: refused before it is parsed */
+	f = fopen(path, "w");
+	if (f) {
+		static char spaces[1 << 16];
+		memset(spaces, ' ', sizeof spaces);
+		fputc('{', f);
+		for (int i = 0; i < 1025; i++)
+			fwrite(spaces, 1, sizeof spaces, f);
+		fputc('}', f);
+		fclose(f);
+		CHECK(kv_model_load(path, &m, err) == KV_EINVAL);
+		CHECK_HAS(err, "larger than 64 MiB; not a config");
+		CHECK(m == NULL);
+	}
 	remove(path);
 }
 
