@@ -453,6 +453,26 @@ static void test_error_branches(void)
 		 "cross_attention_layers: absurd value, at most 3, got 9"},
 		{"{" BASE ",\"full_attention_interval\":0}",
 		 "full_attention_interval: must be at least 1, got 0"},
+		{"{\"model_type\":\"falcon\"," BASE
+		 ",\"new_decoder_architecture\":true,\"num_kv_heads\":0}",
+		 "num_kv_heads: must be at least 1, got 0"},
+		{"{" BASE ",\"num_local_experts\":-8}",
+		 "num_local_experts: must not be negative, got -8"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":0}",
+		 "num_transformer_layers: must be at least 1, got 0"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":2,"
+		 "\"model_dim\":64}",
+		 "head_dim: missing"},
+		{"{\"model_type\":\"openelm\",\"num_transformer_layers\":1,"
+		 "\"model_dim\":64,\"head_dim\":16,\"num_query_heads\":4,"
+		 "\"num_kv_heads\":2,\"rope_freq_constant\":\"big\"}",
+		 "rope_freq_constant: must be a non-negative number"},
+		{"{" BASE ",\"layer_types\":[\"chunked_attention\","
+		 "\"full_attention\",\"full_attention\",\"full_attention\"]}",
+		 "attention_chunk_size: missing"},
+		{"{" BASE ",\"layer_types\":[\"chunked_attention\","
+		 "\"full_attention\",\"full_attention\",\"full_attention\"],"
+		 "\"attention_chunk_size\":16}", ""},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *got = bad(cases[i].json);
