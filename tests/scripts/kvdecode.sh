@@ -66,4 +66,9 @@ assert [r["step"] for r in rows] == [1, 2, 3]
 		break
 	fi
 done
+
+# a closed pipe ends it quietly: no write error, nothing after the rows
+"$bin" --vocab 256 --layers 1 --prompt 4 --new 200 --cache on --threads 1 \
+	2>"$tmp/pipe.err" | head -2 >/dev/null
+grep -q "write error" "$tmp/pipe.err" && say "closed pipe: $(cat "$tmp/pipe.err")"
 exit $fail
