@@ -1,14 +1,15 @@
 /*
  * engine.c - the decode engine: weights drawn from the seeded generator, a
- * KV cache of exactly kv_model_bytes(), and a forward pass whose every
- * large product goes through OpenBLAS, split over the engine's threads by
- * output columns, so a decode step reads each weight once.
+ * KV cache of exactly kv_model_bytes(), and a forward pass whose products
+ * are split over the engine's threads by outputs, so a decode step reads
+ * each weight once: chunks through OpenBLAS's sgemm, a few rows through
+ * gemm.c's dot products.
  *
- * Weights are stored [in][out] (y = x W, as GPT-2's checkpoints keep
- * them): one token is then sgemv on the transposed form, the fast kernel
- * on this kind of machine, and a chunk is a plain sgemm. The tied GPT-2
- * head keeps the embedding as (dim, vocab) for the same reason; a token's
- * embedding is then a strided gather of dim values.
+ * Weights are stored [out][in] (as torch's nn.Linear keeps them; y = x
+ * W^T): a thread's share of a product is a contiguous run of W's rows, so
+ * one token reads each thread's weights as one sequential stream (gemm.c),
+ * and a chunk is sgemm with W transposed. The tied head is the embedding
+ * table itself, (vocab, dim).
  *
  * Tensor ids and scales (tests/ref/ref_forward.py rebuilds them):
  *   global: 0 embedding (vocab, dim), 1 positions (rows, dim), 2 final
@@ -90,10 +91,10 @@ struct kv_engine {
 
 	float *weights;       /* one allocation, every tensor */
 	uint64_t weight_bytes;
-	float *wte;   /* (vocab, dim), or (dim, vocab) when tied */
+	float *wte;   /* (vocab, dim) */
 	float *wpe;   /* (pos_rows, dim), GPT-2 */
 	float *lnf_g, *lnf_b; /* (dim) */
-	float *head;  /* (dim, vocab): wte itself when tied */
+	float *head;  /* stored (vocab, dim): wte itself when tied */
 	struct layer_w *lw; /* (layers) */
 
 	float *cache;         /* (layer, 2, user, kv_head, ctx, hd): K then V */
@@ -172,40 +173,40 @@ static size_t tensors(const struct shape *s, struct kv_engine *e,
 					       e ? (d) : NULL};        \
 		n++;                                                   \
 	} while (0)
-	ADD(T_WTE, K_MAT, s->vocab, s->dim, s->tied, &e->wte);
+	ADD(T_WTE, K_MAT, s->vocab, s->dim, false, &e->wte);
 	if (s->gpt2)
 		ADD(T_WPE, K_MAT, s->pos_rows, s->dim, false, &e->wpe);
 	ADD(T_LNF_G, K_GAIN, 1, s->dim, false, &e->lnf_g);
 	if (s->gpt2)
 		ADD(T_LNF_B, K_BIAS, 1, s->dim, false, &e->lnf_b);
 	if (!s->tied)
-		ADD(T_HEAD, K_MAT, s->dim, s->vocab, false, &e->head);
+		ADD(T_HEAD, K_MAT, s->dim, s->vocab, true, &e->head);
 	for (uint32_t l = 0; l < s->layers; l++) {
 		uint64_t b = 16 * ((uint64_t)l + 1);
 		struct layer_w *w = e ? &e->lw[l] : NULL;
 		ADD(b + S_LN1_G, K_GAIN, 1, s->dim, false, &w->ln1_g);
 		if (s->gpt2)
 			ADD(b + S_LN1_B, K_BIAS, 1, s->dim, false, &w->ln1_b);
-		ADD(b + S_QKV_W, K_MAT, s->dim, s->qkv, false, &w->w_qkv);
+		ADD(b + S_QKV_W, K_MAT, s->dim, s->qkv, true, &w->w_qkv);
 		if (s->qkv_bias)
 			ADD(b + S_QKV_B, K_BIAS, 1, s->qkv, false, &w->b_qkv);
-		ADD(b + S_O_W, K_MAT, s->att, s->dim, false, &w->w_o);
+		ADD(b + S_O_W, K_MAT, s->att, s->dim, true, &w->w_o);
 		if (s->o_bias)
 			ADD(b + S_O_B, K_BIAS, 1, s->dim, false, &w->b_o);
 		ADD(b + S_LN2_G, K_GAIN, 1, s->dim, false, &w->ln2_g);
 		if (s->gpt2)
 			ADD(b + S_LN2_B, K_BIAS, 1, s->dim, false, &w->ln2_b);
-		ADD(b + S_UP_W, K_MAT, s->dim, s->ffn, false, &w->w_up);
+		ADD(b + S_UP_W, K_MAT, s->dim, s->ffn, true, &w->w_up);
 		if (s->mlp_bias)
 			ADD(b + S_UP_B, K_BIAS, 1, s->ffn, false, &w->b_up);
 		if (!s->gpt2) {
-			ADD(b + S_GATE_W, K_MAT, s->dim, s->ffn, false,
+			ADD(b + S_GATE_W, K_MAT, s->dim, s->ffn, true,
 			    &w->w_gate);
 			if (s->mlp_bias)
 				ADD(b + S_GATE_B, K_BIAS, 1, s->ffn, false,
 				    &w->b_gate);
 		}
-		ADD(b + S_DOWN_W, K_MAT, s->ffn, s->dim, false, &w->w_down);
+		ADD(b + S_DOWN_W, K_MAT, s->ffn, s->dim, true, &w->w_down);
 		if (s->mlp_bias)
 			ADD(b + S_DOWN_B, K_BIAS, 1, s->dim, false,
 			    &w->b_down);
@@ -675,6 +676,10 @@ void kv_engine_free(struct kv_engine *e)
 
 enum act { ACT_NONE, ACT_GELU, ACT_SWIGLU };
 
+/* Tasks per thread of a product: contiguous runs of W's rows handed out
+ * in turn, so a thread that gets less bandwidth takes fewer of them. */
+#define LINEAR_TASKS 4
+
 /* y (m, n) = x (m, k) w (k, n) + beta y + b, then the activation; with
  * SWIGLU, y = silu(x w2 + b2) * (x w + b), the gate product into g. */
 struct linear_job {
@@ -684,6 +689,8 @@ struct linear_job {
 	float beta;
 	enum act act;
 	bool simd;
+	uint64_t chunk; /* outputs per task, a multiple of 16 */
+	_Atomic uint64_t next;
 };
 
 static void product(const float *x, const float *w, const float *b,
@@ -691,32 +698,25 @@ static void product(const float *x, const float *w, const float *b,
 		    uint64_t c0, uint64_t c1, float beta, bool simd)
 {
 	blasint cols = (blasint)(c1 - c0);
-	if (m > 1 && m <= KV_SMALL_ROWS && simd)
+	const float *wc = w + c0 * k; /* rows c0 .. c1 - 1 of W (n, k) */
+	if (m <= KV_SMALL_ROWS && simd)
 		kv_gemm_small(x, m, k, w, n, c0, c1, beta, y, simd);
 	else if (m == 1)
-		cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, cols, 1.0f,
-			    w + c0, (blasint)n, x, 1, beta, y + c0, 1);
+		cblas_sgemv(CblasRowMajor, CblasNoTrans, cols, (blasint)k,
+			    1.0f, wc, (blasint)k, x, 1, beta, y + c0, 1);
 	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
 			    (blasint)m, cols, (blasint)k, 1.0f, x, (blasint)k,
-			    w + c0, (blasint)n, beta, y + c0, (blasint)n);
+			    wc, (blasint)k, beta, y + c0, (blasint)n);
 	if (b)
 		for (uint64_t r = 0; r < m; r++)
 			for (uint64_t c = c0; c < c1; c++)
 				y[r * n + c] += b[c];
 }
 
-static void linear_task(void *arg, unsigned tid, unsigned nth)
+/* Outputs c0 .. c1 - 1 of a product, with its activation. */
+static void linear_cols(const struct linear_job *j, uint64_t c0, uint64_t c1)
 {
-	const struct linear_job *j = arg;
-	/* columns in runs of 16 floats, so each slice starts aligned */
-	uint64_t blocks = (j->n + 15) / 16;
-	uint64_t c0 = blocks * tid / nth * 16;
-	uint64_t c1 = blocks * (tid + 1) / nth * 16;
-	if (c1 > j->n)
-		c1 = j->n;
-	if (c0 >= c1)
-		return;
 	product(j->x, j->w, j->b, j->y, j->m, j->k, j->n, c0, c1, j->beta,
 		j->simd);
 	if (j->act == ACT_GELU) {
@@ -731,13 +731,30 @@ static void linear_task(void *arg, unsigned tid, unsigned nth)
 	}
 }
 
+static void linear_task(void *arg, unsigned tid, unsigned nth)
+{
+	struct linear_job *j = arg;
+	(void)tid;
+	(void)nth;
+	for (;;) {
+		uint64_t c0 = atomic_fetch_add(&j->next, 1) * j->chunk;
+		if (c0 >= j->n)
+			return;
+		linear_cols(j, c0, c0 + j->chunk < j->n ? c0 + j->chunk : j->n);
+	}
+}
+
 static void linear(struct kv_engine *e, const float *x, uint64_t m,
 		   uint64_t k, const float *w, const float *b, float *y,
 		   uint64_t n, float beta, enum act act, const float *w2,
 		   const float *b2)
 {
-	struct linear_job j = {x,    w,    b, w2,   b2,  y,
-			       e->g, m,    k, n,    beta, act, e->simd};
+	struct linear_job j = {.x = x, .w = w, .b = b, .w2 = w2, .b2 = b2,
+			       .y = y, .g = e->g, .m = m, .k = k, .n = n,
+			       .beta = beta, .act = act, .simd = e->simd};
+	uint64_t tasks = (uint64_t)e->s.threads * LINEAR_TASKS;
+	j.chunk = ((n + tasks - 1) / tasks + 15) / 16 * 16;
+	atomic_init(&j.next, 0);
 	kv_pool_run(e->pool, linear_task, &j);
 }
 
@@ -978,11 +995,7 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 	for (uint64_t r = 0; r < rows; r++) {
 		uint64_t tok = tokens[r];
 		float *x = e->x + r * d;
-		if (s->tied)
-			for (uint64_t i = 0; i < d; i++)
-				x[i] = e->wte[i * s->vocab + tok];
-		else
-			memcpy(x, e->wte + tok * d, d * sizeof *x);
+		memcpy(x, e->wte + tok * d, d * sizeof *x);
 		if (s->gpt2) {
 			const float *p = e->wpe + (pos + r % n) * d;
 			for (uint64_t i = 0; i < d; i++)

@@ -305,7 +305,7 @@ static void test_gemm_small(void)
 			uint64_t r = m - 1, c = 150;
 			double want = beta ? (double)((r * N + c) % 7) : 0;
 			for (int i = 0; i < K; i++)
-				want += (double)x[r * K + i] * w[i * N + c];
+				want += (double)x[r * K + i] * w[c * K + i];
 			CHECK_NEAR(y0[r * N + c], want, 1e-5);
 		}
 }
