@@ -76,14 +76,6 @@ void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
 void kv_gelu(float *x, uint64_t n, bool simd);
 void kv_silu_mul(float *h, const float *g, uint64_t n, bool simd);
 
-/* y[r][c] = beta y[r][c] + (x w)[r][c] for rows r < m and columns
- * c0 <= c < c1; x (m, k), w (k, n), y (m, n): a few rows by a weight
- * matrix, streaming it once without packing. */
-void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const float *w,
-		   uint64_t n, uint64_t c0, uint64_t c1, float beta, float *y,
-		   bool simd);
-/* Rows up to which kv_gemm_small() beats sgemm's packing. */
-#define KV_SMALL_ROWS 8
 
 /* Whether a vectorised kernel runs on this CPU for head size hd. */
 bool kv_attn_has_simd(uint32_t hd);
@@ -104,5 +96,20 @@ void kv_attn_part_isa(const float *q, uint32_t g, uint32_t per,
 		      const float *k, const float *v, uint64_t n, uint32_t hd,
 		      float scale, float *s, float *o, float *m, float *l,
 		      enum kv_isa isa);
+
+/* y[r][c] = beta y[r][c] + sum over i of x[r][i] w[c][i] for rows r < m
+ * and columns c0 <= c < c1; x (m, k), w (n, k) as the engine keeps its
+ * weights ([out][in]), y (m, n): a few rows by a weight matrix, streaming
+ * it once without packing. beta 0 never reads y. simd: the vectorised
+ * kernel when the CPU has one; _isa: through the named one (the portable
+ * one where that does not run), for tests. */
+void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const float *w,
+		   uint64_t n, uint64_t c0, uint64_t c1, float beta, float *y,
+		   bool simd);
+void kv_gemm_small_isa(const float *x, uint64_t m, uint64_t k,
+		       const float *w, uint64_t n, uint64_t c0, uint64_t c1,
+		       float beta, float *y, enum kv_isa isa);
+/* Rows up to which kv_gemm_small() beats sgemm's packing. */
+#define KV_SMALL_ROWS 8
 
 #endif

@@ -41,38 +41,47 @@ static inline void put(float *y, float beta, float acc)
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX512 __attribute__((target("avx512f")))
 
-/* Rows a and b of x (b == NULL: a alone) against row wc of W, two chains
- * each; a tail of k % 16 through a masked load. */
-AVX512 static void dots_avx512(const float *xa, const float *xb,
-			       const float *wc, uint64_t k, float *sa,
-			       float *sb)
+/*
+ * The tile kernels: R rows of x against C consecutive rows of W, R x C
+ * accumulators, so each load of W serves R products and each load of x
+ * serves C (four and four: 0.5 loads per FMA). R and C are constants at
+ * every call, so the accumulators stay in registers. out[r][c] = the dot
+ * product of x row r with W row c.
+ */
+#define TILE_R 4
+#define TILE_C 4
+
+__attribute__((always_inline)) AVX512 static inline void
+tile_avx512(const float *x, uint64_t k, const float *w, int R, int C,
+	    float out[TILE_R][TILE_C])
 {
-	__m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
-	uint64_t i = 0;
-	for (; i + 32 <= k; i += 32) {
-		__m512 w0 = _mm512_loadu_ps(wc + i);
-		__m512 w1 = _mm512_loadu_ps(wc + i + 16);
-		a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xa + i), a0);
-		a1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xa + i + 16), a1);
-		if (xb) {
-			b0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xb + i), b0);
-			b1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xb + i + 16),
-					     b1);
-		}
-	}
-	for (; i < k; i += 16) {
+	__m512 acc[TILE_R][TILE_C];
+	_Pragma("GCC unroll 4")
+	for (int r = 0; r < R; r++)
+		_Pragma("GCC unroll 4")
+		for (int c = 0; c < C; c++)
+			acc[r][c] = _mm512_setzero_ps();
+	for (uint64_t i = 0; i < k; i += 16) {
 		__mmask16 mk = k - i >= 16 ? 0xFFFF
 					   : (__mmask16)((1u << (k - i)) - 1);
-		__m512 w0 = _mm512_maskz_loadu_ps(mk, wc + i);
-		a0 = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(mk, xa + i), a0);
-		if (xb)
-			b0 = _mm512_fmadd_ps(w0,
-					     _mm512_maskz_loadu_ps(mk, xb + i),
-					     b0);
+		__m512 wv[TILE_C];
+		_Pragma("GCC unroll 4")
+		for (int c = 0; c < C; c++)
+			wv[c] = _mm512_maskz_loadu_ps(mk, w + c * k + i);
+		_Pragma("GCC unroll 4")
+		for (int r = 0; r < R; r++) {
+			__m512 xv = _mm512_maskz_loadu_ps(mk, x + r * k + i);
+			_Pragma("GCC unroll 4")
+			for (int c = 0; c < C; c++)
+				acc[r][c] = _mm512_fmadd_ps(wv[c], xv,
+							    acc[r][c]);
+		}
 	}
-	*sa = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-	if (xb)
-		*sb = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
+	_Pragma("GCC unroll 4")
+	for (int r = 0; r < R; r++)
+		_Pragma("GCC unroll 4")
+		for (int c = 0; c < C; c++)
+			out[r][c] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
 AVX2 static inline float hsum8(__m256 a)
@@ -84,70 +93,100 @@ AVX2 static inline float hsum8(__m256 a)
 	return _mm_cvtss_f32(x);
 }
 
-AVX2 static void dots_avx2(const float *xa, const float *xb, const float *wc,
-			   uint64_t k, float *sa, float *sb)
+__attribute__((always_inline)) AVX2 static inline void
+tile_avx2(const float *x, uint64_t k, const float *w, int R, int C,
+	  float out[TILE_R][TILE_C])
 {
-	__m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+	__m256 acc[TILE_R][TILE_C];
+	_Pragma("GCC unroll 4")
+	for (int r = 0; r < R; r++)
+		_Pragma("GCC unroll 4")
+		for (int c = 0; c < C; c++)
+			acc[r][c] = _mm256_setzero_ps();
 	uint64_t i = 0;
-	for (; i + 16 <= k; i += 16) {
-		__m256 w0 = _mm256_loadu_ps(wc + i);
-		__m256 w1 = _mm256_loadu_ps(wc + i + 8);
-		a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xa + i), a0);
-		a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xa + i + 8), a1);
-		if (xb) {
-			b0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xb + i), b0);
-			b1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xb + i + 8),
-					     b1);
+	for (; i + 8 <= k; i += 8) {
+		__m256 wv[TILE_C];
+		_Pragma("GCC unroll 4")
+		for (int c = 0; c < C; c++)
+			wv[c] = _mm256_loadu_ps(w + c * k + i);
+		_Pragma("GCC unroll 4")
+		for (int r = 0; r < R; r++) {
+			__m256 xv = _mm256_loadu_ps(x + r * k + i);
+			_Pragma("GCC unroll 4")
+			for (int c = 0; c < C; c++)
+				acc[r][c] = _mm256_fmadd_ps(wv[c], xv,
+							    acc[r][c]);
 		}
 	}
-	float ta = 0, tb = 0;
-	for (; i < k; i++) {
-		ta += wc[i] * xa[i];
-		if (xb)
-			tb += wc[i] * xb[i];
-	}
-	*sa = hsum8(_mm256_add_ps(a0, a1)) + ta;
-	if (xb)
-		*sb = hsum8(_mm256_add_ps(b0, b1)) + tb;
+	_Pragma("GCC unroll 4")
+	for (int r = 0; r < R; r++)
+		_Pragma("GCC unroll 4")
+		for (int c = 0; c < C; c++) {
+			float t = 0;
+			for (uint64_t j = i; j < k; j++)
+				t += x[r * k + j] * w[c * k + j];
+			out[r][c] = hsum8(acc[r][c]) + t;
+		}
 }
 
-/* 2 AVX-512, 1 AVX2 with FMA, 0 neither */
-static int simd_isa(void)
-{
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f"))
-		return 2;
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
+/* One instance per (R, C) and instruction set, chosen at run time. */
+#define TILES(isa)                                                        \
+	static void tiles_##isa(const float *x, uint64_t k, const float *w, \
+				int R, int C, float out[TILE_R][TILE_C])    \
+	{                                                                 \
+		switch (R * 8 + C) {                                      \
+		case 1 * 8 + 1: tile_##isa(x, k, w, 1, 1, out); break;    \
+		case 2 * 8 + 1: tile_##isa(x, k, w, 2, 1, out); break;    \
+		case 3 * 8 + 1: tile_##isa(x, k, w, 3, 1, out); break;    \
+		case 4 * 8 + 1: tile_##isa(x, k, w, 4, 1, out); break;    \
+		case 1 * 8 + 4: tile_##isa(x, k, w, 1, 4, out); break;    \
+		case 2 * 8 + 4: tile_##isa(x, k, w, 2, 4, out); break;    \
+		case 3 * 8 + 4: tile_##isa(x, k, w, 3, 4, out); break;    \
+		default: tile_##isa(x, k, w, 4, 4, out); break;           \
+		}                                                         \
+	}
+AVX512 TILES(avx512)
+AVX2 TILES(avx2)
 #endif
+
+void kv_gemm_small_isa(const float *x, uint64_t m, uint64_t k,
+		       const float *w, uint64_t n, uint64_t c0, uint64_t c1,
+		       float beta, float *y, enum kv_isa isa)
+{
+	if (!kv_attn_has_isa(isa, 16))
+		isa = KV_ISA_C;
+	if (isa == KV_ISA_C) {
+		small_c(x, m, k, w, n, c0, c1, beta, y);
+		return;
+	}
+#ifdef HAVE_SIMD_GEMM
+	float out[TILE_R][TILE_C];
+	for (uint64_t c = c0; c < c1;) {
+		int C = c1 - c >= TILE_C ? TILE_C : 1;
+		for (uint64_t r = 0; r < m; r += TILE_R) {
+			int R = m - r >= TILE_R ? TILE_R : (int)(m - r);
+			if (isa == KV_ISA_AVX512)
+				tiles_avx512(x + r * k, k, w + c * k, R, C,
+					     out);
+			else
+				tiles_avx2(x + r * k, k, w + c * k, R, C,
+					   out);
+			for (int i = 0; i < R; i++)
+				for (int j = 0; j < C; j++)
+					put(y + (r + i) * n + c + j, beta,
+					    out[i][j]);
+		}
+		c += C;
+	}
+#endif
+}
 
 void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const float *w,
 		   uint64_t n, uint64_t c0, uint64_t c1, float beta, float *y,
 		   bool simd)
 {
-#ifdef HAVE_SIMD_GEMM
-	int isa = simd_isa();
-	if (simd && isa) {
-		for (uint64_t c = c0; c < c1; c++) {
-			const float *wc = w + c * k;
-			for (uint64_t r = 0; r < m; r += 2) {
-				const float *xb = r + 1 < m ? x + (r + 1) * k
-							    : NULL;
-				float sa, sb = 0;
-				if (isa == 2)
-					dots_avx512(x + r * k, xb, wc, k, &sa,
-						    &sb);
-				else
-					dots_avx2(x + r * k, xb, wc, k, &sa,
-						  &sb);
-				put(y + r * n + c, beta, sa);
-				if (xb)
-					put(y + (r + 1) * n + c, beta, sb);
-			}
-		}
-		return;
-	}
-#endif
-	(void)simd;
-	small_c(x, m, k, w, n, c0, c1, beta, y);
+	enum kv_isa isa = !simd ? KV_ISA_C
+			  : kv_attn_has_isa(KV_ISA_AVX512, 16) ? KV_ISA_AVX512
+							       : KV_ISA_AVX2;
+	kv_gemm_small_isa(x, m, k, w, n, c0, c1, beta, y, isa);
 }

@@ -274,40 +274,48 @@ static void test_attn_isa(void)
 			}
 }
 
-/* The few-rows product against the plain loop, with and without beta,
- * over column ranges that start and end anywhere. */
+/* One case of the few-rows product: the named kernel against the plain
+ * loop and one element by hand, over a column range that starts and ends
+ * off the kernels' tiles (K = 37 leaves a tail of 5 in every row). */
+static void gemm_case(const float *x, const float *w, float *y0, float *y1,
+		      uint64_t m, int beta, enum kv_isa isa)
+{
+	enum { K = 37, N = 300 };
+	/* with beta 0 the outputs in range start as NaN: they must not be
+	 * read */
+	for (uint64_t i = 0; i < 8 * N; i++) {
+		uint64_t r = i / N, c = i % N;
+		bool in = r < m && c >= 3 && c < 297;
+		y0[i] = y1[i] = in && !beta ? NAN : (float)(i % 7);
+	}
+	kv_gemm_small_isa(x, m, K, w, N, 3, 297, (float)beta, y0, isa);
+	kv_gemm_small_isa(x, m, K, w, N, 3, 297, (float)beta, y1, KV_ISA_C);
+	CHECK_NEAR(kv_max_abs_diff(y0, y1, 8 * N), 0, 1e-5);
+	/* columns outside the range are left alone */
+	CHECK(y0[0] == 0 && y0[299] == (float)(299 % 7));
+	/* one element by hand: the last row, column 150 */
+	uint64_t r = m - 1, c = 150;
+	double want = beta ? (double)((r * N + c) % 7) : 0;
+	for (int i = 0; i < K; i++)
+		want += (double)x[r * K + i] * w[c * K + i];
+	CHECK_NEAR(y0[r * N + c], want, 1e-5);
+}
+
+/* The few-rows product through every kernel this CPU runs, 1 to 8 rows,
+ * with and without beta. */
 static void test_gemm_small(void)
 {
 	enum { K = 37, N = 300 };
-	static float x[8 * K], w[K * N], y0[8 * N], y1[8 * N];
+	static float x[8 * K], w[N * K], y0[8 * N], y1[8 * N];
 	for (int i = 0; i < 8 * K; i++)
 		x[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
-	for (int i = 0; i < K * N; i++)
+	for (int i = 0; i < N * K; i++)
 		w[i] = (float)((i * 53) % 29) / 29.0f - 0.5f;
-	for (uint64_t m = 1; m <= 8; m++)
-		for (int beta = 0; beta < 2; beta++) {
-			/* with beta 0 the outputs in range start as NaN:
-			 * they must not be read */
-			for (uint64_t i = 0; i < 8 * N; i++) {
-				uint64_t r = i / N, c = i % N;
-				bool in = r < m && c >= 3 && c < 297;
-				y0[i] = y1[i] =
-					in && !beta ? NAN : (float)(i % 7);
-			}
-			kv_gemm_small(x, m, K, w, N, 3, 297, (float)beta, y0,
-				      true);
-			kv_gemm_small(x, m, K, w, N, 3, 297, (float)beta, y1,
-				      false);
-			CHECK_NEAR(kv_max_abs_diff(y0, y1, 8 * N), 0, 1e-5);
-			/* columns outside the range are left alone */
-			CHECK(y0[0] == 0 && y0[299] == (float)(299 % 7));
-			/* one element by hand: the last row, column 150 */
-			uint64_t r = m - 1, c = 150;
-			double want = beta ? (double)((r * N + c) % 7) : 0;
-			for (int i = 0; i < K; i++)
-				want += (double)x[r * K + i] * w[c * K + i];
-			CHECK_NEAR(y0[r * N + c], want, 1e-5);
-		}
+	for (int isa = KV_ISA_AVX2; isa <= KV_ISA_AVX512; isa++)
+		for (uint64_t m = 1; m <= 8; m++)
+			for (int beta = 0; beta < 2; beta++)
+				gemm_case(x, w, y0, y1, m, beta,
+					  (enum kv_isa)isa);
 }
 
 /* The cache is what kvsize says: 73,728 bytes per token for the default. */
