@@ -132,6 +132,11 @@ struct kv_paged_usage {
  * reservation of max_len for each. Returns 0, KV_EINVAL (n, block_size or
  * bpt zero, a length zero or beyond max_len) or KV_ERANGE.
  */
+/* The length of sequence `user` drawn uniform on [lo, hi] (lo <= hi)
+ * from the seeded generator. */
+uint64_t kv_paged_draw_length(uint64_t seed, uint64_t user, uint64_t lo,
+			      uint64_t hi);
+
 int kv_paged_usage(const uint64_t *lens, uint64_t n, uint64_t max_len,
 		   uint32_t block_size, uint64_t bpt,
 		   struct kv_paged_usage *u);

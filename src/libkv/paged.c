@@ -380,6 +380,17 @@ int kv_paged_append(struct kv_paged *p, uint32_t seq, const uint32_t *tokens,
 
 /* --- what paging saves --- */
 
+/* The generator's stream of drawn lengths, beyond engine_int.h's. */
+#define STREAM_LENGTHS (4ULL << 40)
+
+uint64_t kv_paged_draw_length(uint64_t seed, uint64_t user, uint64_t lo,
+			      uint64_t hi)
+{
+	uint64_t span = hi - lo + 1; /* 0: the whole 64-bit range */
+	uint64_t r = kv_rand_bits(kv_rand_key(seed, STREAM_LENGTHS), user);
+	return span ? lo + r % span : r;
+}
+
 int kv_paged_usage(const uint64_t *lens, uint64_t n, uint64_t max_len,
 		   uint32_t block_size, uint64_t bpt,
 		   struct kv_paged_usage *u)

@@ -224,6 +224,16 @@ static void test_usage(void)
 	const uint64_t big[1] = {33};
 	CHECK(kv_paged_usage(big, 1, 32, 16, 100, &u) == KV_EINVAL);
 	CHECK(kv_paged_usage(lens, 3, 32, 0, 100, &u) == KV_EINVAL);
+	/* drawn lengths stay in range and are the same for the same seed */
+	bool spread = false;
+	for (uint64_t i = 0; i < 100; i++) {
+		uint64_t d = kv_paged_draw_length(5, i, 10, 20);
+		CHECK(d >= 10 && d <= 20);
+		CHECK_U64(kv_paged_draw_length(5, i, 10, 20), d);
+		spread |= d != kv_paged_draw_length(5, 0, 10, 20);
+	}
+	CHECK(spread);
+	CHECK_U64(kv_paged_draw_length(5, 3, 7, 7), 7);
 	const uint64_t huge[1] = {UINT64_MAX / 2};
 	CHECK(kv_paged_usage(huge, 1, UINT64_MAX, 16, 100, &u) == KV_ERANGE);
 }
