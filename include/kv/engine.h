@@ -177,7 +177,9 @@ bool kv_engine_set_simd(struct kv_engine *e, bool on);
  *
  * The paged layout keeps the cache as pool_blocks blocks, each holding B
  * rows of head_dim floats per (layer, K/V, KV head), and a block table per
- * sequence (see paged.h). kv_engine_forward() at pos cuts each sequence
+ * sequence (see paged.h). Block b's rows of (layer, K/V, head) follow
+ * block b - 1's, so a sequence whose blocks were taken in order from a
+ * fresh pool reads one run per head, as the contiguous layout does. kv_engine_forward() at pos cuts each sequence
  * back to pos positions (pos 0: a new text, every block released) and
  * takes blocks for the new ones; it fails with KV_ENOMEM when the pool
  * has no block left, and KV_EINVAL when pos is beyond what a sequence

@@ -102,7 +102,9 @@ struct kv_engine {
 	struct layer_w *lw; /* (layers) */
 
 	float *cache;         /* (layer, 2, user, kv_head, ctx, hd): K then V;
-			       * paged: (block, layer, 2, kv_head, bs, hd) */
+			       * paged: (layer, 2, kv_head, block, bs, hd),
+			       * so a head's blocks taken in order are one
+			       * run, as in the contiguous layout */
 	uint64_t cache_bytes; /* what was allocated */
 	struct kv_paged *pages; /* the block tables, when paged */
 	uint32_t *tokbuf;     /* (users, chunk): a prefill's chunk */
@@ -909,9 +911,9 @@ static float *kv_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
 	uint64_t per = s->users * s->kv_heads;
 	if (cache && s->paged) {
 		uint64_t b = kv_paged_table(e->pages, (uint32_t)u)[p / s->bs];
-		return e->cache + (((b * s->layers + l) * 2 + kv) *
-					   s->kv_heads + j) * s->bs * s->hd +
-		       p % s->bs * s->hd;
+		return e->cache + (((((uint64_t)l * 2 + kv) * s->kv_heads + j) *
+					    s->pool + b) * s->bs +
+				   p % s->bs) * s->hd;
 	}
 	if (cache)
 		return e->cache + ((((uint64_t)l * 2 + kv) * per +
