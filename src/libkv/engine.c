@@ -955,11 +955,11 @@ static void merge_block(const struct kv_engine *e, const struct attn_job *j,
 			continue;
 		float mx = m[r] > pm[i] ? m[r] : pm[i];
 		float wa = expf(m[r] - mx), wb = expf(pm[i] - mx);
-		float *or = o + (uint64_t)r * hd;
+		float *orow = o + (uint64_t)r * hd;
 		const float *oi = po + (uint64_t)i * hd;
 		l[r] = l[r] * wa + pl[i] * wb;
 		for (uint32_t d = 0; d < hd; d++)
-			or[d] = or[d] * wa + oi[d] * wb;
+			orow[d] = orow[d] * wa + oi[d] * wb;
 		m[r] = mx;
 	}
 }
