@@ -151,8 +151,11 @@ double kv_engine_attend_flops(const struct kv_engine *e, uint64_t pos);
 uint64_t kv_engine_users(const struct kv_engine *e);
 
 /* Fills positions 0 .. ctx - 1 of every sequence's cache with random values
- * of a model's scale, standing in for a prefill (for benchmarks). Returns 0
- * or KV_EINVAL (ctx beyond max_ctx or no cache). */
+ * of a model's scale, standing in for a prefill (for benchmarks); the same
+ * values in every layout. Paged, the sequences take their blocks in turn,
+ * as when decoded together, so with several users each one's blocks lie
+ * apart in the pool. Returns 0, KV_EINVAL (ctx beyond max_ctx or no
+ * cache) or KV_ENOMEM (a pool too small for every user). */
 int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed);
 
 /* Attention alone: one new token per sequence at position pos attends over

@@ -40,6 +40,10 @@ enum kind { K_MAT, K_BIAS, K_GAIN };
 #define B_SCALE 0.02f
 #define G_SCALE 0.1f
 
+/* Positions per attention tile with blocks: enough rows per kernel call
+ * that the call's overhead and the merge stay small. */
+#define ATTN_TILE 256
+
 /* Floats per aligned piece: every tensor starts on 64 bytes. */
 #define ALIGN_F 16
 
@@ -71,7 +75,9 @@ struct shape {
 	uint32_t threads, nsplit; /* nsplit: most parts of a decode */
 	uint32_t qblock; /* tokens of a chunk attending together */
 	bool cache;
-	uint32_t bs;     /* positions per attention block, 0: none */
+	uint32_t bs;     /* positions per cache block, 0: none */
+	uint64_t tile;   /* positions per attention tile: whole blocks,
+			  * about ATTN_TILE of them; 0 without blocks */
 	bool paged;      /* the cache is a pool of blocks */
 	bool prefix;     /* full blocks kept for prefix reuse */
 	uint64_t pool;   /* blocks of the pool, when paged */
@@ -123,6 +129,8 @@ struct kv_engine {
 			* outputs [and one attention block's o, m, l] */
 	float *part;  /* (user, kv_head, nsplit, group, hd + 2) */
 	float *rope;  /* (ctx, hd / 2, 2) cos, sin; Llama */
+	float *tiles; /* (threads, 2, tile, hd): a tile's K and V rows
+		       * gathered from blocks apart; paged, tile > bs */
 
 	uint64_t passes[2]; /* token passes without, with the cache */
 };
@@ -167,6 +175,8 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 	s->qblock = s->group >= 8 ? 1 : 8 / s->group;
 	s->cache = o->cache;
 	s->bs = o->block_size;
+	s->tile = s->bs ? s->bs * (ATTN_TILE > s->bs ? ATTN_TILE / s->bs : 1)
+			: 0;
 	s->paged = o->paged && o->cache;
 	s->prefix = o->prefix && s->paged;
 	s->pool = 0;
@@ -304,6 +314,8 @@ static size_t pieces(const struct shape *s, struct kv_engine *e,
 	    &e->part);
 	if (!s->gpt2)
 		PUT(s->ctx, s->hd, &e->rope);
+	if (s->paged && s->tile > s->bs)
+		PUT(2ULL * s->threads * s->tile, s->hd, &e->tiles);
 #undef PUT
 	return n;
 }
@@ -934,20 +946,17 @@ struct attn_job {
 	_Atomic uint64_t next;
 };
 
-/* The kernel on g query rows (from row r0 of q) over n positions from
- * p of KV head kh of sequence u, its result merged into rows r0.. of o,
- * m, l: the running maximum, then both sums rescaled to it. po holds the
- * kernel's own o, m and l. */
-static void merge_block(const struct kv_engine *e, const struct attn_job *j,
-			uint64_t u, uint32_t kh, const float *q, uint32_t r0,
-			uint32_t g, uint32_t per, uint64_t p, uint64_t n,
-			float *sc, float *o, float *m, float *l, float *po)
+/* The kernel on g query rows (from row r0 of q) over n rows of k and v,
+ * its result merged into rows r0.. of o, m, l: the running maximum, then
+ * both sums rescaled to it. po holds the kernel's own o, m and l. */
+static void merge_block(const struct kv_engine *e, const float *k,
+			const float *v, const float *q, uint32_t r0,
+			uint32_t g, uint32_t per, uint64_t n, float *sc,
+			float *o, float *m, float *l, float *po)
 {
 	uint32_t hd = e->s.hd;
 	float *pm = po + (uint64_t)g * hd, *pl = pm + g;
-	kv_attn_part(q + (uint64_t)r0 * hd, g, per,
-		     kv_rows(e, j->layer, u, kh, 0, true, p),
-		     kv_rows(e, j->layer, u, kh, 1, true, p), n, hd,
+	kv_attn_part(q + (uint64_t)r0 * hd, g, per, k, v, n, hd,
 		     1.0f / sqrtf((float)hd), sc, po, pm, pl, e->simd);
 	for (uint32_t i = 0; i < g; i++) {
 		uint32_t r = r0 + i;
@@ -964,21 +973,56 @@ static void merge_block(const struct kv_engine *e, const struct attn_job *j,
 	}
 }
 
+/* K and V rows [b0, b1) (within one tile) of KV head kh of sequence u
+ * on layer l, as one run each: in place when contiguous or when the
+ * tile's blocks lie one after another in the pool, else gathered block by
+ * block into buf (2, tile, hd). */
+static void tile_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
+		      uint32_t kh, uint64_t b0, uint64_t b1, float *buf,
+		      const float **k, const float **v)
+{
+	const struct shape *s = &e->s;
+	*k = kv_rows(e, l, u, kh, 0, true, b0);
+	*v = kv_rows(e, l, u, kh, 1, true, b0);
+	if (!s->paged)
+		return;
+	const uint32_t *t = kv_paged_table(e->pages, (uint32_t)u);
+	uint64_t i = b0 / s->bs, last = (b1 - 1) / s->bs;
+	while (i < last && t[i + 1] == t[i] + 1)
+		i++;
+	if (i == last)
+		return;
+	float *kb = buf, *vb = buf + s->tile * s->hd;
+	size_t row = s->hd * sizeof *buf;
+	for (uint64_t p = b0; p < b1;) {
+		uint64_t end = (p / s->bs + 1) * s->bs;
+		end = end < b1 ? end : b1;
+		memcpy(kb + (p - b0) * s->hd, kv_rows(e, l, u, kh, 0, true, p),
+		       (end - p) * row);
+		memcpy(vb + (p - b0) * s->hd, kv_rows(e, l, u, kh, 1, true, p),
+		       (end - p) * row);
+		p = end;
+	}
+	*k = kb;
+	*v = vb;
+}
+
 /*
  * g query rows q (tokens of `per` rows; the last token sees positions
  * [a, len), each earlier one a position fewer) of KV head kh of sequence
  * u against those positions: o, m, l as kv_attn_part(). Without blocks,
- * one kernel call over the range. With blocks, the range is walked block
- * by block in order; in each, the tokens that see the whole block attend
- * to it in one call and those that see part of it (their causal edge
- * falls inside it) in another, and each call is merged into o, m, l. The
- * same calls run whatever the layout, so paged and contiguous agree
- * bitwise.
+ * one kernel call over the range. With blocks, the range is walked in
+ * tiles of whole blocks (s->tile positions, from position 0), in order;
+ * in each, the tokens that see the whole tile attend to it in one call
+ * and those that see part of it (their causal edge falls inside it) in
+ * another, and each call is merged into o, m, l. The same calls run on
+ * the same rows whatever the layout (paged rows gathered when their
+ * blocks lie apart), so paged and contiguous agree bitwise.
  */
 static void attend_range(const struct kv_engine *e, const struct attn_job *j,
 			 uint64_t u, uint32_t kh, const float *q, uint32_t g,
 			 uint32_t per, uint64_t a, uint64_t len, float *sc,
-			 float *o, float *m, float *l, float *po)
+			 float *o, float *m, float *l, float *po, float *tb)
 {
 	const struct shape *s = &e->s;
 	uint32_t hd = s->hd, nt = g / per;
@@ -996,22 +1040,24 @@ static void attend_range(const struct kv_engine *e, const struct attn_job *j,
 	}
 	memset(o, 0, sizeof *o * g * hd);
 	for (uint64_t b0 = a; b0 < len;) {
-		uint64_t b1 = (b0 / s->bs + 1) * s->bs;
+		uint64_t b1 = (b0 / s->tile + 1) * s->tile;
+		const float *k, *v;
 		b1 = b1 < len ? b1 : len;
+		tile_rows(e, j->layer, u, kh, b0, b1, tb, &k, &v);
 		/* token t sees positions below len - (nt - 1 - t): all of
-		 * the block from t = full on, part of it from t = part */
+		 * the tile from t = full on, part of it from t = part */
 		uint64_t after = len - b1, from = len - b0;
 		uint32_t full = after >= nt - 1 ? 0
 						: nt - 1 - (uint32_t)after;
 		uint32_t part = from >= nt ? 0 : nt - (uint32_t)from;
 		if (full < nt)
-			merge_block(e, j, u, kh, q, full * per,
-				    (nt - full) * per, (nt - full) * per, b0,
-				    b1 - b0, sc, o, m, l, po);
+			merge_block(e, k, v, q, full * per, (nt - full) * per,
+				    (nt - full) * per, b1 - b0, sc, o, m, l,
+				    po);
 		if (part < full)
-			merge_block(e, j, u, kh, q, part * per,
-				    (full - part) * per, per, b0,
-				    len - (nt - full) - b0, sc, o, m, l, po);
+			merge_block(e, k, v, q, part * per, (full - part) * per,
+				    per, len - (nt - full) - b0, sc, o, m, l,
+				    po);
 		b0 = b1;
 	}
 }
@@ -1027,6 +1073,7 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 	float *m = sc + rows * s->ctx, *l = m + rows;
 	float *qb = l + rows, *ob = qb + rows * hd; /* (rows, hd) each */
 	float *po = ob + rows * hd; /* (rows, hd + 2), with blocks */
+	float *tb = e->tiles ? e->tiles + 2 * tid * s->tile * hd : NULL;
 	(void)nth;
 	for (;;) {
 		uint64_t i = atomic_fetch_add(&j->next, 1);
@@ -1055,7 +1102,7 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 					  : e->att + row * s->att +
 						    (uint64_t)kh * G * hd;
 			attend_range(e, j, u, kh, qq, g, G, 0, len, sc, o, m,
-				     l, po);
+				     l, po, tb);
 			for (uint32_t t = 0; t < nt; t++) {
 				float *dst = e->att + (row + t) * s->att +
 					     (uint64_t)kh * G * hd;
@@ -1070,17 +1117,17 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 		}
 		uint64_t a = len * part / j->nsplit;
 		uint64_t b = len * (part + 1) / j->nsplit;
-		if (s->bs && j->cache) { /* parts of whole blocks */
-			uint64_t nb = kv_paged_blocks_for(len, s->bs);
-			a = nb * part / j->nsplit * s->bs;
-			b = nb * (part + 1) / j->nsplit * s->bs;
+		if (s->bs && j->cache) { /* parts of whole tiles */
+			uint64_t nb = (len + s->tile - 1) / s->tile;
+			a = nb * part / j->nsplit * s->tile;
+			b = nb * (part + 1) / j->nsplit * s->tile;
 			b = b < len ? b : len;
 		}
 		float *o = e->part + i * G * (hd + 2);
 		float *pm = o + (uint64_t)G * hd, *pl = pm + G;
 		if (b > a) {
 			attend_range(e, j, u, kh, q, G, G, a, b, sc, o, pm, pl,
-				     po);
+				     po, tb);
 		} else { /* an empty part weighs nothing */
 			for (uint32_t g = 0; g < G; g++) {
 				pm[g] = -INFINITY;
@@ -1282,12 +1329,29 @@ static void fill_task(void *arg, unsigned tid, unsigned nth)
 	}
 }
 
+/* Gives every sequence blocks for ctx positions, a block per sequence in
+ * turn, as sequences decoded together take them: with several users the
+ * blocks of each interleave in the pool. */
+static int take_blocks_in_turn(struct kv_engine *e, uint64_t ctx)
+{
+	int rc;
+	for (uint32_t u = 0; u < e->s.users; u++)
+		kv_paged_release(e->pages, u);
+	for (uint64_t p = 0; p < ctx; p += e->s.bs)
+		for (uint32_t u = 0; u < e->s.users; u++) {
+			uint64_t n = ctx - p < e->s.bs ? ctx - p : e->s.bs;
+			if ((rc = kv_paged_append(e->pages, u, NULL, n)))
+				return rc;
+		}
+	return 0;
+}
+
 int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed)
 {
 	if (!e->cache || ctx > e->s.ctx)
 		return KV_EINVAL;
 	int rc;
-	if (e->s.paged && (rc = take_blocks(e, NULL, ctx, 0)))
+	if (e->s.paged && (rc = take_blocks_in_turn(e, ctx)))
 		return rc;
 	struct fill_job j = {e, ctx, kv_rand_key(seed, KV_STREAM_CACHE)};
 	kv_pool_run(e->pool, fill_task, &j);
