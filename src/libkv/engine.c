@@ -177,6 +177,8 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 	s->bs = o->block_size;
 	s->tile = s->bs ? s->bs * (ATTN_TILE > s->bs ? ATTN_TILE / s->bs : 1)
 			: 0;
+	if (s->bs && s->tile > kv_paged_blocks_for(s->ctx, s->bs) * s->bs)
+		s->tile = kv_paged_blocks_for(s->ctx, s->bs) * s->bs;
 	s->paged = o->paged && o->cache;
 	s->prefix = o->prefix && s->paged;
 	s->pool = 0;

@@ -3,8 +3,8 @@
  * tiny shapes: paged logits are bitwise those of the contiguous layout
  * with the same blocks (GPT-2 and Llama-style blocks, 1, 3 and 12 KV
  * heads, one and three users, one and two threads, a block of one
- * position and one of the whole context, a decode step split over
- * positions) and agree with recomputation; a warm prompt whose leading
+ * position and one of the whole context, prompts across attention tiles,
+ * blocks apart in the pool, a decode step split over positions) and agree with recomputation; a warm prompt whose leading
  * blocks are reused gives bitwise the cold logits; a changed first token
  * reuses nothing; the cache is exactly pool x block bytes; bad block
  * sizes and pools are refused, and an exhausted pool fails the pass.
@@ -130,6 +130,11 @@ static void test_layouts(void)
 		layouts(m, 3, 2, 2, 1, 9, 3);   /* a block per position */
 		layouts(m, 3, 2, 2, 12, 9, 3);  /* one block: the context */
 		layouts(m, 12, 1, 1, 16, 40, 3); /* chunk across blocks */
+		/* a prompt across tiles of 256 (blocks of 1) and of 200
+		 * (blocks of 100): its tokens see all, part or none of a
+		 * tile */
+		layouts(m, 3, 2, 2, 1, 280, 2);
+		layouts(m, 3, 1, 1, 100, 450, 2);
 		kv_model_free(m);
 	}
 	/* one KV head, one user, two threads: decode steps past 1,024
