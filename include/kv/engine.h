@@ -171,12 +171,14 @@ bool kv_engine_set_simd(struct kv_engine *e, bool on);
  * --- Paged cache ---
  *
  * With block_size B, the cached attention of every layout walks the
- * positions in blocks [i B, (i + 1) B): the kernel runs on each block's
- * rows and the blocks' partial results are merged in order (max, then
- * rescaled sums). The contiguous layout with the same B runs exactly the
- * same kernels on the same rows in the same order, only reading them from
- * one run instead of through a block table, so its logits are bitwise
- * those of the paged layout.
+ * positions in tiles of whole blocks (about 256 positions, at most the
+ * context's blocks): the kernel runs on each tile's rows and the tiles'
+ * partial results are merged in order (max, then rescaled sums). The
+ * contiguous layout with the same B runs exactly the same kernels on the
+ * same rows in the same order, only reading them from one run instead of
+ * through a block table (a tile whose blocks lie apart in the pool is
+ * first gathered into one run), so its logits are bitwise those of the
+ * paged layout.
  *
  * The paged layout keeps the cache as pool_blocks blocks, each holding B
  * rows of head_dim floats per (layer, K/V, KV head), and a block table per
