@@ -2,7 +2,9 @@
  * kvbench - benchmark sweeps of the decode engine against the machine's own
  * limits, as TSV for pipes, plotting scripts and CI. Parses options,
  * expands the sweep, asks libkv to build engines and time each point, and
- * prints a row as each point finishes.
+ * prints a row as each point finishes. The cache's layout (contiguous,
+ * attended in blocks, paged) is a sweep axis, so paging's cost per step
+ * is measured beside the contiguous step.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +32,10 @@ static const char usage[] =
 	"  -u, --users LIST       sequences per step (default 1; batch: 1,2,4,8)\n"
 	"  -j, --threads LIST     threads (default: online CPUs)\n"
 	"  -t, --kv-dtype LIST    cache format; the engine stores f32\n"
+	"      --layout LIST      contiguous, blocked (contiguous, attended\n"
+	"                         in blocks), paged (default contiguous)\n"
+	"      --block-size LIST  positions per block of blocked and paged\n"
+	"                         (default 16)\n"
 	"      --layers N         decoder layers instead of the config's\n"
 	"      --vocab N          vocabulary instead of the config's\n"
 	"  -r, --reps N           timed repetitions per point (default 5)\n"
@@ -53,17 +59,19 @@ static const char usage[] =
 
 enum { OPT_KV_HEADS = 256, OPT_LAYERS, OPT_VOCAB, OPT_WARMUP, OPT_MEMBW,
        OPT_SGEMM_N, OPT_BASELINE, OPT_MAX_REGRESS, OPT_JSON, OPT_NO_HEADER,
-       OPT_VERSION };
+       OPT_VERSION, OPT_LAYOUT, OPT_BLOCK_SIZE };
 
 static const struct option longopts[] = {
 	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"bench", required_argument, NULL, 'b'},
+	{"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
 	{"ctx", required_argument, NULL, 'c'},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
 	{"layers", required_argument, NULL, OPT_LAYERS},
+	{"layout", required_argument, NULL, OPT_LAYOUT},
 	{"max-regress", required_argument, NULL, OPT_MAX_REGRESS},
 	{"membw-size", required_argument, NULL, OPT_MEMBW},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
@@ -82,9 +90,16 @@ static const char *const cols[] = {
 	"bench", "model", "ctx", "users", "kv_heads", "kv_dtype", "threads",
 	"reps", "bytes", "flops", "ms_median", "ms_min", "ms_max", "gbps",
 	"gflops", "roofline_ms", "efficiency", "kv_bytes", "kv_share",
-	"kv_time_share", "ref_gbps", "ref_gflops", "baseline_ms", "ratio"};
-#define NCOLS_PLAIN 22
-#define NCOLS_BASELINE 24
+	"kv_time_share", "ref_gbps", "ref_gflops", "layout", "block_size",
+	"baseline_ms", "ratio"};
+#define NCOLS_PLAIN 24
+#define NCOLS_BASELINE 26
+
+/* The cache's layouts: one run attended whole, one run attended in
+ * blocks, blocks from a pool through block tables. */
+enum layout { L_CONTIGUOUS, L_BLOCKED, L_PAGED, L_COUNT };
+static const char *const layout_names[L_COUNT] = {"contiguous", "blocked",
+						  "paged"};
 
 /* One point of the sweep. */
 struct point {
@@ -95,12 +110,15 @@ struct point {
 	uint64_t kv_heads; /* 0: the model's */
 	uint64_t threads;
 	double baseline_ms; /* 0: none */
+	enum layout layout;
+	uint64_t block_size; /* 0 with contiguous */
 };
 
 struct args {
 	bool bench[KV_BENCH_COUNT], any_bench;
-	uint64_t *ctx, *kv_heads, *users, *threads;
-	size_t nctx, nkv_heads, nusers, nthreads;
+	uint64_t *ctx, *kv_heads, *users, *threads, *block_size;
+	size_t nctx, nkv_heads, nusers, nthreads, nblock_size;
+	bool layout[L_COUNT], any_layout;
 	uint64_t layers, vocab, reps, warmup, membw, sgemm_n, seed;
 	double max_regress; /* < 0: no gate */
 	const char *baseline;
@@ -138,6 +156,32 @@ static int parse_benches(const char *s, struct args *a)
 	}
 	if (!status && !a->any_bench)
 		status = cli_usage("--bench: empty list");
+	free(copy);
+	return status;
+}
+
+static int parse_layouts(const char *s, struct args *a)
+{
+	char *copy = strdup(s), *save = NULL;
+	int status = 0;
+	if (!copy) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (char *tok = strtok_r(copy, ",", &save); tok && !status;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int l = 0;
+		while (l < L_COUNT && strcmp(tok, layout_names[l]))
+			l++;
+		if (l == L_COUNT)
+			status = cli_usage("--layout: unknown layout '%s'; "
+					   "valid: contiguous, blocked, paged",
+					   tok);
+		else
+			a->layout[l] = a->any_layout = true;
+	}
+	if (!status && !a->any_layout)
+		status = cli_usage("--layout: empty list");
 	free(copy);
 	return status;
 }
@@ -228,6 +272,20 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 					 &a->vocab)))
 				return e;
 			break;
+		case OPT_LAYOUT:
+			if ((e = parse_layouts(optarg, a)))
+				return e;
+			break;
+		case OPT_BLOCK_SIZE:
+			if ((e = parse_list("--block-size", optarg,
+					    &a->block_size, &a->nblock_size)))
+				return e;
+			for (size_t i = 0; i < a->nblock_size; i++)
+				if (a->block_size[i] > UINT32_MAX)
+					return cli_usage("--block-size: at "
+							 "most %u, got '%s'",
+							 UINT32_MAX, optarg);
+			break;
 		case OPT_WARMUP:
 			if ((e = cli_u64("--warmup", optarg, 0, 100000,
 					 &a->warmup)))
@@ -288,6 +346,30 @@ static int add(struct sweep *s, struct point p)
 	return 0;
 }
 
+/* Adds point p once per layout and block size asked for (nocache, which
+ * keeps no cache, once). */
+static int add_layouts(const struct args *a, struct sweep *s, struct point p)
+{
+	static const uint64_t bs16 = 16;
+	const uint64_t *bs = a->block_size ? a->block_size : &bs16;
+	size_t nbs = a->block_size ? a->nblock_size : 1;
+	p.layout = L_CONTIGUOUS;
+	p.block_size = 0;
+	if (p.bench == KV_BENCH_NOCACHE)
+		return add(s, p);
+	for (int l = 0; l < L_COUNT; l++) {
+		if (a->any_layout ? !a->layout[l] : l != L_CONTIGUOUS)
+			continue;
+		p.layout = (enum layout)l;
+		for (size_t i = 0; i < (l == L_CONTIGUOUS ? 1 : nbs); i++) {
+			p.block_size = l == L_CONTIGUOUS ? 0 : bs[i];
+			if (add(s, p))
+				return CLI_FAIL;
+		}
+	}
+	return 0;
+}
+
 /* The default contexts of a bench when --ctx is not given. */
 static const uint64_t *default_ctx(enum kv_bench b, size_t *n)
 {
@@ -320,7 +402,8 @@ static int expand(const struct args *a, struct kv_model **models,
 		if (a->any_bench && !a->bench[b])
 			continue;
 		for (size_t ti = 0; ti < nthreads; ti++) {
-			struct point p = {b, 0, 0, 1, 0, threads[ti], 0};
+			struct point p = {b, 0, 0, 1, 0, threads[ti], 0,
+					  L_CONTIGUOUS, 0};
 			if (b == KV_BENCH_MEMBW || b == KV_BENCH_SGEMM) {
 				if (add(s, p))
 					return CLI_FAIL;
@@ -358,7 +441,8 @@ static int expand(const struct args *a, struct kv_model **models,
 							p.kv_heads = kvh[k];
 							p.users = users[u];
 							p.ctx = ctx[c];
-							if (add(s, p))
+							if (add_layouts(a, s,
+									p))
 								return CLI_FAIL;
 						}
 			}
@@ -382,6 +466,8 @@ static struct kv_engine_opts engine_opts(const struct args *a,
 	o.cache = p->bench != KV_BENCH_NOCACHE;
 	o.seed = a->seed;
 	o.threads = (uint32_t)p->threads;
+	o.block_size = (uint32_t)p->block_size;
+	o.paged = p->layout == L_PAGED;
 	return o;
 }
 
@@ -563,6 +649,14 @@ static void print_row(struct cli_table *t, const struct point *p,
 		cli_put_empty(t);
 	put_opt_f(t, r->ref_gbps, 2);
 	put_opt_f(t, r->ref_gflops, 2);
+	if (engine)
+		cli_put_str(t, layout_names[p->layout]);
+	else
+		cli_put_empty(t);
+	if (engine && p->block_size)
+		cli_put_u64(t, p->block_size);
+	else
+		cli_put_empty(t);
 	if (t->ncols == NCOLS_BASELINE) {
 		put_opt_f(t, p->baseline_ms, 3);
 		put_opt_f(t, ratio, 3);
@@ -583,7 +677,7 @@ static int read_baseline(const char *path, struct kv_model ***models,
 	}
 	static const char *const need[] = {"bench", "model", "ctx", "users",
 					   "kv_heads", "threads", "ms_median"};
-	int idx[7];
+	int idx[7], lidx = -1, bidx = -1; /* layout, block_size: optional */
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -609,6 +703,12 @@ static int read_baseline(const char *path, struct kv_model ***models,
 				for (int k = 0; k < nc; k++)
 					if (!strcmp(cells[k], need[i]))
 						idx[i] = k;
+			for (int k = 0; k < nc; k++) {
+				if (!strcmp(cells[k], "layout"))
+					lidx = k;
+				if (!strcmp(cells[k], "block_size"))
+					bidx = k;
+			}
 			for (int i = 0; i < 7 && !status; i++)
 				if (idx[i] < 0)
 					status = cli_usage(
@@ -648,6 +748,22 @@ static int read_baseline(const char *path, struct kv_model ***models,
 					   "or malformed",
 					   path, lineno);
 			break;
+		}
+		if (engine && lidx >= 0 && lidx < nc && *cells[lidx]) {
+			int l = 0;
+			while (l < L_COUNT && strcmp(cells[lidx], layout_names[l]))
+				l++;
+			if (l == L_COUNT ||
+			    (l != L_CONTIGUOUS &&
+			     (bidx < 0 || bidx >= nc ||
+			      kv_parse_u64(cells[bidx], &p.block_size) ||
+			      !p.block_size || p.block_size > UINT32_MAX))) {
+				status = cli_usage("%s: line %d: a layout or "
+						   "block size is malformed",
+						   path, lineno);
+				break;
+			}
+			p.layout = (enum layout)l;
 		}
 		if (engine) {
 			const char *name = cells[idx[1]];
@@ -817,5 +933,6 @@ out:
 	free(a.kv_heads);
 	free(a.users);
 	free(a.threads);
+	free(a.block_size);
 	return cli_finish(status);
 }

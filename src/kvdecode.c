@@ -2,7 +2,10 @@
  * kvdecode - the first article's experiment as a tool: generate tokens from
  * a random-weight model with and without the KV cache, show the tokens are
  * the same, time both, and weigh the cache from its allocation. Parses
- * options, asks libkv's engine, prints one row per generated token.
+ * options, asks libkv's engine, prints one row per generated token. With
+ * blocks the cache is paged; --prefix-reuse runs a short script of
+ * requests over one pool (prompt caching), --lengths weighs paged blocks
+ * against reserved sequences.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +18,7 @@
 #include "cli.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
+#include "kv/paged.h"
 #include "kv/units.h"
 
 static const char usage[] =
@@ -41,6 +45,17 @@ static const char usage[] =
 	"  -j, --threads N        engine threads (default: online CPUs)\n"
 	"      --tol X            largest logit difference allowed (default\n"
 	"                         1e-4)\n"
+	"      --block-size N     cache blocks of N positions (default: one\n"
+	"                         contiguous run; 16 when paged)\n"
+	"      --layout L         paged (default with blocks) or contiguous\n"
+	"      --pool-blocks N    blocks in the pool (default: every user's\n"
+	"                         longest text)\n"
+	"      --prefix-reuse     run requests over one pool: cold, the same\n"
+	"                         prompt warm, a new tail, a new first token,\n"
+	"                         the prompt again; a row per request\n"
+	"      --lengths DIST     weigh paged blocks against reserving each\n"
+	"                         user's longest text: uniform:LO:HI or a\n"
+	"                         list L1,L2,... of tokens per user\n"
 	"      --summary FILE     also write the summary as a TSV row to FILE\n"
 	"      --dry-run          print the run's plan (bytes, token passes)\n"
 	"                         as one TSV row, then exit without running\n"
@@ -53,17 +68,23 @@ static const char usage[] =
 	"failure), 2 bad usage or input. See kvdecode(1).\n";
 
 enum { OPT_LAYERS = 256, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY,
-       OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN };
+       OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN, OPT_BLOCK_SIZE,
+       OPT_LAYOUT, OPT_POOL_BLOCKS, OPT_PREFIX_REUSE, OPT_LENGTHS };
 
 static const struct option longopts[] = {
+	{"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
 	{"cache", required_argument, NULL, 'c'},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
 	{"layers", required_argument, NULL, OPT_LAYERS},
+	{"layout", required_argument, NULL, OPT_LAYOUT},
+	{"lengths", required_argument, NULL, OPT_LENGTHS},
 	{"new", required_argument, NULL, 'n'},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
+	{"pool-blocks", required_argument, NULL, OPT_POOL_BLOCKS},
+	{"prefix-reuse", no_argument, NULL, OPT_PREFIX_REUSE},
 	{"prompt", required_argument, NULL, 'p'},
 	{"seed", required_argument, NULL, 's'},
 	{"summary", required_argument, NULL, OPT_SUMMARY},
@@ -87,7 +108,64 @@ struct args {
 	bool with, without; /* modes run */
 	bool json, header, dry_run;
 	const char *summary, *config;
+	uint64_t block_size, pool_blocks;
+	bool block_set, users_set;
+	int layout; /* -1 unset, 0 contiguous, 1 paged */
+	bool prefix;
+	uint64_t *lens, nlens; /* --lengths: a list */
+	uint64_t lo, hi;       /* --lengths: uniform:LO:HI */
+	bool lengths;
 };
+
+/* The most lengths a --lengths list gives. */
+#define MAX_LENGTHS 65536
+
+/* --lengths: "uniform:LO:HI" or "L1,L2,...", token counts >= 1. */
+static int parse_lengths(const char *s, struct args *a)
+{
+	char *end;
+	a->lengths = true;
+	if (!strncmp(s, "uniform:", 8)) {
+		const char *p = s + 8;
+		errno = 0;
+		if (*p >= '1' && *p <= '9') {
+			a->lo = strtoull(p, &end, 10);
+			if (*end == ':' && end[1] >= '1' && end[1] <= '9') {
+				a->hi = strtoull(end + 1, &end, 10);
+				if (!*end && !errno && a->lo <= a->hi &&
+				    a->hi <= MAX_POSITIONS)
+					return 0;
+			}
+		}
+		return cli_usage("--lengths: uniform:LO:HI with 1 <= LO <= HI "
+				 "<= %llu, got '%s'",
+				 MAX_POSITIONS, s);
+	}
+	free(a->lens);
+	a->lens = calloc(MAX_LENGTHS, sizeof *a->lens);
+	a->nlens = 0;
+	if (!a->lens) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (const char *p = s;; p = end + 1) {
+		uint64_t v = 0;
+		errno = 0;
+		if (*p >= '0' && *p <= '9')
+			v = strtoull(p, &end, 10);
+		else
+			end = (char *)p;
+		if (end == p || errno || v == 0 || v > MAX_POSITIONS ||
+		    (*end && *end != ',') || a->nlens == MAX_LENGTHS)
+			return cli_usage("--lengths: uniform:LO:HI or a list "
+					 "of 1 to %d lengths in 1..%llu, got "
+					 "'%s'",
+					 MAX_LENGTHS, MAX_POSITIONS, s);
+		a->lens[a->nlens++] = v;
+		if (!*end)
+			return 0;
+	}
+}
 
 static const char *const cols[] = {"step", "ctx", "ms_cache", "ms_nocache",
 				   "token_cache", "token_nocache",
@@ -98,7 +176,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	int c, e = 0;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	*a = (struct args){.prompt = 128, .gen = 32, .users = 1, .tol = 1e-4,
-			   .with = true, .without = true, .header = true};
+			   .with = true, .without = true, .header = true,
+			   .layout = -1};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":c:hj:k:n:p:s:T:u:", longopts,
@@ -142,7 +221,28 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			break;
 		case 'u':
 			e = cli_u64("--users", optarg, 1, 65536, &a->users);
+			a->users_set = true;
 			break;
+		case OPT_BLOCK_SIZE:
+			e = cli_u64("--block-size", optarg, 0, UINT32_MAX,
+				    &a->block_size);
+			a->block_set = true;
+			break;
+		case OPT_POOL_BLOCKS:
+			e = cli_u64("--pool-blocks", optarg, 1, UINT32_MAX - 1,
+				    &a->pool_blocks);
+			break;
+		case OPT_LAYOUT:
+			if (!strcmp(optarg, "paged") ||
+			    !strcmp(optarg, "contiguous"))
+				a->layout = !strcmp(optarg, "paged");
+			else
+				return cli_usage("--layout: paged or "
+						 "contiguous, got '%s'",
+						 optarg);
+			break;
+		case OPT_PREFIX_REUSE: a->prefix = true; break;
+		case OPT_LENGTHS: e = parse_lengths(optarg, a); break;
 		case OPT_LAYERS:
 			e = cli_u64("--layers", optarg, 1, 4096, &a->layers);
 			break;
@@ -181,6 +281,27 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				 "got %llu",
 				 MAX_POSITIONS,
 				 (unsigned long long)(a->prompt + a->gen));
+	if (a->prefix && a->lengths)
+		return cli_usage("--prefix-reuse and --lengths are two runs; "
+				 "choose one");
+	if (a->prefix && a->users > 1)
+		return cli_usage("--prefix-reuse: requests run one at a time, "
+				 "got --users %llu",
+				 (unsigned long long)a->users);
+	if (a->lens && a->users_set && a->users != a->nlens)
+		return cli_usage("--lengths: %llu lengths for --users %llu",
+				 (unsigned long long)a->nlens,
+				 (unsigned long long)a->users);
+	if (a->lens)
+		a->users = a->nlens;
+	if (a->layout < 0)
+		a->layout = a->block_set || a->pool_blocks || a->prefix ||
+			    a->lengths;
+	/* blocks of 16 by default, as vLLM's; a shorter text's length */
+	if (!a->block_set && a->layout == 1) {
+		uint64_t ctx = a->prompt + a->gen - 1;
+		a->block_size = a->lengths || ctx >= 16 ? 16 : ctx ? ctx : 1;
+	}
 	return 0;
 }
 
@@ -213,6 +334,7 @@ struct result {
 	double ms[2];         /* total time without, with the cache */
 	uint64_t passes[2];
 	uint64_t kv_per_token, kv_bytes;
+	uint64_t pool, held; /* paged: blocks in the pool, held at the end */
 };
 
 /* A cell of one or several users' tokens: "17" or "17,4,99"; buf holds
@@ -280,9 +402,14 @@ static int run(const struct args *a, struct kv_engine *e, struct result *r)
 				memcpy(chunk + u * n, text[c] + u * cap + pos,
 				       n * sizeof *chunk);
 			double t0 = now_ms();
-			if (kv_engine_forward(e, chunk, n, pos, c, logits[c])) {
-				cli_error("forward pass failed at step %llu",
-					  (unsigned long long)step);
+			int rc = kv_engine_forward(e, chunk, n, pos, c,
+						   logits[c]);
+			if (rc) {
+				cli_error("forward pass failed at step %llu%s",
+					  (unsigned long long)step,
+					  rc == KV_ENOMEM ? ": no free block in "
+							    "the pool"
+							  : "");
 				status = CLI_FAIL;
 				goto out;
 			}
@@ -371,7 +498,17 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	if (both && r->ms[1] > 0)
 		fprintf(stderr, ": a speed-up of %.1fx", r->ms[0] / r->ms[1]);
 	fputc('\n', stderr);
-	if (a->with)
+	if (a->with && r->pool)
+		fprintf(stderr,
+			"kv cache: %s bytes per token (f32, measured from the "
+			"allocation), %s bytes in a pool of %llu blocks of "
+			"%llu positions, %llu held at the end\n",
+			group(r->kv_per_token, b1, sizeof b1),
+			group(r->kv_bytes, b2, sizeof b2),
+			(unsigned long long)r->pool,
+			(unsigned long long)a->block_size,
+			(unsigned long long)r->held);
+	else if (a->with)
 		fprintf(stderr,
 			"kv cache: %s bytes per token (f32, measured from the "
 			"allocation), %s bytes for %llu positions x %llu "
@@ -521,6 +658,235 @@ static int plan(const struct args *a, const struct kv_model *m,
 	return 0;
 }
 
+/* --- --lengths: paged blocks against reserved sequences --- */
+
+static int run_lengths(const struct args *a, const struct kv_model *m,
+		       struct kv_engine_opts *o)
+{
+	static const char *const lcols[] = {
+		"users", "block_size", "max_len", "tokens", "blocks",
+		"blocks_held", "token_bytes", "paged_bytes", "reserved_bytes",
+		"paged_waste", "reserved_waste"};
+	char err[KV_ERRLEN], b1[64], b2[64];
+	struct kv_model *eff = NULL;
+	struct kv_paged *pool = NULL;
+	struct kv_paged_usage u;
+	struct kv_paged_stats st;
+	struct kv_engine_size sz;
+	uint64_t U = a->users, per, max = a->hi, *lens = a->lens;
+	int status = 0, rc;
+	if (!lens) {
+		lens = calloc(U, sizeof *lens);
+		if (!lens) {
+			cli_error("out of memory");
+			return CLI_FAIL;
+		}
+		for (uint64_t i = 0; i < U; i++)
+			lens[i] = kv_paged_draw_length(a->seed, i, a->lo,
+						       a->hi);
+	} else {
+		for (uint64_t i = max = 0; i < U; i++)
+			max = lens[i] > max ? lens[i] : max;
+	}
+	/* each user would reserve the longest length allowed */
+	o->max_ctx = max;
+	o->max_chunk = 1;
+	o->cache = true;
+	if ((rc = kv_engine_estimate(m, o, &sz, err)) ||
+	    (rc = kv_engine_model(m, o, &eff, err))) {
+		cli_error("%s", err);
+		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
+		goto out;
+	}
+	struct kv_opts ko = kv_opts_default(eff);
+	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
+	struct kv_paged_opts po = {(uint32_t)a->block_size, 0, (uint32_t)U,
+				   max, false};
+	po.blocks = a->pool_blocks
+			    ? a->pool_blocks
+			    : U * kv_paged_blocks_for(max, po.block_size);
+	if (kv_model_token_bytes(eff, &ko, &per, err) ||
+	    kv_paged_usage(lens, U, max, po.block_size, per, &u) ||
+	    kv_paged_new(&po, &pool)) {
+		cli_error("the run's sizes overflow or are out of memory");
+		status = CLI_FAIL;
+		goto out;
+	}
+	/* the pool's own count of the blocks the texts take */
+	for (uint64_t i = 0; i < U; i++)
+		if (kv_paged_append(pool, (uint32_t)i, NULL, lens[i])) {
+			cli_error("a pool of %llu blocks holds the texts of "
+				  "%llu of the %llu users",
+				  (unsigned long long)po.blocks,
+				  (unsigned long long)i,
+				  (unsigned long long)U);
+			status = CLI_FAIL;
+			goto out;
+		}
+	kv_paged_get_stats(pool, &st);
+	struct cli_table t;
+	cli_table_begin(&t, lcols, 11, a->json, a->header, false);
+	cli_put_u64(&t, U);
+	cli_put_u64(&t, a->block_size);
+	cli_put_u64(&t, max);
+	cli_put_u64(&t, u.tokens);
+	cli_put_u64(&t, u.blocks);
+	cli_put_u64(&t, st.held);
+	cli_put_u64(&t, u.token_bytes);
+	cli_put_u64(&t, u.paged_bytes);
+	cli_put_u64(&t, u.reserved_bytes);
+	cli_put_f(&t, u.paged_waste, 4);
+	cli_put_f(&t, u.reserved_waste, 4);
+	cli_row_end(&t);
+	cli_table_end(&t);
+	fflush(stdout);
+	fprintf(stderr,
+		"kvdecode: %s, %u layers, %llu users, %llu tokens in all, "
+		"blocks of %llu\n",
+		m->name, eff->n_layers, (unsigned long long)U,
+		(unsigned long long)u.tokens,
+		(unsigned long long)a->block_size);
+	fprintf(stderr, "paged: %s in %llu blocks, %.1f%% of it unused\n",
+		kv_format_iec(u.paged_bytes, b1, sizeof b1),
+		(unsigned long long)u.blocks, 100 * u.paged_waste);
+	fprintf(stderr,
+		"reserved: %s for %llu x %llu positions, %.1f%% of it "
+		"unused\n",
+		kv_format_iec(u.reserved_bytes, b2, sizeof b2),
+		(unsigned long long)U, (unsigned long long)max,
+		100 * u.reserved_waste);
+out:
+	if (lens != a->lens)
+		free(lens);
+	kv_paged_free(pool);
+	kv_model_free(eff);
+	return status;
+}
+
+/* --- --prefix-reuse: a script of requests over one pool --- */
+
+/* The requests, in order: what each prompt is, and whether its logits
+ * must be the cold ones. */
+static const char *const req_names[] = {"cold", "warm", "tail", "first",
+					"again"};
+#define NREQ 5
+
+/* The prompt of request r: the cold prompt; from its middle on new
+ * tokens (tail); its first token changed (first). */
+static void req_prompt(const struct args *a, int r, uint64_t v,
+		       uint32_t *tok)
+{
+	for (uint64_t i = 0; i < a->prompt; i++)
+		tok[i] = r == 2 && i >= a->prompt / 2
+				 ? kv_rand_token(a->seed, 1, i, v)
+				 : kv_rand_token(a->seed, 0, i, v);
+	if (r == 3)
+		tok[0] = (uint32_t)((tok[0] + 1) % v);
+}
+
+static int run_prefix(const struct args *a, struct kv_engine *e)
+{
+	static const char *const rcols[] = {
+		"request", "prompt", "cached_tokens", "computed_tokens",
+		"hits", "misses", "evictions", "blocks_held", "first_token",
+		"identical", "ms_first_token", "ms_decode"};
+	uint64_t v = kv_engine_vocab(e), P = a->prompt, G = a->gen;
+	uint32_t *tok = calloc(P, sizeof *tok);
+	float *ref = calloc(G * v, sizeof *ref);
+	float *lg = calloc(G * v, sizeof *lg);
+	float *work = calloc(v, sizeof *work);
+	double ttft[NREQ] = {0};
+	uint64_t hits[NREQ] = {0}, looked[NREQ] = {0};
+	bool same = true;
+	int status = 0;
+	if (!tok || !ref || !lg || !work) {
+		cli_error("out of memory");
+		status = CLI_FAIL;
+		goto out;
+	}
+	struct cli_table t;
+	cli_table_begin(&t, rcols, 12, a->json, a->header, false);
+	for (int r = 0; r < NREQ; r++) {
+		struct kv_paged_stats s0, s1;
+		uint64_t cached;
+		uint32_t first = 0, next;
+		req_prompt(a, r, v, tok);
+		kv_engine_paged_stats(e, &s0);
+		double t0 = now_ms();
+		int rc = kv_engine_prefix_match(e, 0, tok, P, &cached);
+		if (!rc)
+			rc = kv_engine_prefill(e, tok + cached, P - cached,
+					       cached, lg);
+		double t1 = now_ms();
+		for (uint64_t i = 0; !rc && i < G; i++) {
+			next = kv_sample(lg + i * v, v, a->temperature,
+					 a->top_k, a->seed, 0, i + 1, work);
+			if (i == 0)
+				first = next;
+			if (i + 1 < G)
+				rc = kv_engine_forward(e, &next, 1, P + i,
+						       true, lg + (i + 1) * v);
+		}
+		double t2 = now_ms();
+		if (rc) {
+			cli_error("request %s failed: %s", req_names[r],
+				  rc == KV_ENOMEM ? "no free block in the pool"
+						  : kv_strerror(rc));
+			status = CLI_FAIL;
+			goto out;
+		}
+		kv_engine_paged_stats(e, &s1);
+		ttft[r] = t1 - t0;
+		hits[r] = s1.hits - s0.hits;
+		looked[r] = hits[r] + s1.misses - s0.misses;
+		cli_put_str(&t, req_names[r]);
+		cli_put_u64(&t, P);
+		cli_put_u64(&t, cached);
+		cli_put_u64(&t, P - cached);
+		cli_put_u64(&t, hits[r]);
+		cli_put_u64(&t, s1.misses - s0.misses);
+		cli_put_u64(&t, s1.evictions - s0.evictions);
+		cli_put_u64(&t, s1.held);
+		cli_put_u64(&t, first);
+		if (r == 0) {
+			memcpy(ref, lg, G * v * sizeof *ref);
+			cli_put_empty(&t);
+		} else if (r == 1 || r == 4) {
+			bool eq = !memcmp(ref, lg, G * v * sizeof *ref);
+			same &= eq;
+			cli_put_u64(&t, eq);
+		} else {
+			cli_put_empty(&t);
+		}
+		cli_put_f(&t, ttft[r], 3);
+		cli_put_f(&t, t2 - t1, 3);
+		cli_row_end(&t);
+	}
+	cli_table_end(&t);
+	fflush(stdout);
+	fprintf(stderr,
+		"kvdecode: prefix reuse, prompt %llu, %llu new, blocks of "
+		"%llu, %llu threads\n",
+		(unsigned long long)P, (unsigned long long)G,
+		(unsigned long long)a->block_size,
+		(unsigned long long)a->threads);
+	fprintf(stderr,
+		"time to first token: %.3f ms cold, %.3f ms warm (%llu of "
+		"%llu blocks reused)\n",
+		ttft[0], ttft[1], (unsigned long long)hits[1],
+		(unsigned long long)looked[1]);
+	fprintf(stderr, "logits: %s warm and cold\n",
+		same ? "identical" : "differ");
+	if (!same)
+		status = CLI_FAIL;
+out:
+	free(tok);
+	free(ref);
+	free(lg);
+	free(work);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -554,6 +920,22 @@ int main(int argc, char **argv)
 	o.cache = a.with;
 	o.seed = a.seed;
 	o.threads = (uint32_t)a.threads;
+	o.block_size = (uint32_t)a.block_size;
+	o.paged = a.layout == 1;
+	o.pool_blocks = a.pool_blocks;
+	o.prefix = a.prefix;
+	if (a.lengths) {
+		status = run_lengths(&a, m, &o);
+		goto out;
+	}
+	if (a.prefix) {
+		/* one sequence, prefilled a block at a time */
+		o.max_chunk = a.block_size < o.max_ctx ? a.block_size
+						       : o.max_ctx;
+		o.cache = true;
+		a.with = true;
+		a.without = false;
+	}
 	struct kv_engine_size sz;
 	int rc = kv_engine_estimate(m, &o, &sz, err);
 	if (rc) {
@@ -577,6 +959,8 @@ int main(int argc, char **argv)
 	if (kv_mul(cap, 3 * sizeof(uint32_t), &mine) ||
 	    kv_add(mine, (2 * a.users + 1) * vocab * sizeof(float), &mine) ||
 	    kv_add(mine, a.users * 11 + 1, &mine) ||
+	    (a.prefix && /* the cold and current logits of each step */
+	     kv_add(mine, 2 * a.gen * vocab * sizeof(float), &mine)) ||
 	    kv_add(sz.total, mine, &need)) {
 		status = cli_usage("the run's bytes overflow 64 bits");
 		goto out;
@@ -588,10 +972,20 @@ int main(int argc, char **argv)
 		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
 		goto out;
 	}
+	if (a.prefix) {
+		status = run_prefix(&a, e);
+		goto out;
+	}
 	r.kv_per_token = kv_engine_cache_token_bytes(e);
 	r.kv_bytes = kv_engine_cache_bytes(e);
 	if ((status = run(&a, e, &r)))
 		goto out;
+	if (kv_engine_block_bytes(e)) {
+		struct kv_paged_stats st;
+		kv_engine_paged_stats(e, &st);
+		r.pool = r.kv_bytes / kv_engine_block_bytes(e);
+		r.held = st.held;
+	}
 	bool failed = a.with && a.without &&
 		      (r.first_diff || !(r.max_diff <= a.tol));
 	status = summarise(&a, kv_engine_get_model(e), &r, failed);
@@ -600,5 +994,6 @@ int main(int argc, char **argv)
 out:
 	kv_engine_free(e);
 	kv_model_free(m);
+	free(a.lens);
 	return cli_finish(status);
 }

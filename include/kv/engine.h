@@ -47,6 +47,16 @@ struct kv_engine_opts {
 	bool cache;        /* allocate a KV cache of max_ctx per sequence */
 	uint64_t seed;     /* weights' seed */
 	uint32_t threads;  /* engine threads, >= 1 */
+	uint32_t block_size; /* 0: one contiguous run of max_ctx positions
+			      * per sequence, attended as one range; else
+			      * attention walks blocks of this many
+			      * positions (see "Paged cache" below) */
+	bool paged;          /* the cache is a pool of blocks (block_size
+			      * >= 1) addressed through block tables;
+			      * else contiguous */
+	uint64_t pool_blocks; /* blocks of the pool; 0: users x
+			       * ceil(max_ctx / block_size) */
+	bool prefix;         /* paged: keep full blocks for prefix reuse */
 };
 
 /* Bytes a run needs, computed before anything is allocated. */
@@ -115,7 +125,8 @@ const struct kv_model *kv_engine_get_model(const struct kv_engine *e);
 /* Vocabulary size of the engine. */
 uint64_t kv_engine_vocab(const struct kv_engine *e);
 /* Bytes the cache allocation has, and bytes per token per sequence read
- * from it (allocation / (users x max_ctx)); 0 without a cache. */
+ * from it (allocation / (users x max_ctx), paged: allocation / (blocks x
+ * block_size)); 0 without a cache. */
 uint64_t kv_engine_cache_bytes(const struct kv_engine *e);
 uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
 
@@ -140,8 +151,11 @@ double kv_engine_attend_flops(const struct kv_engine *e, uint64_t pos);
 uint64_t kv_engine_users(const struct kv_engine *e);
 
 /* Fills positions 0 .. ctx - 1 of every sequence's cache with random values
- * of a model's scale, standing in for a prefill (for benchmarks). Returns 0
- * or KV_EINVAL (ctx beyond max_ctx or no cache). */
+ * of a model's scale, standing in for a prefill (for benchmarks); the same
+ * values in every layout. Paged, the sequences take their blocks in turn,
+ * as when decoded together, so with several users each one's blocks lie
+ * apart in the pool. Returns 0, KV_EINVAL (ctx beyond max_ctx or no
+ * cache) or KV_ENOMEM (a pool too small for every user). */
 int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed);
 
 /* Attention alone: one new token per sequence at position pos attends over
@@ -152,6 +166,61 @@ int kv_engine_attend(struct kv_engine *e, uint64_t pos);
 /* Uses the portable C attention kernel instead of the vectorised one (for
  * tests that compare the two); returns whether a vectorised one exists. */
 bool kv_engine_set_simd(struct kv_engine *e, bool on);
+
+/*
+ * --- Paged cache ---
+ *
+ * With block_size B, the cached attention of every layout walks the
+ * positions in tiles of whole blocks (about 256 positions, at most the
+ * context's blocks): the kernel runs on each tile's rows and the tiles'
+ * partial results are merged in order (max, then rescaled sums). The
+ * contiguous layout with the same B runs exactly the same kernels on the
+ * same rows in the same order, only reading them from one run instead of
+ * through a block table (a tile whose blocks lie apart in the pool is
+ * first gathered into one run), so its logits are bitwise those of the
+ * paged layout.
+ *
+ * The paged layout keeps the cache as pool_blocks blocks, each holding B
+ * rows of head_dim floats per (layer, K/V, KV head), and a block table per
+ * sequence (see paged.h). Block b's rows of (layer, K/V, head) follow
+ * block b - 1's, so a sequence whose blocks were taken in order from a
+ * fresh pool reads one run per head, as the contiguous layout does. kv_engine_forward() at pos cuts each sequence
+ * back to pos positions (pos 0: a new text, every block released) and
+ * takes blocks for the new ones; it fails with KV_ENOMEM when the pool
+ * has no block left, and KV_EINVAL when pos is beyond what a sequence
+ * holds.
+ *
+ * Prefix caching (prefix): every full block is keyed by the tokens up to
+ * its end; kv_engine_prefix_match() attaches a prompt's cached leading
+ * blocks to a sequence, and kv_engine_prefill() computes the rest. Both a
+ * cold and a warm prompt are prefilled in chunks that end at block
+ * boundaries, so a block computed once holds exactly what recomputing it
+ * would, and warm logits are bitwise the cold ones.
+ */
+
+/* Starts sequence `user` on a prompt of n tokens: releases its blocks and
+ * attaches the cached ones of the prompt's longest matching prefix of
+ * whole blocks, leaving at least one token to compute. Sets *cached to the
+ * positions attached (0 without prefix caching). Returns 0 or KV_EINVAL
+ * (not paged, user out of range, n beyond max_ctx). */
+int kv_engine_prefix_match(struct kv_engine *e, uint32_t user,
+			   const uint32_t *tokens, uint64_t n,
+			   uint64_t *cached);
+
+/* kv_engine_forward() of n tokens per sequence at pos in chunks that end
+ * at block boundaries (of max_chunk tokens at most; without blocks, of
+ * max_chunk), with the cache: the logits are those of the last chunk.
+ * Returns as kv_engine_forward(). */
+int kv_engine_prefill(struct kv_engine *e, const uint32_t *tokens,
+		      uint64_t n, uint64_t pos, float *logits);
+
+/* The pool's counters and block states (all zero when not paged). */
+struct kv_paged_stats;
+void kv_engine_paged_stats(const struct kv_engine *e,
+			   struct kv_paged_stats *s);
+/* Bytes of one block of the paged cache (B positions of every layer's K
+ * and V), 0 when not paged. */
+uint64_t kv_engine_block_bytes(const struct kv_engine *e);
 
 /* --- helpers of a decode loop --- */
 

@@ -28,6 +28,7 @@
 #include "engine_int.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
+#include "kv/paged.h"
 
 enum slot {
 	S_LN1_G, S_LN1_B, S_QKV_W, S_QKV_B, S_O_W, S_O_B, S_LN2_G, S_LN2_B,
@@ -39,6 +40,10 @@ enum kind { K_MAT, K_BIAS, K_GAIN };
 #define W_SCALE 0.034641016f /* 0.02 sqrt(3) */
 #define B_SCALE 0.02f
 #define G_SCALE 0.1f
+
+/* Positions per attention tile with blocks: enough rows per kernel call
+ * that the call's overhead and the merge stay small. */
+#define ATTN_TILE 256
 
 /* Floats per aligned piece: every tensor starts on 64 bytes. */
 #define ALIGN_F 16
@@ -71,6 +76,12 @@ struct shape {
 	uint32_t threads, nsplit; /* nsplit: most parts of a decode */
 	uint32_t qblock; /* tokens of a chunk attending together */
 	bool cache;
+	uint32_t bs;     /* positions per cache block, 0: none */
+	uint64_t tile;   /* positions per attention tile: whole blocks,
+			  * about ATTN_TILE of them; 0 without blocks */
+	bool paged;      /* the cache is a pool of blocks */
+	bool prefix;     /* full blocks kept for prefix reuse */
+	uint64_t pool;   /* blocks of the pool, when paged */
 	double eps, theta;
 };
 
@@ -97,8 +108,13 @@ struct kv_engine {
 	float *head;  /* stored (vocab, dim): wte itself when tied */
 	struct layer_w *lw; /* (layers) */
 
-	float *cache;         /* (layer, 2, user, kv_head, ctx, hd): K then V */
+	float *cache;         /* (layer, 2, user, kv_head, ctx, hd): K then V;
+			       * paged: (layer, 2, kv_head, block, bs, hd),
+			       * so a head's blocks taken in order are one
+			       * run, as in the contiguous layout */
 	uint64_t cache_bytes; /* what was allocated */
+	struct kv_paged *pages; /* the block tables, when paged */
+	uint32_t *tokbuf;     /* (users, chunk): a prefill's chunk */
 
 	float *scratch;       /* one allocation, below */
 	uint64_t scratch_bytes;
@@ -109,10 +125,13 @@ struct kv_engine {
 	float *h;     /* (rows, ffn) */
 	float *g;     /* (rows, ffn) gate, Llama */
 	float *kvtmp; /* (2, user, kv_head, chunk, hd): one layer, no cache */
-	float *scores; /* (threads, qblock group, ctx + 2 + 2 hd): scores, m,
-			* l, then the block's queries and outputs */
+	float *scores; /* (threads, qblock group, ctx + 2 + 2 hd [+ hd + 2]):
+			* scores, m, l, then the block's queries and
+			* outputs [and one attention block's o, m, l] */
 	float *part;  /* (user, kv_head, nsplit, group, hd + 2) */
 	float *rope;  /* (ctx, hd / 2, 2) cos, sin; Llama */
+	float *tiles; /* (threads, 2, tile, hd): a tile's K and V rows
+		       * gathered from blocks apart; paged, tile > bs */
 
 	uint64_t passes[2]; /* token passes without, with the cache */
 };
@@ -156,6 +175,18 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 	/* about eight query rows share each K and V row a chunk reads */
 	s->qblock = s->group >= 8 ? 1 : 8 / s->group;
 	s->cache = o->cache;
+	s->bs = o->block_size;
+	s->tile = s->bs ? s->bs * (ATTN_TILE > s->bs ? ATTN_TILE / s->bs : 1)
+			: 0;
+	if (s->bs && s->tile > kv_paged_blocks_for(s->ctx, s->bs) * s->bs)
+		s->tile = kv_paged_blocks_for(s->ctx, s->bs) * s->bs;
+	s->paged = o->paged && o->cache;
+	s->prefix = o->prefix && s->paged;
+	s->pool = 0;
+	if (s->paged)
+		s->pool = o->pool_blocks
+				  ? o->pool_blocks
+				  : s->users * kv_paged_blocks_for(s->ctx, s->bs);
 	s->eps = m->norm_eps;
 	s->theta = m->rope_theta > 0 ? m->rope_theta : 10000;
 	return 0;
@@ -255,6 +286,12 @@ struct piece {
 	float **dst;
 };
 
+/* Floats per query row of a thread's attention scratch. */
+static uint64_t score_width(const struct shape *s)
+{
+	return s->ctx + 2 + 2ULL * s->hd + (s->bs ? s->hd + 2ULL : 0);
+}
+
 static size_t pieces(const struct shape *s, struct kv_engine *e,
 		     struct piece *p)
 {
@@ -274,12 +311,14 @@ static size_t pieces(const struct shape *s, struct kv_engine *e,
 	if (!s->gpt2)
 		PUT(s->rows, s->ffn, &e->g);
 	PUT(tmp * s->chunk, s->hd, &e->kvtmp);
-	PUT((uint64_t)s->threads * s->qblock * s->group,
-	    s->ctx + 2 + 2ULL * s->hd, &e->scores);
+	PUT((uint64_t)s->threads * s->qblock * s->group, score_width(s),
+	    &e->scores);
 	PUT(s->users * s->kv_heads * s->nsplit * s->group, s->hd + 2,
 	    &e->part);
 	if (!s->gpt2)
 		PUT(s->ctx, s->hd, &e->rope);
+	if (s->paged && s->tile > s->bs)
+		PUT(2ULL * s->threads * s->tile, s->hd, &e->tiles);
 #undef PUT
 	return n;
 }
@@ -318,10 +357,56 @@ struct kv_engine_opts kv_engine_opts_default(void)
 #define ENGINE_MAX_USERS 65536
 #define ENGINE_MAX_THREADS 256
 
+/* The block size and pool of opts against its context. */
+static int check_blocks(const struct kv_model *m,
+			const struct kv_engine_opts *o, char *err)
+{
+	uint64_t need = o->block_size ? kv_paged_blocks_for(o->max_ctx,
+							    o->block_size)
+				      : 0;
+	uint64_t pool = o->pool_blocks ? o->pool_blocks : need * o->users;
+	if ((o->paged || o->pool_blocks || o->prefix) && !o->block_size) {
+		snprintf(err, KV_ERRLEN,
+			 "block-size: the paged layout needs blocks of at "
+			 "least one position, got 0");
+		return KV_EINVAL;
+	}
+	if (o->block_size > o->max_ctx) {
+		snprintf(err, KV_ERRLEN,
+			 "block-size: must be in 1..%llu (the context), got "
+			 "%u",
+			 (unsigned long long)o->max_ctx, o->block_size);
+		return KV_EINVAL;
+	}
+	if ((o->pool_blocks || o->prefix) && !o->paged) {
+		snprintf(err, KV_ERRLEN,
+			 "a pool of blocks and prefix caching need the paged "
+			 "layout");
+		return KV_EINVAL;
+	}
+	if (o->paged && pool < need) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: pool-blocks: one sequence of %llu positions "
+			 "needs %llu blocks of %u, got %llu",
+			 m->name, (unsigned long long)o->max_ctx,
+			 (unsigned long long)need, o->block_size,
+			 (unsigned long long)pool);
+		return KV_EINVAL;
+	}
+	if (o->paged && pool >= UINT32_MAX) {
+		snprintf(err, KV_ERRLEN,
+			 "pool-blocks: at most %u, got %llu", UINT32_MAX - 1,
+			 (unsigned long long)pool);
+		return KV_EINVAL;
+	}
+	return 0;
+}
+
 int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 		    struct kv_model **eff, char *err)
 {
 	const char *why = NULL;
+	int e;
 	if (m->family != KV_FAMILY_GPT2 && m->family != KV_FAMILY_LLAMA)
 		why = "this family";
 	else if (m->family == KV_FAMILY_GPT2 &&
@@ -406,6 +491,8 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 			 (unsigned long long)o->max_chunk);
 		return KV_EINVAL;
 	}
+	if ((e = check_blocks(m, o, err)))
+		return e;
 	if (o->threads > ENGINE_MAX_THREADS) {
 		snprintf(err, KV_ERRLEN, "threads: at most %u, got %u",
 			 ENGINE_MAX_THREADS, o->threads);
@@ -443,18 +530,47 @@ static int cache_bytes(const struct kv_model *eff, const struct shape *s,
 		*out = 0;
 		return 0;
 	}
+	if (s->paged) /* a block: bs positions of every layer */
+		return kv_model_bytes(eff, &ko, s->bs, s->pool, out, err);
 	return kv_model_bytes(eff, &ko, s->ctx, s->users, out, err);
+}
+
+/* The pool's bookkeeping options for shape s. */
+static struct kv_paged_opts paged_opts(const struct shape *s)
+{
+	struct kv_paged_opts po = {s->bs, s->pool, (uint32_t)s->users,
+				   s->ctx, s->prefix};
+	return po;
+}
+
+/* Bytes of the pool's bookkeeping and, with blocks, of a prefill's
+ * chunk of tokens. */
+static int table_bytes(const struct shape *s, uint64_t *out)
+{
+	struct kv_paged_opts po = paged_opts(s);
+	uint64_t tok;
+	int e;
+	*out = 0;
+	if (!s->bs)
+		return 0;
+	if (s->paged && (e = kv_paged_bytes(&po, out)))
+		return e;
+	if ((e = kv_mul(s->rows, sizeof(uint32_t), &tok)))
+		return e;
+	return kv_add(*out, tok, out);
 }
 
 static int estimate(const struct kv_model *eff, const struct kv_engine_opts *o,
 		    struct shape *s, struct kv_engine_size *sz, char *err)
 {
-	uint64_t wf, sf;
+	uint64_t wf, sf, tb;
 	int e;
 	if ((e = fill_shape(eff, o, s)) || (e = weight_floats(s, &wf)) ||
 	    (e = scratch_floats(s, &sf)) ||
 	    (e = kv_mul(wf, sizeof(float), &sz->weights)) ||
-	    (e = kv_mul(sf, sizeof(float), &sz->scratch))) {
+	    (e = kv_mul(sf, sizeof(float), &sz->scratch)) ||
+	    (e = table_bytes(s, &tb)) ||
+	    (e = kv_add(sz->scratch, tb, &sz->scratch))) {
 		if (e == KV_ERANGE)
 			snprintf(err, KV_ERRLEN,
 				 "%s: the run's bytes overflow 64 bits",
@@ -613,6 +729,16 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 		/* a cache never written reads as zeros, not garbage */
 		memset(e->cache, 0, (size_t)sz.cache);
 	}
+	if (e->s.paged) {
+		struct kv_paged_opts po = paged_opts(&e->s);
+		if (kv_paged_new(&po, &e->pages))
+			goto fail;
+	}
+	if (e->s.bs) {
+		e->tokbuf = calloc(e->s.rows, sizeof *e->tokbuf);
+		if (!e->tokbuf)
+			goto fail;
+	}
 	/* the CPU's features are probed once, here, before any thread asks */
 	(void)kv_attn_has_simd(8);
 	if (kv_pool_new(e->s.threads, &e->pool))
@@ -667,6 +793,8 @@ void kv_engine_free(struct kv_engine *e)
 	free(e->weights);
 	free(e->scratch);
 	free(e->cache);
+	kv_paged_free(e->pages);
+	free(e->tokbuf);
 	free(e->lw);
 	kv_model_free(e->model);
 	free(e);
@@ -804,17 +932,25 @@ static void rope(const struct kv_engine *e, float *x, uint32_t n, uint64_t p)
 		}
 }
 
-/* K (or V, kv = 1) rows of KV head j of sequence u on layer l. */
+/* Row p of K (or V, kv = 1) of KV head j of sequence u on layer l: the
+ * rows from p to the end of p's block (of the whole context when not
+ * paged) follow it. The one place that knows the cache's layout. */
 static float *kv_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
-		      uint32_t j, int kv, bool cache)
+		      uint32_t j, int kv, bool cache, uint64_t p)
 {
 	const struct shape *s = &e->s;
 	uint64_t per = s->users * s->kv_heads;
+	if (cache && s->paged) {
+		uint64_t b = kv_paged_table(e->pages, (uint32_t)u)[p / s->bs];
+		return e->cache + (((((uint64_t)l * 2 + kv) * s->kv_heads + j) *
+					    s->pool + b) * s->bs +
+				   p % s->bs) * s->hd;
+	}
 	if (cache)
-		return e->cache + (((uint64_t)l * 2 + kv) * per +
-				   u * s->kv_heads + j) * s->ctx * s->hd;
-	return e->kvtmp + ((uint64_t)kv * per + u * s->kv_heads + j) *
-				  s->chunk * s->hd;
+		return e->cache + ((((uint64_t)l * 2 + kv) * per +
+				    u * s->kv_heads + j) * s->ctx + p) * s->hd;
+	return e->kvtmp + (((uint64_t)kv * per + u * s->kv_heads + j) *
+				   s->chunk + p) * s->hd;
 }
 
 struct attn_job {
@@ -829,6 +965,122 @@ struct attn_job {
 	_Atomic uint64_t next;
 };
 
+/* The kernel on g query rows (from row r0 of q) over n rows of k and v,
+ * its result merged into rows r0.. of o, m, l: the running maximum, then
+ * both sums rescaled to it. po holds the kernel's own o, m and l. */
+static void merge_block(const struct kv_engine *e, const float *k,
+			const float *v, const float *q, uint32_t r0,
+			uint32_t g, uint32_t per, uint64_t n, float *sc,
+			float *o, float *m, float *l, float *po)
+{
+	uint32_t hd = e->s.hd;
+	float *pm = po + (uint64_t)g * hd, *pl = pm + g;
+	kv_attn_part(q + (uint64_t)r0 * hd, g, per, k, v, n, hd,
+		     1.0f / sqrtf((float)hd), sc, po, pm, pl, e->simd);
+	for (uint32_t i = 0; i < g; i++) {
+		uint32_t r = r0 + i;
+		if (pl[i] == 0) /* saw nothing */
+			continue;
+		float mx = m[r] > pm[i] ? m[r] : pm[i];
+		float wa = expf(m[r] - mx), wb = expf(pm[i] - mx);
+		float *orow = o + (uint64_t)r * hd;
+		const float *oi = po + (uint64_t)i * hd;
+		l[r] = l[r] * wa + pl[i] * wb;
+		for (uint32_t d = 0; d < hd; d++)
+			orow[d] = orow[d] * wa + oi[d] * wb;
+		m[r] = mx;
+	}
+}
+
+/* K and V rows [b0, b1) (within one tile) of KV head kh of sequence u
+ * on layer l, as one run each: in place when contiguous or when the
+ * tile's blocks lie one after another in the pool, else gathered block by
+ * block into buf (2, tile, hd). */
+static void tile_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
+		      uint32_t kh, uint64_t b0, uint64_t b1, float *buf,
+		      const float **k, const float **v)
+{
+	const struct shape *s = &e->s;
+	*k = kv_rows(e, l, u, kh, 0, true, b0);
+	*v = kv_rows(e, l, u, kh, 1, true, b0);
+	if (!s->paged)
+		return;
+	const uint32_t *t = kv_paged_table(e->pages, (uint32_t)u);
+	uint64_t i = b0 / s->bs, last = (b1 - 1) / s->bs;
+	while (i < last && t[i + 1] == t[i] + 1)
+		i++;
+	if (i == last)
+		return;
+	float *kb = buf, *vb = buf + s->tile * s->hd;
+	size_t row = s->hd * sizeof *buf;
+	for (uint64_t p = b0; p < b1;) {
+		uint64_t end = (p / s->bs + 1) * s->bs;
+		end = end < b1 ? end : b1;
+		memcpy(kb + (p - b0) * s->hd, kv_rows(e, l, u, kh, 0, true, p),
+		       (end - p) * row);
+		memcpy(vb + (p - b0) * s->hd, kv_rows(e, l, u, kh, 1, true, p),
+		       (end - p) * row);
+		p = end;
+	}
+	*k = kb;
+	*v = vb;
+}
+
+/*
+ * g query rows q (tokens of `per` rows; the last token sees positions
+ * [a, len), each earlier one a position fewer) of KV head kh of sequence
+ * u against those positions: o, m, l as kv_attn_part(). Without blocks,
+ * one kernel call over the range. With blocks, the range is walked in
+ * tiles of whole blocks (s->tile positions, from position 0), in order;
+ * in each, the tokens that see the whole tile attend to it in one call
+ * and those that see part of it (their causal edge falls inside it) in
+ * another, and each call is merged into o, m, l. The same calls run on
+ * the same rows whatever the layout (paged rows gathered when their
+ * blocks lie apart), so paged and contiguous agree bitwise.
+ */
+static void attend_range(const struct kv_engine *e, const struct attn_job *j,
+			 uint64_t u, uint32_t kh, const float *q, uint32_t g,
+			 uint32_t per, uint64_t a, uint64_t len, float *sc,
+			 float *o, float *m, float *l, float *po, float *tb)
+{
+	const struct shape *s = &e->s;
+	uint32_t hd = s->hd, nt = g / per;
+	if (!s->bs || !j->cache) {
+		kv_attn_part(q, g, per, kv_rows(e, j->layer, u, kh, 0, j->cache,
+						a),
+			     kv_rows(e, j->layer, u, kh, 1, j->cache, a),
+			     len - a, hd, 1.0f / sqrtf((float)hd), sc, o, m, l,
+			     e->simd);
+		return;
+	}
+	for (uint32_t i = 0; i < g; i++) {
+		m[i] = -INFINITY;
+		l[i] = 0;
+	}
+	memset(o, 0, sizeof *o * g * hd);
+	for (uint64_t b0 = a; b0 < len;) {
+		uint64_t b1 = (b0 / s->tile + 1) * s->tile;
+		const float *k, *v;
+		b1 = b1 < len ? b1 : len;
+		tile_rows(e, j->layer, u, kh, b0, b1, tb, &k, &v);
+		/* token t sees positions below len - (nt - 1 - t): all of
+		 * the tile from t = full on, part of it from t = part */
+		uint64_t after = len - b1, from = len - b0;
+		uint32_t full = after >= nt - 1 ? 0
+						: nt - 1 - (uint32_t)after;
+		uint32_t part = from >= nt ? 0 : nt - (uint32_t)from;
+		if (full < nt)
+			merge_block(e, k, v, q, full * per, (nt - full) * per,
+				    (nt - full) * per, b1 - b0, sc, o, m, l,
+				    po);
+		if (part < full)
+			merge_block(e, k, v, q, part * per, (full - part) * per,
+				    per, len - (nt - full) - b0, sc, o, m, l,
+				    po);
+		b0 = b1;
+	}
+}
+
 static void attn_task(void *arg, unsigned tid, unsigned nth)
 {
 	struct attn_job *j = arg;
@@ -836,10 +1088,11 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 	const struct shape *s = &e->s;
 	uint32_t G = s->group, hd = s->hd;
 	uint64_t rows = (uint64_t)s->qblock * G; /* most rows of a task */
-	float scale = 1.0f / sqrtf((float)hd);
-	float *sc = e->scores + tid * rows * (s->ctx + 2 + 2ULL * hd);
+	float *sc = e->scores + tid * rows * score_width(s);
 	float *m = sc + rows * s->ctx, *l = m + rows;
 	float *qb = l + rows, *ob = qb + rows * hd; /* (rows, hd) each */
+	float *po = ob + rows * hd; /* (rows, hd + 2), with blocks */
+	float *tb = e->tiles ? e->tiles + 2 * tid * s->tile * hd : NULL;
 	(void)nth;
 	for (;;) {
 		uint64_t i = atomic_fetch_add(&j->next, 1);
@@ -852,8 +1105,6 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 		uint32_t kh = (uint32_t)(r % s->kv_heads);
 		uint64_t u = r / s->kv_heads, row = u * j->n + t0;
 		uint64_t len = j->pos + t1; /* the last token's positions */
-		const float *k = kv_rows(e, j->layer, u, kh, 0, j->cache);
-		const float *v = kv_rows(e, j->layer, u, kh, 1, j->cache);
 		const float *q = e->qkv + row * s->qkv + (uint64_t)kh * G * hd;
 		if (j->nsplit == 1) {
 			/* the block's tokens in one group: queries gathered,
@@ -869,8 +1120,8 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 			float *o = nt > 1 ? ob
 					  : e->att + row * s->att +
 						    (uint64_t)kh * G * hd;
-			kv_attn_part(qq, g, G, k, v, len, hd, scale, sc, o, m,
-				     l, e->simd);
+			attend_range(e, j, u, kh, qq, g, G, 0, len, sc, o, m,
+				     l, po, tb);
 			for (uint32_t t = 0; t < nt; t++) {
 				float *dst = e->att + (row + t) * s->att +
 					     (uint64_t)kh * G * hd;
@@ -885,11 +1136,17 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 		}
 		uint64_t a = len * part / j->nsplit;
 		uint64_t b = len * (part + 1) / j->nsplit;
+		if (s->bs && j->cache) { /* parts of whole tiles */
+			uint64_t nb = (len + s->tile - 1) / s->tile;
+			a = nb * part / j->nsplit * s->tile;
+			b = nb * (part + 1) / j->nsplit * s->tile;
+			b = b < len ? b : len;
+		}
 		float *o = e->part + i * G * (hd + 2);
 		float *pm = o + (uint64_t)G * hd, *pl = pm + G;
 		if (b > a) {
-			kv_attn_part(q, G, G, k + a * hd, v + a * hd, b - a,
-				     hd, scale, sc, o, pm, pl, e->simd);
+			attend_range(e, j, u, kh, q, G, G, a, b, sc, o, pm, pl,
+				     po, tb);
 		} else { /* an empty part weighs nothing */
 			for (uint32_t g = 0; g < G; g++) {
 				pm[g] = -INFINITY;
@@ -970,14 +1227,29 @@ static void store_kv(struct kv_engine *e, uint32_t layer, uint64_t n,
 			const float *vv = kk + (uint64_t)s->kv_heads * hd;
 			uint64_t p = cache ? pos + t : t;
 			for (uint32_t j = 0; j < s->kv_heads; j++) {
-				memcpy(kv_rows(e, layer, u, j, 0, cache) +
-					       p * hd,
+				memcpy(kv_rows(e, layer, u, j, 0, cache, p),
 				       kk + j * hd, hd * sizeof(float));
-				memcpy(kv_rows(e, layer, u, j, 1, cache) +
-					       p * hd,
+				memcpy(kv_rows(e, layer, u, j, 1, cache, p),
 				       vv + j * hd, hd * sizeof(float));
 			}
 		}
+}
+
+/* Cuts every sequence back to pos positions and gives it blocks for n
+ * more, paged. */
+static int take_blocks(struct kv_engine *e, const uint32_t *tokens,
+		       uint64_t n, uint64_t pos)
+{
+	int rc;
+	for (uint32_t u = 0; u < e->s.users; u++)
+		if (pos > kv_paged_len(e->pages, u))
+			return KV_EINVAL;
+	for (uint32_t u = 0; u < e->s.users; u++)
+		if ((rc = kv_paged_truncate(e->pages, u, pos)) ||
+		    (rc = kv_paged_append(e->pages, u,
+					  tokens ? tokens + u * n : NULL, n)))
+			return rc;
+	return 0;
 }
 
 int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
@@ -990,6 +1262,9 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 	for (uint64_t i = 0; i < s->users * n; i++)
 		if (tokens[i] >= s->vocab)
 			return KV_EINVAL;
+	int rc;
+	if (cache && s->paged && (rc = take_blocks(e, tokens, n, pos)))
+		return rc;
 	uint64_t rows = s->users * n, d = s->dim;
 	/* embeddings */
 	for (uint64_t r = 0; r < rows; r++) {
@@ -1034,6 +1309,9 @@ int kv_engine_attend(struct kv_engine *e, uint64_t pos)
 {
 	if (!e->cache || pos >= e->s.ctx)
 		return KV_EINVAL;
+	for (uint32_t u = 0; e->s.paged && u < e->s.users; u++)
+		if (pos >= kv_paged_len(e->pages, u))
+			return KV_EINVAL;
 	for (uint32_t l = 0; l < e->s.layers; l++)
 		attention(e, l, 1, pos, true);
 	return 0;
@@ -1051,16 +1329,45 @@ static void fill_task(void *arg, unsigned tid, unsigned nth)
 	uint64_t heads = (uint64_t)s->layers * 2 * s->users * s->kv_heads;
 	uint64_t a = heads * tid / nth, b = heads * (tid + 1) / nth;
 	for (uint64_t h = a; h < b; h++) {
-		float *p = j->e->cache + h * s->ctx * s->hd;
-		for (uint64_t i = 0; i < j->ctx * s->hd; i++)
-			p[i] = kv_rand_sym(j->key, h * s->ctx * s->hd + i);
+		/* h is (layer, K/V, user, KV head): the same values in
+		 * every layout */
+		uint32_t kh = (uint32_t)(h % s->kv_heads);
+		uint64_t u = h / s->kv_heads % s->users;
+		int kv = (int)(h / s->kv_heads / s->users % 2);
+		uint32_t l = (uint32_t)(h / s->kv_heads / s->users / 2);
+		for (uint64_t p = 0; p < j->ctx; p++) {
+			float *r = kv_rows(j->e, l, u, kh, kv, true, p);
+			uint64_t at = (h * s->ctx + p) * s->hd;
+			for (uint64_t i = 0; i < s->hd; i++)
+				r[i] = kv_rand_sym(j->key, at + i);
+		}
 	}
+}
+
+/* Gives every sequence blocks for ctx positions, a block per sequence in
+ * turn, as sequences decoded together take them: with several users the
+ * blocks of each interleave in the pool. */
+static int take_blocks_in_turn(struct kv_engine *e, uint64_t ctx)
+{
+	int rc;
+	for (uint32_t u = 0; u < e->s.users; u++)
+		kv_paged_release(e->pages, u);
+	for (uint64_t p = 0; p < ctx; p += e->s.bs)
+		for (uint32_t u = 0; u < e->s.users; u++) {
+			uint64_t n = ctx - p < e->s.bs ? ctx - p : e->s.bs;
+			if ((rc = kv_paged_append(e->pages, u, NULL, n)))
+				return rc;
+		}
+	return 0;
 }
 
 int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed)
 {
 	if (!e->cache || ctx > e->s.ctx)
 		return KV_EINVAL;
+	int rc;
+	if (e->s.paged && (rc = take_blocks_in_turn(e, ctx)))
+		return rc;
 	struct fill_job j = {e, ctx, kv_rand_key(seed, KV_STREAM_CACHE)};
 	kv_pool_run(e->pool, fill_task, &j);
 	return 0;
@@ -1142,7 +1449,73 @@ uint64_t kv_engine_cache_bytes(const struct kv_engine *e)
 
 uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e)
 {
+	if (e->s.paged)
+		return e->cache_bytes / (e->s.pool * e->s.bs);
 	return e->cache ? e->cache_bytes / (e->s.users * e->s.ctx) : 0;
+}
+
+uint64_t kv_engine_block_bytes(const struct kv_engine *e)
+{
+	return e->s.paged ? e->cache_bytes / e->s.pool : 0;
+}
+
+void kv_engine_paged_stats(const struct kv_engine *e,
+			   struct kv_paged_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	if (e->pages)
+		kv_paged_get_stats(e->pages, st);
+}
+
+int kv_engine_prefix_match(struct kv_engine *e, uint32_t user,
+			   const uint32_t *tokens, uint64_t n,
+			   uint64_t *cached)
+{
+	*cached = 0;
+	if (!e->s.paged || user >= e->s.users || n > e->s.ctx)
+		return KV_EINVAL;
+	*cached = kv_paged_match(e->pages, user, tokens, n);
+	return 0;
+}
+
+int kv_engine_prefill(struct kv_engine *e, const uint32_t *tokens,
+		      uint64_t n, uint64_t pos, float *logits)
+{
+	const struct shape *s = &e->s;
+	uint64_t U = s->users;
+	if (n == 0)
+		return KV_EINVAL;
+	if (!s->bs && (U == 1 || n <= s->chunk)) {
+		/* contiguous text: chunks of max_chunk in place */
+		for (uint64_t done = 0; done < n;) {
+			uint64_t c = n - done < s->chunk ? n - done : s->chunk;
+			int rc = U == 1 ? kv_engine_forward(e, tokens + done, c,
+							    pos + done, true,
+							    logits)
+					: kv_engine_forward(e, tokens, c, pos,
+							    true, logits);
+			if (rc)
+				return rc;
+			done += c;
+		}
+		return 0;
+	}
+	if (!s->bs)
+		return KV_EINVAL;
+	for (uint64_t done = 0; done < n;) {
+		uint64_t p = pos + done, c = n - done;
+		uint64_t edge = (p / s->bs + 1) * s->bs - p;
+		c = c < edge ? c : edge;
+		c = c < s->chunk ? c : s->chunk;
+		for (uint64_t u = 0; u < U; u++)
+			memcpy(e->tokbuf + u * c, tokens + u * n + done,
+			       c * sizeof *tokens);
+		int rc = kv_engine_forward(e, e->tokbuf, c, p, true, logits);
+		if (rc)
+			return rc;
+		done += c;
+	}
+	return 0;
 }
 
 bool kv_engine_set_simd(struct kv_engine *e, bool on)

@@ -14,11 +14,11 @@ small="--layers 2 --vocab 256 --reps 2 --warmup 0 --membw-size 4MiB --sgemm-n 64
 "$bin" $small --bench membw,sgemm,attn,decode,nocache,batch --ctx 64 \
 	--users 1,2 >"$tmp/out" 2>"$tmp/err" || say "run failed: $(cat "$tmp/err")"
 [ -s "$tmp/err" ] && say "stderr not empty: $(cat "$tmp/err")"
-want="bench	model	ctx	users	kv_heads	kv_dtype	threads	reps	bytes	flops	ms_median	ms_min	ms_max	gbps	gflops	roofline_ms	efficiency	kv_bytes	kv_share	kv_time_share	ref_gbps	ref_gflops"
+want="bench	model	ctx	users	kv_heads	kv_dtype	threads	reps	bytes	flops	ms_median	ms_min	ms_max	gbps	gflops	roofline_ms	efficiency	kv_bytes	kv_share	kv_time_share	ref_gbps	ref_gflops	layout	block_size"
 [ "$(head -1 "$tmp/out")" = "$want" ] || say "header: $(head -1 "$tmp/out")"
-# every row: 22 cells, times positive, numbers where numbers belong
+# every row: 24 cells, times positive, numbers where numbers belong
 awk -F'\t' 'NR > 1 {
-	if (NF != 22) { print "row " NR ": " NF " cells"; bad = 1 }
+	if (NF != 24) { print "row " NR ": " NF " cells"; bad = 1 }
 	if (!($11 > 0) || $12 > $11 || $11 > $13) { print "row " NR ": ms " $11 " " $12 " " $13; bad = 1 }
 	for (i = 3; i <= 22; i++) if (i != 6)
 		if ($i != "" && $i !~ /^[0-9]+(\.[0-9]+)?$/) { print "row " NR " col " i ": " $i; bad = 1 }
@@ -53,7 +53,25 @@ fi
 	say "baseline run failed: $(cat "$tmp/err")"
 [ "$(head -1 "$tmp/again" | tr '\t' '\n' | tail -2 | tr '\n' ' ')" = "baseline_ms ratio " ] || say "baseline columns"
 [ "$(wc -l <"$tmp/again")" = 3 ] || say "baseline rows: $(cat "$tmp/again")"
-awk -F'\t' 'NR > 1 && !($24 > 0) { exit 1 }' "$tmp/again" || say "no ratio"
+awk -F'\t' 'NR > 1 && !($26 > 0) { exit 1 }' "$tmp/again" || say "no ratio"
+
+# layouts: the same bytes and FLOPs contiguous, in blocks and paged, a
+# row per block size; a saved paged run replays paged
+"$bin" $small --bench attn,decode,nocache --ctx 32 --kv-heads 12 \
+	--layout contiguous,blocked,paged --block-size 8,32 >"$tmp/lay" 2>"$tmp/err" ||
+	say "layout run failed: $(cat "$tmp/err")"
+[ "$(cut -f1,23,24 "$tmp/lay" | tail -n +2 | tr '\t\n' ' |')" = \
+	"attn contiguous |attn blocked 8|attn blocked 32|attn paged 8|attn paged 32|decode contiguous |decode blocked 8|decode blocked 32|decode paged 8|decode paged 32|nocache contiguous |" ] ||
+	say "layout rows: $(cut -f1,23,24 "$tmp/lay")"
+[ "$(awk -F'\t' '$1 == "attn" { print $9, $10 }' "$tmp/lay" | sort -u | wc -l)" = 1 ] ||
+	say "attn bytes or FLOPs differ between layouts"
+[ "$(awk -F'\t' '$1 == "decode" { print $9, $10 }' "$tmp/lay" | sort -u | wc -l)" = 1 ] ||
+	say "decode bytes or FLOPs differ between layouts"
+grep -v nocache "$tmp/lay" >"$tmp/laybase"
+"$bin" --baseline "$tmp/laybase" --reps 1 --warmup 0 --layers 2 --vocab 256 --membw-size 4MiB >"$tmp/again" 2>"$tmp/err" ||
+	say "layout baseline failed: $(cat "$tmp/err")"
+[ "$(cut -f1,23,24 "$tmp/again")" = "$(cut -f1,23,24 "$tmp/laybase")" ] ||
+	say "layout baseline rows: $(cut -f1,23,24 "$tmp/again")"
 # a regression gate: a baseline 1000x faster than any machine fails, once
 # re-measured
 awk -F'\t' 'BEGIN { OFS = "\t" } NR > 1 { $11 = $11 / 1000 } 1' "$tmp/base" >"$tmp/fast"
@@ -83,7 +101,7 @@ for fmt in tsv json; do
 	rows=$(grep -c membw "$tmp/int.$fmt")
 	[ "$rows" -ge 1 ] && [ "$rows" -lt 8 ] || say "Ctrl-C ($fmt): $rows rows"
 	if [ $fmt = tsv ]; then
-		awk -F'\t' 'NF != 22 { exit 1 }' "$tmp/int.tsv" || say "Ctrl-C: a partial row"
+		awk -F'\t' 'NF != 24 { exit 1 }' "$tmp/int.tsv" || say "Ctrl-C: a partial row"
 	elif [ -x /usr/bin/python3 ]; then
 		/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/int.json" ||
 			say "Ctrl-C: JSON not closed"

@@ -122,7 +122,7 @@ static void sweep(const char *path)
  * with our malloc) until a later thread reuses it, so the count of live
  * blocks is exact only with one thread; with two the test checks the
  * errors, and valgrind (scripts/valgrind) the memory. */
-static void sweep_engine(uint32_t threads)
+static void sweep_engine(uint32_t threads, bool paged)
 {
 	static const char json[] =
 		"{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
@@ -138,6 +138,10 @@ static void sweep_engine(uint32_t threads)
 	o.max_ctx = 16;
 	o.users = 2;
 	o.threads = threads;
+	if (paged) { /* the block pool and its tables too */
+		o.block_size = 4;
+		o.paged = o.prefix = true;
+	}
 	long n;
 	for (n = 0; n < 100000; n++) {
 		struct kv_engine *e = NULL;
@@ -164,9 +168,9 @@ static void sweep_engine(uint32_t threads)
 			break;
 		}
 	}
-	printf("engine set-up, %u threads: %ld allocations, each failed in "
+	printf("engine set-up, %u threads%s: %ld allocations, each failed in "
 	       "turn\n",
-	       threads, n);
+	       threads, paged ? ", paged" : "", n);
 	kv_model_free(m);
 }
 #endif
@@ -198,8 +202,9 @@ int main(void)
 		sweep(big);
 		remove(big);
 	}
-	sweep_engine(1);
-	sweep_engine(2);
+	sweep_engine(1, false);
+	sweep_engine(2, false);
+	sweep_engine(1, true);
 	return test_done("test_alloc");
 #endif
 }

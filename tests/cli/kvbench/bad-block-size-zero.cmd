@@ -1,0 +1,1 @@
+kvbench --block-size 0

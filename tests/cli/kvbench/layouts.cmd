@@ -1,0 +1,1 @@
+kvbench --bench attn,decode,nocache --ctx 32 --users 1,2 --kv-heads 12 --layers 2 --vocab 256 --reps 1 --warmup 0 --membw-size 1MiB --sgemm-n 16 -j 1 --layout contiguous,blocked,paged --block-size 8 | cut -f1-5,9,10,18,23,24

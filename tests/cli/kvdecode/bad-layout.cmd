@@ -1,0 +1,1 @@
+kvdecode --layout sideways

@@ -1,0 +1,1 @@
+kvdecode --lengths uniform:5

@@ -1,0 +1,1 @@
+kvdecode --lengths 10,20 --users 3

@@ -1,0 +1,1 @@
+kvdecode --lengths 0

@@ -1,0 +1,1 @@
+kvdecode --layout contiguous --block-size 16 --pool-blocks 10

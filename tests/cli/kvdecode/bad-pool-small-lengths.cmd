@@ -1,0 +1,1 @@
+kvdecode --lengths 100,20 --pool-blocks 3

@@ -1,0 +1,1 @@
+kvdecode --block-size 16 --pool-blocks 2

@@ -1,0 +1,1 @@
+kvdecode --prefix-reuse --lengths 10

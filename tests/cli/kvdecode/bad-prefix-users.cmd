@@ -1,0 +1,1 @@
+kvdecode --prefix-reuse --users 2

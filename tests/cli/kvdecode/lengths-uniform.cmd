@@ -1,0 +1,1 @@
+kvdecode --lengths uniform:10:300 --users 8

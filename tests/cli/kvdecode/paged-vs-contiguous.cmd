@@ -1,0 +1,1 @@
+for l in paged contiguous; do kvdecode --layers 2 --vocab 1000 --prompt 40 --new 8 --threads 2 --block-size 16 --layout $l 2>/dev/null | cut -f1,5,7 >$l.tmp; done; cmp paged.tmp contiguous.tmp && echo "paged and contiguous: same tokens and logit differences"; rm -f paged.tmp contiguous.tmp

@@ -1,0 +1,1 @@
+kvdecode --prefix-reuse --layers 2 --vocab 1000 --prompt 100 --new 4 --threads 2 --pool-blocks 20 2>/dev/null | cut -f1-10
