@@ -7,9 +7,13 @@
  * learned positions, output head tied to the embedding, biases) and
  * Llama-style (RMSNorm, SwiGLU MLP, rotary positions in the Hugging Face
  * rotate-half form, grouped KV heads, untied head unless the config ties
- * it). Every layer keeps full attention and a dense MLP; sliding windows,
- * MLA, MoE, state-space layers, Gemma, Falcon and the other families are
- * refused with KV_EUNSUP and a message.
+ * it). Every layer keeps full attention and a dense MLP. Multi-head latent
+ * attention (DeepSeek V2/V3) replaces the attention of every layer for a
+ * DeepSeek config (its other layers run Llama-style, every MLP dense of
+ * intermediate_size) or, with mla_rank, for any of the two blocks; the
+ * cache then keeps one latent row per token and layer. Sliding windows,
+ * state-space layers, Gemma, Falcon and the other families are refused
+ * with KV_EUNSUP and a message.
  *
  * Weights: every tensor has an id and a logical shape; element j of tensor
  * t is u(t, j) = mix(mix(seed + G * (t + 1)) + G * (j + 1)) with splitmix64's
@@ -47,6 +51,12 @@ struct kv_engine_opts {
 	bool cache;        /* allocate a KV cache of max_ctx per sequence */
 	uint64_t seed;     /* weights' seed */
 	uint32_t threads;  /* engine threads, >= 1 */
+	uint32_t mla_rank; /* 0: the model's attention; else multi-head
+			    * latent attention with a latent of this rank
+			    * (an MLA config: its kv_lora_rank instead) */
+	uint32_t mla_rope; /* 0: the default rotary key of MLA (the
+			    * config's, else half the head size); else its
+			    * size, even */
 };
 
 /* Bytes a run needs, computed before anything is allocated. */

@@ -75,6 +75,8 @@ void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
 /* GPT-2's GELU (tanh form) of n values in place; h *= silu(g). */
 void kv_gelu(float *x, uint64_t n, bool simd);
 void kv_silu_mul(float *h, const float *g, uint64_t n, bool simd);
+/* x[i] = exp(x[i] - m) for n values in place; returns their sum. */
+float kv_exp_shift(float *x, uint64_t n, float m, bool simd);
 
 /* y[r][c] = beta y[r][c] + (x w)[r][c] for rows r < m and columns
  * c0 <= c < c1; x (m, k), w (k, n), y (m, n): a few rows by a weight
