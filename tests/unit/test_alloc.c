@@ -116,13 +116,14 @@ static void sweep(const char *path)
 	CHECK(n > 3);
 }
 
-/* Engine set-up (model, weights, cache, scratch, thread pool) with the
- * Nth allocation failing, for every N: an error, nothing left behind.
+/* Engine set-up (model, weights, cache, scratch, thread pool; plain or
+ * latent attention) with the Nth allocation failing, for every N: an
+ * error, nothing left behind.
  * Once a worker thread has run, glibc keeps its thread bookkeeping (made
  * with our malloc) until a later thread reuses it, so the count of live
  * blocks is exact only with one thread; with two the test checks the
  * errors, and valgrind (scripts/valgrind) the memory. */
-static void sweep_engine(uint32_t threads)
+static void sweep_engine(uint32_t threads, uint32_t mla)
 {
 	static const char json[] =
 		"{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
@@ -138,6 +139,7 @@ static void sweep_engine(uint32_t threads)
 	o.max_ctx = 16;
 	o.users = 2;
 	o.threads = threads;
+	o.mla_rank = mla; /* 0, or latent attention of this rank */
 	long n;
 	for (n = 0; n < 100000; n++) {
 		struct kv_engine *e = NULL;
@@ -164,9 +166,9 @@ static void sweep_engine(uint32_t threads)
 			break;
 		}
 	}
-	printf("engine set-up, %u threads: %ld allocations, each failed in "
+	printf("engine set-up, %u threads%s: %ld allocations, each failed in "
 	       "turn\n",
-	       threads, n);
+	       threads, mla ? ", latent attention" : "", n);
 	kv_model_free(m);
 }
 #endif
@@ -198,8 +200,9 @@ int main(void)
 		sweep(big);
 		remove(big);
 	}
-	sweep_engine(1);
-	sweep_engine(2);
+	sweep_engine(1, 0);
+	sweep_engine(2, 0);
+	sweep_engine(1, 16);
 	return test_done("test_alloc");
 #endif
 }
