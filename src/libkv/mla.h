@@ -129,7 +129,7 @@ struct kv_mla {
 };
 
 /* Positions the latent kernel takes per block. */
-#define KV_MLA_BLOCK 8
+#define KV_MLA_BLOCK 16
 
 /* Carves scratch (kv_mla_scratch_floats() floats, 64-byte aligned) into
  * m's buffers and records the rest. Allocates nothing. */
