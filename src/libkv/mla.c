@@ -168,8 +168,8 @@ uint64_t kv_mla_layer_floats(const struct kv_mla_dims *d)
 static uint64_t work_floats(const struct kv_mla_dims *d)
 {
 	uint64_t s = (uint64_t)d->heads * (KV_MLA_BLOCK + 1);
-	if (d->chunk > s)
-		s = d->chunk;
+	if (KV_MLA_QROWS * d->chunk > s)
+		s = KV_MLA_QROWS * d->chunk;
 	return (s + 2ULL * d->heads + 15) / 16 * 16;
 }
 
@@ -765,6 +765,23 @@ struct plain_job {
 	_Atomic uint64_t next;
 };
 
+/* Rows r of s (rows, len) for the queries t0 + r: the softmax of their
+ * first t0 + r + 1 scores, the rest weighing nothing. */
+static void causal_softmax(float *s, uint64_t rows, uint64_t len,
+			   uint64_t t0, bool simd)
+{
+	for (uint64_t r = 0; r < rows; r++) {
+		float *sr = s + r * len, mx = -INFINITY;
+		uint64_t seen = t0 + r + 1;
+		for (uint64_t p = 0; p < seen; p++)
+			mx = sr[p] > mx ? sr[p] : mx;
+		float inv = 1.0f / kv_exp_shift(sr, seen, mx, simd);
+		for (uint64_t p = 0; p < seen; p++)
+			sr[p] *= inv;
+		memset(sr + seen, 0, (len - seen) * sizeof *sr);
+	}
+}
+
 static void plain_task(void *arg, unsigned tid, unsigned nth)
 {
 	struct plain_job *j = arg;
@@ -772,7 +789,8 @@ static void plain_task(void *arg, unsigned tid, unsigned nth)
 	const struct kv_mla_dims *d = &m->d;
 	uint32_t H = d->heads, nope = d->nope, rope = d->rope, vd = d->vdim;
 	uint64_t D = (uint64_t)d->rank + rope, n = j->n;
-	uint64_t qw = (uint64_t)H * (nope + rope), kw = (uint64_t)H * (nope + vd);
+	blasint qw = (blasint)((uint64_t)H * (nope + rope));
+	blasint kw = (blasint)((uint64_t)H * (nope + vd));
 	float *s = m->work + tid * work_floats(d), sc = scale_of(d);
 	(void)nth;
 	for (;;) {
@@ -781,35 +799,29 @@ static void plain_task(void *arg, unsigned tid, unsigned nth)
 			break;
 		uint64_t u = i / H;
 		uint32_t h = (uint32_t)(i % H);
-		const float *kv = m->kvb + u * n * kw + (uint64_t)h * (nope + vd);
+		/* head h's keys: its nope columns of kvb, then the shared
+		 * rotary key; its values: the vdim columns after */
+		const float *kn = m->kvb + u * n * kw + (uint64_t)h * (nope + vd);
 		const float *kr = m->ckv + u * n * D + d->rank;
-		for (uint64_t t = 0; t < n; t++) {
-			const float *qt = j->q + (u * n + t) * qw +
-					  (uint64_t)h * (nope + rope);
-			float mx = -INFINITY, sum = 0;
-			for (uint64_t p = 0; p <= t; p++) {
-				const float *k = kv + p * kw;
-				const float *r = kr + p * D;
-				float acc = 0;
-				for (uint32_t x = 0; x < nope; x++)
-					acc += qt[x] * k[x];
-				for (uint32_t x = 0; x < rope; x++)
-					acc += qt[nope + x] * r[x];
-				s[p] = acc * sc;
-				mx = s[p] > mx ? s[p] : mx;
-			}
-			float *o = j->att + (u * n + t) * H * vd +
-				   (uint64_t)h * vd;
-			memset(o, 0, vd * sizeof *o);
-			for (uint64_t p = 0; p <= t; p++) {
-				float w = expf(s[p] - mx);
-				const float *v = kv + p * kw + nope;
-				sum += w;
-				for (uint32_t x = 0; x < vd; x++)
-					o[x] += w * v[x];
-			}
-			for (uint32_t x = 0; x < vd; x++)
-				o[x] /= sum;
+		const float *q = j->q + u * n * qw + (uint64_t)h * (nope + rope);
+		float *o = j->att + u * n * H * vd + (uint64_t)h * vd;
+		for (uint64_t t0 = 0; t0 < n; t0 += KV_MLA_QROWS) {
+			uint64_t rows = n - t0 < KV_MLA_QROWS ? n - t0
+							      : KV_MLA_QROWS;
+			blasint len = (blasint)(t0 + rows), br = (blasint)rows;
+			const float *qt = q + t0 * qw;
+			if (nope)
+				cblas_sgemm(CblasRowMajor, CblasNoTrans,
+					    CblasTrans, br, len, (blasint)nope,
+					    sc, qt, qw, kn, kw, 0, s, len);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br,
+				    len, (blasint)rope, sc, qt + nope, qw, kr,
+				    (blasint)D, nope ? 1 : 0, s, len);
+			causal_softmax(s, rows, (uint64_t)len, t0, m->simd);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+				    br, (blasint)vd, len, 1, s, len, kn + nope,
+				    kw, 0, o + t0 * H * vd,
+				    (blasint)((uint64_t)H * vd));
 		}
 	}
 }

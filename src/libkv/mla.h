@@ -124,12 +124,14 @@ struct kv_mla {
 	float *qc;    /* (rows, heads, rank + rope) absorbed queries */
 	float *olat;  /* (rows, heads, rank) weighted sums of latents */
 	float *part;  /* (users, nsplit, heads, rank + 2) split decode */
-	float *work;  /* (threads, max(chunk, heads (KV_MLA_BLOCK + 1)) +
-		       * 2 heads) scores, m, l */
+	float *work;  /* (threads, max(KV_MLA_QROWS chunk, heads
+		       * (KV_MLA_BLOCK + 1)) + 2 heads) scores, m, l */
 };
 
 /* Positions the latent kernel takes per block. */
 #define KV_MLA_BLOCK 16
+/* Queries per block of the plain form (its scores: rows x positions). */
+#define KV_MLA_QROWS 64
 
 /* Carves scratch (kv_mla_scratch_floats() floats, 64-byte aligned) into
  * m's buffers and records the rest. Allocates nothing. */
