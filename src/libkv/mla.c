@@ -173,12 +173,23 @@ static uint64_t work_floats(const struct kv_mla_dims *d)
 	return (s + 2ULL * d->heads + 15) / 16 * 16;
 }
 
-/* The scratch pieces: floats of each, where they go (m NULL: sizes). */
-static size_t pieces(const struct kv_mla_dims *d, struct kv_mla *m,
-		     uint64_t *f, float ***dst)
+/* a x b, setting *over when it does not fit in 64 bits. */
+static uint64_t mul(uint64_t a, uint64_t b, bool *over)
 {
-	uint64_t rows = d->users * d->chunk, D = (uint64_t)d->rank + d->rope;
-	uint64_t h = d->heads;
+	uint64_t r = 0;
+	if (kv_mul(a, b, &r))
+		*over = true;
+	return r;
+}
+
+/* The scratch pieces: floats of each, where they go (m NULL: sizes).
+ * Sets *over when a size overflows. */
+static size_t pieces(const struct kv_mla_dims *d, struct kv_mla *m,
+		     uint64_t *f, float ***dst, bool *over)
+{
+	uint64_t D = (uint64_t)d->rank + d->rope, h = d->heads;
+	uint64_t rows = mul(d->users, d->chunk, over);
+	uint64_t rh = mul(rows, h, over);
 	size_t n = 0;
 #define PUT(x, p)                            \
 	do {                                 \
@@ -186,14 +197,16 @@ static size_t pieces(const struct kv_mla_dims *d, struct kv_mla *m,
 		dst[n] = m ? (p) : NULL;     \
 		n++;                         \
 	} while (0)
-	PUT(rows * d->qrank, &m->qa);
-	PUT(rows * D, &m->ckv);
-	PUT(rows * d->rank, &m->lat);
-	PUT(rows * h * (d->nope + d->vdim), &m->kvb);
-	PUT(rows * h * D, &m->qc);
-	PUT(rows * h * d->rank, &m->olat);
-	PUT(d->users * d->nsplit * h * (d->rank + 2ULL), &m->part);
-	PUT(d->threads * work_floats(d), &m->work);
+	PUT(mul(rows, d->qrank, over), &m->qa);
+	PUT(mul(rows, D, over), &m->ckv);
+	PUT(mul(rows, d->rank, over), &m->lat);
+	PUT(mul(rh, (uint64_t)d->nope + d->vdim, over), &m->kvb);
+	PUT(mul(rh, D, over), &m->qc);
+	PUT(mul(rh, d->rank, over), &m->olat);
+	PUT(mul(mul(d->users, (uint64_t)d->nsplit * h, over), d->rank + 2ULL,
+		over),
+	    &m->part);
+	PUT(mul(d->threads, work_floats(d), over), &m->work);
 #undef PUT
 	return n;
 }
@@ -202,20 +215,14 @@ int kv_mla_scratch_floats(const struct kv_mla_dims *d, uint64_t *out)
 {
 	uint64_t f[8];
 	float **dst[8];
-	size_t n = pieces(d, NULL, f, dst);
-	/* every factor is bounded by the engine's checks but rows x
-	 * heads x rank: checked in doubles first */
-	double total = 0;
-	for (size_t i = 0; i < n; i++)
-		total += (double)f[i] + 16;
-	if (total > 1e18 || (double)d->users * d->chunk * d->heads *
-				    ((double)d->rank + d->rope + d->nope +
-				     d->vdim) > 1e18)
-		return KV_ERANGE;
+	bool over = false;
+	size_t n = pieces(d, NULL, f, dst, &over);
 	*out = 0;
-	for (size_t i = 0; i < n; i++)
-		*out += (f[i] + 15) / 16 * 16;
-	return 0;
+	for (size_t i = 0; i < n && !over; i++)
+		if (f[i] > UINT64_MAX - 16 ||
+		    kv_add(*out, (f[i] + 15) / 16 * 16, out))
+			over = true;
+	return over ? KV_ERANGE : 0;
 }
 
 void kv_mla_init(struct kv_mla *m, const struct kv_mla_dims *d,
@@ -229,7 +236,8 @@ void kv_mla_init(struct kv_mla *m, const struct kv_mla_dims *d,
 	m->simd = true;
 	m->rope = rope;
 	m->cache = cache;
-	size_t n = pieces(d, m, f, dst);
+	bool over = false; /* ruled out by kv_mla_scratch_floats() */
+	size_t n = pieces(d, m, f, dst, &over);
 	for (size_t i = 0; i < n; i++) {
 		*dst[i] = scratch;
 		scratch += (f[i] + 15) / 16 * 16;

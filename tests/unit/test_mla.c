@@ -353,6 +353,29 @@ static void test_bytes(void)
 	kv_model_free(m);
 }
 
+/* The block's scratch by hand, and sizes past 64 bits refused. */
+static void test_scratch(void)
+{
+	struct kv_mla_dims d = {.dim = 16, .layers = 1, .heads = 2,
+				.rank = 8, .rope = 8, .nope = 4, .vdim = 4,
+				.users = 1, .ctx = 2, .chunk = 2, .threads = 1,
+				.nsplit = 1};
+	uint64_t f;
+	/* in floats, each piece padded to 16: latent rows 2 x 16, their
+	 * contiguous latents 2 x 8, K and V 2 x 2 x 8, absorbed queries
+	 * 2 x 2 x 16, latent sums 2 x 2 x 8, split parts 2 x 10 -> 32,
+	 * scores 64 x 2 + m and l 4 -> 144 */
+	CHECK(kv_mla_scratch_floats(&d, &f) == 0);
+	CHECK_U64(f, 32 + 16 + 32 + 64 + 32 + 32 + 144);
+	/* 2^48 rows of DeepSeek-V3's 128 absorbed queries of 576 floats */
+	d.heads = 128;
+	d.rank = 512;
+	d.rope = 64;
+	d.users = 65536;
+	d.chunk = 1ULL << 32;
+	CHECK(kv_mla_scratch_floats(&d, &f) == KV_ERANGE);
+}
+
 /* Options that do not fit the shape: one message each. */
 static void test_refusals(void)
 {
@@ -397,6 +420,7 @@ int main(void)
 	test_kernel_hand();
 	test_kernel_simd();
 	test_refusals();
+	test_scratch();
 	test_bytes();
 	test_sensitive();
 	test_agreement();
