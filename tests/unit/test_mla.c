@@ -59,6 +59,14 @@ static const char ds_lite_json[] =
 	"\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":4,"
 	"\"v_head_dim\":16,\"vocab_size\":101}";
 
+/* keys from the rotary part alone: no nope columns in kv_b_proj */
+static const char ds_nope0_json[] =
+	"{\"model_type\":\"deepseek_v2\",\"num_hidden_layers\":2,"
+	"\"hidden_size\":64,\"num_attention_heads\":4,"
+	"\"intermediate_size\":96,\"kv_lora_rank\":16,"
+	"\"q_lora_rank\":null,\"qk_nope_head_dim\":0,"
+	"\"qk_rope_head_dim\":8,\"v_head_dim\":8,\"vocab_size\":101}";
+
 static struct kv_model *load(const char *json)
 {
 	struct kv_model *m = NULL;
@@ -230,6 +238,7 @@ static void test_agreement(void)
 		{llama_json, 192, 16},
 		{ds_json, 0, 0},
 		{ds_lite_json, 0, 0},
+		{ds_nope0_json, 0, 0},
 	};
 	const uint32_t users[] = {1, 3}, threads[] = {1, 2};
 	for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
