@@ -207,6 +207,8 @@ static size_t tensors(const struct shape *s, struct kv_engine *e,
 		if (s->gpt2)
 			ADD(b + S_LN1_B, K_BIAS, 1, s->dim, false, &w->ln1_b);
 		if (s->mla) {
+			/* all stored as written: the linear ones as every
+			 * projection here, [in][out] */
 			struct kv_mla_tensor mt[KV_MLA_TENSORS];
 			size_t nm = kv_mla_tensors(&s->md, w ? &w->mla : NULL,
 						   mt);
@@ -707,7 +709,7 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	if (!e->s.gpt2 || e->s.mla)
 		rope_table(e);
 	if (e->s.mla)
-		kv_mla_init(&e->mla, &e->s.md, e->mla_scratch, e->pool,
+		kv_mla_init(&e->mla, &e->s.md, e->mla_scratch, e, e->pool,
 			    e->rope, e->cache);
 	free(t);
 	*out = e;
@@ -801,13 +803,10 @@ static void linear(struct kv_engine *e, const float *x, uint64_t m,
 	kv_pool_run(e->pool, linear_task, &j);
 }
 
-void kv_engine_linear(struct kv_pool *p, const float *x, uint64_t m,
-		      uint64_t k, const float *w, float *y, uint64_t n,
-		      bool simd)
+void kv_engine_linear(struct kv_engine *e, const float *x, uint64_t m,
+		      uint64_t k, const float *w, float *y, uint64_t n)
 {
-	struct linear_job j = {x,    w, NULL, NULL, NULL, y, NULL,
-			       m,    k, n,    0,    ACT_NONE, simd};
-	kv_pool_run(p, linear_task, &j);
+	linear(e, x, m, k, w, NULL, y, n, 0, ACT_NONE, NULL, NULL);
 }
 
 /* --- the pieces of a block --- */

@@ -133,23 +133,25 @@ size_t kv_mla_tensors(const struct kv_mla_dims *d, struct kv_mla_w *w,
 	uint64_t qw = (uint64_t)d->heads * (d->nope + d->rope);
 	uint64_t kw = (uint64_t)d->heads * (d->nope + d->vdim);
 	size_t n = 0;
-#define ADD(s, g, r, c, dst)                                              \
-	do {                                                              \
-		if (t)                                                    \
-			t[n] = (struct kv_mla_tensor){(s), (g), (r), (c), \
-						      w ? (dst) : NULL};  \
-		n++;                                                      \
+#define ADD(s, g, lin, r, c, dst)                                        \
+	do {                                                             \
+		if (t)                                                   \
+			t[n] = (struct kv_mla_tensor){(s), (g), (lin), (r), \
+						      (c), w ? (dst) : NULL}; \
+		n++;                                                     \
 	} while (0)
 	if (d->qrank) {
-		ADD(QA_W, false, d->dim, d->qrank, &w->w_qa);
-		ADD(QA_G, true, 1, d->qrank, &w->qa_g);
-		ADD(QB_W, false, d->qrank, qw, &w->w_qb);
+		ADD(QA_W, false, true, d->dim, d->qrank, &w->w_qa);
+		ADD(QA_G, true, false, 1, d->qrank, &w->qa_g);
+		ADD(QB_W, false, true, d->qrank, qw, &w->w_qb);
 	} else {
-		ADD(Q_W, false, d->dim, qw, &w->w_q);
+		ADD(Q_W, false, true, d->dim, qw, &w->w_q);
 	}
-	ADD(KVA_W, false, d->dim, (uint64_t)d->rank + d->rope, &w->w_kva);
-	ADD(KVA_G, true, 1, d->rank, &w->kva_g);
-	ADD(KVB_W, false, d->rank, kw, &w->w_kvb);
+	ADD(KVA_W, false, true, d->dim, (uint64_t)d->rank + d->rope,
+	    &w->w_kva);
+	ADD(KVA_G, true, false, 1, d->rank, &w->kva_g);
+	/* (rank, heads (nope + vdim)), read by the heads' own products */
+	ADD(KVB_W, false, false, d->rank, kw, &w->w_kvb);
 #undef ADD
 	return n;
 }
@@ -226,12 +228,13 @@ int kv_mla_scratch_floats(const struct kv_mla_dims *d, uint64_t *out)
 }
 
 void kv_mla_init(struct kv_mla *m, const struct kv_mla_dims *d,
-		 float *scratch, struct kv_pool *pool, const float *rope,
-		 float *cache)
+		 float *scratch, struct kv_engine *engine, struct kv_pool *pool,
+		 const float *rope, float *cache)
 {
 	uint64_t f[8];
 	float **dst[8];
 	m->d = *d;
+	m->engine = engine;
 	m->pool = pool;
 	m->simd = true;
 	m->rope = rope;
@@ -580,15 +583,18 @@ static float scale_of(const struct kv_mla_dims *d)
 	return 1.0f / sqrtf((float)(d->nope + d->rope));
 }
 
-/* Per-head products of the absorbed form, heads split over threads:
- * in, the queries to latent space; out, the latent sums to values. */
+/* Per-head products with kv_b_proj, heads split over threads: the
+ * absorbed form's queries to latent space and latent sums to values, or
+ * the plain form's keys and values. */
+enum head_what { HEAD_ABSORB, HEAD_OUT, HEAD_UP };
+
 struct head_job {
 	struct kv_mla *m;
 	const struct kv_mla_w *w;
 	const float *q;
 	float *att;
 	uint64_t rows;
-	bool out;
+	enum head_what what;
 };
 
 static void absorb_head(const struct head_job *j, uint32_t h)
@@ -638,6 +644,18 @@ static void output_head(const struct head_job *j, uint32_t h)
 			    0, a, (blasint)((uint64_t)d->heads * d->vdim));
 }
 
+/* The plain form's keys (nope) and values of head h for every row. */
+static void up_head(const struct head_job *j, uint32_t h)
+{
+	const struct kv_mla_dims *d = &j->m->d;
+	uint64_t off = (uint64_t)h * (d->nope + d->vdim);
+	blasint ldw = (blasint)((uint64_t)d->heads * (d->nope + d->vdim));
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+		    (blasint)j->rows, (blasint)(d->nope + d->vdim),
+		    (blasint)d->rank, 1, j->m->lat, (blasint)d->rank,
+		    j->w->w_kvb + off, ldw, 0, j->m->kvb + off, ldw);
+}
+
 static void head_task(void *arg, unsigned tid, unsigned nth)
 {
 	const struct head_job *j = arg;
@@ -645,10 +663,12 @@ static void head_task(void *arg, unsigned tid, unsigned nth)
 	uint32_t h0 = (uint32_t)((uint64_t)H * tid / nth);
 	uint32_t h1 = (uint32_t)((uint64_t)H * (tid + 1) / nth);
 	for (uint32_t h = h0; h < h1; h++) {
-		if (j->out)
+		if (j->what == HEAD_ABSORB)
+			absorb_head(j, h);
+		else if (j->what == HEAD_OUT)
 			output_head(j, h);
 		else
-			absorb_head(j, h);
+			up_head(j, h);
 	}
 }
 
@@ -843,17 +863,15 @@ void kv_mla_attention(struct kv_mla *m, const struct kv_mla_w *w,
 	uint64_t qw = (uint64_t)d->heads * (d->nope + d->rope);
 	/* queries, latents and the rotary key */
 	if (d->qrank) {
-		kv_engine_linear(m->pool, xn, rows, d->dim, w->w_qa, m->qa,
-				 d->qrank, m->simd);
+		kv_engine_linear(m->engine, xn, rows, d->dim, w->w_qa, m->qa,
+				 d->qrank);
 		rms_rows(m->qa, rows, d->qrank, d->qrank, w->qa_g, d->eps);
-		kv_engine_linear(m->pool, m->qa, rows, d->qrank, w->w_qb, q, qw,
-				 m->simd);
+		kv_engine_linear(m->engine, m->qa, rows, d->qrank, w->w_qb, q,
+				 qw);
 	} else {
-		kv_engine_linear(m->pool, xn, rows, d->dim, w->w_q, q, qw,
-				 m->simd);
+		kv_engine_linear(m->engine, xn, rows, d->dim, w->w_q, q, qw);
 	}
-	kv_engine_linear(m->pool, xn, rows, d->dim, w->w_kva, m->ckv, D,
-			 m->simd);
+	kv_engine_linear(m->engine, xn, rows, d->dim, w->w_kva, m->ckv, D);
 	rms_rows(m->ckv, rows, D, d->rank, w->kva_g, d->eps);
 	for (uint64_t r = 0; r < rows; r++) {
 		uint64_t p = pos + r % n;
@@ -868,18 +886,18 @@ void kv_mla_attention(struct kv_mla *m, const struct kv_mla_w *w,
 			memcpy(kv_mla_rows(m, layer, u, 0, true) + pos * D,
 			       kv_mla_rows(m, layer, u, n, false),
 			       n * D * sizeof(float));
-		struct head_job hj = {m, w, q, att, rows, false};
+		struct head_job hj = {m, w, q, att, rows, HEAD_ABSORB};
 		kv_pool_run(m->pool, head_task, &hj);
 		latent_attention(m, layer, n, pos);
-		hj.out = true;
+		hj.what = HEAD_OUT;
 		kv_pool_run(m->pool, head_task, &hj);
 		return;
 	}
 	for (uint64_t r = 0; r < rows; r++)
 		memcpy(m->lat + r * d->rank, m->ckv + r * D,
 		       d->rank * sizeof(float));
-	kv_engine_linear(m->pool, m->lat, rows, d->rank, w->w_kvb, m->kvb,
-			 (uint64_t)d->heads * (d->nope + d->vdim), m->simd);
+	struct head_job hj = {m, w, q, att, rows, HEAD_UP};
+	kv_pool_run(m->pool, head_task, &hj);
 	struct plain_job pj = {m, q, att, n, 0};
 	atomic_init(&pj.next, 0);
 	kv_pool_run(m->pool, plain_task, &pj);

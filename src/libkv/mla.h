@@ -50,11 +50,16 @@ struct kv_mla_w {
 		       * the nope columns of W_UK, then the vdim of W_UV */
 };
 
-/* A tensor of one layer for the engine to place and draw: a matrix, or
- * a norm gain. Its id is KV_MLA_ID(layer, slot). */
+/* A tensor of one layer for the engine to place and draw: a matrix of
+ * rows inputs by cols outputs, or a norm gain. Its id is
+ * KV_MLA_ID(layer, slot). A linear one is read only through
+ * kv_engine_linear() and is stored as the engine stores its own
+ * projections; the others (kv_b_proj, the gains) as written here, for
+ * mla.c reads them itself. */
 struct kv_mla_tensor {
 	uint32_t slot;
 	bool gain;
+	bool linear;
 	uint64_t rows, cols;
 	float **dst;
 };
@@ -103,16 +108,17 @@ double kv_mla_pos_macs(const struct kv_mla_dims *d, bool absorbed);
 
 struct kv_pool;
 
-/* y (m, n) = x (m, k) w (k, n), split over the pool's threads by output
- * columns: the engine's own product (engine.c). */
-void kv_engine_linear(struct kv_pool *p, const float *x, uint64_t m,
-		      uint64_t k, const float *w, float *y, uint64_t n,
-		      bool simd);
+/* y (m, n) = x (m, k) times the projection w of k inputs and n outputs,
+ * through the engine's own product, its threads and its weight layout
+ * (engine.c). */
+void kv_engine_linear(struct kv_engine *e, const float *x, uint64_t m,
+		      uint64_t k, const float *w, float *y, uint64_t n);
 
 /* The block's state: shape, scratch (carved by kv_mla_init()), the rope
  * table and the cache it reads, all owned by the engine. */
 struct kv_mla {
 	struct kv_mla_dims d;
+	struct kv_engine *engine; /* for its products */
 	struct kv_pool *pool;
 	bool simd;
 	const float *rope; /* (ctx, rope / 2, 2) cos, sin */
@@ -136,8 +142,8 @@ struct kv_mla {
 /* Carves scratch (kv_mla_scratch_floats() floats, 64-byte aligned) into
  * m's buffers and records the rest. Allocates nothing. */
 void kv_mla_init(struct kv_mla *m, const struct kv_mla_dims *d,
-		 float *scratch, struct kv_pool *pool, const float *rope,
-		 float *cache);
+		 float *scratch, struct kv_engine *engine, struct kv_pool *pool,
+		 const float *rope, float *cache);
 
 /*
  * The attention of one MLA layer for a chunk of n tokens per sequence at
