@@ -511,34 +511,221 @@ AVX2 static void part_avx2(const float *q, uint32_t h, const float *c,
 		sums_avx2(o, h, rank, al, s, cb, nb, D);
 	}
 }
+
+#define HAVE_MLA_AVX512 1
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+/* Half of a 512-bit register added to the other half. */
+AVX512 static inline __m256 fold(__m512 a)
+{
+	__m256 hi = _mm256_castpd_ps(
+		_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1));
+	return _mm256_add_ps(_mm512_castps512_ps256(a), hi);
+}
+
+/* Scores of four heads against four rows, sixteen sums in flight; each
+ * load of a row serves the four heads. s rows KV_MLA_BLOCK apart. */
+AVX512 static void scores_4x4(const float *q, const float *r, uint32_t D,
+			      float *s)
+{
+	const float *q1 = q + D, *q2 = q1 + D, *q3 = q2 + D;
+	const float *r1 = r + D, *r2 = r1 + D, *r3 = r2 + D;
+	__m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
+	__m512 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+	__m512 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+	__m512 a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+	for (uint32_t d = 0; d < D; d += 16) {
+		__m512 x0 = _mm512_loadu_ps(q + d), x1 = _mm512_loadu_ps(q1 + d);
+		__m512 x2 = _mm512_loadu_ps(q2 + d), x3 = _mm512_loadu_ps(q3 + d);
+		__m512 c = _mm512_loadu_ps(r + d);
+		a00 = _mm512_fmadd_ps(x0, c, a00);
+		a10 = _mm512_fmadd_ps(x1, c, a10);
+		a20 = _mm512_fmadd_ps(x2, c, a20);
+		a30 = _mm512_fmadd_ps(x3, c, a30);
+		c = _mm512_loadu_ps(r1 + d);
+		a01 = _mm512_fmadd_ps(x0, c, a01);
+		a11 = _mm512_fmadd_ps(x1, c, a11);
+		a21 = _mm512_fmadd_ps(x2, c, a21);
+		a31 = _mm512_fmadd_ps(x3, c, a31);
+		c = _mm512_loadu_ps(r2 + d);
+		a02 = _mm512_fmadd_ps(x0, c, a02);
+		a12 = _mm512_fmadd_ps(x1, c, a12);
+		a22 = _mm512_fmadd_ps(x2, c, a22);
+		a32 = _mm512_fmadd_ps(x3, c, a32);
+		c = _mm512_loadu_ps(r3 + d);
+		a03 = _mm512_fmadd_ps(x0, c, a03);
+		a13 = _mm512_fmadd_ps(x1, c, a13);
+		a23 = _mm512_fmadd_ps(x2, c, a23);
+		a33 = _mm512_fmadd_ps(x3, c, a33);
+	}
+	__m256 t = hsum8(fold(a00), fold(a01), fold(a02), fold(a03),
+			 fold(a10), fold(a11), fold(a12), fold(a13));
+	_mm_storeu_ps(s, _mm256_castps256_ps128(t));
+	_mm_storeu_ps(s + KV_MLA_BLOCK, _mm256_extractf128_ps(t, 1));
+	t = hsum8(fold(a20), fold(a21), fold(a22), fold(a23), fold(a30),
+		  fold(a31), fold(a32), fold(a33));
+	_mm_storeu_ps(s + 2 * KV_MLA_BLOCK, _mm256_castps256_ps128(t));
+	_mm_storeu_ps(s + 3 * KV_MLA_BLOCK, _mm256_extractf128_ps(t, 1));
+}
+
+AVX512 static void scores_avx512(const float *q, uint32_t h, const float *cb,
+				 uint32_t nb, uint32_t D, float *s)
+{
+	uint32_t i = 0;
+	for (; i + 4 <= h; i += 4) {
+		const float *qi = q + (uint64_t)i * D;
+		float *si = s + i * KV_MLA_BLOCK;
+		uint32_t b = 0;
+		for (; b + 4 <= nb; b += 4)
+			scores_4x4(qi, cb + (uint64_t)b * D, D, si + b);
+		for (; b < nb; b++)
+			for (uint32_t k = 0; k < 4; k++)
+				si[k * KV_MLA_BLOCK + b] =
+					dot_avx2(qi + (uint64_t)k * D,
+						 cb + (uint64_t)b * D, D);
+	}
+	if (i < h)
+		scores_avx2(q + (uint64_t)i * D, h - i, cb, nb, D,
+			    s + i * KV_MLA_BLOCK);
+}
+
+/* Sixty-four values of four heads' sums: each load of a latent serves
+ * the four heads. o rows rank apart, w rows KV_MLA_BLOCK apart. */
+AVX512 static void sum_4x64(float *o, uint32_t rank, const float *al,
+			    const float *w, const float *cb, uint32_t nb,
+			    uint32_t D)
+{
+	__m512 acc[4][4];
+	for (int k = 0; k < 4; k++) {
+		__m512 x = _mm512_set1_ps(al[k]);
+		for (int c = 0; c < 4; c++)
+			acc[k][c] = _mm512_mul_ps(
+				_mm512_loadu_ps(o + (uint64_t)k * rank + 16 * c),
+				x);
+	}
+	for (uint32_t b = 0; b < nb; b++) {
+		const float *r = cb + (uint64_t)b * D;
+		__m512 c0 = _mm512_loadu_ps(r), c1 = _mm512_loadu_ps(r + 16);
+		__m512 c2 = _mm512_loadu_ps(r + 32), c3 = _mm512_loadu_ps(r + 48);
+		for (int k = 0; k < 4; k++) {
+			__m512 v = _mm512_set1_ps(w[k * KV_MLA_BLOCK + b]);
+			acc[k][0] = _mm512_fmadd_ps(v, c0, acc[k][0]);
+			acc[k][1] = _mm512_fmadd_ps(v, c1, acc[k][1]);
+			acc[k][2] = _mm512_fmadd_ps(v, c2, acc[k][2]);
+			acc[k][3] = _mm512_fmadd_ps(v, c3, acc[k][3]);
+		}
+	}
+	for (int k = 0; k < 4; k++)
+		for (int c = 0; c < 4; c++)
+			_mm512_storeu_ps(o + (uint64_t)k * rank + 16 * c,
+					 acc[k][c]);
+}
+
+AVX512 static void sums_avx512(float *o, uint32_t h, uint32_t rank,
+			       const float *al, const float *s,
+			       const float *cb, uint32_t nb, uint32_t D)
+{
+	uint32_t i = 0;
+	for (; i + 4 <= h; i += 4) {
+		float *oi = o + (uint64_t)i * rank;
+		const float *wi = s + i * KV_MLA_BLOCK;
+		uint32_t d = 0;
+		for (; d + 64 <= rank; d += 64)
+			sum_4x64(oi + d, rank, al + i, wi, cb + d, nb, D);
+		for (; d < rank; d += 8)
+			for (uint32_t k = 0; k < 4; k++)
+				sum_1x8(oi + (uint64_t)k * rank + d, al[i + k],
+					wi + k * KV_MLA_BLOCK, cb + d, nb, D);
+	}
+	if (i < h)
+		sums_avx2(o + (uint64_t)i * rank, h - i, rank, al + i,
+			  s + i * KV_MLA_BLOCK, cb, nb, D);
+}
+
+AVX512 static void part_avx512(const float *q, uint32_t h, const float *c,
+			       uint64_t n, uint32_t rank, uint32_t rope,
+			       float *s, float *al, float *o, float *m,
+			       float *l)
+{
+	uint32_t D = rank + rope;
+	for (uint32_t i = 0; i < h; i++) {
+		m[i] = -INFINITY;
+		l[i] = 0;
+	}
+	memset(o, 0, sizeof *o * h * rank);
+	for (uint64_t p0 = 0; p0 < n; p0 += KV_MLA_BLOCK) {
+		uint32_t nb = n - p0 < KV_MLA_BLOCK ? (uint32_t)(n - p0)
+						    : KV_MLA_BLOCK;
+		const float *cb = c + p0 * D;
+		scores_avx512(q, h, cb, nb, D, s);
+		for (uint32_t i = 0; i < h; i++) {
+			float *si = s + i * KV_MLA_BLOCK, mx = m[i];
+			for (uint32_t b = 0; b < nb; b++)
+				mx = si[b] > mx ? si[b] : mx;
+			al[i] = expf(m[i] - mx);
+			l[i] = l[i] * al[i] + kv_exp_shift(si, nb, mx, true);
+			m[i] = mx;
+		}
+		sums_avx512(o, h, rank, al, s, cb, nb, D);
+	}
+}
 #endif
+
+bool kv_mla_has_isa(enum kv_isa isa, uint32_t rank, uint32_t rope)
+{
+	switch (isa) {
+	case KV_ISA_C:
+		return true;
+#ifdef HAVE_MLA_AVX2
+	case KV_ISA_AVX2:
+		return kv_attn_has_isa(KV_ISA_AVX2, 8) && rank % 8 == 0 &&
+		       rope % 8 == 0;
+	case KV_ISA_AVX512:
+		return kv_attn_has_isa(KV_ISA_AVX512, 16) && rank % 16 == 0 &&
+		       rope % 16 == 0;
+#endif
+	default:
+		return false;
+	}
+}
 
 bool kv_mla_has_simd(uint32_t rank, uint32_t rope)
 {
+	return kv_mla_has_isa(KV_ISA_AVX2, rank, rope);
+}
+
+void kv_mla_attn_part_isa(const float *q, uint32_t h, const float *c,
+			  uint64_t n, uint32_t rank, uint32_t rope, float *s,
+			  float *o, float *m, float *l, enum kv_isa isa)
+{
+	if (!kv_mla_has_isa(isa, rank, rope))
+		isa = KV_ISA_C;
+	switch (isa) {
 #ifdef HAVE_MLA_AVX2
-	return kv_attn_has_isa(KV_ISA_AVX2, 8) && rank % 8 == 0 &&
-	       rope % 8 == 0;
-#else
-	(void)rank;
-	(void)rope;
-	return false;
+	case KV_ISA_AVX512:
+		part_avx512(q, h, c, n, rank, rope, s,
+			    s + (uint64_t)h * KV_MLA_BLOCK, o, m, l);
+		return;
+	case KV_ISA_AVX2:
+		part_avx2(q, h, c, n, rank, rope, s,
+			  s + (uint64_t)h * KV_MLA_BLOCK, o, m, l);
+		return;
 #endif
+	default:
+		part_c(q, h, c, n, rank, rope, s, o, m, l);
+	}
 }
 
 void kv_mla_attn_part(const float *q, uint32_t h, const float *c,
 		      uint64_t n, uint32_t rank, uint32_t rope, float *s,
 		      float *o, float *m, float *l, bool simd)
 {
-#ifdef HAVE_MLA_AVX2
-	if (simd && kv_mla_has_simd(rank, rope)) {
-		part_avx2(q, h, c, n, rank, rope, s,
-			  s + (uint64_t)h * KV_MLA_BLOCK, o, m, l);
-		return;
-	}
-#else
-	(void)simd;
-#endif
-	part_c(q, h, c, n, rank, rope, s, o, m, l);
+	enum kv_isa isa = KV_ISA_C;
+	if (simd && kv_mla_has_isa(KV_ISA_AVX512, rank, rope))
+		isa = KV_ISA_AVX512;
+	else if (simd)
+		isa = KV_ISA_AVX2;
+	kv_mla_attn_part_isa(q, h, c, n, rank, rope, s, o, m, l, isa);
 }
 
 /* --- the block --- */

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine_int.h"
 #include "kv/engine.h"
 
 /* The shape of the block, everything derived once. */
@@ -174,13 +175,20 @@ float *kv_mla_rows(const struct kv_mla *m, uint32_t l, uint64_t u,
  * s = exp(s - m), l = row sums, o (h, rank) = s c[:, :rank], not divided
  * by l, so parts over ranges of positions merge exactly. Reads each row
  * once for all heads, KV_MLA_BLOCK rows at a time. s scratch (h,
- * KV_MLA_BLOCK + 1). simd: AVX2/FMA when the CPU has it and rank and rope
- * are multiples of 8.
+ * KV_MLA_BLOCK + 1). simd: AVX-512 when the CPU has it and rank and rope
+ * are multiples of 16, else AVX2/FMA when they are multiples of 8.
  */
 void kv_mla_attn_part(const float *q, uint32_t h, const float *c,
 		      uint64_t n, uint32_t rank, uint32_t rope, float *s,
 		      float *o, float *m, float *l, bool simd);
 /* Whether kv_mla_attn_part() has a vectorised kernel for these sizes. */
 bool kv_mla_has_simd(uint32_t rank, uint32_t rope);
+/* The kernel by name (the portable one where the named one does not run
+ * on this CPU for these sizes), so tests can run each; and whether it
+ * runs. */
+void kv_mla_attn_part_isa(const float *q, uint32_t h, const float *c,
+			  uint64_t n, uint32_t rank, uint32_t rope, float *s,
+			  float *o, float *m, float *l, enum kv_isa isa);
+bool kv_mla_has_isa(enum kv_isa isa, uint32_t rank, uint32_t rope);
 
 #endif

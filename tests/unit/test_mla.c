@@ -94,26 +94,34 @@ static void test_kernel_hand(void)
 	}
 }
 
-/* The vectorised kernel against the portable one, and two ranges merged
- * against the whole, over head counts, ranks and lengths on both sides of
- * a block. Scores grow along the positions so the running max rises. */
+/* Each vectorised kernel the CPU runs against the portable one, and two
+ * ranges merged against the whole, over head counts on both sides of the
+ * register tiles (4), ranks on both sides of 64 and lengths on both sides
+ * of a block. Scores grow along the positions so the running max rises. */
 static void test_kernel_simd(void)
 {
 	enum { MAXH = 16, MAXD = 576, MAXN = 70 };
 	static float q[MAXH * MAXD], c[MAXN * MAXD];
 	static float o0[MAXH * MAXD], o1[MAXH * MAXD], oa[MAXH * MAXD],
 		ob[MAXH * MAXD];
-	float s[MAXH * (KV_MLA_BLOCK + 1)], m0[MAXH], l0[MAXH], m1[MAXH], l1[MAXH];
+	float s[MAXH * (KV_MLA_BLOCK + 1)];
+	float m0[MAXH], l0[MAXH], m1[MAXH], l1[MAXH];
 	float ma[MAXH], la[MAXH], mb[MAXH], lb[MAXH];
-	const uint32_t hs[] = {1, 4, 12, 16};
-	const uint32_t rr[][2] = {{8, 8}, {32, 8}, {256, 32}, {512, 64}};
-	const uint64_t ns[] = {1, 7, 8, 9, 33, 70};
-	for (size_t x = 0; x < 4; x++)
-		for (size_t y = 0; y < 4; y++)
-			for (size_t z = 0; z < 6; z++) {
+	const uint32_t hs[] = {1, 4, 5, 12, 16};
+	const uint32_t rr[][2] = {{8, 8},    {32, 8},   {48, 16},
+				  {256, 32}, {512, 64}};
+	const uint64_t ns[] = {1, 7, 15, 16, 17, 33, 70};
+	const enum kv_isa isas[] = {KV_ISA_AVX2, KV_ISA_AVX512};
+	for (size_t v = 0; v < 2; v++)
+	for (size_t x = 0; x < 5; x++)
+		for (size_t y = 0; y < 5; y++)
+			for (size_t z = 0; z < 7; z++) {
 				uint32_t h = hs[x], rank = rr[y][0];
 				uint32_t rope = rr[y][1], D = rank + rope;
 				uint64_t n = ns[z];
+				enum kv_isa isa = isas[v];
+				if (!kv_mla_has_isa(isa, rank, rope))
+					continue;
 				for (uint64_t i = 0; i < h * D; i++)
 					q[i] = (float)((i * 7) % 11) / 11.0f -
 					       0.3f;
@@ -123,16 +131,18 @@ static void test_kernel_simd(void)
 					       (1 + (float)(i / D) / 10.0f);
 				kv_mla_attn_part(q, h, c, n, rank, rope, s, o0,
 						 m0, l0, false);
-				kv_mla_attn_part(q, h, c, n, rank, rope, s, o1,
-						 m1, l1, true);
+				kv_mla_attn_part_isa(q, h, c, n, rank, rope, s,
+						     o1, m1, l1, isa);
 				uint64_t a = n / 2;
 				for (uint32_t i = 0; i < h; i++)
 					ma[i] = la[i] = NAN;
 				if (a)
-					kv_mla_attn_part(q, h, c, a, rank, rope,
-							 s, oa, ma, la, true);
-				kv_mla_attn_part(q, h, c + a * D, n - a, rank,
-						 rope, s, ob, mb, lb, true);
+					kv_mla_attn_part_isa(q, h, c, a, rank,
+							     rope, s, oa, ma,
+							     la, isa);
+				kv_mla_attn_part_isa(q, h, c + a * D, n - a,
+						     rank, rope, s, ob, mb, lb,
+						     isa);
 				for (uint32_t i = 0; i < h; i++) {
 					/* sums in another order: the scores'
 					 * errors grow with their size */
