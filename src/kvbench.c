@@ -29,6 +29,10 @@ static const char usage[] =
 	"  -c, --ctx LIST         contexts: 8192,8k or lo:hi:xF or lo:hi:+S\n"
 	"                         (default per bench, see kvbench(1))\n"
 	"      --kv-heads LIST    K/V heads (default: the model's; attn: H,H/4,1)\n"
+	"      --mla LIST         latent ranks of multi-head latent attention,\n"
+	"                         or off for the model's own (256,off)\n"
+	"      --mla-rope N       size of MLA's shared rotary key (default:\n"
+	"                         the config's, else half the head size)\n"
 	"  -u, --users LIST       sequences per step (default 1; batch: 1,2,4,8)\n"
 	"  -j, --threads LIST     threads (default: online CPUs)\n"
 	"  -t, --kv-dtype LIST    cache format; the engine stores f32\n"
@@ -59,7 +63,7 @@ static const char usage[] =
 
 enum { OPT_KV_HEADS = 256, OPT_LAYERS, OPT_VOCAB, OPT_WARMUP, OPT_MEMBW,
        OPT_SGEMM_N, OPT_BASELINE, OPT_MAX_REGRESS, OPT_JSON, OPT_NO_HEADER,
-       OPT_VERSION, OPT_LAYOUT, OPT_BLOCK_SIZE };
+       OPT_VERSION, OPT_LAYOUT, OPT_BLOCK_SIZE, OPT_MLA, OPT_MLA_ROPE };
 
 static const struct option longopts[] = {
 	{"baseline", required_argument, NULL, OPT_BASELINE},
@@ -74,6 +78,8 @@ static const struct option longopts[] = {
 	{"layout", required_argument, NULL, OPT_LAYOUT},
 	{"max-regress", required_argument, NULL, OPT_MAX_REGRESS},
 	{"membw-size", required_argument, NULL, OPT_MEMBW},
+	{"mla", required_argument, NULL, OPT_MLA},
+	{"mla-rope", required_argument, NULL, OPT_MLA_ROPE},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
 	{"reps", required_argument, NULL, 'r'},
 	{"seed", required_argument, NULL, 's'},
@@ -108,6 +114,7 @@ struct point {
 	uint64_t ctx;      /* 0 for membw and sgemm */
 	uint64_t users;
 	uint64_t kv_heads; /* 0: the model's */
+	uint64_t mla;      /* latent rank, 0: the model's own attention */
 	uint64_t threads;
 	double baseline_ms; /* 0: none */
 	enum layout layout;
@@ -116,10 +123,10 @@ struct point {
 
 struct args {
 	bool bench[KV_BENCH_COUNT], any_bench;
-	uint64_t *ctx, *kv_heads, *users, *threads, *block_size;
-	size_t nctx, nkv_heads, nusers, nthreads, nblock_size;
+	uint64_t *ctx, *kv_heads, *users, *threads, *block_size, *mla;
+	size_t nctx, nkv_heads, nusers, nthreads, nblock_size, nmla;
 	bool layout[L_COUNT], any_layout;
-	uint64_t layers, vocab, reps, warmup, membw, sgemm_n, seed;
+	uint64_t layers, vocab, reps, warmup, membw, sgemm_n, seed, mla_rope;
 	double max_regress; /* < 0: no gate */
 	const char *baseline;
 	bool json, header;
@@ -182,6 +189,32 @@ static int parse_layouts(const char *s, struct args *a)
 	}
 	if (!status && !a->any_layout)
 		status = cli_usage("--layout: empty list");
+	free(copy);
+	return status;
+}
+
+/* --mla: latent ranks or "off" (0), comma-separated. */
+static int parse_mla(const char *s, struct args *a)
+{
+	char *copy = strdup(s), *save = NULL;
+	int status = 0;
+	free(a->mla);
+	a->nmla = 0;
+	a->mla = calloc(strlen(s) / 2 + 1, sizeof *a->mla);
+	if (!copy || !a->mla) {
+		free(copy);
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (char *tok = strtok_r(copy, ",", &save); tok && !status;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v = 0;
+		if (strcmp(tok, "off") != 0)
+			status = cli_u64("--mla", tok, 1, 1 << 20, &v);
+		a->mla[a->nmla++] = v;
+	}
+	if (!status && !a->nmla)
+		status = cli_usage("--mla: empty list");
 	free(copy);
 	return status;
 }
@@ -260,6 +293,15 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_KV_HEADS:
 			if ((e = parse_list("--kv-heads", optarg, &a->kv_heads,
 					    &a->nkv_heads)))
+				return e;
+			break;
+		case OPT_MLA:
+			if ((e = parse_mla(optarg, a)))
+				return e;
+			break;
+		case OPT_MLA_ROPE:
+			if ((e = cli_u64("--mla-rope", optarg, 1, 1 << 16,
+					 &a->mla_rope)))
 				return e;
 			break;
 		case OPT_LAYERS:
@@ -402,7 +444,7 @@ static int expand(const struct args *a, struct kv_model **models,
 		if (a->any_bench && !a->bench[b])
 			continue;
 		for (size_t ti = 0; ti < nthreads; ti++) {
-			struct point p = {b, 0, 0, 1, 0, threads[ti], 0,
+			struct point p = {b, 0, 0, 1, 0, 0, threads[ti], 0,
 					  L_CONTIGUOUS, 0};
 			if (b == KV_BENCH_MEMBW || b == KV_BENCH_SGEMM) {
 				if (add(s, p))
@@ -420,7 +462,11 @@ static int expand(const struct args *a, struct kv_model **models,
 			size_t nusers = a->users ? a->nusers
 					: b == KV_BENCH_BATCH ? 4
 							      : 1;
-			for (size_t mi = 0; mi < nmodels; mi++) {
+			static const uint64_t own = 0;
+			const uint64_t *mla = a->mla ? a->mla : &own;
+			size_t nmla = a->mla ? a->nmla : 1;
+			for (size_t mi = 0; mi < nmodels; mi++)
+			for (size_t ai = 0; ai < nmla; ai++) {
 				uint64_t h = models[mi]->n_kv_heads;
 				uint64_t dflt[3] = {h, h / 4, 1};
 				size_t ndflt = b == KV_BENCH_ATTN && h >= 4 &&
@@ -433,11 +479,20 @@ static int expand(const struct args *a, struct kv_model **models,
 					a->kv_heads ? a->kv_heads : dflt;
 				size_t nkvh = a->kv_heads ? a->nkv_heads
 							  : ndflt;
+				/* a latent is shared by every head: no K/V
+				 * head count to sweep (--kv-heads is for the
+				 * plain rows) */
+				if (mla[ai] || models[mi]->kv_lora_rank) {
+					dflt[0] = 0;
+					kvh = dflt;
+					nkvh = 1;
+				}
 				for (size_t k = 0; k < nkvh; k++)
 					for (size_t u = 0; u < nusers; u++)
 						for (size_t c = 0; c < nctx;
 						     c++) {
 							p.model = mi;
+							p.mla = mla[ai];
 							p.kv_heads = kvh[k];
 							p.users = users[u];
 							p.ctx = ctx[c];
@@ -460,6 +515,8 @@ static struct kv_engine_opts engine_opts(const struct args *a,
 	o.layers = (uint32_t)a->layers;
 	o.vocab = a->vocab;
 	o.kv_heads = (uint32_t)p->kv_heads;
+	o.mla_rank = (uint32_t)p->mla;
+	o.mla_rope = (uint32_t)a->mla_rope;
 	o.users = (uint32_t)p->users;
 	o.max_ctx = ctx;
 	o.max_chunk = p->bench == KV_BENCH_NOCACHE ? ctx : 1;
@@ -564,7 +621,8 @@ static int run_reference(const struct args *a, struct refs *refs,
  * batch the same step at ctx 1), measures the reference beside it. */
 static int run_engine(const struct args *a, struct kv_model **models,
 		      struct refs *refs, const struct point *p,
-		      struct kv_bench_result *r, uint64_t *kv_heads)
+		      struct kv_bench_result *r, uint64_t *kv_heads,
+		      char *label)
 {
 	char err[KV_ERRLEN];
 	struct kv_engine *e;
@@ -574,6 +632,8 @@ static int run_engine(const struct args *a, struct kv_model **models,
 		return CLI_FAIL;
 	}
 	*kv_heads = kv_engine_get_model(e)->n_kv_heads;
+	/* the effective model's name: "+mla256" with --mla */
+	snprintf(label, 256, "%s", kv_engine_get_model(e)->name);
 	int st = kv_bench_time(e, p->bench, p->ctx, (uint32_t)a->reps,
 			       (uint32_t)a->warmup, &stop, r);
 	if (!st && p->bench == KV_BENCH_BATCH) {
@@ -766,7 +826,18 @@ static int read_baseline(const char *path, struct kv_model ***models,
 			p.layout = (enum layout)l;
 		}
 		if (engine) {
-			const char *name = cells[idx[1]];
+			char *name = cells[idx[1]];
+			/* "gpt2-small+mla256": the model and a latent rank */
+			char *plus = strstr(name, "+mla");
+			if (plus && plus[4] && !kv_parse_u64(plus + 4, &p.mla) &&
+			    p.mla) {
+				*plus = '\0';
+			} else if (plus) {
+				status = cli_usage("%s: line %d: a model "
+						   "'%s' with no latent rank",
+						   path, lineno, name);
+				break;
+			}
 			size_t k = 0;
 			while (k < *nmodels && strcmp((*models)[k]->name, name))
 				k++;
@@ -789,6 +860,8 @@ static int read_baseline(const char *path, struct kv_model ***models,
 				(*nmodels)++;
 			}
 			p.model = k;
+			if (p.mla || (*models)[k]->kv_lora_rank)
+				p.kv_heads = 0; /* one latent, every head */
 		}
 		if (add(s, p))
 			status = CLI_FAIL;
@@ -878,7 +951,10 @@ int main(int argc, char **argv)
 				(unsigned long long)p->users,
 				(unsigned long long)p->threads);
 		bool engine = *name != '\0';
-		status = engine ? run_engine(&a, models, refs, p, &r, &kvh)
+		char label[256];
+		snprintf(label, sizeof label, "%s", name);
+		status = engine ? run_engine(&a, models, refs, p, &r, &kvh,
+					     label)
 				: run_reference(&a, refs, p, &r);
 		double ratio = p->baseline_ms > 0 && r.ms.median > 0
 				       ? r.ms.median / p->baseline_ms
@@ -888,7 +964,7 @@ int main(int argc, char **argv)
 			/* measure once more before calling it a regression */
 			struct kv_bench_result again;
 			status = engine ? run_engine(&a, models, refs, p,
-						     &again, &kvh)
+						     &again, &kvh, label)
 					: run_reference(&a, refs, p, &again);
 			if (!status && again.ms.median < r.ms.median) {
 				r = again;
@@ -900,14 +976,14 @@ int main(int argc, char **argv)
 					fputc('\n', stderr);
 				cli_error("%s %s ctx %llu users %llu: %.3f ms, "
 					  "%.2fx the baseline's %.3f ms",
-					  kv_bench_name(p->bench), name,
+					  kv_bench_name(p->bench), label,
 					  (unsigned long long)p->ctx,
 					  (unsigned long long)p->users,
 					  r.ms.median, ratio, p->baseline_ms);
 			}
 		}
 		if (!status)
-			print_row(&t, p, name, kvh, &r, ratio);
+			print_row(&t, p, label, kvh, &r, ratio);
 		if (stop || ferror(stdout))
 			break;
 	}
@@ -934,5 +1010,6 @@ out:
 	free(a.users);
 	free(a.threads);
 	free(a.block_size);
+	free(a.mla);
 	return cli_finish(status);
 }

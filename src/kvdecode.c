@@ -37,6 +37,12 @@ static const char usage[] =
 	"      --vocab N          vocabulary size instead of the config's\n"
 	"      --kv-heads N       K/V heads instead of the config's (must\n"
 	"                         divide the attention heads)\n"
+	"      --mla RANK         multi-head latent attention with a latent\n"
+	"                         of RANK values (DeepSeek configs: their\n"
+	"                         kv_lora_rank without it)\n"
+	"      --mla-rope N       size of MLA's shared rotary key, even\n"
+	"                         (default: the config's, else half the\n"
+	"                         head size)\n"
 	"  -c, --cache MODE       on, off or both (default both)\n"
 	"  -s, --seed N           seed of weights, prompt and draws\n"
 	"                         (default 0)\n"
@@ -69,7 +75,8 @@ static const char usage[] =
 
 enum { OPT_LAYERS = 256, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY,
        OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN, OPT_BLOCK_SIZE,
-       OPT_LAYOUT, OPT_POOL_BLOCKS, OPT_PREFIX_REUSE, OPT_LENGTHS };
+       OPT_LAYOUT, OPT_POOL_BLOCKS, OPT_PREFIX_REUSE, OPT_LENGTHS, OPT_MLA,
+       OPT_MLA_ROPE };
 
 static const struct option longopts[] = {
 	{"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
@@ -81,6 +88,8 @@ static const struct option longopts[] = {
 	{"layers", required_argument, NULL, OPT_LAYERS},
 	{"layout", required_argument, NULL, OPT_LAYOUT},
 	{"lengths", required_argument, NULL, OPT_LENGTHS},
+	{"mla", required_argument, NULL, OPT_MLA},
+	{"mla-rope", required_argument, NULL, OPT_MLA_ROPE},
 	{"new", required_argument, NULL, 'n'},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
 	{"pool-blocks", required_argument, NULL, OPT_POOL_BLOCKS},
@@ -103,7 +112,7 @@ static const struct option longopts[] = {
 
 struct args {
 	uint64_t prompt, gen, users, layers, vocab, kv_heads, seed, top_k;
-	uint64_t threads;
+	uint64_t threads, mla, mla_rope;
 	double temperature, tol;
 	bool with, without; /* modes run */
 	bool json, header, dry_run;
@@ -253,6 +262,13 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_KV_HEADS:
 			e = cli_u64("--kv-heads", optarg, 1, 1 << 16,
 				    &a->kv_heads);
+			break;
+		case OPT_MLA:
+			e = cli_u64("--mla", optarg, 1, 1 << 20, &a->mla);
+			break;
+		case OPT_MLA_ROPE:
+			e = cli_u64("--mla-rope", optarg, 1, 1 << 16,
+				    &a->mla_rope);
 			break;
 		case OPT_TOL:
 			e = cli_double("--tol", optarg, 0, 1e30, &a->tol);
@@ -914,6 +930,8 @@ int main(int argc, char **argv)
 	o.layers = (uint32_t)a.layers;
 	o.vocab = a.vocab;
 	o.kv_heads = (uint32_t)a.kv_heads;
+	o.mla_rank = (uint32_t)a.mla;
+	o.mla_rope = (uint32_t)a.mla_rope;
 	o.users = (uint32_t)a.users;
 	o.max_ctx = a.prompt + a.gen - 1; /* the last token is not fed */
 	o.max_chunk = a.without ? o.max_ctx : a.prompt;

@@ -7,9 +7,13 @@
  * learned positions, output head tied to the embedding, biases) and
  * Llama-style (RMSNorm, SwiGLU MLP, rotary positions in the Hugging Face
  * rotate-half form, grouped KV heads, untied head unless the config ties
- * it). Every layer keeps full attention and a dense MLP; sliding windows,
- * MLA, MoE, state-space layers, Gemma, Falcon and the other families are
- * refused with KV_EUNSUP and a message.
+ * it). Every layer keeps full attention and a dense MLP. Multi-head latent
+ * attention (DeepSeek V2/V3) replaces the attention of every layer for a
+ * DeepSeek config (its other layers run Llama-style, every MLP dense of
+ * intermediate_size) or, with mla_rank, for any of the two blocks; the
+ * cache then keeps one latent row per token and layer. Sliding windows,
+ * state-space layers, Gemma, Falcon and the other families are refused
+ * with KV_EUNSUP and a message.
  *
  * Weights: every tensor has an id and a logical shape; element j of tensor
  * t is u(t, j) = mix(mix(seed + G * (t + 1)) + G * (j + 1)) with splitmix64's
@@ -57,6 +61,12 @@ struct kv_engine_opts {
 	uint64_t pool_blocks; /* blocks of the pool; 0: users x
 			       * ceil(max_ctx / block_size) */
 	bool prefix;         /* paged: keep full blocks for prefix reuse */
+	uint32_t mla_rank; /* 0: the model's attention; else multi-head
+			    * latent attention with a latent of this rank
+			    * (an MLA config: its kv_lora_rank instead) */
+	uint32_t mla_rope; /* 0: the default rotary key of MLA (the
+			    * config's, else half the head size); else its
+			    * size, even */
 };
 
 /* Bytes a run needs, computed before anything is allocated. */
@@ -136,16 +146,20 @@ uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
  *   norm and the output head (the embedding table only through the rows
  *   gathered, which are not counted);
  * - cache bytes a pass of one new token per sequence at position pos reads:
- *   users x (pos + 1) x bytes per token (K and V of every layer);
+ *   users x (pos + 1) x bytes per token (K and V of every layer; with MLA
+ *   the latent and the rotary key);
  * - FLOPs of a pass of n tokens per sequence at pos: 2 per multiply-add of
  *   the projections and MLP for users x n rows, of attention (q k and the
- *   weighted sum of v, every head, causal) and of the head for the last
- *   token of each sequence; norms and activations not counted. */
+ *   weighted sum of v, every head, causal; with MLA the absorbed form's
+ *   q c and sum of latents when the engine has a cache, the plain form's
+ *   otherwise) and of the head for the last token of each sequence; norms
+ *   and activations not counted. */
 uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e);
 uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos);
 double kv_engine_flops(const struct kv_engine *e, uint64_t n, uint64_t pos);
 /* FLOPs of kv_engine_attend() at pos: q k and the weighted sum of v over
- * pos + 1 positions, every head, layer and sequence. */
+ * pos + 1 positions, every head, layer and sequence (MLA: q c over rank +
+ * rope values and the sum of rank-value latents). */
 double kv_engine_attend_flops(const struct kv_engine *e, uint64_t pos);
 /* Sequences the engine decodes together. */
 uint64_t kv_engine_users(const struct kv_engine *e);
@@ -160,7 +174,8 @@ int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed);
 
 /* Attention alone: one new token per sequence at position pos attends over
  * positions 0 .. pos on every layer, with the queries left in the scratch
- * (for benchmarks of the cache read). Returns 0 or KV_EINVAL. */
+ * (for benchmarks of the cache read; MLA: the latent kernel, the queries
+ * already absorbed). Returns 0 or KV_EINVAL. */
 int kv_engine_attend(struct kv_engine *e, uint64_t pos);
 
 /* Uses the portable C attention kernel instead of the vectorised one (for

@@ -808,3 +808,36 @@ void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
 		isa = KV_ISA_AVX2;
 	kv_attn_part_isa(q, g, per, k, v, n, hd, scale, s, o, m, l, isa);
 }
+
+#ifdef HAVE_AVX2_KERNEL
+AVX2 static float exp_shift_avx2(float *x, uint64_t n, float m)
+{
+	__m256 mv = _mm256_set1_ps(m), acc = _mm256_setzero_ps();
+	uint64_t i = 0;
+	float sum = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
+		_mm256_storeu_ps(x + i, v);
+		acc = _mm256_add_ps(acc, v);
+	}
+	for (; i < n; i++) {
+		x[i] = expf(x[i] - m);
+		sum += x[i];
+	}
+	return sum + hsum(acc);
+}
+#endif
+
+float kv_exp_shift(float *x, uint64_t n, float m, bool simd)
+{
+#ifdef HAVE_AVX2_KERNEL
+	if (simd && have_avx2())
+		return exp_shift_avx2(x, n, m);
+#endif
+	float sum = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		x[i] = expf(x[i] - m);
+		sum += x[i];
+	}
+	return sum;
+}

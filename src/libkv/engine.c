@@ -17,6 +17,8 @@
  *   layer l: 16 (l + 1) + slot, slots as enum slot below.
  *   matrices: 0.02 sqrt(3) r (standard deviation 0.02, as GPT-2's init);
  *   biases: 0.02 r; norm gains: 1 + 0.1 r.
+ * An MLA layer (mla.c) has no S_QKV tensors; its own have the ids
+ * KV_MLA_ID(l, slot) of mla.h, drawn the same way.
  */
 #include <cblas.h>
 #include <math.h>
@@ -29,6 +31,7 @@
 #include "kv/engine.h"
 #include "kv/layout.h"
 #include "kv/paged.h"
+#include "mla.h"
 
 enum slot {
 	S_LN1_G, S_LN1_B, S_QKV_W, S_QKV_B, S_O_W, S_O_B, S_LN2_G, S_LN2_B,
@@ -61,6 +64,7 @@ struct layer_w {
 	float *b_gate; /* (ffn) or NULL */
 	float *w_down; /* (ffn, dim): GPT-2's c_proj, Llama's down */
 	float *b_down; /* (dim) or NULL */
+	struct kv_mla_w mla; /* an MLA layer's attention tensors */
 };
 
 /* The shape of a run, everything derived once. */
@@ -83,6 +87,10 @@ struct shape {
 	bool prefix;     /* full blocks kept for prefix reuse */
 	uint64_t pool;   /* blocks of the pool, when paged */
 	double eps, theta;
+	bool mla;        /* multi-head latent attention: hd is its rotary
+			  * key's size, qkv the queries, att heads x vdim */
+	struct kv_mla_dims md;
+	uint64_t mla_floats; /* its scratch */
 };
 
 /* One tensor to allocate and draw. */
@@ -129,9 +137,11 @@ struct kv_engine {
 			* scores, m, l, then the block's queries and
 			* outputs [and one attention block's o, m, l] */
 	float *part;  /* (user, kv_head, nsplit, group, hd + 2) */
-	float *rope;  /* (ctx, hd / 2, 2) cos, sin; Llama */
+	float *rope;  /* (ctx, hd / 2, 2) cos, sin; Llama and MLA */
 	float *tiles; /* (threads, 2, tile, hd): a tile's K and V rows
 		       * gathered from blocks apart; paged, tile > bs */
+	float *mla_scratch; /* (mla_floats) carved by kv_mla_init() */
+	struct kv_mla mla;
 
 	uint64_t passes[2]; /* token passes without, with the cache */
 };
@@ -189,6 +199,16 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 				  : s->users * kv_paged_blocks_for(s->ctx, s->bs);
 	s->eps = m->norm_eps;
 	s->theta = m->rope_theta > 0 ? m->rope_theta : 10000;
+	if (l->attn == KV_ATTN_MLA) {
+		s->mla = true;
+		s->hd = m->qk_rope_dim; /* what the rope table turns */
+		s->qkv = (uint64_t)s->heads * (m->qk_nope_dim + m->qk_rope_dim);
+		s->att = (uint64_t)s->heads * m->v_head_dim;
+		s->qkv_bias = false; /* as DeepSeek's projections */
+		kv_mla_dims_of(m, s->users, s->ctx, s->chunk, s->threads,
+			       s->nsplit, &s->md);
+		return kv_mla_scratch_floats(&s->md, &s->mla_floats);
+	}
 	return 0;
 }
 
@@ -218,7 +238,21 @@ static size_t tensors(const struct shape *s, struct kv_engine *e,
 		ADD(b + S_LN1_G, K_GAIN, 1, s->dim, false, &w->ln1_g);
 		if (s->gpt2)
 			ADD(b + S_LN1_B, K_BIAS, 1, s->dim, false, &w->ln1_b);
-		ADD(b + S_QKV_W, K_MAT, s->dim, s->qkv, true, &w->w_qkv);
+		if (s->mla) {
+			/* the ones linear() reads stored [out][in], as
+			 * every projection here; kv_b_proj as written,
+			 * [in][out], for the heads' own products */
+			struct kv_mla_tensor mt[KV_MLA_TENSORS];
+			size_t nm = kv_mla_tensors(&s->md, w ? &w->mla : NULL,
+						   mt);
+			for (size_t i = 0; i < nm; i++)
+				ADD(KV_MLA_ID(l, mt[i].slot),
+				    mt[i].gain ? K_GAIN : K_MAT, mt[i].rows,
+				    mt[i].cols, mt[i].linear, mt[i].dst);
+		} else {
+			ADD(b + S_QKV_W, K_MAT, s->dim, s->qkv, true,
+			    &w->w_qkv);
+		}
 		if (s->qkv_bias)
 			ADD(b + S_QKV_B, K_BIAS, 1, s->qkv, false, &w->b_qkv);
 		ADD(b + S_O_W, K_MAT, s->att, s->dim, true, &w->w_o);
@@ -310,12 +344,16 @@ static size_t pieces(const struct shape *s, struct kv_engine *e,
 	PUT(s->rows, s->ffn, &e->h);
 	if (!s->gpt2)
 		PUT(s->rows, s->ffn, &e->g);
-	PUT(tmp * s->chunk, s->hd, &e->kvtmp);
-	PUT((uint64_t)s->threads * s->qblock * s->group, score_width(s),
-	    &e->scores);
-	PUT(s->users * s->kv_heads * s->nsplit * s->group, s->hd + 2,
-	    &e->part);
-	if (!s->gpt2)
+	if (s->mla) {
+		PUT(1, s->mla_floats, &e->mla_scratch);
+	} else {
+		PUT(tmp * s->chunk, s->hd, &e->kvtmp);
+		PUT((uint64_t)s->threads * s->qblock * s->group,
+		    score_width(s), &e->scores);
+		PUT(s->users * s->kv_heads * s->nsplit * s->group, s->hd + 2,
+		    &e->part);
+	}
+	if (!s->gpt2 || s->mla)
 		PUT(s->ctx, s->hd, &e->rope);
 	if (s->paged && s->tile > s->bs)
 		PUT(2ULL * s->threads * s->tile, s->hd, &e->tiles);
@@ -350,7 +388,8 @@ struct kv_engine_opts kv_engine_opts_default(void)
 #define SUPPORTED                                                        \
 	"it runs GPT-2 blocks (gpt2, gpt_bigcode) and Llama-style "        \
 	"blocks (llama, mistral, qwen2, phi3) with full attention and a "   \
-	"dense MLP on every layer"
+	"dense MLP on every layer, and DeepSeek's latent attention "        \
+	"(deepseek_v2, deepseek_v3)"
 
 #define ENGINE_MAX_LAYERS 4096
 #define ENGINE_MAX_VOCAB 2147483647ULL /* BLAS dimensions are int */
@@ -407,7 +446,11 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 {
 	const char *why = NULL;
 	int e;
-	if (m->family != KV_FAMILY_GPT2 && m->family != KV_FAMILY_LLAMA)
+	/* a DeepSeek config: MLA on every layer, its MoE layers run dense */
+	bool ds = m->family == KV_FAMILY_DEEPSEEK && m->kv_lora_rank;
+	bool mla = kv_mla_wanted(m, o);
+	if (m->family != KV_FAMILY_GPT2 && m->family != KV_FAMILY_LLAMA &&
+	    !ds)
 		why = "this family";
 	else if (m->family == KV_FAMILY_GPT2 &&
 		 (!m->layernorm || m->gated_mlp))
@@ -419,14 +462,19 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 		why = "per-head q/k norms";
 	else if (m->parallel_block)
 		why = "parallel attention and MLP";
-	else if (m->n_experts)
+	else if (m->n_experts && !ds)
 		why = "mixture-of-experts layers";
-	else if (m->kv_lora_rank)
-		why = "multi-head latent attention";
+	else if (m->kv_lora_rank && !ds)
+		why = "multi-head latent attention outside DeepSeek's blocks";
 	else if (m->ssm_d_inner)
 		why = "state-space layers";
 	for (uint32_t i = 0; !why && i < m->n_layers; i++) {
 		const struct kv_layer *l = &m->layers[i], *l0 = &m->layers[0];
+		if (ds) {
+			if (l->attn != KV_ATTN_MLA)
+				why = "layers without latent attention";
+			continue;
+		}
 		if (l->attn == KV_ATTN_SLIDING || l->attn == KV_ATTN_CHUNKED)
 			why = "sliding-window or chunked attention layers";
 		else if (l->attn != KV_ATTN_FULL)
@@ -463,14 +511,21 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 			 (unsigned long long)vocab);
 		return KV_EINVAL;
 	}
-	if (kvh == 0 || l0->q_heads % kvh) {
+	if (!mla && o->mla_rope) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: mla-rope: the model has no latent attention; "
+			 "give an MLA rank too",
+			 m->name);
+		return KV_EINVAL;
+	}
+	if (!mla && (kvh == 0 || l0->q_heads % kvh)) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: kv-heads: must divide the %u attention heads, "
 			 "got %u",
 			 m->name, l0->q_heads, kvh);
 		return KV_EINVAL;
 	}
-	if (m->family == KV_FAMILY_LLAMA && l0->head_dim_k % 2) {
+	if (!mla && m->family == KV_FAMILY_LLAMA && l0->head_dim_k % 2) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: head_dim: rotary positions need an even head "
 			 "size, got %u",
@@ -493,6 +548,13 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 	}
 	if ((e = check_blocks(m, o, err)))
 		return e;
+	if (mla && o->block_size) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: block-size: the latent cache is kept contiguous; "
+			 "blocks and paging run with plain attention only",
+			 m->name);
+		return KV_EUNSUP;
+	}
 	if (o->threads > ENGINE_MAX_THREADS) {
 		snprintf(err, KV_ERRLEN, "threads: at most %u, got %u",
 			 ENGINE_MAX_THREADS, o->threads);
@@ -515,6 +577,10 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 	for (uint32_t i = 0; i < layers; i++) {
 		ls[i] = *l0;
 		ls[i].kv_heads = kvh;
+	}
+	if (mla && (e = kv_mla_model(m, o, c, err))) {
+		kv_model_free(c);
+		return e;
 	}
 	*eff = c;
 	return 0;
@@ -774,8 +840,11 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 		padded(pc[i].a * pc[i].b, &n);
 		sp += n;
 	}
-	if (!e->s.gpt2)
+	if (!e->s.gpt2 || e->s.mla)
 		rope_table(e);
+	if (e->s.mla)
+		kv_mla_init(&e->mla, &e->s.md, e->mla_scratch, e, e->pool,
+			    e->rope, e->cache);
 	free(t);
 	*out = e;
 	return 0;
@@ -884,6 +953,12 @@ static void linear(struct kv_engine *e, const float *x, uint64_t m,
 	j.chunk = ((n + tasks - 1) / tasks + 15) / 16 * 16;
 	atomic_init(&j.next, 0);
 	kv_pool_run(e->pool, linear_task, &j);
+}
+
+void kv_engine_linear(struct kv_engine *e, const float *x, uint64_t m,
+		      uint64_t k, const float *w, float *y, uint64_t n)
+{
+	linear(e, x, m, k, w, NULL, y, n, 0, ACT_NONE, NULL, NULL);
 }
 
 /* --- the pieces of a block --- */
@@ -1280,10 +1355,15 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 	for (uint32_t l = 0; l < s->layers; l++) {
 		const struct layer_w *w = &e->lw[l];
 		norm_rows(s, e->x, e->xn, rows, 1, w->ln1_g, w->ln1_b);
-		linear(e, e->xn, rows, d, w->w_qkv, w->b_qkv, e->qkv, s->qkv,
-		       0, ACT_NONE, NULL, NULL);
-		store_kv(e, l, n, pos, cache);
-		attention(e, l, n, pos, cache);
+		if (s->mla) {
+			kv_mla_attention(&e->mla, &w->mla, l, e->xn, e->qkv,
+					 e->att, n, pos, cache);
+		} else {
+			linear(e, e->xn, rows, d, w->w_qkv, w->b_qkv, e->qkv,
+			       s->qkv, 0, ACT_NONE, NULL, NULL);
+			store_kv(e, l, n, pos, cache);
+			attention(e, l, n, pos, cache);
+		}
 		linear(e, e->att, rows, s->att, w->w_o, w->b_o, e->x, d, 1,
 		       ACT_NONE, NULL, NULL);
 		norm_rows(s, e->x, e->xn, rows, 1, w->ln2_g, w->ln2_b);
@@ -1312,6 +1392,10 @@ int kv_engine_attend(struct kv_engine *e, uint64_t pos)
 	for (uint32_t u = 0; e->s.paged && u < e->s.users; u++)
 		if (pos >= kv_paged_len(e->pages, u))
 			return KV_EINVAL;
+	if (e->s.mla) {
+		kv_mla_attend(&e->mla, pos);
+		return 0;
+	}
 	for (uint32_t l = 0; l < e->s.layers; l++)
 		attention(e, l, 1, pos, true);
 	return 0;
@@ -1326,9 +1410,21 @@ static void fill_task(void *arg, unsigned tid, unsigned nth)
 {
 	const struct fill_job *j = arg;
 	const struct shape *s = &j->e->s;
+	/* runs of ctx rows: a KV head's K or V, or an MLA layer's latents */
 	uint64_t heads = (uint64_t)s->layers * 2 * s->users * s->kv_heads;
+	uint64_t hd = s->hd;
+	if (s->mla) {
+		heads = (uint64_t)s->layers * s->users;
+		hd = (uint64_t)s->md.rank + s->md.rope;
+	}
 	uint64_t a = heads * tid / nth, b = heads * (tid + 1) / nth;
 	for (uint64_t h = a; h < b; h++) {
+		if (s->mla) { /* a layer's latents, contiguous */
+			float *p = j->e->cache + h * s->ctx * hd;
+			for (uint64_t i = 0; i < j->ctx * hd; i++)
+				p[i] = kv_rand_sym(j->key, h * s->ctx * hd + i);
+			continue;
+		}
 		/* h is (layer, K/V, user, KV head): the same values in
 		 * every layout */
 		uint32_t kh = (uint32_t)(h % s->kv_heads);
@@ -1378,7 +1474,9 @@ uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
 	const struct shape *s = &e->s;
 	/* nothing here overflows: the engine's allocation, which holds all
 	 * of it, was computed with checks */
-	uint64_t layer = s->dim * s->qkv + s->att * s->dim +
+	uint64_t layer = (s->mla ? kv_mla_layer_floats(&s->md)
+				 : s->dim * s->qkv) +
+			 s->att * s->dim +
 			 s->dim * s->ffn * (s->gpt2 ? 1 : 2) + s->ffn * s->dim;
 	layer += s->dim * (s->gpt2 ? 4 : 2); /* norms */
 	if (s->qkv_bias)
@@ -1394,8 +1492,9 @@ uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
 
 uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos)
 {
-	uint64_t per = (uint64_t)e->s.layers * 2 * e->s.kv_heads * e->s.hd *
-		       sizeof(float);
+	uint64_t row = e->s.mla ? (uint64_t)e->s.md.rank + e->s.md.rope
+				: 2ULL * e->s.kv_heads * e->s.hd;
+	uint64_t per = (uint64_t)e->s.layers * row * sizeof(float);
 	return per * e->s.users * (pos + 1);
 }
 
@@ -1403,13 +1502,17 @@ double kv_engine_flops(const struct kv_engine *e, uint64_t n, uint64_t pos)
 {
 	const struct shape *s = &e->s;
 	double rows = (double)s->users * (double)n;
-	double mat = (double)s->dim * (double)s->qkv +
+	double mat = (s->mla ? kv_mla_row_macs(&s->md)
+			     : (double)s->dim * (double)s->qkv) +
 		     (double)s->att * (double)s->dim +
 		     (double)s->dim * (double)s->ffn * (s->gpt2 ? 1 : 2) +
 		     (double)s->ffn * (double)s->dim;
 	/* query t attends to pos + t + 1 positions: sum over the chunk */
 	double seen = (double)n * (double)pos + (double)n * (double)(n + 1) / 2;
-	double attn = 2.0 * s->heads * (double)s->hd * seen * s->users;
+	/* MLA: the absorbed form with a cache, the plain one without */
+	double head = s->mla ? kv_mla_pos_macs(&s->md, s->cache) / 2
+			     : (double)s->hd;
+	double attn = 2.0 * s->heads * head * seen * s->users;
 	return 2.0 * (mat * rows * s->layers + attn * s->layers +
 		      (double)s->dim * (double)s->vocab * s->users);
 }
@@ -1417,9 +1520,12 @@ double kv_engine_flops(const struct kv_engine *e, uint64_t n, uint64_t pos)
 double kv_engine_attend_flops(const struct kv_engine *e, uint64_t pos)
 {
 	const struct shape *s = &e->s;
-	/* q k and the weighted sum of v over pos + 1 positions, every head */
-	return 2.0 * 2.0 * s->heads * (double)s->hd * (double)(pos + 1) *
-	       s->users * s->layers;
+	/* q k and the weighted sum of v over pos + 1 positions, every head;
+	 * MLA: q c and the weighted sum of latents */
+	double head = s->mla ? kv_mla_pos_macs(&s->md, true)
+			     : 2.0 * (double)s->hd;
+	return 2.0 * s->heads * head * (double)(pos + 1) * s->users *
+	       s->layers;
 }
 
 uint64_t kv_engine_users(const struct kv_engine *e)
@@ -1521,5 +1627,8 @@ int kv_engine_prefill(struct kv_engine *e, const uint32_t *tokens,
 bool kv_engine_set_simd(struct kv_engine *e, bool on)
 {
 	e->simd = on;
+	e->mla.simd = on;
+	if (e->s.mla)
+		return kv_mla_has_simd(e->s.md.rank, e->s.md.rope);
 	return kv_attn_has_simd(e->s.hd);
 }

@@ -75,6 +75,8 @@ void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
 /* GPT-2's GELU (tanh form) of n values in place; h *= silu(g). */
 void kv_gelu(float *x, uint64_t n, bool simd);
 void kv_silu_mul(float *h, const float *g, uint64_t n, bool simd);
+/* x[i] = exp(x[i] - m) for n values in place; returns their sum. */
+float kv_exp_shift(float *x, uint64_t n, float m, bool simd);
 
 
 /* Whether a vectorised kernel runs on this CPU for head size hd. */

@@ -47,6 +47,15 @@ if [ -x /usr/bin/python3 ]; then
 	/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r[0]["bench"]=="attn" and r[0]["bytes"]==393216, r' "$tmp/json" || say "json: $(cat "$tmp/json")"
 fi
 
+# latent attention beside the plain block: bytes of the latent (2 layers x
+# (32 + 32 rotary) x 4 bytes x 32 positions), and a +mla row replays from
+# a baseline with its rank
+"$bin" $small --bench attn --ctx 32 --kv-heads 12 --mla off,32 >"$tmp/mbase" 2>/dev/null || say "mla run failed"
+"$bin" --baseline "$tmp/mbase" --reps 1 --warmup 0 --layers 2 --vocab 256 --membw-size 4MiB >"$tmp/magain" 2>"$tmp/err" ||
+	say "mla baseline run failed: $(cat "$tmp/err")"
+[ "$(tail -n +2 "$tmp/magain" | cut -f2,5,9 | tr '\t\n' ', ')" = "gpt2-small,12,393216 gpt2-small+mla32,1,16384 " ] ||
+	say "mla baseline rows: $(cat "$tmp/magain")"
+
 # baseline: the saved points run again, each with its ratio
 "$bin" $small --bench attn,membw --ctx 32 --kv-heads 12 >"$tmp/base" 2>/dev/null || say "base run failed"
 "$bin" --baseline "$tmp/base" --reps 2 --warmup 0 --max-regress 1000 --layers 2 --vocab 256 --membw-size 4MiB >"$tmp/again" 2>"$tmp/err" ||

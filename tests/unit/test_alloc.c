@@ -116,13 +116,14 @@ static void sweep(const char *path)
 	CHECK(n > 3);
 }
 
-/* Engine set-up (model, weights, cache, scratch, thread pool) with the
- * Nth allocation failing, for every N: an error, nothing left behind.
+/* Engine set-up (model, weights, cache, scratch, thread pool; plain or
+ * latent attention) with the Nth allocation failing, for every N: an
+ * error, nothing left behind.
  * Once a worker thread has run, glibc keeps its thread bookkeeping (made
  * with our malloc) until a later thread reuses it, so the count of live
  * blocks is exact only with one thread; with two the test checks the
  * errors, and valgrind (scripts/valgrind) the memory. */
-static void sweep_engine(uint32_t threads, bool paged)
+static void sweep_engine(uint32_t threads, bool paged, uint32_t mla)
 {
 	static const char json[] =
 		"{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
@@ -142,6 +143,7 @@ static void sweep_engine(uint32_t threads, bool paged)
 		o.block_size = 4;
 		o.paged = o.prefix = true;
 	}
+	o.mla_rank = mla; /* 0, or latent attention of this rank */
 	long n;
 	for (n = 0; n < 100000; n++) {
 		struct kv_engine *e = NULL;
@@ -170,7 +172,8 @@ static void sweep_engine(uint32_t threads, bool paged)
 	}
 	printf("engine set-up, %u threads%s: %ld allocations, each failed in "
 	       "turn\n",
-	       threads, paged ? ", paged" : "", n);
+	       threads, paged ? ", paged" : mla ? ", latent attention" : "",
+	       n);
 	kv_model_free(m);
 }
 #endif
@@ -202,9 +205,10 @@ int main(void)
 		sweep(big);
 		remove(big);
 	}
-	sweep_engine(1, false);
-	sweep_engine(2, false);
-	sweep_engine(1, true);
+	sweep_engine(1, false, 0);
+	sweep_engine(2, false, 0);
+	sweep_engine(1, true, 0);
+	sweep_engine(1, false, 16);
 	return test_done("test_alloc");
 #endif
 }

@@ -1,1 +1,1 @@
-kvbench --bench attn deepseek-v3 --layers 1 --vocab 256
+kvbench --bench attn gemma-2-9b --layers 1 --vocab 256

@@ -1,0 +1,1 @@
+kvbench --bench attn --mla off,769

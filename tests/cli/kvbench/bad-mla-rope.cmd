@@ -1,0 +1,1 @@
+kvbench --bench attn --mla 256 --mla-rope 5

@@ -1,0 +1,1 @@
+kvdecode deepseek-v3 --dry-run

@@ -1,0 +1,1 @@
+kvdecode --mla 512 --mla-rope 64 --dry-run

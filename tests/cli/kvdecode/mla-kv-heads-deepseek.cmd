@@ -1,0 +1,1 @@
+kvdecode deepseek-v2-lite --kv-heads 4

@@ -1,0 +1,1 @@
+kvdecode --mla-rope 16

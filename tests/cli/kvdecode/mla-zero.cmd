@@ -1,0 +1,1 @@
+kvdecode --mla 0

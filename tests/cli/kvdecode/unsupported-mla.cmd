@@ -1,1 +1,0 @@
-kvdecode deepseek-v3
