@@ -1,0 +1,1 @@
+kvdecode --mla 256 --block-size 16
