@@ -10,6 +10,13 @@
  * head keeps the embedding as (dim, vocab) for the same reason; a token's
  * embedding is then a strided gather of dim values.
  *
+ * The cache is bytes: each K or V row (one head of one token) is encoded
+ * in its format once, by store_kv(), and found by kv_rows() alone; an f32
+ * cache goes to the f32 attention kernels (attn.c), any other format to
+ * the kernels that read the encoded rows (attnq.c). The K/V of a pass
+ * without the cache are kept in the same formats, so both paths run the
+ * same model.
+ *
  * Tensor ids and scales (tests/ref/ref_forward.py rebuilds them):
  *   global: 0 embedding (vocab, dim), 1 positions (rows, dim), 2 final
  *   norm gain (dim), 3 final norm bias (dim), 4 head (dim, vocab) untied;
@@ -27,6 +34,7 @@
 #include "engine_int.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
+#include "kvquant.h"
 
 enum slot {
 	S_LN1_G, S_LN1_B, S_QKV_W, S_QKV_B, S_O_W, S_O_B, S_LN2_G, S_LN2_B,
@@ -69,6 +77,8 @@ struct shape {
 	bool tied, qkv_bias, o_bias, mlp_bias;
 	uint32_t threads, nsplit; /* nsplit: most parts of a decode */
 	uint32_t qblock; /* tokens of a chunk attending together */
+	struct kv_rowfmt f; /* K and V formats, bytes per row */
+	uint64_t tmprow; /* bytes of a row of kvtmp: the larger of the two */
 	bool cache;
 	double eps, theta;
 };
@@ -87,6 +97,7 @@ struct kv_engine {
 	struct shape s;
 	struct kv_pool *pool;
 	bool simd;
+	float logit_scale; /* the head's output times this */
 
 	float *weights;       /* one allocation, every tensor */
 	uint64_t weight_bytes;
@@ -96,7 +107,8 @@ struct kv_engine {
 	float *head;  /* (dim, vocab): wte itself when tied */
 	struct layer_w *lw; /* (layers) */
 
-	float *cache;         /* (layer, 2, user, kv_head, ctx, hd): K then V */
+	uint8_t *cache; /* per layer: K (user, kv_head, ctx, krow bytes), then
+			 * V (user, kv_head, ctx, vrow bytes) */
 	uint64_t cache_bytes; /* what was allocated */
 
 	float *scratch;       /* one allocation, below */
@@ -107,7 +119,8 @@ struct kv_engine {
 	float *att;   /* (rows, att) */
 	float *h;     /* (rows, ffn) */
 	float *g;     /* (rows, ffn) gate, Llama */
-	float *kvtmp; /* (2, user, kv_head, chunk, hd): one layer, no cache */
+	float *kvtmp; /* (2, user, kv_head, chunk, tmprow bytes): K and V of
+		       * one layer without the cache, encoded */
 	float *scores; /* (threads, qblock group, ctx + 2 + 2 hd): scores, m,
 			* l, then the block's queries and outputs */
 	float *part;  /* (user, kv_head, nsplit, group, hd + 2) */
@@ -154,6 +167,16 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 			: (uint32_t)((2ULL * s->threads + base - 1) / base);
 	/* about eight query rows share each K and V row a chunk reads */
 	s->qblock = s->group >= 8 ? 1 : 8 / s->group;
+	s->f.k = o->k_dtype;
+	s->f.v = o->v_dtype;
+	uint64_t kr, vr;
+	if (kv_dtype_row_bytes(s->f.k, s->hd, &kr) ||
+	    kv_dtype_row_bytes(s->f.v, s->hd, &vr) || kr > UINT32_MAX ||
+	    vr > UINT32_MAX)
+		return KV_EINVAL;
+	s->f.krow = (uint32_t)kr;
+	s->f.vrow = (uint32_t)vr;
+	s->tmprow = kr > vr ? kr : vr;
 	s->cache = o->cache;
 	s->eps = m->norm_eps;
 	s->theta = m->rope_theta > 0 ? m->rope_theta : 10000;
@@ -272,7 +295,7 @@ static size_t pieces(const struct shape *s, struct kv_engine *e,
 	PUT(s->rows, s->ffn, &e->h);
 	if (!s->gpt2)
 		PUT(s->rows, s->ffn, &e->g);
-	PUT(tmp * s->chunk, s->hd, &e->kvtmp);
+	PUT(tmp * s->chunk, (s->tmprow + 3) / 4, &e->kvtmp);
 	PUT((uint64_t)s->threads * s->qblock * s->group,
 	    s->ctx + 2 + 2ULL * s->hd, &e->scores);
 	PUT(s->users * s->kv_heads * s->nsplit * s->group, s->hd + 2,
@@ -303,6 +326,8 @@ struct kv_engine_opts kv_engine_opts_default(void)
 	o.max_ctx = 160;
 	o.cache = true;
 	o.threads = 1;
+	o.k_dtype = o.v_dtype = KV_DTYPE_F32;
+	o.logit_scale = 1;
 	return o;
 }
 
@@ -410,6 +435,32 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 			 ENGINE_MAX_THREADS, o->threads);
 		return KV_EINVAL;
 	}
+	const enum kv_dtype fmt[2] = {o->k_dtype, o->v_dtype};
+	for (int i = 0; i < 2; i++) {
+		const struct kv_dtype_info *d = kv_dtype_info(fmt[i]);
+		uint64_t b;
+		if (!d || !d->kv || !kv_dtype_stored(fmt[i])) {
+			char list[128];
+			snprintf(err, KV_ERRLEN,
+				 "%s: the engine sizes this cache format but "
+				 "does not store it; it stores %s",
+				 kv_dtype_name(fmt[i]),
+				 kv_dtype_stored_list(list, sizeof list));
+			return KV_EUNSUP;
+		}
+		if (kv_dtype_row_bytes(fmt[i], l0->head_dim_k, &b)) {
+			snprintf(err, KV_ERRLEN,
+				 "%s: %s packs %u values per block; a head of "
+				 "%u values is not a multiple of %u",
+				 m->name, d->name, d->block, l0->head_dim_k,
+				 d->block);
+			return KV_EINVAL;
+		}
+	}
+	if (!(o->logit_scale >= 0 && o->logit_scale <= 1e6)) {
+		snprintf(err, KV_ERRLEN, "logit scale: must be in 0..1e6");
+		return KV_EINVAL;
+	}
 	struct kv_model *c = malloc(sizeof *c);
 	struct kv_layer *ls = calloc(layers, sizeof *ls);
 	if (!c || !ls) {
@@ -437,7 +488,8 @@ static int cache_bytes(const struct kv_model *eff, const struct shape *s,
 		       uint64_t *out, char *err)
 {
 	struct kv_opts ko = kv_opts_default(eff);
-	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
+	ko.k_dtype = s->f.k;
+	ko.v_dtype = s->f.v;
 	if (!s->cache) {
 		*out = 0;
 		return 0;
@@ -614,10 +666,12 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	}
 	/* the CPU's features are probed once, here, before any thread asks */
 	(void)kv_attn_has_simd(8);
+	(void)kv_attnq_has_simd(32);
 	if (kv_pool_new(e->s.threads, &e->pool))
 		goto fail;
 	openblas_set_num_threads(1);
 	e->simd = true;
+	e->logit_scale = o->logit_scale > 0 ? o->logit_scale : 1;
 
 	/* carve the allocations, then draw every tensor */
 	size_t nt = tensors(&e->s, NULL, NULL);
@@ -787,17 +841,39 @@ static void rope(const struct kv_engine *e, float *x, uint32_t n, uint64_t p)
 		}
 }
 
-/* K (or V, kv = 1) rows of KV head j of sequence u on layer l. */
-static float *kv_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
-		      uint32_t j, int kv, bool cache)
+/* The encoded K (or V, kv = 1) row of position p of KV head j of
+ * sequence u on layer l, in the cache or (no cache) the chunk's own;
+ * the rows of a head follow each other, krow or vrow bytes apart. */
+static uint8_t *kv_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
+			uint32_t j, int kv, bool cache, uint64_t p)
 {
 	const struct shape *s = &e->s;
-	uint64_t per = s->users * s->kv_heads;
-	if (cache)
-		return e->cache + (((uint64_t)l * 2 + kv) * per +
-				   u * s->kv_heads + j) * s->ctx * s->hd;
-	return e->kvtmp + ((uint64_t)kv * per + u * s->kv_heads + j) *
-				  s->chunk * s->hd;
+	uint64_t per = s->users * s->kv_heads, head = u * s->kv_heads + j;
+	uint64_t row = kv ? s->f.vrow : s->f.krow;
+	if (cache) {
+		uint64_t krows = per * s->ctx * s->f.krow;
+		uint64_t layer = krows + per * s->ctx * s->f.vrow;
+		return e->cache + l * layer + (kv ? krows : 0) +
+		       (head * s->ctx + p) * row;
+	}
+	return (uint8_t *)e->kvtmp + (uint64_t)kv * per * s->chunk * s->tmprow +
+	       (head * s->chunk + p) * row;
+}
+
+/* kv_attn_part() over rows in the engine's formats. */
+static void attend(const struct kv_engine *e, const float *q, uint32_t g,
+		   uint32_t per, const uint8_t *k, const uint8_t *v,
+		   uint64_t n, float scale, float *sc, float *o, float *m,
+		   float *l)
+{
+	const struct shape *s = &e->s;
+	if (s->f.k == KV_DTYPE_F32 && s->f.v == KV_DTYPE_F32)
+		kv_attn_part(q, g, per, (const float *)(const void *)k,
+			     (const float *)(const void *)v, n, s->hd, scale,
+			     sc, o, m, l, e->simd);
+	else
+		kv_attnq_part(q, g, per, k, v, &s->f, n, s->hd, scale, sc, o,
+			      m, l, e->simd ? KV_ISA_AVX512 : KV_ISA_C);
 }
 
 struct attn_job {
@@ -835,8 +911,8 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 		uint32_t kh = (uint32_t)(r % s->kv_heads);
 		uint64_t u = r / s->kv_heads, row = u * j->n + t0;
 		uint64_t len = j->pos + t1; /* the last token's positions */
-		const float *k = kv_rows(e, j->layer, u, kh, 0, j->cache);
-		const float *v = kv_rows(e, j->layer, u, kh, 1, j->cache);
+		const uint8_t *k = kv_rows(e, j->layer, u, kh, 0, j->cache, 0);
+		const uint8_t *v = kv_rows(e, j->layer, u, kh, 1, j->cache, 0);
 		const float *q = e->qkv + row * s->qkv + (uint64_t)kh * G * hd;
 		if (j->nsplit == 1) {
 			/* the block's tokens in one group: queries gathered,
@@ -852,8 +928,7 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 			float *o = nt > 1 ? ob
 					  : e->att + row * s->att +
 						    (uint64_t)kh * G * hd;
-			kv_attn_part(qq, g, G, k, v, len, hd, scale, sc, o, m,
-				     l, e->simd);
+			attend(e, qq, g, G, k, v, len, scale, sc, o, m, l);
 			for (uint32_t t = 0; t < nt; t++) {
 				float *dst = e->att + (row + t) * s->att +
 					     (uint64_t)kh * G * hd;
@@ -871,8 +946,10 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 		float *o = e->part + i * G * (hd + 2);
 		float *pm = o + (uint64_t)G * hd, *pl = pm + G;
 		if (b > a) {
-			kv_attn_part(q, G, G, k + a * hd, v + a * hd, b - a,
-				     hd, scale, sc, o, pm, pl, e->simd);
+			attend(e, q, G, G,
+			       kv_rows(e, j->layer, u, kh, 0, j->cache, a),
+			       kv_rows(e, j->layer, u, kh, 1, j->cache, a),
+			       b - a, scale, sc, o, pm, pl);
 		} else { /* an empty part weighs nothing */
 			for (uint32_t g = 0; g < G; g++) {
 				pm[g] = -INFINITY;
@@ -953,12 +1030,14 @@ static void store_kv(struct kv_engine *e, uint32_t layer, uint64_t n,
 			const float *vv = kk + (uint64_t)s->kv_heads * hd;
 			uint64_t p = cache ? pos + t : t;
 			for (uint32_t j = 0; j < s->kv_heads; j++) {
-				memcpy(kv_rows(e, layer, u, j, 0, cache) +
-					       p * hd,
-				       kk + j * hd, hd * sizeof(float));
-				memcpy(kv_rows(e, layer, u, j, 1, cache) +
-					       p * hd,
-				       vv + j * hd, hd * sizeof(float));
+				kv_quant_encode(s->f.k, kk + j * hd,
+						(uint32_t)hd,
+						kv_rows(e, layer, u, j, 0,
+							cache, p));
+				kv_quant_encode(s->f.v, vv + j * hd,
+						(uint32_t)hd,
+						kv_rows(e, layer, u, j, 1,
+							cache, p));
 			}
 		}
 }
@@ -1013,6 +1092,9 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 		  e->lnf_b);
 	linear(e, e->xn, s->users, d, e->head, NULL, logits, s->vocab, 0,
 	       ACT_NONE, NULL, NULL);
+	if (e->logit_scale != 1)
+		for (uint64_t i = 0; i < s->users * s->vocab; i++)
+			logits[i] *= e->logit_scale;
 	e->passes[cache] += n;
 	return 0;
 }
@@ -1031,16 +1113,32 @@ struct fill_job {
 	uint64_t ctx, key;
 };
 
+/* Head h of (layer, K or V, user, KV head) gets the values of stream
+ * indices h ctx hd + t hd + d, encoded a row at a time through a row of
+ * the thread's scratch. */
 static void fill_task(void *arg, unsigned tid, unsigned nth)
 {
 	const struct fill_job *j = arg;
-	const struct shape *s = &j->e->s;
-	uint64_t heads = (uint64_t)s->layers * 2 * s->users * s->kv_heads;
+	const struct kv_engine *e = j->e;
+	const struct shape *s = &e->s;
+	uint64_t per = s->users * s->kv_heads;
+	uint64_t heads = (uint64_t)s->layers * 2 * per;
 	uint64_t a = heads * tid / nth, b = heads * (tid + 1) / nth;
+	float *x = e->scores + tid * (uint64_t)s->qblock * s->group *
+				       (s->ctx + 2 + 2ULL * s->hd);
 	for (uint64_t h = a; h < b; h++) {
-		float *p = j->e->cache + h * s->ctx * s->hd;
-		for (uint64_t i = 0; i < j->ctx * s->hd; i++)
-			p[i] = kv_rand_sym(j->key, h * s->ctx * s->hd + i);
+		uint32_t l = (uint32_t)(h / (2 * per));
+		int kv = (int)(h / per % 2);
+		uint64_t r = h % per;
+		for (uint64_t t = 0; t < j->ctx; t++) {
+			uint64_t i0 = (h * s->ctx + t) * s->hd;
+			for (uint32_t d = 0; d < s->hd; d++)
+				x[d] = kv_rand_sym(j->key, i0 + d);
+			kv_quant_encode(kv ? s->f.v : s->f.k, x, s->hd,
+					kv_rows(e, l, r / s->kv_heads,
+						(uint32_t)(r % s->kv_heads),
+						kv, true, t));
+		}
 	}
 }
 
@@ -1074,8 +1172,8 @@ uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
 
 uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos)
 {
-	uint64_t per = (uint64_t)e->s.layers * 2 * e->s.kv_heads * e->s.hd *
-		       sizeof(float);
+	uint64_t per = (uint64_t)e->s.layers * e->s.kv_heads *
+		       (e->s.f.krow + e->s.f.vrow);
 	return per * e->s.users * (pos + 1);
 }
 
@@ -1135,5 +1233,7 @@ uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e)
 bool kv_engine_set_simd(struct kv_engine *e, bool on)
 {
 	e->simd = on;
-	return kv_attn_has_simd(e->s.hd);
+	if (e->s.f.k == KV_DTYPE_F32 && e->s.f.v == KV_DTYPE_F32)
+		return kv_attn_has_simd(e->s.hd);
+	return kv_attnq_has_simd(e->s.hd);
 }
