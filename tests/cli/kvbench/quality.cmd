@@ -1,0 +1,1 @@
+kvbench --bench quality --layers 2 --vocab 256 --ctx 16 --new 8 --kv-dtype f32,f16,bf16,fp8,int8,q8_0,q4_0,q4_1 --logit-scale 20 -j 1 | cut -f1-8,23-27 | awk -F"\t" -v OFS="\t" "NR > 1 { for (i = 10; i <= 13; i++) \$i = sprintf(\"%.2g\", \$i) } 1"
