@@ -24,6 +24,8 @@
 /* Positions per block: a block of rows stays in L1 while every query row
  * of a group reads it. */
 #define QBLOCK 64
+/* Most blocks of 32 in a row of the AVX-512 kernels (head size 512). */
+#define ZMAXB 16
 
 /* --- portable C --- */
 
@@ -105,28 +107,28 @@ static void values_c(const float *s, uint32_t g, const uint8_t *v,
 #define AVX512Q __attribute__((target("avx512f,avx512bw,f16c,avx2,fma")))
 #define INLINE __attribute__((always_inline)) static inline
 
-/* Decoders: values 32b .. 32b + 32 of a row of hd values into lo, hi. */
-AVX512Q INLINE void dec_f32(const uint8_t *r, uint32_t b, uint32_t hd,
-			    __m512 *lo, __m512 *hi)
+/* Decoders: values 32b .. 32b + 32 of a row of hd values into lo, hi,
+ * before the scales: a block format's d (and q4_1's m) are applied by
+ * the kernels once per block (SC, MN), int8's per-row scale once per row
+ * (RS), fp8's 256 once per call. */
+AVX512Q INLINE void dec_f32(const uint8_t *r, uint32_t b, __m512 *lo,
+			    __m512 *hi)
 {
-	(void)hd;
 	*lo = _mm512_loadu_ps(r + 128 * b);
 	*hi = _mm512_loadu_ps(r + 128 * b + 64);
 }
 
-AVX512Q INLINE void dec_f16(const uint8_t *r, uint32_t b, uint32_t hd,
-			    __m512 *lo, __m512 *hi)
+AVX512Q INLINE void dec_f16(const uint8_t *r, uint32_t b, __m512 *lo,
+			    __m512 *hi)
 {
-	(void)hd;
 	*lo = _mm512_cvtph_ps(_mm256_loadu_si256((const void *)(r + 64 * b)));
 	*hi = _mm512_cvtph_ps(
 		_mm256_loadu_si256((const void *)(r + 64 * b + 32)));
 }
 
-AVX512Q INLINE void dec_bf16(const uint8_t *r, uint32_t b, uint32_t hd,
-			     __m512 *lo, __m512 *hi)
+AVX512Q INLINE void dec_bf16(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
 {
-	(void)hd;
 	__m512i a = _mm512_cvtepu16_epi32(
 		_mm256_loadu_si256((const void *)(r + 64 * b)));
 	__m512i c = _mm512_cvtepu16_epi32(
@@ -136,10 +138,9 @@ AVX512Q INLINE void dec_bf16(const uint8_t *r, uint32_t b, uint32_t hd,
 }
 
 /* e4m3 s.eeee.mmm as the f16 s.0eeee.mmm0000000: the same value / 256 */
-AVX512Q INLINE void dec_fp8(const uint8_t *r, uint32_t b, uint32_t hd,
-			    __m512 *lo, __m512 *hi)
+AVX512Q INLINE void dec_fp8(const uint8_t *r, uint32_t b, __m512 *lo,
+			    __m512 *hi)
 {
-	(void)hd;
 	__m512i w = _mm512_cvtepi8_epi16(
 		_mm256_loadu_si256((const void *)(r + 32 * b)));
 	w = _mm512_and_si512(_mm512_slli_epi16(w, 7),
@@ -148,65 +149,77 @@ AVX512Q INLINE void dec_fp8(const uint8_t *r, uint32_t b, uint32_t hd,
 	*hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(w, 1));
 }
 
-/* int8 without its row scale (applied per row by the kernels) */
-AVX512Q INLINE void dec_int8(const uint8_t *r, uint32_t b, uint32_t hd,
-			     __m512 *lo, __m512 *hi)
+AVX512Q INLINE void dec_int8(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
 {
-	(void)hd;
 	*lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
 		_mm_loadu_si128((const void *)(r + 32 * b))));
 	*hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
 		_mm_loadu_si128((const void *)(r + 32 * b + 16))));
 }
 
-AVX512Q INLINE __m512 scale16(const uint8_t *p)
+AVX512Q INLINE void dec_q8_0(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
+{
+	const uint8_t *blk = r + 34 * b;
+	*lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(blk + 2))));
+	*hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(blk + 18))));
+}
+
+/* A nibble through a 16-entry table: vpermps reads the low four bits of
+ * each index, so the high nibble needs only a shift. */
+AVX512Q INLINE void dec_nib(const uint8_t *qs, __m512 t, __m512 *lo,
+			    __m512 *hi)
+{
+	__m512i x = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)qs));
+	*lo = _mm512_permutexvar_ps(x, t);
+	*hi = _mm512_permutexvar_ps(_mm512_srli_epi32(x, 4), t);
+}
+
+AVX512Q INLINE void dec_q4_0(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
+{
+	dec_nib(r + 18 * b + 2,
+		_mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
+			       5, 6, 7),
+		lo, hi);
+}
+
+AVX512Q INLINE void dec_q4_1(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
+{
+	dec_nib(r + 20 * b + 4,
+		_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+			       14, 15),
+		lo, hi);
+}
+
+/* An f16 at p as a float (F16C). */
+AVX512Q INLINE float half_at(const uint8_t *p)
 {
 	uint16_t h;
 	memcpy(&h, p, 2);
-	return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
+	return _cvtsh_ss(h);
 }
 
-AVX512Q INLINE void dec_q8_0(const uint8_t *r, uint32_t b, uint32_t hd,
-			     __m512 *lo, __m512 *hi)
-{
-	const uint8_t *blk = r + 34 * b;
-	__m512 d = scale16(blk);
-	(void)hd;
-	*lo = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-				       _mm_loadu_si128((const void *)(blk + 2)))));
-	*hi = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-				       _mm_loadu_si128((const void *)(blk + 18)))));
-}
+/* Block scale d (SC) and minimum m (MN) of block b; int8's row scale
+ * (RS). Formats without one use 1 and 0, which fold away. */
+#define SC_NONE(r, b) 1.0f
+#define SC_Q8_0(r, b) half_at((r) + 34 * (b))
+#define SC_Q4_0(r, b) half_at((r) + 18 * (b))
+#define SC_Q4_1(r, b) half_at((r) + 20 * (b))
+#define MN_NONE(r, b) 0.0f
+#define MN_Q4_1(r, b) half_at((r) + 20 * (b) + 2)
+#define RS_NONE(r, hd) 1.0f
+#define RS_INT8(r, hd) row_scale((r), (hd))
 
-AVX512Q INLINE void dec_q4_0(const uint8_t *r, uint32_t b, uint32_t hd,
-			     __m512 *lo, __m512 *hi)
+INLINE float row_scale(const uint8_t *r, uint32_t hd)
 {
-	const uint8_t *blk = r + 18 * b;
-	const __m512 t = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1,
-					2, 3, 4, 5, 6, 7);
-	__m512 d = scale16(blk);
-	__m512i x = _mm512_cvtepu8_epi32(
-		_mm_loadu_si128((const void *)(blk + 2)));
-	(void)hd;
-	/* vpermps reads the low four bits of each index */
-	*lo = _mm512_mul_ps(d, _mm512_permutexvar_ps(x, t));
-	*hi = _mm512_mul_ps(d, _mm512_permutexvar_ps(_mm512_srli_epi32(x, 4),
-						     t));
-}
-
-AVX512Q INLINE void dec_q4_1(const uint8_t *r, uint32_t b, uint32_t hd,
-			     __m512 *lo, __m512 *hi)
-{
-	const uint8_t *blk = r + 20 * b;
-	const __m512 t = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-					12, 13, 14, 15);
-	__m512 d = scale16(blk), m = scale16(blk + 2);
-	__m512i x = _mm512_cvtepu8_epi32(
-		_mm_loadu_si128((const void *)(blk + 4)));
-	(void)hd;
-	*lo = _mm512_fmadd_ps(_mm512_permutexvar_ps(x, t), d, m);
-	*hi = _mm512_fmadd_ps(
-		_mm512_permutexvar_ps(_mm512_srli_epi32(x, 4), t), d, m);
+	float s;
+	memcpy(&s, r + hd, sizeof s);
+	return s;
 }
 
 /* Sums of the lanes of eight registers, as eight lanes. */
@@ -226,85 +239,110 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 			     _mm256_permute2f128_ps(t0, t2, 0x31));
 }
 
-/* The factor a row's decoded values lack: int8's row scale, fp8's 256. */
-INLINE float row_scale_int8(const uint8_t *r, uint32_t hd)
-{
-	float s;
-	memcpy(&s, r + hd, sizeof s);
-	return s;
-}
-#define RS_NONE(r, hd) 1.0f
-#define RS_INT8(r, hd) row_scale_int8((r), (hd))
+/* A row's dot product with query qi, before RS and the scale: per block,
+ * the two halves' products, times d; with a minimum, m times the sum of
+ * the block's query values (qsum) into *bias. */
+#define DOT(FMT, SC, MN, BS, r, qi, qsum, nb, acc, bias)                     \
+	do {                                                                 \
+		for (uint32_t b_ = 0; b_ < (nb); b_++) {                     \
+			__m512 lo_, hi_;                                     \
+			__m512 q0_ = _mm512_loadu_ps((qi) + 32 * b_);        \
+			__m512 q1_ = _mm512_loadu_ps((qi) + 32 * b_ + 16);   \
+			dec_##FMT((r), b_, &lo_, &hi_);                      \
+			if (BS) {                                            \
+				__m512 t_ = _mm512_mul_ps(q0_, lo_);         \
+				t_ = _mm512_fmadd_ps(q1_, hi_, t_);          \
+				(acc) = _mm512_fmadd_ps(                     \
+					_mm512_set1_ps(SC((r), b_)), t_,     \
+					(acc));                              \
+				(bias) += MN((r), b_) * (qsum)[b_];          \
+			} else {                                             \
+				(acc) = _mm512_fmadd_ps(q0_, lo_, (acc));    \
+				(acc) = _mm512_fmadd_ps(q1_, hi_, (acc));    \
+			}                                                    \
+		}                                                            \
+	} while (0)
 
-/* s = q k^T x scale x kscale for one format. */
-#define SCORES(FMT, RS, KSCALE)                                             \
+/* s = q k^T x scale x KSCALE for one format, eight positions at a time. */
+#define SCORES(FMT, SC, MN, BS, RS, KSCALE)                                 \
 	AVX512Q static void scores_##FMT(const float *q, uint32_t g,         \
 					 const uint8_t *k, uint32_t krow,    \
 					 uint64_t n, uint32_t hd, float scale, \
 					 float *s)                           \
 	{                                                                    \
 		uint32_t nb = hd / 32;                                       \
-		__m256 vs = _mm256_set1_ps(scale * (KSCALE));                \
+		float sc = scale * (KSCALE), qsum[ZMAXB] = {0};              \
+		__m256 vs = _mm256_set1_ps(sc);                              \
 		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {                \
 			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n, p;  \
 			for (uint32_t i = 0; i < g; i++) {                   \
 				const float *qi = q + (uint64_t)i * hd;      \
 				float *si = s + i * n;                       \
+				for (uint32_t b = 0; b < nb && BS; b++) {    \
+					qsum[b] = 0;                         \
+					for (uint32_t d = 0; d < 32; d++)    \
+						qsum[b] += qi[32 * b + d];   \
+				}                                            \
 				for (p = p0; p + 8 <= p1; p += 8) {          \
 					const uint8_t *r = k + p * krow;     \
-					__m512 a[8], lo, hi;                 \
-					for (int j = 0; j < 8; j++)          \
+					__m512 a[8];                         \
+					float bias[8];                       \
+					for (int j = 0; j < 8; j++) {        \
 						a[j] = _mm512_setzero_ps();  \
-					for (uint32_t b = 0; b < nb; b++) {  \
-						__m512 q0 = _mm512_loadu_ps( \
-							qi + 32 * b);        \
-						__m512 q1 = _mm512_loadu_ps( \
-							qi + 32 * b + 16);   \
-						for (int j = 0; j < 8; j++) { \
-							dec_##FMT(r + j * krow, \
-								  b, hd, &lo, \
-								  &hi);      \
-							a[j] = _mm512_fmadd_ps( \
-								q0, lo, a[j]); \
-							a[j] = _mm512_fmadd_ps( \
-								q1, hi, a[j]); \
-						}                            \
-					}                                    \
-					for (int j = 0; j < 8; j++)          \
+						bias[j] = 0;                 \
+						DOT(FMT, SC, MN, BS,         \
+						    r + j * krow, qi, qsum,  \
+						    nb, a[j], bias[j]);      \
 						a[j] = _mm512_mul_ps(        \
 							a[j],                \
 							_mm512_set1_ps(RS(   \
 								r + j * krow, \
 								hd)));       \
+					}                                    \
 					_mm256_storeu_ps(                    \
 						si + p,                      \
 						_mm256_mul_ps(sum8(a), vs)); \
+					for (int j = 0; j < 8 && BS == 2; \
+					     j++)                            \
+						si[p + j] += bias[j] * sc;   \
 				}                                            \
 				for (; p < p1; p++) {                        \
 					const uint8_t *r = k + p * krow;     \
-					__m512 a = _mm512_setzero_ps(), lo, hi; \
-					for (uint32_t b = 0; b < nb; b++) {  \
-						dec_##FMT(r, b, hd, &lo, &hi); \
-						a = _mm512_fmadd_ps(         \
-							_mm512_loadu_ps(qi + \
-								32 * b),     \
-							lo, a);              \
-						a = _mm512_fmadd_ps(         \
-							_mm512_loadu_ps(qi + \
-								32 * b + 16), \
-							hi, a);              \
-					}                                    \
-					si[p] = _mm512_reduce_add_ps(a) *    \
-						RS(r, hd) * scale *          \
-						(KSCALE);                    \
+					__m512 a = _mm512_setzero_ps();      \
+					float bias = 0;                      \
+					DOT(FMT, SC, MN, BS, r, qi, qsum, nb, \
+					    a, bias);                        \
+					si[p] = (_mm512_reduce_add_ps(a) *   \
+							 RS(r, hd) +         \
+						 bias) *                     \
+						sc;                          \
 				}                                            \
 			}                                                    \
 		}                                                            \
 	}
 
-/* o = s v for one format: the head dimension 64 values (four registers)
- * at a time across a block of positions, then a last 32. */
-#define VALUES(FMT, RS, VSCALE)                                             \
+/* o += w v of position p on blocks b0 .. b0 + NB (NB 1 or 2) into the
+ * accumulators a (2 NB registers); a block's minimum into msum[b]. */
+#define AXPY(FMT, SC, MN, BS, r, w, b0, NB, a, msum)                         \
+	do {                                                                 \
+		for (uint32_t c_ = 0; c_ < (NB); c_++) {                     \
+			__m512 lo_, hi_, w_;                                 \
+			dec_##FMT((r), (b0) + c_, &lo_, &hi_);               \
+			w_ = _mm512_set1_ps(BS ? (w) * SC((r), (b0) + c_)    \
+					       : (w));                       \
+			(a)[2 * c_] = _mm512_fmadd_ps(w_, lo_, (a)[2 * c_]); \
+			(a)[2 * c_ + 1] =                                    \
+				_mm512_fmadd_ps(w_, hi_, (a)[2 * c_ + 1]);   \
+			if (BS)                                              \
+				(msum)[(b0) + c_] += (w) * MN((r), (b0) + c_); \
+		}                                                            \
+	} while (0)
+
+/* o = s v for one format: 64 values of the head (two blocks, four
+ * registers) at a time across a block of positions, two positions at a
+ * time into two sets of registers so that no chain of FMAs waits on the
+ * last; then a last 32. */
+#define VALUES(FMT, SC, MN, BS, RS, VSCALE)                                 \
 	AVX512Q static void values_##FMT(const float *s, uint32_t g,         \
 					 const uint8_t *v, uint32_t vrow,    \
 					 uint64_t n, uint32_t hd, float *o)  \
@@ -316,49 +354,54 @@ INLINE float row_scale_int8(const uint8_t *r, uint32_t hd)
 			for (uint32_t i = 0; i < g; i++) {                   \
 				const float *si = s + i * n;                 \
 				float *oi = o + (uint64_t)i * hd;            \
-				uint32_t b = 0;                              \
-				for (; b + 2 <= nb; b += 2) {                \
+				float msum[ZMAXB] = {0};                     \
+				for (uint32_t b = 0; b < nb; b += 2) {       \
+					uint32_t nc = nb - b < 2 ? 1 : 2;    \
 					float *ob = oi + 32 * b;             \
-					__m512 a0 = _mm512_loadu_ps(ob);     \
-					__m512 a1 = _mm512_loadu_ps(ob + 16); \
-					__m512 a2 = _mm512_loadu_ps(ob + 32); \
-					__m512 a3 = _mm512_loadu_ps(ob + 48); \
-					for (uint64_t p = p0; p < p1; p++) { \
+					__m512 a[4], c[4];                   \
+					for (uint32_t j = 0; j < 2 * nc; j++) { \
+						a[j] = _mm512_loadu_ps(      \
+							ob + 16 * j);        \
+						c[j] = _mm512_setzero_ps();  \
+					}                                    \
+					uint64_t p = p0;                     \
+					for (; nc == 2 && p + 2 <= p1;       \
+					     p += 2) {                       \
 						const uint8_t *r =           \
 							v + p * vrow;        \
-						__m512 w = _mm512_set1_ps(   \
-							si[p] * RS(r, hd));  \
-						__m512 l0, h0, l1, h1;       \
-						dec_##FMT(r, b, hd, &l0, &h0); \
-						dec_##FMT(r, b + 1, hd, &l1, \
-							  &h1);              \
-						a0 = _mm512_fmadd_ps(w, l0, a0); \
-						a1 = _mm512_fmadd_ps(w, h0, a1); \
-						a2 = _mm512_fmadd_ps(w, l1, a2); \
-						a3 = _mm512_fmadd_ps(w, h1, a3); \
+						float w0 = si[p] * RS(r, hd); \
+						float w1 = si[p + 1] *       \
+							   RS(r + vrow, hd); \
+						AXPY(FMT, SC, MN, BS, r, w0, \
+						     b, 2, a, msum);         \
+						AXPY(FMT, SC, MN, BS,        \
+						     r + vrow, w1, b, 2, c,  \
+						     msum);                  \
 					}                                    \
-					_mm512_storeu_ps(ob, a0);            \
-					_mm512_storeu_ps(ob + 16, a1);       \
-					_mm512_storeu_ps(ob + 32, a2);       \
-					_mm512_storeu_ps(ob + 48, a3);       \
-				}                                            \
-				if (b < nb) {                                \
-					float *ob = oi + 32 * b;             \
-					__m512 a0 = _mm512_loadu_ps(ob);     \
-					__m512 a1 = _mm512_loadu_ps(ob + 16); \
-					for (uint64_t p = p0; p < p1; p++) { \
+					for (; p < p1; p++) {                \
 						const uint8_t *r =           \
 							v + p * vrow;        \
-						__m512 w = _mm512_set1_ps(   \
-							si[p] * RS(r, hd));  \
-						__m512 l0, h0;               \
-						dec_##FMT(r, b, hd, &l0, &h0); \
-						a0 = _mm512_fmadd_ps(w, l0, a0); \
-						a1 = _mm512_fmadd_ps(w, h0, a1); \
+						float w0 = si[p] * RS(r, hd); \
+						if (nc == 2)                 \
+							AXPY(FMT, SC, MN, BS, \
+							     r, w0, b, 2, a, \
+							     msum);          \
+						else                         \
+							AXPY(FMT, SC, MN, BS, \
+							     r, w0, b, 1, a, \
+							     msum);          \
 					}                                    \
-					_mm512_storeu_ps(ob, a0);            \
-					_mm512_storeu_ps(ob + 16, a1);       \
+					for (uint32_t j = 0; j < 2 * nc; j++) \
+						_mm512_storeu_ps(            \
+							ob + 16 * j,         \
+							_mm512_add_ps(a[j],  \
+								      c[j])); \
 				}                                            \
+				for (uint32_t b = 0; b < nb && BS; b++)      \
+					for (uint32_t d = 0; d < 32 &&       \
+							     msum[b] != 0;   \
+					     d++)                            \
+						oi[32 * b + d] += msum[b];   \
 			}                                                    \
 		}                                                            \
 		if ((VSCALE) != 1.0f)                                        \
@@ -366,15 +409,16 @@ INLINE float row_scale_int8(const uint8_t *r, uint32_t hd)
 				o[i] *= (VSCALE);                            \
 	}
 
-#define KERNELS(FMT, RS, SC) SCORES(FMT, RS, SC) VALUES(FMT, RS, SC)
-KERNELS(f32, RS_NONE, 1.0f)
-KERNELS(f16, RS_NONE, 1.0f)
-KERNELS(bf16, RS_NONE, 1.0f)
-KERNELS(fp8, RS_NONE, 256.0f)
-KERNELS(int8, RS_INT8, 1.0f)
-KERNELS(q8_0, RS_NONE, 1.0f)
-KERNELS(q4_0, RS_NONE, 1.0f)
-KERNELS(q4_1, RS_NONE, 1.0f)
+#define KERNELS(FMT, SC, MN, BS, RS, X)                                     \
+	SCORES(FMT, SC, MN, BS, RS, X) VALUES(FMT, SC, MN, BS, RS, X)
+KERNELS(f32, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
+KERNELS(f16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
+KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
+KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 256.0f)
+KERNELS(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
+KERNELS(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
+KERNELS(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
+KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
 
 typedef void scores_fn(const float *q, uint32_t g, const uint8_t *k,
 		       uint32_t krow, uint64_t n, uint32_t hd, float scale,
@@ -406,7 +450,7 @@ bool kv_attnq_has_simd(uint32_t hd)
 		       __builtin_cpu_supports("avx512bw") &&
 		       __builtin_cpu_supports("f16c");
 	}
-	return have && hd % 32 == 0;
+	return have && hd % 32 == 0 && hd / 32 <= ZMAXB;
 #else
 	(void)hd;
 	return false;
