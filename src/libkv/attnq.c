@@ -55,11 +55,56 @@ static uint32_t chunk_c(enum kv_dtype t, const uint8_t *row, uint32_t hd,
 	return cnt;
 }
 
+/* A block of 32 query values for the integer dot products with a q4_0
+ * K, as llama.cpp quantizes its activations to q8_0 for them: dq =
+ * max |q| / 127 (kept in float), q8 = round(q / dq). Returns dq. */
+static float quant_q8(const float *q, int8_t *q8)
+{
+	float amax = 0;
+	for (int i = 0; i < 32; i++)
+		amax = fabsf(q[i]) > amax ? fabsf(q[i]) : amax;
+	float dq = amax / 127, id = dq ? 1 / dq : 0;
+	for (int i = 0; i < 32; i++)
+		q8[i] = (int8_t)roundf(q[i] * id);
+	return dq;
+}
+
+/* q4_0 K: per block d dq sum (n - 8) q8, the sum exact in integers. */
+static void scores_c_q4_0(const float *q, uint32_t g, const uint8_t *k,
+			  uint32_t krow, uint64_t n, uint32_t hd, float scale,
+			  float *s)
+{
+	int8_t q8[32];
+	memset(s, 0, sizeof *s * g * n);
+	for (uint32_t i = 0; i < g; i++)
+		for (uint32_t c0 = 0; c0 < hd; c0 += 32) {
+			float dq = quant_q8(q + (uint64_t)i * hd + c0, q8);
+			for (uint64_t p = 0; p < n; p++) {
+				const uint8_t *blk = k + p * krow + c0 / 32 * 18;
+				int32_t isum = 0;
+				uint16_t h;
+				for (int j = 0; j < 16; j++)
+					isum += ((blk[2 + j] & 15) - 8) * q8[j] +
+						((blk[2 + j] >> 4) - 8) *
+							q8[j + 16];
+				memcpy(&h, blk, 2);
+				s[i * n + p] += kv_f16_to_f32(h) * dq *
+						(float)isum;
+			}
+		}
+	for (uint64_t i = 0; i < (uint64_t)g * n; i++)
+		s[i] *= scale;
+}
+
 static void scores_c(const float *q, uint32_t g, const uint8_t *k,
 		     const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
 		     float scale, float *s)
 {
 	float x[32];
+	if (f->k == KV_DTYPE_Q4_0) {
+		scores_c_q4_0(q, g, k, f->krow, n, hd, scale, s);
+		return;
+	}
 	for (uint64_t p = 0; p < n; p++) {
 		const uint8_t *row = k + p * f->krow;
 		for (uint32_t i = 0; i < g; i++)
@@ -417,7 +462,121 @@ KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 256.0f)
 KERNELS(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
 KERNELS(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
-KERNELS(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
+VALUES(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
+
+/*
+ * q4_0 K with AVX-512 VNNI: a row's two blocks of nibbles (16 bytes each)
+ * unpacked to 64 bytes, low nibbles then high, and multiplied with the
+ * query quantized per block (quant_q8(), its bytes laid out in the same
+ * order) by one vpdpbusd; each lane's sum of four products then starts
+ * from -8 times its four query bytes, which makes the nibbles' n - 8.
+ * Lanes 4h .. 4h + 3 and 8 + 4h .. 11 + 4h belong to block h of the pair,
+ * so each lane's sum is scaled by its block's d dq before the eight
+ * positions' lanes are added together.
+ */
+#define AVX512V                                                              \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,"   \
+			      "avx2,fma")))
+
+/* The query row's pairs of blocks: bytes, -8 x the lane sums, dq. */
+struct qpairs {
+	_Alignas(64) int8_t q8[ZMAXB / 2][64];
+	_Alignas(64) int32_t c8[ZMAXB / 2][16];
+	_Alignas(64) float dq[ZMAXB / 2][16];
+};
+
+static void make_qpairs(const float *qi, uint32_t nb, struct qpairs *qp)
+{
+	for (uint32_t b = 0; b < nb; b++) {
+		int8_t q8[32];
+		float dq = quant_q8(qi + 32 * b, q8);
+		uint32_t pr = b / 2, h = b % 2;
+		memcpy(&qp->q8[pr][16 * h], q8, 16);
+		memcpy(&qp->q8[pr][32 + 16 * h], q8 + 16, 16);
+		for (uint32_t l = 0; l < 4; l++) {
+			int32_t a = 0, c = 0;
+			for (uint32_t t = 0; t < 4; t++) {
+				a += q8[4 * l + t];
+				c += q8[16 + 4 * l + t];
+			}
+			qp->c8[pr][4 * h + l] = -8 * a;
+			qp->c8[pr][8 + 4 * h + l] = -8 * c;
+			qp->dq[pr][4 * h + l] = qp->dq[pr][8 + 4 * h + l] = dq;
+		}
+	}
+}
+
+/* A row's dot product with the query pairs, before the scale. */
+AVX512V INLINE __m512 dot_q4_0(const uint8_t *r, const struct qpairs *qp,
+			       uint32_t np)
+{
+	const __m256i m = _mm256_set1_epi8(15);
+	__m512 a = _mm512_setzero_ps();
+	for (uint32_t pr = 0; pr < np; pr++) {
+		const uint8_t *b0 = r + 36 * pr;
+		__m256i y = _mm256_inserti128_si256(
+			_mm256_castsi128_si256(
+				_mm_loadu_si128((const void *)(b0 + 2))),
+			_mm_loadu_si128((const void *)(b0 + 20)), 1);
+		__m256i lo = _mm256_and_si256(y, m);
+		__m256i hi = _mm256_and_si256(_mm256_srli_epi16(y, 4), m);
+		__m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi,
+					       1);
+		__m512i t = _mm512_dpbusd_epi32(
+			_mm512_load_si512(qp->c8[pr]), z,
+			_mm512_load_si512(qp->q8[pr]));
+		uint16_t h0, h1;
+		memcpy(&h0, b0, 2);
+		memcpy(&h1, b0 + 18, 2);
+		__m256i dw = _mm256_mask_set1_epi16(_mm256_set1_epi16((short)h0),
+						    0xf0f0, (short)h1);
+		__m512 d = _mm512_mul_ps(_mm512_cvtph_ps(dw),
+					 _mm512_load_ps(qp->dq[pr]));
+		a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), d, a);
+	}
+	return a;
+}
+
+/* Query rows quantized together, so each K block of positions is read
+ * once for all of them. */
+#define QROWS 8
+
+AVX512V static void scores_q4_0_vnni(const float *q, uint32_t g,
+				     const uint8_t *k, uint32_t krow,
+				     uint64_t n, uint32_t hd, float scale,
+				     float *s)
+{
+	uint32_t nb = hd / 32;
+	struct qpairs qp[QROWS];
+	__m256 vs = _mm256_set1_ps(scale);
+	for (uint32_t i0 = 0; i0 < g; i0 += QROWS) {
+		uint32_t i1 = i0 + QROWS < g ? i0 + QROWS : g;
+		for (uint32_t i = i0; i < i1; i++)
+			make_qpairs(q + (uint64_t)i * hd, nb, &qp[i - i0]);
+		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
+			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n, p;
+			for (uint32_t i = i0; i < i1; i++) {
+				const struct qpairs *qi = &qp[i - i0];
+				float *si = s + i * n;
+				for (p = p0; p + 8 <= p1; p += 8) {
+					__m512 a[8];
+					for (int j = 0; j < 8; j++)
+						a[j] = dot_q4_0(k + (p + j) * krow,
+								qi, nb / 2);
+					_mm256_storeu_ps(
+						si + p,
+						_mm256_mul_ps(sum8(a), vs));
+				}
+				for (; p < p1; p++)
+					si[p] = _mm512_reduce_add_ps(dot_q4_0(
+							k + p * krow, qi,
+							nb / 2)) *
+						scale;
+			}
+		}
+	}
+}
+
 KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
 
 typedef void scores_fn(const float *q, uint32_t g, const uint8_t *k,
@@ -430,7 +589,7 @@ static scores_fn *const zscores[KV_DTYPE_COUNT] = {
 	[KV_DTYPE_F32] = scores_f32,   [KV_DTYPE_F16] = scores_f16,
 	[KV_DTYPE_BF16] = scores_bf16, [KV_DTYPE_FP8] = scores_fp8,
 	[KV_DTYPE_INT8] = scores_int8, [KV_DTYPE_Q8_0] = scores_q8_0,
-	[KV_DTYPE_Q4_0] = scores_q4_0, [KV_DTYPE_Q4_1] = scores_q4_1,
+	[KV_DTYPE_Q4_1] = scores_q4_1, /* q4_0: scores_q4_0_vnni() */
 };
 static values_fn *const zvalues[KV_DTYPE_COUNT] = {
 	[KV_DTYPE_F32] = values_f32,   [KV_DTYPE_F16] = values_f16,
@@ -438,6 +597,19 @@ static values_fn *const zvalues[KV_DTYPE_COUNT] = {
 	[KV_DTYPE_INT8] = values_int8, [KV_DTYPE_Q8_0] = values_q8_0,
 	[KV_DTYPE_Q4_0] = values_q4_0, [KV_DTYPE_Q4_1] = values_q4_1,
 };
+#endif
+
+#ifdef HAVE_AVX512Q
+static bool have_vnni(void)
+{
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx512vl") &&
+		       __builtin_cpu_supports("avx512vnni");
+	}
+	return have;
+}
 #endif
 
 bool kv_attnq_has_simd(uint32_t hd)
@@ -450,6 +622,7 @@ bool kv_attnq_has_simd(uint32_t hd)
 		       __builtin_cpu_supports("avx512bw") &&
 		       __builtin_cpu_supports("f16c");
 	}
+	(void)have_vnni(); /* probed here, before any thread asks */
 	return have && hd % 32 == 0 && hd / 32 <= ZMAXB;
 #else
 	(void)hd;
@@ -463,17 +636,24 @@ void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
 		   float scale, float *s, float *o, float *m, float *l,
 		   enum kv_isa isa)
 {
+	bool simd = isa == KV_ISA_AVX512 && kv_attnq_has_simd(hd);
 #ifdef HAVE_AVX512Q
-	if (isa == KV_ISA_AVX512 && kv_attnq_has_simd(hd) &&
-	    zscores[f->k] && zvalues[f->v]) {
-		zscores[f->k](q, g, k, f->krow, n, hd, scale, s);
-		kv_attn_softmax(s, g, per, n, m, l, true);
-		zvalues[f->v](s, g, v, f->vrow, n, hd, o);
-		return;
-	}
-#endif
-	(void)isa;
+	scores_fn *sf = simd ? zscores[f->k] : NULL;
+	values_fn *vf = simd ? zvalues[f->v] : NULL;
+	if (simd && f->k == KV_DTYPE_Q4_0 && hd % 64 == 0 && have_vnni())
+		sf = scores_q4_0_vnni;
+	if (sf)
+		sf(q, g, k, f->krow, n, hd, scale, s);
+	else
+		scores_c(q, g, k, f, n, hd, scale, s);
+	kv_attn_softmax(s, g, per, n, m, l, simd);
+	if (vf)
+		vf(s, g, v, f->vrow, n, hd, o);
+	else
+		values_c(s, g, v, f, n, hd, o);
+#else
 	scores_c(q, g, k, f, n, hd, scale, s);
-	kv_attn_softmax(s, g, per, n, m, l, false);
+	kv_attn_softmax(s, g, per, n, m, l, simd);
 	values_c(s, g, v, f, n, hd, o);
+#endif
 }

@@ -181,56 +181,92 @@ static void test_round_trip(void)
 	}
 }
 
-/* The AVX-512 kernel of every pair of formats against the portable one. */
-static void test_kernels(void)
+/* The AVX-512 kernels of every pair of formats against the portable
+ * ones, at a head size of 96 (an odd block of 32 at the end) and of 128
+ * (pairs of blocks: q4_0's integer scores). */
+static void kernels(uint32_t hd)
 {
-	enum { HD = 96, N = 77, G = 6, PER = 3 };
-	if (!kv_attnq_has_simd(HD)) {
-		printf("test_kvquant: no AVX-512 kernel here\n");
-		return;
-	}
-	static float q[G * HD], x[HD], s[G * N], o[2][G * HD], m[2][G],
-		l[2][G];
-	static uint8_t k[N * (4 * HD + 4)], v[N * (4 * HD + 4)];
-	for (int i = 0; i < G * HD; i++)
+	enum { N = 77, G = 6, PER = 3, MAXHD = 128 };
+	static float q[G * MAXHD], x[MAXHD], s[G * N], o[2][G * MAXHD],
+		m[2][G], l[2][G];
+	static uint8_t k[N * (4 * MAXHD + 4)], v[N * (4 * MAXHD + 4)];
+	for (uint32_t i = 0; i < G * hd; i++)
 		q[i] = kv_rand_sym(1, i);
 	for (int fk = 0; fk < NSTORED; fk++)
 		for (int fv = 0; fv < NSTORED; fv += fk == 0 ? 1 : NSTORED - 1) {
 			struct kv_rowfmt f = {stored[fk], stored[fv], 0, 0};
 			uint64_t kr, vr;
-			kv_dtype_row_bytes(f.k, HD, &kr);
-			kv_dtype_row_bytes(f.v, HD, &vr);
+			kv_dtype_row_bytes(f.k, hd, &kr);
+			kv_dtype_row_bytes(f.v, hd, &vr);
 			f.krow = (uint32_t)kr;
 			f.vrow = (uint32_t)vr;
 			for (int p = 0; p < N; p++) {
-				for (int d = 0; d < HD; d++)
-					x[d] = kv_rand_sym(2, p * HD + d);
-				kv_quant_encode(f.k, x, HD, k + p * kr);
-				for (int d = 0; d < HD; d++)
-					x[d] = kv_rand_sym(3, p * HD + d);
-				kv_quant_encode(f.v, x, HD, v + p * vr);
+				for (uint32_t d = 0; d < hd; d++)
+					x[d] = kv_rand_sym(2, p * hd + d);
+				kv_quant_encode(f.k, x, hd, k + p * kr);
+				for (uint32_t d = 0; d < hd; d++)
+					x[d] = kv_rand_sym(3, p * hd + d);
+				kv_quant_encode(f.v, x, hd, v + p * vr);
 			}
 			double worst = 0;
 			for (int isa = 0; isa < 2; isa++)
-				kv_attnq_part(q, G, PER, k, v, &f, N, HD, 0.125f,
+				kv_attnq_part(q, G, PER, k, v, &f, N, hd, 0.125f,
 					      s, o[isa], m[isa], l[isa],
 					      isa ? KV_ISA_AVX512 : KV_ISA_C);
 			for (int i = 0; i < G; i++) {
 				worst = fmax(worst, fabs(m[0][i] - m[1][i]));
 				worst = fmax(worst,
 					     fabs(l[0][i] - l[1][i]) / l[0][i]);
-				for (int d = 0; d < HD; d++)
+				for (uint32_t d = 0; d < hd; d++)
 					worst = fmax(worst,
-						     fabs(o[0][i * HD + d] -
-							  o[1][i * HD + d]) /
+						     fabs(o[0][i * hd + d] -
+							  o[1][i * hd + d]) /
 							     l[0][i]);
 			}
 			if (!(worst < 1e-5))
-				fprintf(stderr, "kernel %s/%s: %.3g\n",
+				fprintf(stderr, "kernel %s/%s at %u: %.3g\n",
 					kv_dtype_name(f.k), kv_dtype_name(f.v),
-					worst);
+					hd, worst);
 			CHECK(worst < 1e-5);
 		}
+}
+
+static void test_kernels(void)
+{
+	if (!kv_attnq_has_simd(96)) {
+		printf("test_kvquant: no AVX-512 kernel here\n");
+		return;
+	}
+	kernels(96);
+	kernels(128);
+}
+
+/* The portable q4_0 scores against a float dot product: the query's
+ * 8-bit blocks cost at most half a step of each (|q| / 254) times the
+ * K values. */
+static void test_q4_0_scores(void)
+{
+	enum { HD = 64 };
+	float q[HD], x[HD], s, o[HD], m, l;
+	uint8_t k[36];
+	double dot = 0, bound = 0;
+	float qmax = 0;
+	for (int d = 0; d < HD; d++) {
+		q[d] = kv_rand_sym(4, d);
+		x[d] = kv_rand_sym(5, d);
+		qmax = fabsf(q[d]) > qmax ? fabsf(q[d]) : qmax;
+	}
+	kv_quant_encode(KV_DTYPE_Q4_0, x, HD, k);
+	kv_quant_decode(KV_DTYPE_Q4_0, k, HD, x);
+	for (int d = 0; d < HD; d++) {
+		dot += (double)q[d] * x[d];
+		bound += qmax / 254.0 * fabs(x[d]);
+	}
+	struct kv_rowfmt f = {KV_DTYPE_Q4_0, KV_DTYPE_F32, 36, 4 * HD};
+	kv_attnq_part(q, 1, 1, k, (const uint8_t *)x, &f, 1, HD, 1.0f, &s, o,
+		      &m, &l, KV_ISA_C);
+	CHECK(fabs(m - dot) <= bound);
+	CHECK(fabs(m - dot) > 0); /* the query was rounded */
 }
 
 static const char gpt2_json[] =
@@ -360,6 +396,7 @@ int main(void)
 	test_layouts();
 	test_round_trip();
 	test_kernels();
+	test_q4_0_scores();
 	test_bytes();
 	test_refusals();
 	test_metrics();
