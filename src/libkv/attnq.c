@@ -55,8 +55,9 @@ static uint32_t chunk_c(enum kv_dtype t, const uint8_t *row, uint32_t hd,
 	return cnt;
 }
 
-/* A block of 32 query values for the integer dot products with a q4_0
- * K, as llama.cpp quantizes its activations to q8_0 for them: dq =
+/* A block of 32 query values for the integer dot products with an int8,
+ * q8_0 or q4_0 K, as llama.cpp quantizes its activations to q8_0 for
+ * them: dq =
  * max |q| / 127 (kept in float), q8 = round(q / dq). Returns dq. */
 static float quant_q8(const float *q, int8_t *q8)
 {
@@ -69,27 +70,55 @@ static float quant_q8(const float *q, int8_t *q8)
 	return dq;
 }
 
-/* q4_0 K: per block d dq sum (n - 8) q8, the sum exact in integers. */
-static void scores_c_q4_0(const float *q, uint32_t g, const uint8_t *k,
-			  uint32_t krow, uint64_t n, uint32_t hd, float scale,
-			  float *s)
+/* Whether K's scores take the query in 8-bit blocks (integer products). */
+static bool int_scores(enum kv_dtype t)
+{
+	return t == KV_DTYPE_INT8 || t == KV_DTYPE_Q8_0 || t == KV_DTYPE_Q4_0;
+}
+
+/* Value j of block b of a row of an integer format, and the block's
+ * scale (int8: the row's). */
+static int int_value(enum kv_dtype t, const uint8_t *row, uint32_t hd,
+		     uint32_t b, uint32_t j, float *d)
+{
+	uint16_t h;
+	const uint8_t *blk;
+	switch (t) {
+	case KV_DTYPE_INT8:
+		memcpy(d, row + hd, sizeof *d);
+		return (int8_t)row[32 * b + j];
+	case KV_DTYPE_Q8_0:
+		blk = row + 34 * b;
+		memcpy(&h, blk, 2);
+		*d = kv_f16_to_f32(h);
+		return (int8_t)blk[2 + j];
+	default: /* q4_0 */
+		blk = row + 18 * b;
+		memcpy(&h, blk, 2);
+		*d = kv_f16_to_f32(h);
+		return (j < 16 ? blk[2 + j] & 15 : blk[2 + j - 16] >> 4) - 8;
+	}
+}
+
+/* int8, q8_0 and q4_0 K: per block d dq sum k q8, the sum exact in
+ * integers. */
+static void scores_c_int(enum kv_dtype t, const float *q, uint32_t g,
+			 const uint8_t *k, uint32_t krow, uint64_t n,
+			 uint32_t hd, float scale, float *s)
 {
 	int8_t q8[32];
 	memset(s, 0, sizeof *s * g * n);
 	for (uint32_t i = 0; i < g; i++)
-		for (uint32_t c0 = 0; c0 < hd; c0 += 32) {
-			float dq = quant_q8(q + (uint64_t)i * hd + c0, q8);
+		for (uint32_t b = 0; b < hd / 32; b++) {
+			float dq = quant_q8(q + (uint64_t)i * hd + 32 * b, q8);
 			for (uint64_t p = 0; p < n; p++) {
-				const uint8_t *blk = k + p * krow + c0 / 32 * 18;
+				const uint8_t *row = k + p * krow;
 				int32_t isum = 0;
-				uint16_t h;
-				for (int j = 0; j < 16; j++)
-					isum += ((blk[2 + j] & 15) - 8) * q8[j] +
-						((blk[2 + j] >> 4) - 8) *
-							q8[j + 16];
-				memcpy(&h, blk, 2);
-				s[i * n + p] += kv_f16_to_f32(h) * dq *
-						(float)isum;
+				float d = 0;
+				for (uint32_t j = 0; j < 32; j++)
+					isum += int_value(t, row, hd, b, j, &d) *
+						q8[j];
+				s[i * n + p] += d * dq * (float)isum;
 			}
 		}
 	for (uint64_t i = 0; i < (uint64_t)g * n; i++)
@@ -101,8 +130,8 @@ static void scores_c(const float *q, uint32_t g, const uint8_t *k,
 		     float scale, float *s)
 {
 	float x[32];
-	if (f->k == KV_DTYPE_Q4_0) {
-		scores_c_q4_0(q, g, k, f->krow, n, hd, scale, s);
+	if (int_scores(f->k)) {
+		scores_c_int(f->k, q, g, k, f->krow, n, hd, scale, s);
 		return;
 	}
 	for (uint64_t p = 0; p < n; p++) {
@@ -460,122 +489,168 @@ KERNELS(f32, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(f16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 256.0f)
-KERNELS(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
-KERNELS(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
+VALUES(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
+VALUES(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
 VALUES(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
 
 /*
- * q4_0 K with AVX-512 VNNI: a row's two blocks of nibbles (16 bytes each)
- * unpacked to 64 bytes, low nibbles then high, and multiplied with the
- * query quantized per block (quant_q8(), its bytes laid out in the same
- * order) by one vpdpbusd; each lane's sum of four products then starts
- * from -8 times its four query bytes, which makes the nibbles' n - 8.
- * Lanes 4h .. 4h + 3 and 8 + 4h .. 11 + 4h belong to block h of the pair,
- * so each lane's sum is scaled by its block's d dq before the eight
- * positions' lanes are added together.
+ * int8, q8_0 and q4_0 K with AVX-512 VNNI: 64 values of a row (a pair of
+ * blocks) as 64 unsigned bytes, multiplied with the query quantized per
+ * block (quant_q8(), its bytes in the same order) by one vpdpbusd. The
+ * signed formats are biased by 128 (x ^ 0x80), q4_0's nibbles hold
+ * n + 8; each lane's sum of four products then starts from minus the
+ * bias times its four query bytes. q4_0's two blocks of nibbles unpack
+ * to low nibbles then high, so lanes 4h .. 4h + 3 and 8 + 4h .. 11 + 4h
+ * belong to block h of the pair; for the others lanes 8h .. 8h + 7. Each
+ * lane's sum is scaled by its block's d dq (int8: dq, then the row's
+ * scale) before the eight positions' lanes are added together.
  */
 #define AVX512V                                                              \
 	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,"   \
 			      "avx2,fma")))
 
-/* The query row's pairs of blocks: bytes, -8 x the lane sums, dq. */
+/* The query row's pairs of blocks: bytes, -bias x the lane sums, dq. */
 struct qpairs {
 	_Alignas(64) int8_t q8[ZMAXB / 2][64];
 	_Alignas(64) int32_t c8[ZMAXB / 2][16];
 	_Alignas(64) float dq[ZMAXB / 2][16];
 };
 
-static void make_qpairs(const float *qi, uint32_t nb, struct qpairs *qp)
+static void make_qpairs(const float *qi, uint32_t nb, bool nib,
+			struct qpairs *qp)
 {
+	int32_t bias = nib ? 8 : 128;
 	for (uint32_t b = 0; b < nb; b++) {
 		int8_t q8[32];
 		float dq = quant_q8(qi + 32 * b, q8);
 		uint32_t pr = b / 2, h = b % 2;
-		memcpy(&qp->q8[pr][16 * h], q8, 16);
-		memcpy(&qp->q8[pr][32 + 16 * h], q8 + 16, 16);
+		/* where bytes 0..15 and 16..31 of the block go */
+		uint32_t at0 = nib ? 16 * h : 32 * h;
+		uint32_t at1 = nib ? 32 + 16 * h : 32 * h + 16;
+		memcpy(&qp->q8[pr][at0], q8, 16);
+		memcpy(&qp->q8[pr][at1], q8 + 16, 16);
 		for (uint32_t l = 0; l < 4; l++) {
 			int32_t a = 0, c = 0;
 			for (uint32_t t = 0; t < 4; t++) {
 				a += q8[4 * l + t];
 				c += q8[16 + 4 * l + t];
 			}
-			qp->c8[pr][4 * h + l] = -8 * a;
-			qp->c8[pr][8 + 4 * h + l] = -8 * c;
-			qp->dq[pr][4 * h + l] = qp->dq[pr][8 + 4 * h + l] = dq;
+			qp->c8[pr][at0 / 4 + l] = -bias * a;
+			qp->c8[pr][at1 / 4 + l] = -bias * c;
+			qp->dq[pr][at0 / 4 + l] = qp->dq[pr][at1 / 4 + l] = dq;
 		}
 	}
 }
 
-/* A row's dot product with the query pairs, before the scale. */
-AVX512V INLINE __m512 dot_q4_0(const uint8_t *r, const struct qpairs *qp,
-			       uint32_t np)
+/* The 64 bytes of pair pr of a row, and the blocks' scales by lane. */
+AVX512V INLINE __m512i pair_q4_0(const uint8_t *r, uint32_t pr, __m512 *d)
 {
 	const __m256i m = _mm256_set1_epi8(15);
-	__m512 a = _mm512_setzero_ps();
-	for (uint32_t pr = 0; pr < np; pr++) {
-		const uint8_t *b0 = r + 36 * pr;
-		__m256i y = _mm256_inserti128_si256(
-			_mm256_castsi128_si256(
-				_mm_loadu_si128((const void *)(b0 + 2))),
-			_mm_loadu_si128((const void *)(b0 + 20)), 1);
-		__m256i lo = _mm256_and_si256(y, m);
-		__m256i hi = _mm256_and_si256(_mm256_srli_epi16(y, 4), m);
-		__m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi,
-					       1);
-		__m512i t = _mm512_dpbusd_epi32(
-			_mm512_load_si512(qp->c8[pr]), z,
-			_mm512_load_si512(qp->q8[pr]));
-		uint16_t h0, h1;
-		memcpy(&h0, b0, 2);
-		memcpy(&h1, b0 + 18, 2);
-		__m256i dw = _mm256_mask_set1_epi16(_mm256_set1_epi16((short)h0),
-						    0xf0f0, (short)h1);
-		__m512 d = _mm512_mul_ps(_mm512_cvtph_ps(dw),
-					 _mm512_load_ps(qp->dq[pr]));
-		a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), d, a);
-	}
-	return a;
+	const uint8_t *b0 = r + 36 * pr;
+	__m256i y = _mm256_inserti128_si256(
+		_mm256_castsi128_si256(_mm_loadu_si128((const void *)(b0 + 2))),
+		_mm_loadu_si128((const void *)(b0 + 20)), 1);
+	__m256i lo = _mm256_and_si256(y, m);
+	__m256i hi = _mm256_and_si256(_mm256_srli_epi16(y, 4), m);
+	uint16_t h0, h1;
+	memcpy(&h0, b0, 2);
+	memcpy(&h1, b0 + 18, 2);
+	*d = _mm512_cvtph_ps(_mm256_mask_set1_epi16(
+		_mm256_set1_epi16((short)h0), 0xf0f0, (short)h1));
+	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
+
+AVX512V INLINE __m512i pair_q8_0(const uint8_t *r, uint32_t pr, __m512 *d)
+{
+	const uint8_t *b0 = r + 68 * pr;
+	__m512i z = _mm512_inserti64x4(
+		_mm512_castsi256_si512(
+			_mm256_loadu_si256((const void *)(b0 + 2))),
+		_mm256_loadu_si256((const void *)(b0 + 36)), 1);
+	uint16_t h0, h1;
+	memcpy(&h0, b0, 2);
+	memcpy(&h1, b0 + 34, 2);
+	*d = _mm512_cvtph_ps(_mm256_mask_set1_epi16(
+		_mm256_set1_epi16((short)h0), 0xff00, (short)h1));
+	return _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
+}
+
+AVX512V INLINE __m512i pair_int8(const uint8_t *r, uint32_t pr, __m512 *d)
+{
+	*d = _mm512_set1_ps(1.0f); /* the row's scale comes after */
+	return _mm512_xor_si512(_mm512_loadu_si512(r + 64 * pr),
+				_mm512_set1_epi8((char)0x80));
+}
+
+#define VNNI_SCORES(FMT, NIB, RS)                                            \
+	AVX512V INLINE __m512 dot_##FMT(const uint8_t *r,                    \
+					const struct qpairs *qp, uint32_t np, \
+					uint32_t hd)                         \
+	{                                                                    \
+		__m512 a = _mm512_setzero_ps(), d;                           \
+		(void)hd;                                                    \
+		for (uint32_t pr = 0; pr < np; pr++) {                       \
+			__m512i z = pair_##FMT(r, pr, &d);                   \
+			__m512i t = _mm512_dpbusd_epi32(                     \
+				_mm512_load_si512(qp->c8[pr]), z,            \
+				_mm512_load_si512(qp->q8[pr]));              \
+			a = _mm512_fmadd_ps(                                 \
+				_mm512_cvtepi32_ps(t),                       \
+				_mm512_mul_ps(d, _mm512_load_ps(qp->dq[pr])), \
+				a);                                          \
+		}                                                            \
+		return _mm512_mul_ps(a, _mm512_set1_ps(RS(r, hd)));          \
+	}                                                                    \
+	AVX512V static void vscores_##FMT(const float *q, uint32_t g,        \
+					  const uint8_t *k, uint32_t krow,   \
+					  uint64_t n, uint32_t hd,           \
+					  float scale, float *s)             \
+	{                                                                    \
+		uint32_t nb = hd / 32;                                       \
+		struct qpairs qp[QROWS];                                     \
+		__m256 vs = _mm256_set1_ps(scale);                           \
+		for (uint32_t i0 = 0; i0 < g; i0 += QROWS) {                 \
+			uint32_t i1 = i0 + QROWS < g ? i0 + QROWS : g;       \
+			for (uint32_t i = i0; i < i1; i++)                   \
+				make_qpairs(q + (uint64_t)i * hd, nb, NIB,   \
+					    &qp[i - i0]);                    \
+			for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {        \
+				uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK  \
+							      : n,           \
+					 p;                                  \
+				for (uint32_t i = i0; i < i1; i++) {         \
+					const struct qpairs *qi = &qp[i - i0]; \
+					float *si = s + i * n;               \
+					for (p = p0; p + 8 <= p1; p += 8) {  \
+						__m512 a[8];                 \
+						for (int j = 0; j < 8; j++)  \
+							a[j] = dot_##FMT(    \
+								k + (p + j) * krow, \
+								qi, nb / 2, hd); \
+						_mm256_storeu_ps(            \
+							si + p,              \
+							_mm256_mul_ps(sum8(a), \
+								      vs));  \
+					}                                    \
+					for (; p < p1; p++)                  \
+						si[p] = _mm512_reduce_add_ps( \
+								dot_##FMT(   \
+									k + p * krow, \
+									qi, nb / 2, \
+									hd)) * \
+							scale;               \
+				}                                            \
+			}                                                    \
+		}                                                            \
+	}
 
 /* Query rows quantized together, so each K block of positions is read
  * once for all of them. */
 #define QROWS 8
 
-AVX512V static void scores_q4_0_vnni(const float *q, uint32_t g,
-				     const uint8_t *k, uint32_t krow,
-				     uint64_t n, uint32_t hd, float scale,
-				     float *s)
-{
-	uint32_t nb = hd / 32;
-	struct qpairs qp[QROWS];
-	__m256 vs = _mm256_set1_ps(scale);
-	for (uint32_t i0 = 0; i0 < g; i0 += QROWS) {
-		uint32_t i1 = i0 + QROWS < g ? i0 + QROWS : g;
-		for (uint32_t i = i0; i < i1; i++)
-			make_qpairs(q + (uint64_t)i * hd, nb, &qp[i - i0]);
-		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
-			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n, p;
-			for (uint32_t i = i0; i < i1; i++) {
-				const struct qpairs *qi = &qp[i - i0];
-				float *si = s + i * n;
-				for (p = p0; p + 8 <= p1; p += 8) {
-					__m512 a[8];
-					for (int j = 0; j < 8; j++)
-						a[j] = dot_q4_0(k + (p + j) * krow,
-								qi, nb / 2);
-					_mm256_storeu_ps(
-						si + p,
-						_mm256_mul_ps(sum8(a), vs));
-				}
-				for (; p < p1; p++)
-					si[p] = _mm512_reduce_add_ps(dot_q4_0(
-							k + p * krow, qi,
-							nb / 2)) *
-						scale;
-			}
-		}
-	}
-}
+VNNI_SCORES(q4_0, true, RS_NONE)
+VNNI_SCORES(q8_0, false, RS_NONE)
+VNNI_SCORES(int8, false, RS_INT8)
 
 KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
 
@@ -588,8 +663,13 @@ typedef void values_fn(const float *s, uint32_t g, const uint8_t *v,
 static scores_fn *const zscores[KV_DTYPE_COUNT] = {
 	[KV_DTYPE_F32] = scores_f32,   [KV_DTYPE_F16] = scores_f16,
 	[KV_DTYPE_BF16] = scores_bf16, [KV_DTYPE_FP8] = scores_fp8,
-	[KV_DTYPE_INT8] = scores_int8, [KV_DTYPE_Q8_0] = scores_q8_0,
-	[KV_DTYPE_Q4_1] = scores_q4_1, /* q4_0: scores_q4_0_vnni() */
+	[KV_DTYPE_Q4_1] = scores_q4_1,
+	/* int8, q8_0, q4_0: vnni[] */
+};
+static scores_fn *const vnni[KV_DTYPE_COUNT] = {
+	[KV_DTYPE_INT8] = vscores_int8,
+	[KV_DTYPE_Q8_0] = vscores_q8_0,
+	[KV_DTYPE_Q4_0] = vscores_q4_0,
 };
 static values_fn *const zvalues[KV_DTYPE_COUNT] = {
 	[KV_DTYPE_F32] = values_f32,   [KV_DTYPE_F16] = values_f16,
@@ -640,8 +720,8 @@ void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
 #ifdef HAVE_AVX512Q
 	scores_fn *sf = simd ? zscores[f->k] : NULL;
 	values_fn *vf = simd ? zvalues[f->v] : NULL;
-	if (simd && f->k == KV_DTYPE_Q4_0 && hd % 64 == 0 && have_vnni())
-		sf = scores_q4_0_vnni;
+	if (simd && int_scores(f->k))
+		sf = hd % 64 == 0 && have_vnni() ? vnni[f->k] : NULL;
 	if (sf)
 		sf(q, g, k, f->krow, n, hd, scale, s);
 	else
