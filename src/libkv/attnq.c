@@ -8,13 +8,20 @@
  *
  * Each format has a portable C kernel, the reference, and an AVX-512 one
  * (with F16C for the f16 scales) for head sizes that are a multiple of
- * 32: a row is decoded 32 values at a time into two registers, f16 by
- * vcvtph2ps, bf16 by a shift, fp8 e4m3 through f16 (its bits shifted into
- * an f16's, which is the value / 256 exactly, subnormals included; the
- * 256 is applied to the scores and the output), int8 and q8_0 by sign
- * extension, q4_0 and q4_1 by a 16-entry table lookup (vpermps) of each
- * nibble. Scores take eight positions at a time, one register of partial
- * sums each, added across lanes together at the end.
+ * 32. Float formats are decoded 32 values at a time into two registers:
+ * f16 by vcvtph2ps, bf16 by a shift, fp8 e4m3 by moving its bits into a
+ * float's (the value / 2^120 exactly, e4m3's subnormals as float
+ * subnormals; the 2^120 is applied to the scores and the output), int8
+ * and q8_0 by sign extension, q4_0 and q4_1 by a 16-entry table lookup
+ * (vpermps) of each nibble. Scores take eight positions at a time, one
+ * register of partial sums each, added across lanes together at the end.
+ *
+ * The scores of int8 (heads a multiple of 32), q8_0 and q4_0 K are
+ * integer dot products, as llama.cpp computes them: the query is
+ * quantized per block of 32 values to 8 bits (max |q| / 127), the sums
+ * of products are exact integers, scaled by the blocks' scales; with
+ * AVX-512 VNNI (heads a multiple of 64) one vpdpbusd multiplies 64 values.
+ * The portable kernel computes the same sums.
  */
 #include <math.h>
 #include <string.h>
@@ -70,10 +77,12 @@ static float quant_q8(const float *q, int8_t *q8)
 	return dq;
 }
 
-/* Whether K's scores take the query in 8-bit blocks (integer products). */
-static bool int_scores(enum kv_dtype t)
+/* Whether K's scores take the query in 8-bit blocks of 32 (integer
+ * products): q8_0 and q4_0, and int8 where 32 divides the head. */
+static bool int_scores(enum kv_dtype t, uint32_t hd)
 {
-	return t == KV_DTYPE_INT8 || t == KV_DTYPE_Q8_0 || t == KV_DTYPE_Q4_0;
+	return (t == KV_DTYPE_INT8 && hd % 32 == 0) || t == KV_DTYPE_Q8_0 ||
+	       t == KV_DTYPE_Q4_0;
 }
 
 /* Value j of block b of a row of an integer format, and the block's
@@ -130,7 +139,7 @@ static void scores_c(const float *q, uint32_t g, const uint8_t *k,
 		     float scale, float *s)
 {
 	float x[32];
-	if (int_scores(f->k)) {
+	if (int_scores(f->k, hd)) {
 		scores_c_int(f->k, q, g, k, f->krow, n, hd, scale, s);
 		return;
 	}
@@ -211,16 +220,18 @@ AVX512Q INLINE void dec_bf16(const uint8_t *r, uint32_t b, __m512 *lo,
 	*hi = _mm512_castsi512_ps(_mm512_slli_epi32(c, 16));
 }
 
-/* e4m3 s.eeee.mmm as the f16 s.0eeee.mmm0000000: the same value / 256 */
+/* e4m3 s.eeee.mmm as the f32 s.0000eeee.mmm0...: the same value / 2^120
+ * exactly (e4m3's subnormals as f32 subnormals) */
 AVX512Q INLINE void dec_fp8(const uint8_t *r, uint32_t b, __m512 *lo,
 			    __m512 *hi)
 {
-	__m512i w = _mm512_cvtepi8_epi16(
-		_mm256_loadu_si256((const void *)(r + 32 * b)));
-	w = _mm512_and_si512(_mm512_slli_epi16(w, 7),
-			     _mm512_set1_epi16((short)0xbfff));
-	*lo = _mm512_cvtph_ps(_mm512_castsi512_si256(w));
-	*hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(w, 1));
+	const __m512i m = _mm512_set1_epi32((int)0x87f00000);
+	__m512i a = _mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(r + 32 * b)));
+	__m512i c = _mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(r + 32 * b + 16)));
+	*lo = _mm512_castsi512_ps(_mm512_and_si512(_mm512_slli_epi32(a, 20), m));
+	*hi = _mm512_castsi512_ps(_mm512_and_si512(_mm512_slli_epi32(c, 20), m));
 }
 
 AVX512Q INLINE void dec_int8(const uint8_t *r, uint32_t b, __m512 *lo,
@@ -488,7 +499,7 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 KERNELS(f32, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(f16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
-KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 256.0f)
+KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
 VALUES(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
 VALUES(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
 VALUES(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
@@ -720,7 +731,7 @@ void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
 #ifdef HAVE_AVX512Q
 	scores_fn *sf = simd ? zscores[f->k] : NULL;
 	values_fn *vf = simd ? zvalues[f->v] : NULL;
-	if (simd && int_scores(f->k))
+	if (simd && int_scores(f->k, hd))
 		sf = hd % 64 == 0 && have_vnni() ? vnni[f->k] : NULL;
 	if (sf)
 		sf(q, g, k, f->krow, n, hd, scale, s);
