@@ -1,8 +1,10 @@
 /*
  * kvdecode - the first article's experiment as a tool: generate tokens from
  * a random-weight model with and without the KV cache, show the tokens are
- * the same, time both, and weigh the cache from its allocation. Parses
- * options, asks libkv's engine, prints one row per generated token.
+ * the same, time both, and weigh the cache from its allocation. With a
+ * compact cache format, also compare its answers with an f32 cache's.
+ * Parses options, asks libkv's engine, prints one row per generated
+ * token.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -18,6 +18,11 @@
  * element is a function of (seed, t, j) alone, so the weights are the same
  * for any thread count, and tests/ref/ref_forward.py rebuilds them.
  *
+ * The cache keeps K and V in any format kv_dtype_stored() names (f32,
+ * f16, bf16, fp8 e4m3, int8 with a scale per token and head, llama.cpp's
+ * q8_0, q4_0, q4_1), each row encoded once when written and read in
+ * place by attention; its allocation is kvsize's bytes for those formats.
+ *
  * Threads: the engine runs its own pool of `threads` threads and splits
  * every product over them, calling OpenBLAS single-threaded inside each
  * (kv_engine_new() sets openblas_set_num_threads(1)): one set of threads
