@@ -652,7 +652,7 @@ static void print_row(struct cli_table *t, const struct point *p,
 		cli_put_f(t, kv_quality_top1(q), 4);
 		cli_put_f(t, q->max_abs, 6);
 		cli_put_f(t, kv_quality_mean_abs(q), 6);
-		cli_put_f(t, kv_quality_mean_kl(q), 8);
+		cli_put_f(t, kv_quality_mean_kl(q), 12);
 	} else {
 		for (int i = 0; i < 5; i++)
 			cli_put_empty(t);

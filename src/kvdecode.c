@@ -520,7 +520,7 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	fprintf(f, "\t%s\t%s\t%g\t", kv_dtype_name(a->k_dtype),
 		kv_dtype_name(a->v_dtype), a->logit_scale);
 	if (compact(a))
-		fprintf(f, "%.6f\t%.9f\t%.9f\t%.9f",
+		fprintf(f, "%.6f\t%.9f\t%.9f\t%.12f",
 			kv_quality_top1(&r->q), r->q.max_abs,
 			kv_quality_mean_abs(&r->q), kv_quality_mean_kl(&r->q));
 	else

@@ -709,9 +709,10 @@ bool kv_attnq_has_simd(uint32_t hd)
 	static int have = -1;
 	if (have < 0) {
 		__builtin_cpu_init();
+		/* F16C comes with every AVX-512 CPU (and not every
+		 * compiler's builtin names it) */
 		have = __builtin_cpu_supports("avx512f") &&
-		       __builtin_cpu_supports("avx512bw") &&
-		       __builtin_cpu_supports("f16c");
+		       __builtin_cpu_supports("avx512bw");
 	}
 	(void)have_vnni(); /* probed here, before any thread asks */
 	return have && hd % 32 == 0 && hd / 32 <= ZMAXB;
