@@ -340,7 +340,8 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 				(acc) = _mm512_fmadd_ps(                     \
 					_mm512_set1_ps(SC((r), b_)), t_,     \
 					(acc));                              \
-				(bias) += MN((r), b_) * (qsum)[b_];          \
+				if (BS == 2)                                 \
+					(bias) += MN((r), b_) * (qsum)[b_];  \
 			} else {                                             \
 				(acc) = _mm512_fmadd_ps(q0_, lo_, (acc));    \
 				(acc) = _mm512_fmadd_ps(q1_, hi_, (acc));    \
@@ -418,7 +419,7 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 			(a)[2 * c_] = _mm512_fmadd_ps(w_, lo_, (a)[2 * c_]); \
 			(a)[2 * c_ + 1] =                                    \
 				_mm512_fmadd_ps(w_, hi_, (a)[2 * c_ + 1]);   \
-			if (BS)                                              \
+			if (BS == 2) /* a minimum: q4_1 */                   \
 				(msum)[(b0) + c_] += (w) * MN((r), (b0) + c_); \
 		}                                                            \
 	} while (0)
