@@ -7,9 +7,10 @@
  * Scales are rounded to their stored precision (f16 for the block
  * formats) before the values are quantized against them, so a value's
  * error is bounded by the stored scale: half a step (|d| / 2 for q8_0 and
- * q4_0, d / 2 for q4_1 and scale / 2 for int8), a whole step only for a
+ * q4_0, d / 2 for q4_1 and scale / 2 for int8), up to a whole step for a
  * value that q4_0 clamps at +7 (its scale is set by the value of largest
- * magnitude, mapped to -8, as llama.cpp does).
+ * magnitude, mapped to -8, as llama.cpp does), and for q4_1 the rounding
+ * of its minimum to f16 more for a value below the stored minimum.
  */
 #include <math.h>
 #include <stdio.h>
