@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "kv/bench.h"
 #include "kv/engine.h"
+#include "kv/quality.h"
 #include "kv/units.h"
 
 static const char usage[] =
@@ -24,8 +25,9 @@ static const char usage[] =
 	"articles' GPT-2 small shape) against this machine's measured memory\n"
 	"bandwidth and sgemm rate. One TSV row per point, as it finishes.\n"
 	"\n"
-	"  -b, --bench LIST       decode, nocache, attn, batch, membw, sgemm\n"
-	"                         (default: all, a sweep of a few minutes)\n"
+	"  -b, --bench LIST       decode, nocache, attn, batch, membw, sgemm,\n"
+	"                         quality (default: all but quality, a sweep\n"
+	"                         of a few minutes)\n"
 	"  -c, --ctx LIST         contexts: 8192,8k or lo:hi:xF or lo:hi:+S\n"
 	"                         (default per bench, see kvbench(1))\n"
 	"      --kv-heads LIST    K/V heads (default: the model's; attn: H,H/4,1)\n"
@@ -35,7 +37,11 @@ static const char usage[] =
 	"                         the config's, else half the head size)\n"
 	"  -u, --users LIST       sequences per step (default 1; batch: 1,2,4,8)\n"
 	"  -j, --threads LIST     threads (default: online CPUs)\n"
-	"  -t, --kv-dtype LIST    cache format; the engine stores f32\n"
+	"  -t, --kv-dtype LIST    cache formats of attn, decode, batch and\n"
+	"                         quality: f32, f16, bf16, fp8, int8, q8_0,\n"
+	"                         q4_0, q4_1 (default f32)\n"
+	"  -n, --new N            quality: tokens compared (default 32)\n"
+	"      --logit-scale S    quality: logits times S (default 1)\n"
 	"      --layout LIST      contiguous, blocked (contiguous, attended\n"
 	"                         in blocks), paged (default contiguous)\n"
 	"      --block-size LIST  positions per block of blocked and paged\n"
@@ -63,7 +69,8 @@ static const char usage[] =
 
 enum { OPT_KV_HEADS = 256, OPT_LAYERS, OPT_VOCAB, OPT_WARMUP, OPT_MEMBW,
        OPT_SGEMM_N, OPT_BASELINE, OPT_MAX_REGRESS, OPT_JSON, OPT_NO_HEADER,
-       OPT_VERSION, OPT_LAYOUT, OPT_BLOCK_SIZE, OPT_MLA, OPT_MLA_ROPE };
+       OPT_VERSION, OPT_LAYOUT, OPT_BLOCK_SIZE, OPT_MLA, OPT_MLA_ROPE,
+       OPT_LOGIT_SCALE };
 
 static const struct option longopts[] = {
 	{"baseline", required_argument, NULL, OPT_BASELINE},
@@ -76,10 +83,12 @@ static const struct option longopts[] = {
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
 	{"layers", required_argument, NULL, OPT_LAYERS},
 	{"layout", required_argument, NULL, OPT_LAYOUT},
+	{"logit-scale", required_argument, NULL, OPT_LOGIT_SCALE},
 	{"max-regress", required_argument, NULL, OPT_MAX_REGRESS},
 	{"membw-size", required_argument, NULL, OPT_MEMBW},
 	{"mla", required_argument, NULL, OPT_MLA},
 	{"mla-rope", required_argument, NULL, OPT_MLA_ROPE},
+	{"new", required_argument, NULL, 'n'},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
 	{"reps", required_argument, NULL, 'r'},
 	{"seed", required_argument, NULL, 's'},
@@ -97,9 +106,10 @@ static const char *const cols[] = {
 	"reps", "bytes", "flops", "ms_median", "ms_min", "ms_max", "gbps",
 	"gflops", "roofline_ms", "efficiency", "kv_bytes", "kv_share",
 	"kv_time_share", "ref_gbps", "ref_gflops", "layout", "block_size",
-	"baseline_ms", "ratio"};
-#define NCOLS_PLAIN 24
-#define NCOLS_BASELINE 26
+	"new_tokens", "top1_agree", "max_abs_logit_diff",
+	"mean_abs_logit_diff", "mean_kl", "baseline_ms", "ratio"};
+#define NCOLS_PLAIN 29
+#define NCOLS_BASELINE 31
 
 /* The cache's layouts: one run attended whole, one run attended in
  * blocks, blocks from a pool through block tables. */
@@ -119,6 +129,7 @@ struct point {
 	double baseline_ms; /* 0: none */
 	enum layout layout;
 	uint64_t block_size; /* 0 with contiguous */
+	enum kv_dtype dtype; /* of K and V */
 };
 
 struct args {
@@ -126,7 +137,11 @@ struct args {
 	uint64_t *ctx, *kv_heads, *users, *threads, *block_size, *mla;
 	size_t nctx, nkv_heads, nusers, nthreads, nblock_size, nmla;
 	bool layout[L_COUNT], any_layout;
+	int *dtypes; /* formats of the cached benches */
+	size_t ndtypes;
 	uint64_t layers, vocab, reps, warmup, membw, sgemm_n, seed, mla_rope;
+	uint64_t gen;
+	double logit_scale;
 	double max_regress; /* < 0: no gate */
 	const char *baseline;
 	bool json, header;
@@ -156,7 +171,7 @@ static int parse_benches(const char *s, struct args *a)
 		if (kv_bench_parse(tok, &b))
 			status = cli_usage("--bench: unknown benchmark '%s'; "
 					   "valid: decode, nocache, attn, "
-					   "batch, membw, sgemm",
+					   "batch, membw, sgemm, quality",
 					   tok);
 		else
 			a->bench[b] = a->any_bench = true;
@@ -231,9 +246,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 {
 	int c, e;
 	*a = (struct args){.reps = 5, .warmup = 1, .membw = 512ULL << 20,
-			   .sgemm_n = 1024, .max_regress = -1, .header = true};
+			   .sgemm_n = 1024, .max_regress = -1, .header = true,
+			   .gen = 32, .logit_scale = 1};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:c:hj:r:s:t:u:", longopts,
+	while ((c = getopt_long(argc, argv, ":b:c:hj:n:r:s:t:u:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -268,23 +284,40 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case 't': {
-			int *dt;
-			size_t n;
-			if ((e = cli_dtypes("--kv-dtype", optarg, &dt, &n)))
+			char list[128];
+			free(a->dtypes);
+			a->dtypes = NULL;
+			if ((e = cli_dtypes("--kv-dtype", optarg, &a->dtypes,
+					    &a->ndtypes)))
 				return e;
-			for (size_t i = 0; i < n && !e; i++)
-				if (dt[i] >= 0 && dt[i] != KV_DTYPE_F32)
-					e = cli_usage(
-						"--kv-dtype: the engine stores "
-						"its cache in f32 only, got "
-						"'%s'",
-						kv_dtype_name(
-							(enum kv_dtype)dt[i]));
-			free(dt);
-			if (e)
-				return e;
+			for (size_t i = 0; i < a->ndtypes; i++) {
+				if (a->dtypes[i] < 0) /* auto: the engine's */
+					a->dtypes[i] = KV_DTYPE_F32;
+				enum kv_dtype t = (enum kv_dtype)a->dtypes[i];
+				if (!kv_dtype_stored(t))
+					return cli_usage(
+						"--kv-dtype: %s: the engine "
+						"sizes this format but does "
+						"not store it; it stores %s",
+						kv_dtype_name(t),
+						kv_dtype_stored_list(
+							list, sizeof list));
+			}
 			break;
 		}
+		case 'n':
+			if ((e = cli_tokens("--new", optarg, &a->gen)))
+				return e;
+			if (a->gen > 65536)
+				return cli_usage("--new: at most 65536, got "
+						 "'%s'",
+						 optarg);
+			break;
+		case OPT_LOGIT_SCALE:
+			if ((e = cli_double("--logit-scale", optarg, 1e-6, 1e6,
+					    &a->logit_scale)))
+				return e;
+			break;
 		case 'u':
 			if ((e = parse_list("--users", optarg, &a->users,
 					    &a->nusers)))
@@ -419,7 +452,9 @@ static const uint64_t *default_ctx(enum kv_bench b, size_t *n)
 	static const uint64_t nocache[] = {160, 512};
 	static const uint64_t attn[] = {1024, 8192};
 	static const uint64_t batch[] = {1024};
+	static const uint64_t quality[] = {128};
 	switch (b) {
+	case KV_BENCH_QUALITY: *n = 1; return quality;
 	case KV_BENCH_DECODE: *n = 3; return decode;
 	case KV_BENCH_NOCACHE: *n = 2; return nocache;
 	case KV_BENCH_ATTN: *n = 2; return attn;
@@ -431,21 +466,27 @@ static int expand(const struct args *a, struct kv_model **models,
 		  size_t nmodels, struct sweep *s)
 {
 	static const enum kv_bench order[] = {
-		KV_BENCH_MEMBW, KV_BENCH_SGEMM, KV_BENCH_ATTN,
-		KV_BENCH_DECODE, KV_BENCH_NOCACHE, KV_BENCH_BATCH};
+		KV_BENCH_MEMBW,  KV_BENCH_SGEMM, KV_BENCH_ATTN,
+		KV_BENCH_DECODE, KV_BENCH_NOCACHE, KV_BENCH_BATCH,
+		KV_BENCH_QUALITY};
+	static const int f32[] = {KV_DTYPE_F32};
 	static const uint64_t batch_users[] = {1, 2, 4, 8};
 	uint64_t ncpu = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
 	const uint64_t *threads = a->threads ? a->threads : &ncpu;
 	size_t nthreads = a->threads ? a->nthreads : 1;
 	if (ncpu < 1)
 		ncpu = 1;
-	for (size_t oi = 0; oi < 6; oi++) {
+	for (size_t oi = 0; oi < 7; oi++) {
 		enum kv_bench b = order[oi];
-		if (a->any_bench && !a->bench[b])
+		if (a->any_bench ? !a->bench[b] : b == KV_BENCH_QUALITY)
 			continue;
+		/* nocache keeps no cache: its K/V stay f32 */
+		bool fmt = b != KV_BENCH_NOCACHE && a->dtypes;
+		const int *dts = fmt ? a->dtypes : f32;
+		size_t ndts = fmt ? a->ndtypes : 1;
 		for (size_t ti = 0; ti < nthreads; ti++) {
 			struct point p = {b, 0, 0, 1, 0, 0, threads[ti], 0,
-					  L_CONTIGUOUS, 0};
+					  L_CONTIGUOUS, 0, KV_DTYPE_F32};
 			if (b == KV_BENCH_MEMBW || b == KV_BENCH_SGEMM) {
 				if (add(s, p))
 					return CLI_FAIL;
@@ -490,16 +531,23 @@ static int expand(const struct args *a, struct kv_model **models,
 				for (size_t k = 0; k < nkvh; k++)
 					for (size_t u = 0; u < nusers; u++)
 						for (size_t c = 0; c < nctx;
-						     c++) {
-							p.model = mi;
-							p.mla = mla[ai];
-							p.kv_heads = kvh[k];
-							p.users = users[u];
-							p.ctx = ctx[c];
-							if (add_layouts(a, s,
-									p))
-								return CLI_FAIL;
-						}
+						     c++)
+							for (size_t d = 0;
+							     d < ndts; d++) {
+								p.model = mi;
+								p.mla = mla[ai];
+								p.kv_heads =
+									kvh[k];
+								p.users =
+									users[u];
+								p.ctx = ctx[c];
+								p.dtype = (enum kv_dtype)
+									dts[d];
+								if (add_layouts(
+									    a, s,
+									    p))
+									return CLI_FAIL;
+							}
 			}
 		}
 	}
@@ -525,6 +573,8 @@ static struct kv_engine_opts engine_opts(const struct args *a,
 	o.threads = (uint32_t)p->threads;
 	o.block_size = (uint32_t)p->block_size;
 	o.paged = p->layout == L_PAGED;
+	o.k_dtype = o.v_dtype = p->dtype;
+	o.logit_scale = (float)a->logit_scale;
 	return o;
 }
 
@@ -552,7 +602,10 @@ static int check_memory(const struct args *a, struct kv_model **models,
 		if (p->bench == KV_BENCH_SGEMM)
 			continue;
 		struct kv_engine_opts o = engine_opts(a, p, p->ctx);
-		if (kv_engine_estimate(models[p->model], &o, &sz, err)) {
+		if (kv_engine_estimate(models[p->model], &o, &sz, err) ||
+		    (p->bench == KV_BENCH_QUALITY &&
+		     kv_quality_estimate(models[p->model], &o, p->ctx, a->gen,
+					 &sz.total, err))) {
 			cli_error("%s", err);
 			return CLI_USAGE;
 		}
@@ -617,6 +670,31 @@ static int run_reference(const struct args *a, struct refs *refs,
 		       : 0;
 }
 
+/* Runs a quality point: the comparison of its format with f32, the
+ * milliseconds of the compact run's decode steps as the timing. */
+static int run_quality(const struct args *a, struct kv_model **models,
+		       const struct point *p, struct kv_bench_result *r,
+		       struct kv_quality *q, uint64_t *kv_heads)
+{
+	char err[KV_ERRLEN];
+	struct kv_engine_opts o = engine_opts(a, p, p->ctx);
+	double ms;
+	struct kv_model *eff;
+	memset(r, 0, sizeof *r);
+	if (kv_engine_model(models[p->model], &o, &eff, err) ||
+	    kv_quality_run(models[p->model], &o, p->ctx, a->gen, 0, 0,
+			   a->seed, q, NULL, &ms, err)) {
+		cli_error("%s", err);
+		return CLI_FAIL;
+	}
+	*kv_heads = eff->n_kv_heads;
+	kv_model_free(eff);
+	r->reps = (uint32_t)(a->gen - 1);
+	if (r->reps)
+		r->ms.median = r->ms.min = r->ms.max = ms / r->reps;
+	return 0;
+}
+
 /* Runs one engine point: builds the engine, times the bench (and for
  * batch the same step at ctx 1), measures the reference beside it. */
 static int run_engine(const struct args *a, struct kv_model **models,
@@ -668,16 +746,18 @@ static void put_opt_f(struct cli_table *t, double v, int prec)
 
 static void print_row(struct cli_table *t, const struct point *p,
 		      const char *model, uint64_t kv_heads,
-		      const struct kv_bench_result *r, double ratio)
+		      const struct kv_bench_result *r,
+		      const struct kv_quality *q, double ratio)
 {
 	bool engine = p->bench != KV_BENCH_MEMBW && p->bench != KV_BENCH_SGEMM;
+	bool qual = p->bench == KV_BENCH_QUALITY;
 	cli_put_str(t, kv_bench_name(p->bench));
 	if (engine) {
 		cli_put_str(t, model);
 		cli_put_u64(t, p->ctx);
 		cli_put_u64(t, p->users);
 		cli_put_u64(t, kv_heads);
-		cli_put_str(t, "f32");
+		cli_put_str(t, kv_dtype_name(p->dtype));
 	} else {
 		for (int i = 0; i < 5; i++)
 			cli_put_empty(t);
@@ -689,14 +769,19 @@ static void print_row(struct cli_table *t, const struct point *p,
 	else
 		cli_put_empty(t);
 	put_opt_f(t, r->flops, 0);
-	cli_put_f(t, r->ms.median, 3);
-	cli_put_f(t, r->ms.min, 3);
-	cli_put_f(t, r->ms.max, 3);
+	if (!qual || r->ms.median > 0) {
+		cli_put_f(t, r->ms.median, 3);
+		cli_put_f(t, r->ms.min, 3);
+		cli_put_f(t, r->ms.max, 3);
+	} else { /* quality of one token: no decode step timed */
+		for (int i = 0; i < 3; i++)
+			cli_put_empty(t);
+	}
 	put_opt_f(t, r->bytes ? r->gbps : 0, 2);
 	put_opt_f(t, r->flops > 0 ? r->gflops : 0, 2);
 	put_opt_f(t, r->roofline_ms, 3);
 	put_opt_f(t, r->efficiency, 3);
-	if (engine && p->bench != KV_BENCH_NOCACHE) {
+	if (engine && p->bench != KV_BENCH_NOCACHE && !qual) {
 		cli_put_u64(t, r->kv_bytes);
 		cli_put_f(t, r->kv_share, 3);
 	} else {
@@ -717,6 +802,16 @@ static void print_row(struct cli_table *t, const struct point *p,
 		cli_put_u64(t, p->block_size);
 	else
 		cli_put_empty(t);
+	if (qual) {
+		cli_put_u64(t, q->steps);
+		cli_put_f(t, kv_quality_top1(q), 4);
+		cli_put_f(t, q->max_abs, 6);
+		cli_put_f(t, kv_quality_mean_abs(q), 6);
+		cli_put_f(t, kv_quality_mean_kl(q), 12);
+	} else {
+		for (int i = 0; i < 5; i++)
+			cli_put_empty(t);
+	}
 	if (t->ncols == NCOLS_BASELINE) {
 		put_opt_f(t, p->baseline_ms, 3);
 		put_opt_f(t, ratio, 3);
@@ -741,7 +836,7 @@ static int read_baseline(const char *path, struct kv_model ***models,
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
-	int status = 0, lineno = 0;
+	int status = 0, lineno = 0, dt = -1;
 	for (int i = 0; i < 7; i++)
 		idx[i] = -1;
 	while (!status && (len = getline(&line, &cap, f)) > 0) {
@@ -769,6 +864,9 @@ static int read_baseline(const char *path, struct kv_model ***models,
 				if (!strcmp(cells[k], "block_size"))
 					bidx = k;
 			}
+			for (int k = 0; k < nc; k++) /* optional */
+				if (!strcmp(cells[k], "kv_dtype"))
+					dt = k;
 			for (int i = 0; i < 7 && !status; i++)
 				if (idx[i] < 0)
 					status = cli_usage(
@@ -789,6 +887,14 @@ static int read_baseline(const char *path, struct kv_model ***models,
 		}
 		struct point p = {0};
 		char *end;
+		if (dt >= 0 && dt < nc && *cells[dt] &&
+		    (kv_dtype_parse(cells[dt], &p.dtype) ||
+		     !kv_dtype_stored(p.dtype))) {
+			status = cli_usage("%s: line %d: kv_dtype '%s' is not "
+					   "a format the engine stores",
+					   path, lineno, cells[dt]);
+			break;
+		}
 		if (kv_bench_parse(cells[idx[0]], &p.bench)) {
 			status = cli_usage("%s: line %d: unknown bench '%s'",
 					   path, lineno, cells[idx[0]]);
@@ -938,6 +1044,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < s.n && !stop && !status; i++) {
 		struct point *p = &s.p[i];
 		struct kv_bench_result r;
+		struct kv_quality q = {0};
 		uint64_t kvh = p->kv_heads;
 		const char *name = p->bench == KV_BENCH_MEMBW ||
 					   p->bench == KV_BENCH_SGEMM
@@ -953,9 +1060,12 @@ int main(int argc, char **argv)
 		bool engine = *name != '\0';
 		char label[256];
 		snprintf(label, sizeof label, "%s", name);
-		status = engine ? run_engine(&a, models, refs, p, &r, &kvh,
-					     label)
-				: run_reference(&a, refs, p, &r);
+		if (p->bench == KV_BENCH_QUALITY)
+			status = run_quality(&a, models, p, &r, &q, &kvh);
+		else
+			status = engine ? run_engine(&a, models, refs, p, &r,
+						     &kvh, label)
+					: run_reference(&a, refs, p, &r);
 		double ratio = p->baseline_ms > 0 && r.ms.median > 0
 				       ? r.ms.median / p->baseline_ms
 				       : 0;
@@ -963,9 +1073,12 @@ int main(int argc, char **argv)
 		    ratio > 1 + a.max_regress) {
 			/* measure once more before calling it a regression */
 			struct kv_bench_result again;
-			status = engine ? run_engine(&a, models, refs, p,
-						     &again, &kvh, label)
-					: run_reference(&a, refs, p, &again);
+			status = p->bench == KV_BENCH_QUALITY
+					 ? run_quality(&a, models, p, &again,
+						       &q, &kvh)
+				 : engine ? run_engine(&a, models, refs, p,
+						       &again, &kvh, label)
+					  : run_reference(&a, refs, p, &again);
 			if (!status && again.ms.median < r.ms.median) {
 				r = again;
 				ratio = r.ms.median / p->baseline_ms;
@@ -983,7 +1096,7 @@ int main(int argc, char **argv)
 			}
 		}
 		if (!status)
-			print_row(&t, p, label, kvh, &r, ratio);
+			print_row(&t, p, label, kvh, &r, &q, ratio);
 		if (stop || ferror(stdout))
 			break;
 	}
@@ -1011,5 +1124,6 @@ out:
 	free(a.threads);
 	free(a.block_size);
 	free(a.mla);
+	free(a.dtypes);
 	return cli_finish(status);
 }

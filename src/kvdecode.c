@@ -1,11 +1,12 @@
 /*
  * kvdecode - the first article's experiment as a tool: generate tokens from
  * a random-weight model with and without the KV cache, show the tokens are
- * the same, time both, and weigh the cache from its allocation. Parses
- * options, asks libkv's engine, prints one row per generated token. With
- * blocks the cache is paged; --prefix-reuse runs a short script of
+ * the same, time both, and weigh the cache from its allocation. With a
+ * compact cache format, also compare its answers with an f32 cache's.
+ * With blocks the cache is paged; --prefix-reuse runs a short script of
  * requests over one pool (prompt caching), --lengths weighs paged blocks
- * against reserved sequences.
+ * against reserved sequences. Parses options, asks libkv's engine, prints
+ * one row per generated token.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +20,7 @@
 #include "kv/engine.h"
 #include "kv/layout.h"
 #include "kv/paged.h"
+#include "kv/quality.h"
 #include "kv/units.h"
 
 static const char usage[] =
@@ -43,7 +45,16 @@ static const char usage[] =
 	"      --mla-rope N       size of MLA's shared rotary key, even\n"
 	"                         (default: the config's, else half the\n"
 	"                         head size)\n"
-	"  -c, --cache MODE       on, off or both (default both)\n"
+	"  -c, --cache MODE       on, off or both (default both; on with a\n"
+	"                         cache format other than f32)\n"
+	"  -t, --kv-dtype F       the cache's format of K and V: f32, f16,\n"
+	"                         bf16, fp8, int8, q8_0, q4_0, q4_1 (default\n"
+	"                         f32); other than f32, the summary compares\n"
+	"                         the answers with an f32 cache's\n"
+	"      --k-dtype F        the format of K alone\n"
+	"      --v-dtype F        the format of V alone\n"
+	"      --logit-scale S    multiply the logits by S (default 1), so\n"
+	"                         random weights' flat distributions peak\n"
 	"  -s, --seed N           seed of weights, prompt and draws\n"
 	"                         (default 0)\n"
 	"  -T, --temperature T    0 picks the likeliest token (default 0)\n"
@@ -76,7 +87,7 @@ static const char usage[] =
 enum { OPT_LAYERS = 256, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY,
        OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN, OPT_BLOCK_SIZE,
        OPT_LAYOUT, OPT_POOL_BLOCKS, OPT_PREFIX_REUSE, OPT_LENGTHS, OPT_MLA,
-       OPT_MLA_ROPE };
+       OPT_MLA_ROPE, OPT_K_DTYPE, OPT_V_DTYPE, OPT_LOGIT_SCALE };
 
 static const struct option longopts[] = {
 	{"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
@@ -84,12 +95,15 @@ static const struct option longopts[] = {
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"k-dtype", required_argument, NULL, OPT_K_DTYPE},
+	{"kv-dtype", required_argument, NULL, 't'},
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
 	{"layers", required_argument, NULL, OPT_LAYERS},
 	{"layout", required_argument, NULL, OPT_LAYOUT},
 	{"lengths", required_argument, NULL, OPT_LENGTHS},
 	{"mla", required_argument, NULL, OPT_MLA},
 	{"mla-rope", required_argument, NULL, OPT_MLA_ROPE},
+	{"logit-scale", required_argument, NULL, OPT_LOGIT_SCALE},
 	{"new", required_argument, NULL, 'n'},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
 	{"pool-blocks", required_argument, NULL, OPT_POOL_BLOCKS},
@@ -102,6 +116,7 @@ static const struct option longopts[] = {
 	{"tol", required_argument, NULL, OPT_TOL},
 	{"top-k", required_argument, NULL, 'k'},
 	{"users", required_argument, NULL, 'u'},
+	{"v-dtype", required_argument, NULL, OPT_V_DTYPE},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"vocab", required_argument, NULL, OPT_VOCAB},
 	{NULL, 0, NULL, 0},
@@ -113,8 +128,10 @@ static const struct option longopts[] = {
 struct args {
 	uint64_t prompt, gen, users, layers, vocab, kv_heads, seed, top_k;
 	uint64_t threads, mla, mla_rope;
-	double temperature, tol;
+	double temperature, tol, logit_scale;
+	enum kv_dtype k_dtype, v_dtype;
 	bool with, without; /* modes run */
+	bool mode_given;    /* --cache was given */
 	bool json, header, dry_run;
 	const char *summary, *config;
 	uint64_t block_size, pool_blocks;
@@ -176,6 +193,27 @@ static int parse_lengths(const char *s, struct args *a)
 	}
 }
 
+/* A cache format the engine stores, by name. */
+static int parse_format(const char *opt, const char *s, enum kv_dtype *out)
+{
+	char list[256];
+	if (kv_dtype_parse(s, out) || !kv_dtype_info(*out)->kv)
+		return cli_usage("%s: unknown KV format '%s'; valid: %s", opt,
+				 s, kv_dtype_list(list, sizeof list, 1));
+	if (!kv_dtype_stored(*out))
+		return cli_usage("%s: %s: the engine sizes this format but "
+				 "does not store it; it stores %s",
+				 opt, kv_dtype_name(*out),
+				 kv_dtype_stored_list(list, sizeof list));
+	return 0;
+}
+
+/* Whether the run keeps a cache format other than f32. */
+static bool compact(const struct args *a)
+{
+	return a->k_dtype != KV_DTYPE_F32 || a->v_dtype != KV_DTYPE_F32;
+}
+
 static const char *const cols[] = {"step", "ctx", "ms_cache", "ms_nocache",
 				   "token_cache", "token_nocache",
 				   "max_abs_diff"};
@@ -186,10 +224,11 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	*a = (struct args){.prompt = 128, .gen = 32, .users = 1, .tol = 1e-4,
 			   .with = true, .without = true, .header = true,
-			   .layout = -1};
+			   .layout = -1, .logit_scale = 1,
+			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:hj:k:n:p:s:T:u:", longopts,
+	while ((c = getopt_long(argc, argv, ":c:hj:k:n:p:s:t:T:u:", longopts,
 				NULL)) != -1) {
 		e = 0;
 		switch (c) {
@@ -198,6 +237,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			    !strcmp(optarg, "both")) {
 				a->with = strcmp(optarg, "off") != 0;
 				a->without = strcmp(optarg, "on") != 0;
+				a->mode_given = true;
 			} else {
 				return cli_usage("--cache: on, off or both, "
 						 "got '%s'",
@@ -227,6 +267,21 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case 'T':
 			e = cli_double("--temperature", optarg, 0, 1e6,
 				       &a->temperature);
+			break;
+		case 't':
+			if (!(e = parse_format("--kv-dtype", optarg,
+					       &a->k_dtype)))
+				a->v_dtype = a->k_dtype;
+			break;
+		case OPT_K_DTYPE:
+			e = parse_format("--k-dtype", optarg, &a->k_dtype);
+			break;
+		case OPT_V_DTYPE:
+			e = parse_format("--v-dtype", optarg, &a->v_dtype);
+			break;
+		case OPT_LOGIT_SCALE:
+			e = cli_double("--logit-scale", optarg, 1e-6, 1e6,
+				       &a->logit_scale);
 			break;
 		case 'u':
 			e = cli_u64("--users", optarg, 1, 65536, &a->users);
@@ -292,6 +347,14 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				 argv[optind], argv[optind + 1]);
 	if (optind < argc)
 		a->config = argv[optind];
+	if (compact(a) && !a->mode_given)
+		a->without = false; /* the f32 cache is the reference */
+	if (compact(a) && !a->with)
+		return cli_usage("--cache off keeps no cache for the format "
+				 "%s to store",
+				 kv_dtype_name(a->k_dtype != KV_DTYPE_F32
+						       ? a->k_dtype
+						       : a->v_dtype));
 	if (a->prompt + a->gen > MAX_POSITIONS)
 		return cli_usage("--prompt + --new: at most %llu positions, "
 				 "got %llu",
@@ -351,7 +414,19 @@ struct result {
 	uint64_t passes[2];
 	uint64_t kv_per_token, kv_bytes;
 	uint64_t pool, held; /* paged: blocks in the pool, held at the end */
+	struct kv_quality q; /* against the f32 cache (compact formats) */
 };
+
+/* "fp8" when K and V share a format, else "K q4_0, V f16", into buf. */
+static const char *formats(const struct args *a, char *buf, size_t n)
+{
+	if (a->k_dtype == a->v_dtype)
+		snprintf(buf, n, "%s", kv_dtype_name(a->k_dtype));
+	else
+		snprintf(buf, n, "K %s, V %s", kv_dtype_name(a->k_dtype),
+			 kv_dtype_name(a->v_dtype));
+	return buf;
+}
 
 /* A cell of one or several users' tokens: "17" or "17,4,99"; buf holds
  * 11 bytes a user. */
@@ -478,7 +553,7 @@ out:
 static int summarise(const struct args *a, const struct kv_model *m,
 		     const struct result *r, bool failed)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], fm[40];
 	bool both = a->with && a->without;
 	fflush(stdout);
 	fprintf(stderr,
@@ -516,20 +591,22 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	fputc('\n', stderr);
 	if (a->with && r->pool)
 		fprintf(stderr,
-			"kv cache: %s bytes per token (f32, measured from the "
+			"kv cache: %s bytes per token (%s, measured from the "
 			"allocation), %s bytes in a pool of %llu blocks of "
 			"%llu positions, %llu held at the end\n",
 			group(r->kv_per_token, b1, sizeof b1),
+			formats(a, fm, sizeof fm),
 			group(r->kv_bytes, b2, sizeof b2),
 			(unsigned long long)r->pool,
 			(unsigned long long)a->block_size,
 			(unsigned long long)r->held);
 	else if (a->with)
 		fprintf(stderr,
-			"kv cache: %s bytes per token (f32, measured from the "
+			"kv cache: %s bytes per token (%s, measured from the "
 			"allocation), %s bytes for %llu positions x %llu "
 			"user%s\n",
 			group(r->kv_per_token, b1, sizeof b1),
+			formats(a, fm, sizeof fm),
 			group(r->kv_bytes, b2, sizeof b2),
 			(unsigned long long)(a->prompt + a->gen - 1),
 			(unsigned long long)a->users, a->users == 1 ? "" : "s");
@@ -541,6 +618,16 @@ static int summarise(const struct args *a, const struct kv_model *m,
 		fprintf(stderr, "%s %s without", a->with ? "," : "",
 			group(r->passes[0], b1, sizeof b1));
 	fputc('\n', stderr);
+	if (compact(a))
+		fprintf(stderr,
+			"against an f32 cache (fed its %llu tokens): top-1 "
+			"agreement %.4f (%llu of %llu), logit difference "
+			"largest %.4g, mean %.4g; mean KL divergence %.4g "
+			"nats\n",
+			(unsigned long long)a->gen, kv_quality_top1(&r->q),
+			(unsigned long long)r->q.agree,
+			(unsigned long long)r->q.steps, r->q.max_abs,
+			kv_quality_mean_abs(&r->q), kv_quality_mean_kl(&r->q));
 	(void)failed;
 	if (!a->summary)
 		return 0;
@@ -552,7 +639,9 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	fprintf(f, "model\tlayers\tusers\tprompt\tnew\tthreads\t"
 		   "tokens_identical\tfirst_diff_step\tmax_abs_diff\t"
 		   "s_cache\ts_nocache\tspeedup\tkv_bytes_per_token\t"
-		   "kv_bytes\tpasses_cache\tpasses_nocache\n");
+		   "kv_bytes\tpasses_cache\tpasses_nocache\tk_dtype\t"
+		   "v_dtype\tlogit_scale\ttop1_agree\tmax_abs_logit_diff\t"
+		   "mean_abs_logit_diff\tmean_kl\n");
 	fprintf(f, "%s\t%u\t%llu\t%llu\t%llu\t%llu\t", m->name, m->n_layers,
 		(unsigned long long)a->users, (unsigned long long)a->prompt,
 		(unsigned long long)a->gen, (unsigned long long)a->threads);
@@ -579,6 +668,14 @@ static int summarise(const struct args *a, const struct kv_model *m,
 		fprintf(f, "\t\t\t");
 	if (a->without)
 		fprintf(f, "%llu", (unsigned long long)r->passes[0]);
+	fprintf(f, "\t%s\t%s\t%g\t", kv_dtype_name(a->k_dtype),
+		kv_dtype_name(a->v_dtype), a->logit_scale);
+	if (compact(a))
+		fprintf(f, "%.6f\t%.9f\t%.9f\t%.12f",
+			kv_quality_top1(&r->q), r->q.max_abs,
+			kv_quality_mean_abs(&r->q), kv_quality_mean_kl(&r->q));
+	else
+		fprintf(f, "\t\t\t");
 	fputc('\n', f);
 	if (ferror(f) | fclose(f)) {
 		cli_error("%s: write error", a->summary);
@@ -650,7 +747,8 @@ static int plan(const struct args *a, const struct kv_model *m,
 		return CLI_USAGE;
 	}
 	struct kv_opts ko = kv_opts_default(eff);
-	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
+	ko.k_dtype = o->k_dtype;
+	ko.v_dtype = o->v_dtype;
 	int e = kv_model_token_bytes(eff, &ko, &per, err);
 	kv_model_free(eff);
 	if (e || kv_decode_passes(a->prompt, a->gen, true, &with) ||
@@ -906,7 +1004,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct args a;
-	struct kv_model *m = NULL;
+	struct kv_model *m = NULL, *eff = NULL;
 	struct kv_engine *e = NULL;
 	struct result r = {0};
 	bool done = false;
@@ -938,6 +1036,9 @@ int main(int argc, char **argv)
 	o.cache = a.with;
 	o.seed = a.seed;
 	o.threads = (uint32_t)a.threads;
+	o.k_dtype = a.k_dtype;
+	o.v_dtype = a.v_dtype;
+	o.logit_scale = (float)a.logit_scale;
 	o.block_size = (uint32_t)a.block_size;
 	o.paged = a.layout == 1;
 	o.pool_blocks = a.pool_blocks;
@@ -955,7 +1056,10 @@ int main(int argc, char **argv)
 		a.without = false;
 	}
 	struct kv_engine_size sz;
+	uint64_t qbytes = 0;
 	int rc = kv_engine_estimate(m, &o, &sz, err);
+	if (!rc && compact(&a))
+		rc = kv_quality_estimate(m, &o, a.prompt, a.gen, &qbytes, err);
 	if (rc) {
 		cli_error("%s", err);
 		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
@@ -979,7 +1083,7 @@ int main(int argc, char **argv)
 	    kv_add(mine, a.users * 11 + 1, &mine) ||
 	    (a.prefix && /* the cold and current logits of each step */
 	     kv_add(mine, 2 * a.gen * vocab * sizeof(float), &mine)) ||
-	    kv_add(sz.total, mine, &need)) {
+	    kv_add(sz.total > qbytes ? sz.total : qbytes, mine, &need)) {
 		status = cli_usage("the run's bytes overflow 64 bits");
 		goto out;
 	}
@@ -1004,13 +1108,28 @@ int main(int argc, char **argv)
 		r.pool = r.kv_bytes / kv_engine_block_bytes(e);
 		r.held = st.held;
 	}
+	if (kv_engine_model(m, &o, &eff, err)) {
+		cli_error("%s", err);
+		status = CLI_FAIL;
+		goto out;
+	}
+	kv_engine_free(e); /* before the comparison's own engines */
+	e = NULL;
+	if (compact(&a) && kv_quality_run(m, &o, a.prompt, a.gen,
+					  a.temperature, a.top_k, a.seed,
+					  &r.q, NULL, NULL, err)) {
+		cli_error("%s", err);
+		status = CLI_FAIL;
+		goto out;
+	}
 	bool failed = a.with && a.without &&
 		      (r.first_diff || !(r.max_diff <= a.tol));
-	status = summarise(&a, kv_engine_get_model(e), &r, failed);
+	status = summarise(&a, eff, &r, failed);
 	if (!status && failed)
 		status = CLI_FAIL;
 out:
 	kv_engine_free(e);
+	kv_model_free(eff);
 	kv_model_free(m);
 	free(a.lens);
 	return cli_finish(status);

@@ -64,6 +64,7 @@ enum kv_bench {
 	KV_BENCH_BATCH,   /* a cached step, its cache's share of bytes, time */
 	KV_BENCH_MEMBW,   /* the read-bandwidth reference */
 	KV_BENCH_SGEMM,   /* the sgemm-rate reference */
+	KV_BENCH_QUALITY, /* a cache format's answers against f32's */
 	KV_BENCH_COUNT
 };
 

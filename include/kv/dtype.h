@@ -58,6 +58,13 @@ int kv_dtype_from_torch(const char *s, enum kv_dtype *out);
 /* The names a user may give as a KV format, comma-separated, into buf. */
 char *kv_dtype_list(char *buf, size_t n, int kv_only);
 
+/* Whether the decode engine can keep its cache in format t (1) or only
+ * sizes it (0): f32, f16, bf16, fp8 (e4m3), int8, q8_0, q4_0 and q4_1
+ * are stored; the encoders live with the engine (kvquant.c). */
+int kv_dtype_stored(enum kv_dtype t);
+/* The names of the stored formats, "f32, f16, ..., q4_1", into buf. */
+char *kv_dtype_stored_list(char *buf, size_t n);
+
 /* Bytes of one row of n values in format t (a K or V head of one token,
  * scales included). Returns 0, KV_EINVAL when a block format cannot tile n
  * (n % 32 != 0), or KV_ERANGE. */

@@ -22,6 +22,11 @@
  * element is a function of (seed, t, j) alone, so the weights are the same
  * for any thread count, and tests/ref/ref_forward.py rebuilds them.
  *
+ * The cache keeps K and V in any format kv_dtype_stored() names (f32,
+ * f16, bf16, fp8 e4m3, int8 with a scale per token and head, llama.cpp's
+ * q8_0, q4_0, q4_1), each row encoded once when written and read in
+ * place by attention; its allocation is kvsize's bytes for those formats.
+ *
  * Threads: the engine runs its own pool of `threads` threads and splits
  * every product over them, calling OpenBLAS single-threaded inside each
  * (kv_engine_new() sets openblas_set_num_threads(1)): one set of threads
@@ -67,13 +72,20 @@ struct kv_engine_opts {
 	uint32_t mla_rope; /* 0: the default rotary key of MLA (the
 			    * config's, else half the head size); else its
 			    * size, even */
+	enum kv_dtype k_dtype, v_dtype; /* the cache's formats of K and V:
+					 * any that kv_dtype_stored() says */
+	float logit_scale; /* the head's output multiplied by this (0 or 1:
+			    * unscaled), to make random weights' flat
+			    * next-token distributions as peaked as a
+			    * trained model's */
 };
 
 /* Bytes a run needs, computed before anything is allocated. */
 struct kv_engine_size {
 	uint64_t weights; /* all float32 tensors */
 	uint64_t cache;   /* the KV cache: kv_model_bytes() of the effective
-			   * model in f32 for max_ctx x users, or 0 */
+			   * model in the K and V formats for max_ctx x
+			   * users, or 0 */
 	uint64_t scratch; /* activations, logits, tables, per-thread buffers */
 	uint64_t total;
 };
@@ -81,7 +93,8 @@ struct kv_engine_size {
 struct kv_engine;
 
 /* Options for a model with the defaults: 1 user, cache on, seed 0,
- * 1 thread, max_ctx 160 (the article's 128 + 32). */
+ * 1 thread, max_ctx 160 (the article's 128 + 32), an f32 cache, logits
+ * unscaled. */
 struct kv_engine_opts kv_engine_opts_default(void);
 
 /*
@@ -89,8 +102,9 @@ struct kv_engine_opts kv_engine_opts_default(void);
  * the effective model (overrides applied; f32; every layer full attention
  * with the same shape), the one kvsize would size. Returns 0; KV_EUNSUP
  * (a family or layer kind the engine does not run; err says which are
- * supported) or KV_EINVAL (zero or absurd values, kv_heads not dividing
- * heads); err filled. On success free eff's layers with kv_model_free().
+ * supported, a cache format the engine sizes but does not store) or
+ * KV_EINVAL (zero or absurd values, kv_heads not dividing heads, a head
+ * size a block format cannot tile); err filled. On success free eff's layers with kv_model_free().
  */
 int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 		    struct kv_model **eff, char *err);
@@ -136,7 +150,7 @@ const struct kv_model *kv_engine_get_model(const struct kv_engine *e);
 uint64_t kv_engine_vocab(const struct kv_engine *e);
 /* Bytes the cache allocation has, and bytes per token per sequence read
  * from it (allocation / (users x max_ctx), paged: allocation / (blocks x
- * block_size)); 0 without a cache. */
+ * block_size)), scales included; 0 without a cache. */
 uint64_t kv_engine_cache_bytes(const struct kv_engine *e);
 uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
 
@@ -146,8 +160,9 @@ uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
  *   norm and the output head (the embedding table only through the rows
  *   gathered, which are not counted);
  * - cache bytes a pass of one new token per sequence at position pos reads:
- *   users x (pos + 1) x bytes per token (K and V of every layer; with MLA
- *   the latent and the rotary key);
+ *   users x (pos + 1) x bytes per token (K and V of every layer, in their
+ *   stored formats, scales included; with MLA the latent and the rotary
+ *   key, f32);
  * - FLOPs of a pass of n tokens per sequence at pos: 2 per multiply-add of
  *   the projections and MLP for users x n rows, of attention (q k and the
  *   weighted sum of v, every head, causal; with MLA the absorbed form's
@@ -179,7 +194,8 @@ int kv_engine_fill_cache(struct kv_engine *e, uint64_t ctx, uint64_t seed);
 int kv_engine_attend(struct kv_engine *e, uint64_t pos);
 
 /* Uses the portable C attention kernel instead of the vectorised one (for
- * tests that compare the two); returns whether a vectorised one exists. */
+ * tests that compare the two); returns whether a vectorised one exists
+ * for the cache's formats. */
 bool kv_engine_set_simd(struct kv_engine *e, bool on);
 
 /*

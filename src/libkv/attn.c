@@ -32,20 +32,11 @@ static inline uint64_t row_len(uint64_t n, uint32_t g, uint32_t per,
 	return n - (g / per - 1 - i / per);
 }
 
-static void part_c(const float *q, uint32_t g, uint32_t per, const float *k,
-		   const float *v, uint64_t n, uint32_t hd, float scale,
-		   float *s, float *o, float *m, float *l)
+/* Each row of s over the positions it sees: its max into m, exp(s - max)
+ * in place, the sum into l; the masked positions set to 0. */
+static void softmax_c(float *s, uint32_t g, uint32_t per, uint64_t n,
+		      float *m, float *l)
 {
-	for (uint64_t p = 0; p < n; p++) {
-		const float *kp = k + p * hd;
-		for (uint32_t i = 0; i < g; i++) {
-			const float *qi = q + (uint64_t)i * hd;
-			float acc = 0;
-			for (uint32_t d = 0; d < hd; d++)
-				acc += qi[d] * kp[d];
-			s[i * n + p] = acc * scale;
-		}
-	}
 	for (uint32_t i = 0; i < g; i++) {
 		float *si = s + i * n, mx = -INFINITY, sum = 0;
 		uint64_t len = row_len(n, g, per, i);
@@ -60,6 +51,23 @@ static void part_c(const float *q, uint32_t g, uint32_t per, const float *k,
 		m[i] = mx;
 		l[i] = sum;
 	}
+}
+
+static void part_c(const float *q, uint32_t g, uint32_t per, const float *k,
+		   const float *v, uint64_t n, uint32_t hd, float scale,
+		   float *s, float *o, float *m, float *l)
+{
+	for (uint64_t p = 0; p < n; p++) {
+		const float *kp = k + p * hd;
+		for (uint32_t i = 0; i < g; i++) {
+			const float *qi = q + (uint64_t)i * hd;
+			float acc = 0;
+			for (uint32_t d = 0; d < hd; d++)
+				acc += qi[d] * kp[d];
+			s[i * n + p] = acc * scale;
+		}
+	}
+	softmax_c(s, g, per, n, m, l);
 	memset(o, 0, sizeof *o * g * hd);
 	for (uint64_t p = 0; p < n; p++) {
 		const float *vp = v + p * hd;
@@ -840,4 +848,17 @@ float kv_exp_shift(float *x, uint64_t n, float m, bool simd)
 		sum += x[i];
 	}
 	return sum;
+}
+
+void kv_attn_softmax(float *s, uint32_t g, uint32_t per, uint64_t n,
+		     float *m, float *l, bool simd)
+{
+#ifdef HAVE_AVX2_KERNEL
+	if (simd && have_avx2()) {
+		softmax_avx2(s, g, per, n, m, l);
+		return;
+	}
+#endif
+	(void)simd;
+	softmax_c(s, g, per, n, m, l);
 }

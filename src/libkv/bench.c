@@ -241,6 +241,7 @@ static const char *const bench_names[KV_BENCH_COUNT] = {
 	[KV_BENCH_DECODE] = "decode", [KV_BENCH_NOCACHE] = "nocache",
 	[KV_BENCH_ATTN] = "attn",     [KV_BENCH_BATCH] = "batch",
 	[KV_BENCH_MEMBW] = "membw",   [KV_BENCH_SGEMM] = "sgemm",
+	[KV_BENCH_QUALITY] = "quality",
 };
 
 const char *kv_bench_name(enum kv_bench b)

@@ -11,6 +11,13 @@
  * and a chunk is sgemm with W transposed. The tied head is the embedding
  * table itself, (vocab, dim).
  *
+ * The cache is bytes: each K or V row (one head of one token) is encoded
+ * in its format once, by store_kv(), and found by kv_rows() alone; an f32
+ * cache goes to the f32 attention kernels (attn.c), any other format to
+ * the kernels that read the encoded rows (attnq.c). The K/V of a pass
+ * without the cache are kept in the same formats, so both paths run the
+ * same model.
+ *
  * Tensor ids and scales (tests/ref/ref_forward.py rebuilds them):
  *   global: 0 embedding (vocab, dim), 1 positions (rows, dim), 2 final
  *   norm gain (dim), 3 final norm bias (dim), 4 head (dim, vocab) untied;
@@ -32,6 +39,7 @@
 #include "kv/layout.h"
 #include "kv/paged.h"
 #include "mla.h"
+#include "kvquant.h"
 
 enum slot {
 	S_LN1_G, S_LN1_B, S_QKV_W, S_QKV_B, S_O_W, S_O_B, S_LN2_G, S_LN2_B,
@@ -79,6 +87,8 @@ struct shape {
 	bool tied, qkv_bias, o_bias, mlp_bias;
 	uint32_t threads, nsplit; /* nsplit: most parts of a decode */
 	uint32_t qblock; /* tokens of a chunk attending together */
+	struct kv_rowfmt f; /* K and V formats, bytes per row */
+	uint64_t tmprow; /* bytes of a row of kvtmp: the larger of the two */
 	bool cache;
 	uint32_t bs;     /* positions per cache block, 0: none */
 	uint64_t tile;   /* positions per attention tile: whole blocks,
@@ -107,6 +117,7 @@ struct kv_engine {
 	struct shape s;
 	struct kv_pool *pool;
 	bool simd;
+	float logit_scale; /* the head's output times this */
 
 	float *weights;       /* one allocation, every tensor */
 	uint64_t weight_bytes;
@@ -116,10 +127,10 @@ struct kv_engine {
 	float *head;  /* stored (vocab, dim): wte itself when tied */
 	struct layer_w *lw; /* (layers) */
 
-	float *cache;         /* (layer, 2, user, kv_head, ctx, hd): K then V;
-			       * paged: (layer, 2, kv_head, block, bs, hd),
-			       * so a head's blocks taken in order are one
-			       * run, as in the contiguous layout */
+	uint8_t *cache; /* per layer: K rows, then V rows, krow or vrow bytes
+			 * each: (user, kv_head, ctx) rows; paged: (kv_head,
+			 * block, bs) rows, so a head's blocks taken in order
+			 * are one run, as in the contiguous layout */
 	uint64_t cache_bytes; /* what was allocated */
 	struct kv_paged *pages; /* the block tables, when paged */
 	uint32_t *tokbuf;     /* (users, chunk): a prefill's chunk */
@@ -132,13 +143,14 @@ struct kv_engine {
 	float *att;   /* (rows, att) */
 	float *h;     /* (rows, ffn) */
 	float *g;     /* (rows, ffn) gate, Llama */
-	float *kvtmp; /* (2, user, kv_head, chunk, hd): one layer, no cache */
+	float *kvtmp; /* (2, user, kv_head, chunk, tmprow bytes): K and V of
+		       * one layer without the cache, encoded */
 	float *scores; /* (threads, qblock group, ctx + 2 + 2 hd [+ hd + 2]):
 			* scores, m, l, then the block's queries and
 			* outputs [and one attention block's o, m, l] */
 	float *part;  /* (user, kv_head, nsplit, group, hd + 2) */
 	float *rope;  /* (ctx, hd / 2, 2) cos, sin; Llama and MLA */
-	float *tiles; /* (threads, 2, tile, hd): a tile's K and V rows
+	float *tiles; /* (threads, tile_bytes): a tile's K and V rows
 		       * gathered from blocks apart; paged, tile > bs */
 	float *mla_scratch; /* (mla_floats) carved by kv_mla_init() */
 	struct kv_mla mla;
@@ -184,6 +196,16 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 			: (uint32_t)((2ULL * s->threads + base - 1) / base);
 	/* about eight query rows share each K and V row a chunk reads */
 	s->qblock = s->group >= 8 ? 1 : 8 / s->group;
+	s->f.k = o->k_dtype;
+	s->f.v = o->v_dtype;
+	uint64_t kr, vr;
+	if (kv_dtype_row_bytes(s->f.k, s->hd, &kr) ||
+	    kv_dtype_row_bytes(s->f.v, s->hd, &vr) || kr > UINT32_MAX ||
+	    vr > UINT32_MAX)
+		return KV_EINVAL;
+	s->f.krow = (uint32_t)kr;
+	s->f.vrow = (uint32_t)vr;
+	s->tmprow = kr > vr ? kr : vr;
 	s->cache = o->cache;
 	s->bs = o->block_size;
 	s->tile = s->bs ? s->bs * (ATTN_TILE > s->bs ? ATTN_TILE / s->bs : 1)
@@ -320,6 +342,13 @@ struct piece {
 	float **dst;
 };
 
+/* Bytes of a thread's gathered tile: its K rows, then its V rows, in
+ * whole cache lines. */
+static uint64_t tile_bytes(const struct shape *s)
+{
+	return (s->tile * (s->f.krow + s->f.vrow) + 63) / 64 * 64;
+}
+
 /* Floats per query row of a thread's attention scratch. */
 static uint64_t score_width(const struct shape *s)
 {
@@ -347,7 +376,7 @@ static size_t pieces(const struct shape *s, struct kv_engine *e,
 	if (s->mla) {
 		PUT(1, s->mla_floats, &e->mla_scratch);
 	} else {
-		PUT(tmp * s->chunk, s->hd, &e->kvtmp);
+		PUT(tmp * s->chunk, (s->tmprow + 3) / 4, &e->kvtmp);
 		PUT((uint64_t)s->threads * s->qblock * s->group,
 		    score_width(s), &e->scores);
 		PUT(s->users * s->kv_heads * s->nsplit * s->group, s->hd + 2,
@@ -356,7 +385,7 @@ static size_t pieces(const struct shape *s, struct kv_engine *e,
 	if (!s->gpt2 || s->mla)
 		PUT(s->ctx, s->hd, &e->rope);
 	if (s->paged && s->tile > s->bs)
-		PUT(2ULL * s->threads * s->tile, s->hd, &e->tiles);
+		PUT(s->threads, tile_bytes(s) / sizeof(float), &e->tiles);
 #undef PUT
 	return n;
 }
@@ -381,6 +410,8 @@ struct kv_engine_opts kv_engine_opts_default(void)
 	o.max_ctx = 160;
 	o.cache = true;
 	o.threads = 1;
+	o.k_dtype = o.v_dtype = KV_DTYPE_F32;
+	o.logit_scale = 1;
 	return o;
 }
 
@@ -548,6 +579,13 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 	}
 	if ((e = check_blocks(m, o, err)))
 		return e;
+	if (mla && (o->k_dtype != KV_DTYPE_F32 || o->v_dtype != KV_DTYPE_F32)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: kv-dtype: the latent cache is stored in f32; "
+			 "other formats run with plain attention only",
+			 m->name);
+		return KV_EUNSUP;
+	}
 	if (mla && o->block_size) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: block-size: the latent cache is kept contiguous; "
@@ -558,6 +596,32 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 	if (o->threads > ENGINE_MAX_THREADS) {
 		snprintf(err, KV_ERRLEN, "threads: at most %u, got %u",
 			 ENGINE_MAX_THREADS, o->threads);
+		return KV_EINVAL;
+	}
+	const enum kv_dtype fmt[2] = {o->k_dtype, o->v_dtype};
+	for (int i = 0; i < 2; i++) {
+		const struct kv_dtype_info *d = kv_dtype_info(fmt[i]);
+		uint64_t b;
+		if (!d || !d->kv || !kv_dtype_stored(fmt[i])) {
+			char list[128];
+			snprintf(err, KV_ERRLEN,
+				 "%s: the engine sizes this cache format but "
+				 "does not store it; it stores %s",
+				 kv_dtype_name(fmt[i]),
+				 kv_dtype_stored_list(list, sizeof list));
+			return KV_EUNSUP;
+		}
+		if (kv_dtype_row_bytes(fmt[i], l0->head_dim_k, &b)) {
+			snprintf(err, KV_ERRLEN,
+				 "%s: %s packs %u values per block; a head of "
+				 "%u values is not a multiple of %u",
+				 m->name, d->name, d->block, l0->head_dim_k,
+				 d->block);
+			return KV_EINVAL;
+		}
+	}
+	if (!(o->logit_scale >= 0 && o->logit_scale <= 1e6)) {
+		snprintf(err, KV_ERRLEN, "logit scale: must be in 0..1e6");
 		return KV_EINVAL;
 	}
 	struct kv_model *c = malloc(sizeof *c);
@@ -591,7 +655,8 @@ static int cache_bytes(const struct kv_model *eff, const struct shape *s,
 		       uint64_t *out, char *err)
 {
 	struct kv_opts ko = kv_opts_default(eff);
-	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
+	ko.k_dtype = s->f.k;
+	ko.v_dtype = s->f.v;
 	if (!s->cache) {
 		*out = 0;
 		return 0;
@@ -807,10 +872,12 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	}
 	/* the CPU's features are probed once, here, before any thread asks */
 	(void)kv_attn_has_simd(8);
+	(void)kv_attnq_has_simd(32);
 	if (kv_pool_new(e->s.threads, &e->pool))
 		goto fail;
 	openblas_set_num_threads(1);
 	e->simd = true;
+	e->logit_scale = o->logit_scale > 0 ? o->logit_scale : 1;
 
 	/* carve the allocations, then draw every tensor */
 	size_t nt = tensors(&e->s, NULL, NULL);
@@ -844,7 +911,7 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 		rope_table(e);
 	if (e->s.mla)
 		kv_mla_init(&e->mla, &e->s.md, e->mla_scratch, e, e->pool,
-			    e->rope, e->cache);
+			    e->rope, (float *)(void *)e->cache);
 	free(t);
 	*out = e;
 	return 0;
@@ -1007,25 +1074,50 @@ static void rope(const struct kv_engine *e, float *x, uint32_t n, uint64_t p)
 		}
 }
 
-/* Row p of K (or V, kv = 1) of KV head j of sequence u on layer l: the
+/* The encoded K (or V, kv = 1) row of position p of KV head j of
+ * sequence u on layer l, in the cache or (no cache) the chunk's own: the
  * rows from p to the end of p's block (of the whole context when not
- * paged) follow it. The one place that knows the cache's layout. */
-static float *kv_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
-		      uint32_t j, int kv, bool cache, uint64_t p)
+ * paged) follow it, krow or vrow bytes apart. The one place that knows
+ * the cache's layout. */
+static uint8_t *kv_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
+			uint32_t j, int kv, bool cache, uint64_t p)
 {
 	const struct shape *s = &e->s;
-	uint64_t per = s->users * s->kv_heads;
-	if (cache && s->paged) {
-		uint64_t b = kv_paged_table(e->pages, (uint32_t)u)[p / s->bs];
-		return e->cache + (((((uint64_t)l * 2 + kv) * s->kv_heads + j) *
-					    s->pool + b) * s->bs +
-				   p % s->bs) * s->hd;
+	uint64_t per = s->users * s->kv_heads, head = u * s->kv_heads + j;
+	uint64_t row = kv ? s->f.vrow : s->f.krow;
+	if (!cache)
+		return (uint8_t *)e->kvtmp +
+		       (uint64_t)kv * per * s->chunk * s->tmprow +
+		       (head * s->chunk + p) * row;
+	/* rows per head: the context, or the pool's blocks */
+	uint64_t slots = s->paged ? s->pool * s->bs : s->ctx;
+	if (s->paged) {
+		per = s->kv_heads;
+		head = j;
+		p = (uint64_t)kv_paged_table(e->pages, (uint32_t)u)[p / s->bs] *
+			    s->bs +
+		    p % s->bs;
 	}
-	if (cache)
-		return e->cache + ((((uint64_t)l * 2 + kv) * per +
-				    u * s->kv_heads + j) * s->ctx + p) * s->hd;
-	return e->kvtmp + (((uint64_t)kv * per + u * s->kv_heads + j) *
-				   s->chunk + p) * s->hd;
+	uint64_t krows = per * slots * s->f.krow;
+	uint64_t layer = krows + per * slots * s->f.vrow;
+	return e->cache + l * layer + (kv ? krows : 0) +
+	       (head * slots + p) * row;
+}
+
+/* kv_attn_part() over rows in the engine's formats. */
+static void attend(const struct kv_engine *e, const float *q, uint32_t g,
+		   uint32_t per, const uint8_t *k, const uint8_t *v,
+		   uint64_t n, float scale, float *sc, float *o, float *m,
+		   float *l)
+{
+	const struct shape *s = &e->s;
+	if (s->f.k == KV_DTYPE_F32 && s->f.v == KV_DTYPE_F32)
+		kv_attn_part(q, g, per, (const float *)(const void *)k,
+			     (const float *)(const void *)v, n, s->hd, scale,
+			     sc, o, m, l, e->simd);
+	else
+		kv_attnq_part(q, g, per, k, v, &s->f, n, s->hd, scale, sc, o,
+			      m, l, e->simd ? KV_ISA_AVX512 : KV_ISA_C);
 }
 
 struct attn_job {
@@ -1043,15 +1135,15 @@ struct attn_job {
 /* The kernel on g query rows (from row r0 of q) over n rows of k and v,
  * its result merged into rows r0.. of o, m, l: the running maximum, then
  * both sums rescaled to it. po holds the kernel's own o, m and l. */
-static void merge_block(const struct kv_engine *e, const float *k,
-			const float *v, const float *q, uint32_t r0,
+static void merge_block(const struct kv_engine *e, const uint8_t *k,
+			const uint8_t *v, const float *q, uint32_t r0,
 			uint32_t g, uint32_t per, uint64_t n, float *sc,
 			float *o, float *m, float *l, float *po)
 {
 	uint32_t hd = e->s.hd;
 	float *pm = po + (uint64_t)g * hd, *pl = pm + g;
-	kv_attn_part(q + (uint64_t)r0 * hd, g, per, k, v, n, hd,
-		     1.0f / sqrtf((float)hd), sc, po, pm, pl, e->simd);
+	attend(e, q + (uint64_t)r0 * hd, g, per, k, v, n,
+	       1.0f / sqrtf((float)hd), sc, po, pm, pl);
 	for (uint32_t i = 0; i < g; i++) {
 		uint32_t r = r0 + i;
 		if (pl[i] == 0) /* saw nothing */
@@ -1070,10 +1162,10 @@ static void merge_block(const struct kv_engine *e, const float *k,
 /* K and V rows [b0, b1) (within one tile) of KV head kh of sequence u
  * on layer l, as one run each: in place when contiguous or when the
  * tile's blocks lie one after another in the pool, else gathered block by
- * block into buf (2, tile, hd). */
+ * block into buf (tile K rows, then tile V rows, as stored). */
 static void tile_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
-		      uint32_t kh, uint64_t b0, uint64_t b1, float *buf,
-		      const float **k, const float **v)
+		      uint32_t kh, uint64_t b0, uint64_t b1, uint8_t *buf,
+		      const uint8_t **k, const uint8_t **v)
 {
 	const struct shape *s = &e->s;
 	*k = kv_rows(e, l, u, kh, 0, true, b0);
@@ -1086,15 +1178,16 @@ static void tile_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
 		i++;
 	if (i == last)
 		return;
-	float *kb = buf, *vb = buf + s->tile * s->hd;
-	size_t row = s->hd * sizeof *buf;
+	uint8_t *kb = buf, *vb = buf + s->tile * s->f.krow;
 	for (uint64_t p = b0; p < b1;) {
 		uint64_t end = (p / s->bs + 1) * s->bs;
 		end = end < b1 ? end : b1;
-		memcpy(kb + (p - b0) * s->hd, kv_rows(e, l, u, kh, 0, true, p),
-		       (end - p) * row);
-		memcpy(vb + (p - b0) * s->hd, kv_rows(e, l, u, kh, 1, true, p),
-		       (end - p) * row);
+		memcpy(kb + (p - b0) * s->f.krow,
+		       kv_rows(e, l, u, kh, 0, true, p),
+		       (end - p) * s->f.krow);
+		memcpy(vb + (p - b0) * s->f.vrow,
+		       kv_rows(e, l, u, kh, 1, true, p),
+		       (end - p) * s->f.vrow);
 		p = end;
 	}
 	*k = kb;
@@ -1116,16 +1209,14 @@ static void tile_rows(const struct kv_engine *e, uint32_t l, uint64_t u,
 static void attend_range(const struct kv_engine *e, const struct attn_job *j,
 			 uint64_t u, uint32_t kh, const float *q, uint32_t g,
 			 uint32_t per, uint64_t a, uint64_t len, float *sc,
-			 float *o, float *m, float *l, float *po, float *tb)
+			 float *o, float *m, float *l, float *po, uint8_t *tb)
 {
 	const struct shape *s = &e->s;
 	uint32_t hd = s->hd, nt = g / per;
 	if (!s->bs || !j->cache) {
-		kv_attn_part(q, g, per, kv_rows(e, j->layer, u, kh, 0, j->cache,
-						a),
-			     kv_rows(e, j->layer, u, kh, 1, j->cache, a),
-			     len - a, hd, 1.0f / sqrtf((float)hd), sc, o, m, l,
-			     e->simd);
+		attend(e, q, g, per, kv_rows(e, j->layer, u, kh, 0, j->cache, a),
+		       kv_rows(e, j->layer, u, kh, 1, j->cache, a), len - a,
+		       1.0f / sqrtf((float)hd), sc, o, m, l);
 		return;
 	}
 	for (uint32_t i = 0; i < g; i++) {
@@ -1135,7 +1226,7 @@ static void attend_range(const struct kv_engine *e, const struct attn_job *j,
 	memset(o, 0, sizeof *o * g * hd);
 	for (uint64_t b0 = a; b0 < len;) {
 		uint64_t b1 = (b0 / s->tile + 1) * s->tile;
-		const float *k, *v;
+		const uint8_t *k, *v;
 		b1 = b1 < len ? b1 : len;
 		tile_rows(e, j->layer, u, kh, b0, b1, tb, &k, &v);
 		/* token t sees positions below len - (nt - 1 - t): all of
@@ -1167,7 +1258,8 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 	float *m = sc + rows * s->ctx, *l = m + rows;
 	float *qb = l + rows, *ob = qb + rows * hd; /* (rows, hd) each */
 	float *po = ob + rows * hd; /* (rows, hd + 2), with blocks */
-	float *tb = e->tiles ? e->tiles + 2 * tid * s->tile * hd : NULL;
+	uint8_t *tb = e->tiles ? (uint8_t *)e->tiles + tid * tile_bytes(s)
+			       : NULL;
 	(void)nth;
 	for (;;) {
 		uint64_t i = atomic_fetch_add(&j->next, 1);
@@ -1302,10 +1394,14 @@ static void store_kv(struct kv_engine *e, uint32_t layer, uint64_t n,
 			const float *vv = kk + (uint64_t)s->kv_heads * hd;
 			uint64_t p = cache ? pos + t : t;
 			for (uint32_t j = 0; j < s->kv_heads; j++) {
-				memcpy(kv_rows(e, layer, u, j, 0, cache, p),
-				       kk + j * hd, hd * sizeof(float));
-				memcpy(kv_rows(e, layer, u, j, 1, cache, p),
-				       vv + j * hd, hd * sizeof(float));
+				kv_quant_encode(s->f.k, kk + j * hd,
+						(uint32_t)hd,
+						kv_rows(e, layer, u, j, 0,
+							cache, p));
+				kv_quant_encode(s->f.v, vv + j * hd,
+						(uint32_t)hd,
+						kv_rows(e, layer, u, j, 1,
+							cache, p));
 			}
 		}
 }
@@ -1381,6 +1477,9 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 		  e->lnf_b);
 	linear(e, e->xn, s->users, d, e->head, NULL, logits, s->vocab, 0,
 	       ACT_NONE, NULL, NULL);
+	if (e->logit_scale != 1)
+		for (uint64_t i = 0; i < s->users * s->vocab; i++)
+			logits[i] *= e->logit_scale;
 	e->passes[cache] += n;
 	return 0;
 }
@@ -1406,36 +1505,47 @@ struct fill_job {
 	uint64_t ctx, key;
 };
 
+/* Head h of (layer, K or V, user, KV head) gets the values of stream
+ * indices h ctx hd + t hd + d, encoded a row at a time through a row of
+ * the thread's scratch. */
 static void fill_task(void *arg, unsigned tid, unsigned nth)
 {
 	const struct fill_job *j = arg;
-	const struct shape *s = &j->e->s;
+	const struct kv_engine *e = j->e;
+	const struct shape *s = &e->s;
 	/* runs of ctx rows: a KV head's K or V, or an MLA layer's latents */
-	uint64_t heads = (uint64_t)s->layers * 2 * s->users * s->kv_heads;
+	uint64_t per = s->users * s->kv_heads;
+	uint64_t heads = (uint64_t)s->layers * 2 * per;
 	uint64_t hd = s->hd;
 	if (s->mla) {
 		heads = (uint64_t)s->layers * s->users;
 		hd = (uint64_t)s->md.rank + s->md.rope;
 	}
 	uint64_t a = heads * tid / nth, b = heads * (tid + 1) / nth;
+	/* a row of values, in the thread's attention scratch */
+	float *x = s->mla ? NULL
+			  : e->scores + tid * (uint64_t)s->qblock * s->group *
+						score_width(s);
 	for (uint64_t h = a; h < b; h++) {
-		if (s->mla) { /* a layer's latents, contiguous */
-			float *p = j->e->cache + h * s->ctx * hd;
+		if (s->mla) { /* a layer's latents, contiguous f32 */
+			float *p = (float *)(void *)e->cache + h * s->ctx * hd;
 			for (uint64_t i = 0; i < j->ctx * hd; i++)
 				p[i] = kv_rand_sym(j->key, h * s->ctx * hd + i);
 			continue;
 		}
 		/* h is (layer, K/V, user, KV head): the same values in
-		 * every layout */
-		uint32_t kh = (uint32_t)(h % s->kv_heads);
-		uint64_t u = h / s->kv_heads % s->users;
-		int kv = (int)(h / s->kv_heads / s->users % 2);
-		uint32_t l = (uint32_t)(h / s->kv_heads / s->users / 2);
-		for (uint64_t p = 0; p < j->ctx; p++) {
-			float *r = kv_rows(j->e, l, u, kh, kv, true, p);
-			uint64_t at = (h * s->ctx + p) * s->hd;
-			for (uint64_t i = 0; i < s->hd; i++)
-				r[i] = kv_rand_sym(j->key, at + i);
+		 * every layout and format */
+		uint32_t l = (uint32_t)(h / (2 * per));
+		int kv = (int)(h / per % 2);
+		uint64_t r = h % per;
+		for (uint64_t t = 0; t < j->ctx; t++) {
+			uint64_t i0 = (h * s->ctx + t) * s->hd;
+			for (uint32_t d = 0; d < s->hd; d++)
+				x[d] = kv_rand_sym(j->key, i0 + d);
+			kv_quant_encode(kv ? s->f.v : s->f.k, x, s->hd,
+					kv_rows(e, l, r / s->kv_heads,
+						(uint32_t)(r % s->kv_heads),
+						kv, true, t));
 		}
 	}
 }
@@ -1492,9 +1602,11 @@ uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
 
 uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos)
 {
-	uint64_t row = e->s.mla ? (uint64_t)e->s.md.rank + e->s.md.rope
-				: 2ULL * e->s.kv_heads * e->s.hd;
-	uint64_t per = (uint64_t)e->s.layers * row * sizeof(float);
+	uint64_t per = e->s.mla ? (uint64_t)e->s.layers *
+					  (e->s.md.rank + e->s.md.rope) *
+					  sizeof(float)
+				: (uint64_t)e->s.layers * e->s.kv_heads *
+					  (e->s.f.krow + e->s.f.vrow);
 	return per * e->s.users * (pos + 1);
 }
 
@@ -1630,5 +1742,7 @@ bool kv_engine_set_simd(struct kv_engine *e, bool on)
 	e->mla.simd = on;
 	if (e->s.mla)
 		return kv_mla_has_simd(e->s.md.rank, e->s.md.rope);
-	return kv_attn_has_simd(e->s.hd);
+	if (e->s.f.k == KV_DTYPE_F32 && e->s.f.v == KV_DTYPE_F32)
+		return kv_attn_has_simd(e->s.hd);
+	return kv_attnq_has_simd(e->s.hd);
 }

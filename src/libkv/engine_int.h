@@ -72,6 +72,12 @@ void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
 		  const float *v, uint64_t n, uint32_t hd, float scale,
 		  float *s, float *o, float *m, float *l, bool simd);
 
+/* The softmax step of kv_attn_part() alone, for kernels that compute the
+ * scores s (g, n) themselves: each row's max over the positions it sees
+ * into m, exp(s - max) in place (masked positions 0), the sums into l. */
+void kv_attn_softmax(float *s, uint32_t g, uint32_t per, uint64_t n,
+		     float *m, float *l, bool simd);
+
 /* GPT-2's GELU (tanh form) of n values in place; h *= silu(g). */
 void kv_gelu(float *x, uint64_t n, bool simd);
 void kv_silu_mul(float *h, const float *g, uint64_t n, bool simd);

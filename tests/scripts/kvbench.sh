@@ -14,13 +14,13 @@ small="--layers 2 --vocab 256 --reps 2 --warmup 0 --membw-size 4MiB --sgemm-n 64
 "$bin" $small --bench membw,sgemm,attn,decode,nocache,batch --ctx 64 \
 	--users 1,2 >"$tmp/out" 2>"$tmp/err" || say "run failed: $(cat "$tmp/err")"
 [ -s "$tmp/err" ] && say "stderr not empty: $(cat "$tmp/err")"
-want="bench	model	ctx	users	kv_heads	kv_dtype	threads	reps	bytes	flops	ms_median	ms_min	ms_max	gbps	gflops	roofline_ms	efficiency	kv_bytes	kv_share	kv_time_share	ref_gbps	ref_gflops	layout	block_size"
+want="bench	model	ctx	users	kv_heads	kv_dtype	threads	reps	bytes	flops	ms_median	ms_min	ms_max	gbps	gflops	roofline_ms	efficiency	kv_bytes	kv_share	kv_time_share	ref_gbps	ref_gflops	layout	block_size	new_tokens	top1_agree	max_abs_logit_diff	mean_abs_logit_diff	mean_kl"
 [ "$(head -1 "$tmp/out")" = "$want" ] || say "header: $(head -1 "$tmp/out")"
-# every row: 24 cells, times positive, numbers where numbers belong
+# every row: 29 cells, times positive, numbers where numbers belong
 awk -F'\t' 'NR > 1 {
-	if (NF != 24) { print "row " NR ": " NF " cells"; bad = 1 }
+	if (NF != 29) { print "row " NR ": " NF " cells"; bad = 1 }
 	if (!($11 > 0) || $12 > $11 || $11 > $13) { print "row " NR ": ms " $11 " " $12 " " $13; bad = 1 }
-	for (i = 3; i <= 22; i++) if (i != 6)
+	for (i = 3; i <= 29; i++) if (i != 6 && i != 23)
 		if ($i != "" && $i !~ /^[0-9]+(\.[0-9]+)?$/) { print "row " NR " col " i ": " $i; bad = 1 }
 } END { exit bad }' "$tmp/out" || say "malformed rows"
 row() { awk -F'\t' -v b="$1" -v c="$2" -v u="$3" -v h="$4" \
@@ -40,6 +40,11 @@ field() { row "$1" "$2" "$3" "$4" | cut -f"$5"; }
 [ -n "$(field batch 64 2 12 20)" ] || say "batch has no kv_time_share"
 [ "$(awk -F'\t' '$1 == "membw"' "$tmp/out" | cut -f9)" = 4194304 ] || say "membw bytes"
 [ "$(awk -F'\t' '$1 == "sgemm"' "$tmp/out" | cut -f10)" = 524288 ] || say "sgemm flops"
+# attn over an fp8 and a q4_0 cache: 64 positions x 2 layers x 12 heads x
+# K and V rows of 64 bytes, and of 36 (two blocks of 18)
+"$bin" $small --bench attn --ctx 64 --kv-heads 12 --kv-dtype fp8,q4_0 >"$tmp/fmt" 2>"$tmp/err" || say "formats failed: $(cat "$tmp/err")"
+[ "$(awk -F'\t' '$6 == "fp8"' "$tmp/fmt" | cut -f9)" = 196608 ] || say "fp8 bytes: $(cat "$tmp/fmt")"
+[ "$(awk -F'\t' '$6 == "q4_0"' "$tmp/fmt" | cut -f9)" = 110592 ] || say "q4_0 bytes: $(cat "$tmp/fmt")"
 
 # JSON parses and holds the same records
 "$bin" $small --bench attn --ctx 32 --kv-heads 12 --json >"$tmp/json" 2>&1 || say "json run failed"
@@ -62,7 +67,7 @@ fi
 	say "baseline run failed: $(cat "$tmp/err")"
 [ "$(head -1 "$tmp/again" | tr '\t' '\n' | tail -2 | tr '\n' ' ')" = "baseline_ms ratio " ] || say "baseline columns"
 [ "$(wc -l <"$tmp/again")" = 3 ] || say "baseline rows: $(cat "$tmp/again")"
-awk -F'\t' 'NR > 1 && !($26 > 0) { exit 1 }' "$tmp/again" || say "no ratio"
+awk -F'\t' 'NR > 1 && !($31 > 0) { exit 1 }' "$tmp/again" || say "no ratio"
 
 # layouts: the same bytes and FLOPs contiguous, in blocks and paged, a
 # row per block size; a saved paged run replays paged
@@ -110,7 +115,7 @@ for fmt in tsv json; do
 	rows=$(grep -c membw "$tmp/int.$fmt")
 	[ "$rows" -ge 1 ] && [ "$rows" -lt 8 ] || say "Ctrl-C ($fmt): $rows rows"
 	if [ $fmt = tsv ]; then
-		awk -F'\t' 'NF != 24 { exit 1 }' "$tmp/int.tsv" || say "Ctrl-C: a partial row"
+		awk -F'\t' 'NF != 29 { exit 1 }' "$tmp/int.tsv" || say "Ctrl-C: a partial row"
 	elif [ -x /usr/bin/python3 ]; then
 		/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/int.json" ||
 			say "Ctrl-C: JSON not closed"

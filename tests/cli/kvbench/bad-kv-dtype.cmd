@@ -1,1 +1,1 @@
-kvbench --bench attn --kv-dtype fp8
+kvbench --bench attn --kv-dtype f32,q5_1

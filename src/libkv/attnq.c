@@ -1,0 +1,752 @@
+/*
+ * attnq.c - attention over a cache kept in a compact format: the scores
+ * q k^T read K's encoded rows and the weighted sum of V reads V's, each
+ * row decoded in registers as it is used, never into a copy of the cache.
+ * The pass has the shape of the f32 kernels (attn.c): all scores of the
+ * range, the exact softmax shared with them, then V, so m, l and o mean
+ * what they mean there and parts over ranges of positions merge alike.
+ *
+ * Each format has a portable C kernel, the reference, and an AVX-512 one
+ * (with F16C for the f16 scales) for head sizes that are a multiple of
+ * 32. Float formats are decoded 32 values at a time into two registers:
+ * f16 by vcvtph2ps, bf16 by a shift, fp8 e4m3 by moving its bits into a
+ * float's (the value / 2^120 exactly, e4m3's subnormals as float
+ * subnormals; the 2^120 is applied to the scores and the output), int8
+ * and q8_0 by sign extension, q4_0 and q4_1 by a 16-entry table lookup
+ * (vpermps) of each nibble. Scores take eight positions at a time, one
+ * register of partial sums each, added across lanes together at the end.
+ *
+ * The scores of int8 (heads a multiple of 32), q8_0 and q4_0 K are
+ * integer dot products, as llama.cpp computes them: the query is
+ * quantized per block of 32 values to 8 bits (max |q| / 127), the sums
+ * of products are exact integers, scaled by the blocks' scales; with
+ * AVX-512 VNNI (heads a multiple of 64) one vpdpbusd multiplies 64 values.
+ * The portable kernel computes the same sums.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kvquant.h"
+
+/* Positions per block: a block of rows stays in L1 while every query row
+ * of a group reads it. */
+#define QBLOCK 64
+/* Most blocks of 32 in a row of the AVX-512 kernels (head size 512). */
+#define ZMAXB 16
+
+/* --- portable C --- */
+
+/* Values c0 .. c0 + 32 (fewer at the end of a row of an element format)
+ * of a row of hd values, into x; returns how many. */
+static uint32_t chunk_c(enum kv_dtype t, const uint8_t *row, uint32_t hd,
+			uint32_t c0, float *x)
+{
+	uint32_t cnt = hd - c0 < 32 ? hd - c0 : 32;
+	switch (t) {
+	case KV_DTYPE_F32: kv_quant_decode(t, row + 4 * c0, cnt, x); break;
+	case KV_DTYPE_F16:
+	case KV_DTYPE_BF16: kv_quant_decode(t, row + 2 * c0, cnt, x); break;
+	case KV_DTYPE_FP8: kv_quant_decode(t, row + c0, cnt, x); break;
+	case KV_DTYPE_INT8: {
+		float s;
+		memcpy(&s, row + hd, sizeof s);
+		for (uint32_t i = 0; i < cnt; i++)
+			x[i] = (float)(int8_t)row[c0 + i] * s;
+		break;
+	}
+	case KV_DTYPE_Q8_0: kv_quant_decode(t, row + c0 / 32 * 34, 32, x); break;
+	case KV_DTYPE_Q4_0: kv_quant_decode(t, row + c0 / 32 * 18, 32, x); break;
+	case KV_DTYPE_Q4_1: kv_quant_decode(t, row + c0 / 32 * 20, 32, x); break;
+	default: memset(x, 0, sizeof *x * cnt); break;
+	}
+	return cnt;
+}
+
+/* A block of 32 query values for the integer dot products with an int8,
+ * q8_0 or q4_0 K, as llama.cpp quantizes its activations to q8_0 for
+ * them: dq =
+ * max |q| / 127 (kept in float), q8 = round(q / dq). Returns dq. */
+static float quant_q8(const float *q, int8_t *q8)
+{
+	float amax = 0;
+	for (int i = 0; i < 32; i++)
+		amax = fabsf(q[i]) > amax ? fabsf(q[i]) : amax;
+	float dq = amax / 127, id = dq ? 1 / dq : 0;
+	for (int i = 0; i < 32; i++)
+		q8[i] = (int8_t)roundf(q[i] * id);
+	return dq;
+}
+
+/* Whether K's scores take the query in 8-bit blocks of 32 (integer
+ * products): q8_0 and q4_0, and int8 where 32 divides the head. */
+static bool int_scores(enum kv_dtype t, uint32_t hd)
+{
+	return (t == KV_DTYPE_INT8 && hd % 32 == 0) || t == KV_DTYPE_Q8_0 ||
+	       t == KV_DTYPE_Q4_0;
+}
+
+/* Value j of block b of a row of an integer format, and the block's
+ * scale (int8: the row's). */
+static int int_value(enum kv_dtype t, const uint8_t *row, uint32_t hd,
+		     uint32_t b, uint32_t j, float *d)
+{
+	uint16_t h;
+	const uint8_t *blk;
+	switch (t) {
+	case KV_DTYPE_INT8:
+		memcpy(d, row + hd, sizeof *d);
+		return (int8_t)row[32 * b + j];
+	case KV_DTYPE_Q8_0:
+		blk = row + 34 * b;
+		memcpy(&h, blk, 2);
+		*d = kv_f16_to_f32(h);
+		return (int8_t)blk[2 + j];
+	default: /* q4_0 */
+		blk = row + 18 * b;
+		memcpy(&h, blk, 2);
+		*d = kv_f16_to_f32(h);
+		return (j < 16 ? blk[2 + j] & 15 : blk[2 + j - 16] >> 4) - 8;
+	}
+}
+
+/* int8, q8_0 and q4_0 K: per block d dq sum k q8, the sum exact in
+ * integers. */
+static void scores_c_int(enum kv_dtype t, const float *q, uint32_t g,
+			 const uint8_t *k, uint32_t krow, uint64_t n,
+			 uint32_t hd, float scale, float *s)
+{
+	int8_t q8[32];
+	memset(s, 0, sizeof *s * g * n);
+	for (uint32_t i = 0; i < g; i++)
+		for (uint32_t b = 0; b < hd / 32; b++) {
+			float dq = quant_q8(q + (uint64_t)i * hd + 32 * b, q8);
+			for (uint64_t p = 0; p < n; p++) {
+				const uint8_t *row = k + p * krow;
+				int32_t isum = 0;
+				float d = 0;
+				for (uint32_t j = 0; j < 32; j++)
+					isum += int_value(t, row, hd, b, j, &d) *
+						q8[j];
+				s[i * n + p] += d * dq * (float)isum;
+			}
+		}
+	for (uint64_t i = 0; i < (uint64_t)g * n; i++)
+		s[i] *= scale;
+}
+
+static void scores_c(const float *q, uint32_t g, const uint8_t *k,
+		     const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
+		     float scale, float *s)
+{
+	float x[32];
+	if (int_scores(f->k, hd)) {
+		scores_c_int(f->k, q, g, k, f->krow, n, hd, scale, s);
+		return;
+	}
+	for (uint64_t p = 0; p < n; p++) {
+		const uint8_t *row = k + p * f->krow;
+		for (uint32_t i = 0; i < g; i++)
+			s[i * n + p] = 0;
+		for (uint32_t c0 = 0; c0 < hd; c0 += 32) {
+			uint32_t cnt = chunk_c(f->k, row, hd, c0, x);
+			for (uint32_t i = 0; i < g; i++) {
+				const float *qi = q + (uint64_t)i * hd + c0;
+				float acc = 0;
+				for (uint32_t d = 0; d < cnt; d++)
+					acc += qi[d] * x[d];
+				s[i * n + p] += acc;
+			}
+		}
+		for (uint32_t i = 0; i < g; i++)
+			s[i * n + p] *= scale;
+	}
+}
+
+static void values_c(const float *s, uint32_t g, const uint8_t *v,
+		     const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
+		     float *o)
+{
+	float x[32];
+	memset(o, 0, sizeof *o * g * hd);
+	for (uint64_t p = 0; p < n; p++) {
+		const uint8_t *row = v + p * f->vrow;
+		for (uint32_t c0 = 0; c0 < hd; c0 += 32) {
+			uint32_t cnt = chunk_c(f->v, row, hd, c0, x);
+			for (uint32_t i = 0; i < g; i++) {
+				float w = s[i * n + p];
+				float *oi = o + (uint64_t)i * hd + c0;
+				for (uint32_t d = 0; d < cnt; d++)
+					oi[d] += w * x[d];
+			}
+		}
+	}
+}
+
+/* --- AVX-512 --- */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_AVX512Q 1
+#define AVX512Q __attribute__((target("avx512f,avx512bw,f16c,avx2,fma")))
+#define INLINE __attribute__((always_inline)) static inline
+
+/* Decoders: values 32b .. 32b + 32 of a row of hd values into lo, hi,
+ * before the scales: a block format's d (and q4_1's m) are applied by
+ * the kernels once per block (SC, MN), int8's per-row scale once per row
+ * (RS), fp8's 256 once per call. */
+AVX512Q INLINE void dec_f32(const uint8_t *r, uint32_t b, __m512 *lo,
+			    __m512 *hi)
+{
+	*lo = _mm512_loadu_ps(r + 128 * b);
+	*hi = _mm512_loadu_ps(r + 128 * b + 64);
+}
+
+AVX512Q INLINE void dec_f16(const uint8_t *r, uint32_t b, __m512 *lo,
+			    __m512 *hi)
+{
+	*lo = _mm512_cvtph_ps(_mm256_loadu_si256((const void *)(r + 64 * b)));
+	*hi = _mm512_cvtph_ps(
+		_mm256_loadu_si256((const void *)(r + 64 * b + 32)));
+}
+
+AVX512Q INLINE void dec_bf16(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
+{
+	__m512i a = _mm512_cvtepu16_epi32(
+		_mm256_loadu_si256((const void *)(r + 64 * b)));
+	__m512i c = _mm512_cvtepu16_epi32(
+		_mm256_loadu_si256((const void *)(r + 64 * b + 32)));
+	*lo = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16));
+	*hi = _mm512_castsi512_ps(_mm512_slli_epi32(c, 16));
+}
+
+/* e4m3 s.eeee.mmm as the f32 s.0000eeee.mmm0...: the same value / 2^120
+ * exactly (e4m3's subnormals as f32 subnormals) */
+AVX512Q INLINE void dec_fp8(const uint8_t *r, uint32_t b, __m512 *lo,
+			    __m512 *hi)
+{
+	const __m512i m = _mm512_set1_epi32((int)0x87f00000);
+	__m512i a = _mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(r + 32 * b)));
+	__m512i c = _mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(r + 32 * b + 16)));
+	*lo = _mm512_castsi512_ps(_mm512_and_si512(_mm512_slli_epi32(a, 20), m));
+	*hi = _mm512_castsi512_ps(_mm512_and_si512(_mm512_slli_epi32(c, 20), m));
+}
+
+AVX512Q INLINE void dec_int8(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
+{
+	*lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(r + 32 * b))));
+	*hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(r + 32 * b + 16))));
+}
+
+AVX512Q INLINE void dec_q8_0(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
+{
+	const uint8_t *blk = r + 34 * b;
+	*lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(blk + 2))));
+	*hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const void *)(blk + 18))));
+}
+
+/* A nibble through a 16-entry table: vpermps reads the low four bits of
+ * each index, so the high nibble needs only a shift. */
+AVX512Q INLINE void dec_nib(const uint8_t *qs, __m512 t, __m512 *lo,
+			    __m512 *hi)
+{
+	__m512i x = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)qs));
+	*lo = _mm512_permutexvar_ps(x, t);
+	*hi = _mm512_permutexvar_ps(_mm512_srli_epi32(x, 4), t);
+}
+
+AVX512Q INLINE void dec_q4_0(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
+{
+	dec_nib(r + 18 * b + 2,
+		_mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
+			       5, 6, 7),
+		lo, hi);
+}
+
+AVX512Q INLINE void dec_q4_1(const uint8_t *r, uint32_t b, __m512 *lo,
+			     __m512 *hi)
+{
+	dec_nib(r + 20 * b + 4,
+		_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+			       14, 15),
+		lo, hi);
+}
+
+/* An f16 at p as a float (F16C). */
+AVX512Q INLINE float half_at(const uint8_t *p)
+{
+	uint16_t h;
+	memcpy(&h, p, 2);
+	return _cvtsh_ss(h);
+}
+
+/* Block scale d (SC) and minimum m (MN) of block b; int8's row scale
+ * (RS). Formats without one use 1 and 0, which fold away. */
+#define SC_NONE(r, b) 1.0f
+#define SC_Q8_0(r, b) half_at((r) + 34 * (b))
+#define SC_Q4_0(r, b) half_at((r) + 18 * (b))
+#define SC_Q4_1(r, b) half_at((r) + 20 * (b))
+#define MN_NONE(r, b) 0.0f
+#define MN_Q4_1(r, b) half_at((r) + 20 * (b) + 2)
+#define RS_NONE(r, hd) 1.0f
+#define RS_INT8(r, hd) row_scale((r), (hd))
+
+INLINE float row_scale(const uint8_t *r, uint32_t hd)
+{
+	float s;
+	memcpy(&s, r + hd, sizeof s);
+	return s;
+}
+
+/* Sums of the lanes of eight registers, as eight lanes. */
+AVX512Q INLINE __m256 sum8(const __m512 *a)
+{
+	__m256 h[8];
+	for (int j = 0; j < 8; j++)
+		h[j] = _mm256_add_ps(
+			_mm512_castps512_ps256(a[j]),
+			_mm256_castpd_ps(_mm512_extractf64x4_pd(
+				_mm512_castps_pd(a[j]), 1)));
+	__m256 t0 = _mm256_hadd_ps(h[0], h[1]), t1 = _mm256_hadd_ps(h[2], h[3]);
+	__m256 t2 = _mm256_hadd_ps(h[4], h[5]), t3 = _mm256_hadd_ps(h[6], h[7]);
+	t0 = _mm256_hadd_ps(t0, t1);
+	t2 = _mm256_hadd_ps(t2, t3);
+	return _mm256_add_ps(_mm256_permute2f128_ps(t0, t2, 0x20),
+			     _mm256_permute2f128_ps(t0, t2, 0x31));
+}
+
+/* A row's dot product with query qi, before RS and the scale: per block,
+ * the two halves' products, times d; with a minimum, m times the sum of
+ * the block's query values (qsum) into *bias. */
+#define DOT(FMT, SC, MN, BS, r, qi, qsum, nb, acc, bias)                     \
+	do {                                                                 \
+		for (uint32_t b_ = 0; b_ < (nb); b_++) {                     \
+			__m512 lo_, hi_;                                     \
+			__m512 q0_ = _mm512_loadu_ps((qi) + 32 * b_);        \
+			__m512 q1_ = _mm512_loadu_ps((qi) + 32 * b_ + 16);   \
+			dec_##FMT((r), b_, &lo_, &hi_);                      \
+			if (BS) {                                            \
+				__m512 t_ = _mm512_mul_ps(q0_, lo_);         \
+				t_ = _mm512_fmadd_ps(q1_, hi_, t_);          \
+				(acc) = _mm512_fmadd_ps(                     \
+					_mm512_set1_ps(SC((r), b_)), t_,     \
+					(acc));                              \
+				if (BS == 2)                                 \
+					(bias) += MN((r), b_) * (qsum)[b_];  \
+			} else {                                             \
+				(acc) = _mm512_fmadd_ps(q0_, lo_, (acc));    \
+				(acc) = _mm512_fmadd_ps(q1_, hi_, (acc));    \
+			}                                                    \
+		}                                                            \
+	} while (0)
+
+/* s = q k^T x scale x KSCALE for one format, eight positions at a time. */
+#define SCORES(FMT, SC, MN, BS, RS, KSCALE)                                 \
+	AVX512Q static void scores_##FMT(const float *q, uint32_t g,         \
+					 const uint8_t *k, uint32_t krow,    \
+					 uint64_t n, uint32_t hd, float scale, \
+					 float *s)                           \
+	{                                                                    \
+		uint32_t nb = hd / 32;                                       \
+		float sc = scale * (KSCALE), qsum[ZMAXB] = {0};              \
+		__m256 vs = _mm256_set1_ps(sc);                              \
+		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {                \
+			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n, p;  \
+			for (uint32_t i = 0; i < g; i++) {                   \
+				const float *qi = q + (uint64_t)i * hd;      \
+				float *si = s + i * n;                       \
+				for (uint32_t b = 0; b < nb && BS; b++) {    \
+					qsum[b] = 0;                         \
+					for (uint32_t d = 0; d < 32; d++)    \
+						qsum[b] += qi[32 * b + d];   \
+				}                                            \
+				for (p = p0; p + 8 <= p1; p += 8) {          \
+					const uint8_t *r = k + p * krow;     \
+					__m512 a[8];                         \
+					float bias[8];                       \
+					for (int j = 0; j < 8; j++) {        \
+						a[j] = _mm512_setzero_ps();  \
+						bias[j] = 0;                 \
+						DOT(FMT, SC, MN, BS,         \
+						    r + j * krow, qi, qsum,  \
+						    nb, a[j], bias[j]);      \
+						a[j] = _mm512_mul_ps(        \
+							a[j],                \
+							_mm512_set1_ps(RS(   \
+								r + j * krow, \
+								hd)));       \
+					}                                    \
+					_mm256_storeu_ps(                    \
+						si + p,                      \
+						_mm256_mul_ps(sum8(a), vs)); \
+					for (int j = 0; j < 8 && BS == 2; \
+					     j++)                            \
+						si[p + j] += bias[j] * sc;   \
+				}                                            \
+				for (; p < p1; p++) {                        \
+					const uint8_t *r = k + p * krow;     \
+					__m512 a = _mm512_setzero_ps();      \
+					float bias = 0;                      \
+					DOT(FMT, SC, MN, BS, r, qi, qsum, nb, \
+					    a, bias);                        \
+					si[p] = (_mm512_reduce_add_ps(a) *   \
+							 RS(r, hd) +         \
+						 bias) *                     \
+						sc;                          \
+				}                                            \
+			}                                                    \
+		}                                                            \
+	}
+
+/* o += w v of position p on blocks b0 .. b0 + NB (NB 1 or 2) into the
+ * accumulators a (2 NB registers); a block's minimum into msum[b]. */
+#define AXPY(FMT, SC, MN, BS, r, w, b0, NB, a, msum)                         \
+	do {                                                                 \
+		for (uint32_t c_ = 0; c_ < (NB); c_++) {                     \
+			__m512 lo_, hi_, w_;                                 \
+			dec_##FMT((r), (b0) + c_, &lo_, &hi_);               \
+			w_ = _mm512_set1_ps(BS ? (w) * SC((r), (b0) + c_)    \
+					       : (w));                       \
+			(a)[2 * c_] = _mm512_fmadd_ps(w_, lo_, (a)[2 * c_]); \
+			(a)[2 * c_ + 1] =                                    \
+				_mm512_fmadd_ps(w_, hi_, (a)[2 * c_ + 1]);   \
+			if (BS == 2) /* a minimum: q4_1 */                   \
+				(msum)[(b0) + c_] += (w) * MN((r), (b0) + c_); \
+		}                                                            \
+	} while (0)
+
+/* o = s v for one format: 64 values of the head (two blocks, four
+ * registers) at a time across a block of positions, two positions at a
+ * time into two sets of registers so that no chain of FMAs waits on the
+ * last; then a last 32. */
+#define VALUES(FMT, SC, MN, BS, RS, VSCALE)                                 \
+	AVX512Q static void values_##FMT(const float *s, uint32_t g,         \
+					 const uint8_t *v, uint32_t vrow,    \
+					 uint64_t n, uint32_t hd, float *o)  \
+	{                                                                    \
+		uint32_t nb = hd / 32;                                       \
+		memset(o, 0, sizeof *o * g * hd);                            \
+		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {                \
+			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n;     \
+			for (uint32_t i = 0; i < g; i++) {                   \
+				const float *si = s + i * n;                 \
+				float *oi = o + (uint64_t)i * hd;            \
+				float msum[ZMAXB] = {0};                     \
+				for (uint32_t b = 0; b < nb; b += 2) {       \
+					uint32_t nc = nb - b < 2 ? 1 : 2;    \
+					float *ob = oi + 32 * b;             \
+					__m512 a[4], c[4];                   \
+					for (uint32_t j = 0; j < 2 * nc; j++) { \
+						a[j] = _mm512_loadu_ps(      \
+							ob + 16 * j);        \
+						c[j] = _mm512_setzero_ps();  \
+					}                                    \
+					uint64_t p = p0;                     \
+					for (; nc == 2 && p + 2 <= p1;       \
+					     p += 2) {                       \
+						const uint8_t *r =           \
+							v + p * vrow;        \
+						float w0 = si[p] * RS(r, hd); \
+						float w1 = si[p + 1] *       \
+							   RS(r + vrow, hd); \
+						AXPY(FMT, SC, MN, BS, r, w0, \
+						     b, 2, a, msum);         \
+						AXPY(FMT, SC, MN, BS,        \
+						     r + vrow, w1, b, 2, c,  \
+						     msum);                  \
+					}                                    \
+					for (; p < p1; p++) {                \
+						const uint8_t *r =           \
+							v + p * vrow;        \
+						float w0 = si[p] * RS(r, hd); \
+						if (nc == 2)                 \
+							AXPY(FMT, SC, MN, BS, \
+							     r, w0, b, 2, a, \
+							     msum);          \
+						else                         \
+							AXPY(FMT, SC, MN, BS, \
+							     r, w0, b, 1, a, \
+							     msum);          \
+					}                                    \
+					for (uint32_t j = 0; j < 2 * nc; j++) \
+						_mm512_storeu_ps(            \
+							ob + 16 * j,         \
+							_mm512_add_ps(a[j],  \
+								      c[j])); \
+				}                                            \
+				for (uint32_t b = 0; b < nb && BS; b++)      \
+					for (uint32_t d = 0; d < 32 &&       \
+							     msum[b] != 0;   \
+					     d++)                            \
+						oi[32 * b + d] += msum[b];   \
+			}                                                    \
+		}                                                            \
+		if ((VSCALE) != 1.0f)                                        \
+			for (uint64_t i = 0; i < (uint64_t)g * hd; i++)      \
+				o[i] *= (VSCALE);                            \
+	}
+
+#define KERNELS(FMT, SC, MN, BS, RS, X)                                     \
+	SCORES(FMT, SC, MN, BS, RS, X) VALUES(FMT, SC, MN, BS, RS, X)
+KERNELS(f32, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
+KERNELS(f16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
+KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
+KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
+VALUES(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
+VALUES(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
+VALUES(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
+
+/*
+ * int8, q8_0 and q4_0 K with AVX-512 VNNI: 64 values of a row (a pair of
+ * blocks) as 64 unsigned bytes, multiplied with the query quantized per
+ * block (quant_q8(), its bytes in the same order) by one vpdpbusd. The
+ * signed formats are biased by 128 (x ^ 0x80), q4_0's nibbles hold
+ * n + 8; each lane's sum of four products then starts from minus the
+ * bias times its four query bytes. q4_0's two blocks of nibbles unpack
+ * to low nibbles then high, so lanes 4h .. 4h + 3 and 8 + 4h .. 11 + 4h
+ * belong to block h of the pair; for the others lanes 8h .. 8h + 7. Each
+ * lane's sum is scaled by its block's d dq (int8: dq, then the row's
+ * scale) before the eight positions' lanes are added together.
+ */
+#define AVX512V                                                              \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,"   \
+			      "avx2,fma")))
+
+/* The query row's pairs of blocks: bytes, -bias x the lane sums, dq. */
+struct qpairs {
+	_Alignas(64) int8_t q8[ZMAXB / 2][64];
+	_Alignas(64) int32_t c8[ZMAXB / 2][16];
+	_Alignas(64) float dq[ZMAXB / 2][16];
+};
+
+static void make_qpairs(const float *qi, uint32_t nb, bool nib,
+			struct qpairs *qp)
+{
+	int32_t bias = nib ? 8 : 128;
+	for (uint32_t b = 0; b < nb; b++) {
+		int8_t q8[32];
+		float dq = quant_q8(qi + 32 * b, q8);
+		uint32_t pr = b / 2, h = b % 2;
+		/* where bytes 0..15 and 16..31 of the block go */
+		uint32_t at0 = nib ? 16 * h : 32 * h;
+		uint32_t at1 = nib ? 32 + 16 * h : 32 * h + 16;
+		memcpy(&qp->q8[pr][at0], q8, 16);
+		memcpy(&qp->q8[pr][at1], q8 + 16, 16);
+		for (uint32_t l = 0; l < 4; l++) {
+			int32_t a = 0, c = 0;
+			for (uint32_t t = 0; t < 4; t++) {
+				a += q8[4 * l + t];
+				c += q8[16 + 4 * l + t];
+			}
+			qp->c8[pr][at0 / 4 + l] = -bias * a;
+			qp->c8[pr][at1 / 4 + l] = -bias * c;
+			qp->dq[pr][at0 / 4 + l] = qp->dq[pr][at1 / 4 + l] = dq;
+		}
+	}
+}
+
+/* The 64 bytes of pair pr of a row, and the blocks' scales by lane. */
+AVX512V INLINE __m512i pair_q4_0(const uint8_t *r, uint32_t pr, __m512 *d)
+{
+	const __m256i m = _mm256_set1_epi8(15);
+	const uint8_t *b0 = r + 36 * pr;
+	__m256i y = _mm256_inserti128_si256(
+		_mm256_castsi128_si256(_mm_loadu_si128((const void *)(b0 + 2))),
+		_mm_loadu_si128((const void *)(b0 + 20)), 1);
+	__m256i lo = _mm256_and_si256(y, m);
+	__m256i hi = _mm256_and_si256(_mm256_srli_epi16(y, 4), m);
+	uint16_t h0, h1;
+	memcpy(&h0, b0, 2);
+	memcpy(&h1, b0 + 18, 2);
+	*d = _mm512_cvtph_ps(_mm256_mask_set1_epi16(
+		_mm256_set1_epi16((short)h0), 0xf0f0, (short)h1));
+	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+AVX512V INLINE __m512i pair_q8_0(const uint8_t *r, uint32_t pr, __m512 *d)
+{
+	const uint8_t *b0 = r + 68 * pr;
+	__m512i z = _mm512_inserti64x4(
+		_mm512_castsi256_si512(
+			_mm256_loadu_si256((const void *)(b0 + 2))),
+		_mm256_loadu_si256((const void *)(b0 + 36)), 1);
+	uint16_t h0, h1;
+	memcpy(&h0, b0, 2);
+	memcpy(&h1, b0 + 34, 2);
+	*d = _mm512_cvtph_ps(_mm256_mask_set1_epi16(
+		_mm256_set1_epi16((short)h0), 0xff00, (short)h1));
+	return _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
+}
+
+AVX512V INLINE __m512i pair_int8(const uint8_t *r, uint32_t pr, __m512 *d)
+{
+	*d = _mm512_set1_ps(1.0f); /* the row's scale comes after */
+	return _mm512_xor_si512(_mm512_loadu_si512(r + 64 * pr),
+				_mm512_set1_epi8((char)0x80));
+}
+
+#define VNNI_SCORES(FMT, NIB, RS)                                            \
+	AVX512V INLINE __m512 dot_##FMT(const uint8_t *r,                    \
+					const struct qpairs *qp, uint32_t np, \
+					uint32_t hd)                         \
+	{                                                                    \
+		__m512 a = _mm512_setzero_ps(), d;                           \
+		(void)hd;                                                    \
+		for (uint32_t pr = 0; pr < np; pr++) {                       \
+			__m512i z = pair_##FMT(r, pr, &d);                   \
+			__m512i t = _mm512_dpbusd_epi32(                     \
+				_mm512_load_si512(qp->c8[pr]), z,            \
+				_mm512_load_si512(qp->q8[pr]));              \
+			a = _mm512_fmadd_ps(                                 \
+				_mm512_cvtepi32_ps(t),                       \
+				_mm512_mul_ps(d, _mm512_load_ps(qp->dq[pr])), \
+				a);                                          \
+		}                                                            \
+		return _mm512_mul_ps(a, _mm512_set1_ps(RS(r, hd)));          \
+	}                                                                    \
+	AVX512V static void vscores_##FMT(const float *q, uint32_t g,        \
+					  const uint8_t *k, uint32_t krow,   \
+					  uint64_t n, uint32_t hd,           \
+					  float scale, float *s)             \
+	{                                                                    \
+		uint32_t nb = hd / 32;                                       \
+		struct qpairs qp[QROWS];                                     \
+		__m256 vs = _mm256_set1_ps(scale);                           \
+		for (uint32_t i0 = 0; i0 < g; i0 += QROWS) {                 \
+			uint32_t i1 = i0 + QROWS < g ? i0 + QROWS : g;       \
+			for (uint32_t i = i0; i < i1; i++)                   \
+				make_qpairs(q + (uint64_t)i * hd, nb, NIB,   \
+					    &qp[i - i0]);                    \
+			for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {        \
+				uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK  \
+							      : n,           \
+					 p;                                  \
+				for (uint32_t i = i0; i < i1; i++) {         \
+					const struct qpairs *qi = &qp[i - i0]; \
+					float *si = s + i * n;               \
+					for (p = p0; p + 8 <= p1; p += 8) {  \
+						__m512 a[8];                 \
+						for (int j = 0; j < 8; j++)  \
+							a[j] = dot_##FMT(    \
+								k + (p + j) * krow, \
+								qi, nb / 2, hd); \
+						_mm256_storeu_ps(            \
+							si + p,              \
+							_mm256_mul_ps(sum8(a), \
+								      vs));  \
+					}                                    \
+					for (; p < p1; p++)                  \
+						si[p] = _mm512_reduce_add_ps( \
+								dot_##FMT(   \
+									k + p * krow, \
+									qi, nb / 2, \
+									hd)) * \
+							scale;               \
+				}                                            \
+			}                                                    \
+		}                                                            \
+	}
+
+/* Query rows quantized together, so each K block of positions is read
+ * once for all of them. */
+#define QROWS 8
+
+VNNI_SCORES(q4_0, true, RS_NONE)
+VNNI_SCORES(q8_0, false, RS_NONE)
+VNNI_SCORES(int8, false, RS_INT8)
+
+KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
+
+typedef void scores_fn(const float *q, uint32_t g, const uint8_t *k,
+		       uint32_t krow, uint64_t n, uint32_t hd, float scale,
+		       float *s);
+typedef void values_fn(const float *s, uint32_t g, const uint8_t *v,
+		       uint32_t vrow, uint64_t n, uint32_t hd, float *o);
+
+static scores_fn *const zscores[KV_DTYPE_COUNT] = {
+	[KV_DTYPE_F32] = scores_f32,   [KV_DTYPE_F16] = scores_f16,
+	[KV_DTYPE_BF16] = scores_bf16, [KV_DTYPE_FP8] = scores_fp8,
+	[KV_DTYPE_Q4_1] = scores_q4_1,
+	/* int8, q8_0, q4_0: vnni[] */
+};
+static scores_fn *const vnni[KV_DTYPE_COUNT] = {
+	[KV_DTYPE_INT8] = vscores_int8,
+	[KV_DTYPE_Q8_0] = vscores_q8_0,
+	[KV_DTYPE_Q4_0] = vscores_q4_0,
+};
+static values_fn *const zvalues[KV_DTYPE_COUNT] = {
+	[KV_DTYPE_F32] = values_f32,   [KV_DTYPE_F16] = values_f16,
+	[KV_DTYPE_BF16] = values_bf16, [KV_DTYPE_FP8] = values_fp8,
+	[KV_DTYPE_INT8] = values_int8, [KV_DTYPE_Q8_0] = values_q8_0,
+	[KV_DTYPE_Q4_0] = values_q4_0, [KV_DTYPE_Q4_1] = values_q4_1,
+};
+#endif
+
+#ifdef HAVE_AVX512Q
+static bool have_vnni(void)
+{
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx512vl") &&
+		       __builtin_cpu_supports("avx512vnni");
+	}
+	return have;
+}
+#endif
+
+bool kv_attnq_has_simd(uint32_t hd)
+{
+#ifdef HAVE_AVX512Q
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		/* F16C comes with every AVX-512 CPU (and not every
+		 * compiler's builtin names it) */
+		have = __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512bw");
+	}
+	(void)have_vnni(); /* probed here, before any thread asks */
+	return have && hd % 32 == 0 && hd / 32 <= ZMAXB;
+#else
+	(void)hd;
+	return false;
+#endif
+}
+
+void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
+		   const uint8_t *k, const uint8_t *v,
+		   const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
+		   float scale, float *s, float *o, float *m, float *l,
+		   enum kv_isa isa)
+{
+	bool simd = isa == KV_ISA_AVX512 && kv_attnq_has_simd(hd);
+#ifdef HAVE_AVX512Q
+	scores_fn *sf = simd ? zscores[f->k] : NULL;
+	values_fn *vf = simd ? zvalues[f->v] : NULL;
+	if (simd && int_scores(f->k, hd))
+		sf = hd % 64 == 0 && have_vnni() ? vnni[f->k] : NULL;
+	if (sf)
+		sf(q, g, k, f->krow, n, hd, scale, s);
+	else
+		scores_c(q, g, k, f, n, hd, scale, s);
+	kv_attn_softmax(s, g, per, n, m, l, simd);
+	if (vf)
+		vf(s, g, v, f->vrow, n, hd, o);
+	else
+		values_c(s, g, v, f, n, hd, o);
+#else
+	scores_c(q, g, k, f, n, hd, scale, s);
+	kv_attn_softmax(s, g, per, n, m, l, simd);
+	values_c(s, g, v, f, n, hd, o);
+#endif
+}

@@ -1,0 +1,67 @@
+/*
+ * kvquant.h - the KV cache as bytes: each row (one K or V head of one
+ * token, hd values) is encoded once, when the engine writes it, in one of
+ * the storage formats of dtype.h, and the attention kernels read the
+ * encoded rows directly. Shared by the engine's files and the tests.
+ *
+ * Row layouts (bytes of kv_dtype_row_bytes()):
+ *   f32, f16, bf16  the values, little-endian IEEE (bf16: f32's top half)
+ *   fp8             e4m3 (4 exponent bits, bias 7, 3 mantissa bits; no
+ *                   infinities, largest 448), per-tensor scale 1.0
+ *   int8            hd signed bytes, then one f32 scale: x = q * scale,
+ *                   scale = max |x| / 127 (symmetric)
+ *   q8_0            blocks of 32: f16 d, 32 signed bytes; x = q d
+ *   q4_0            blocks of 32: f16 d, 16 bytes whose low nibbles hold
+ *                   values 0..15 of the block and high nibbles 16..31;
+ *                   x = (q - 8) d
+ *   q4_1            blocks of 32: f16 d, f16 m, 16 bytes as q4_0;
+ *                   x = q d + m
+ * The block formats are llama.cpp's (ggml's block_q8_0, block_q4_0,
+ * block_q4_1), byte for byte.
+ */
+#ifndef KV_KVQUANT_H
+#define KV_KVQUANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine_int.h"
+#include "kv/dtype.h"
+
+/* Scalar conversions, round to nearest even (fp8 saturates at 448). */
+uint16_t kv_f32_to_f16(float x);
+float kv_f16_to_f32(uint16_t h);
+uint16_t kv_f32_to_bf16(float x);
+float kv_bf16_to_f32(uint16_t h);
+uint8_t kv_f32_to_fp8(float x);
+float kv_fp8_to_f32(uint8_t b);
+
+/* Encodes n values of x into row (kv_dtype_row_bytes(t, n) bytes); t must
+ * be stored (kv_dtype_stored()) and n tile its blocks. */
+void kv_quant_encode(enum kv_dtype t, const float *x, uint32_t n, void *row);
+/* Decodes a row of n values into x. */
+void kv_quant_decode(enum kv_dtype t, const void *row, uint32_t n, float *x);
+
+/* How the cache keeps K and V: formats and bytes per row. */
+struct kv_rowfmt {
+	enum kv_dtype k, v;
+	uint32_t krow, vrow; /* bytes of a row of hd values */
+};
+
+/*
+ * kv_attn_part() over encoded rows: g query rows (tokens of `per` rows,
+ * causal as there) against positions [0, n) whose K and V rows are kept
+ * at k and v in the formats of f (row p at k + p krow). The same s, o, m,
+ * l as kv_attn_part(); s is used by every kernel. isa: KV_ISA_C or
+ * KV_ISA_AVX512 (the portable kernel where that one does not run).
+ */
+void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
+		   const uint8_t *k, const uint8_t *v,
+		   const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
+		   float scale, float *s, float *o, float *m, float *l,
+		   enum kv_isa isa);
+
+/* Whether the vectorised kernel runs for head size hd on this CPU. */
+bool kv_attnq_has_simd(uint32_t hd);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * quality.c - the comparison of a compact cache with the f32 one: the
+ * arithmetic of the metrics and the teacher-forced pair of runs that
+ * kvdecode and kvbench report.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/bench.h"
+#include "kv/quality.h"
+
+uint64_t kv_argmax(const float *x, uint64_t n)
+{
+	uint64_t best = 0;
+	for (uint64_t i = 1; i < n; i++)
+		if (x[i] > x[best])
+			best = i;
+	return best;
+}
+
+/* log sum exp of n values, in double. */
+static double lse(const float *x, uint64_t n)
+{
+	double mx = x[kv_argmax(x, n)], sum = 0;
+	for (uint64_t i = 0; i < n; i++)
+		sum += exp((double)x[i] - mx);
+	return mx + log(sum);
+}
+
+double kv_kl_div(const float *ref, const float *test, uint64_t n)
+{
+	double lr = lse(ref, n), lt = lse(test, n), kl = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		double a = (double)ref[i] - lr, b = (double)test[i] - lt;
+		kl += exp(a) * (a - b);
+	}
+	return kl > 0 ? kl : 0; /* rounding may leave -1e-17 */
+}
+
+void kv_quality_add(struct kv_quality *q, const float *ref,
+		    const float *test, uint64_t n)
+{
+	q->steps++;
+	q->agree += kv_argmax(ref, n) == kv_argmax(test, n);
+	for (uint64_t i = 0; i < n; i++) {
+		double d = fabs((double)ref[i] - (double)test[i]);
+		q->sum_abs += d;
+		q->max_abs = d > q->max_abs ? d : q->max_abs;
+	}
+	q->logits += n;
+	q->sum_kl += kv_kl_div(ref, test, n);
+}
+
+double kv_quality_top1(const struct kv_quality *q)
+{
+	return q->steps ? (double)q->agree / (double)q->steps : 0;
+}
+
+double kv_quality_mean_abs(const struct kv_quality *q)
+{
+	return q->logits ? q->sum_abs / (double)q->logits : 0;
+}
+
+double kv_quality_mean_kl(const struct kv_quality *q)
+{
+	return q->steps ? q->sum_kl / (double)q->steps : 0;
+}
+
+static struct kv_engine_opts run_opts(const struct kv_engine_opts *o,
+				      uint64_t prompt, uint64_t gen, bool f32)
+{
+	struct kv_engine_opts r = *o;
+	r.max_ctx = prompt + gen - 1; /* the last token is not fed */
+	r.max_chunk = prompt;
+	r.cache = true;
+	if (f32)
+		r.k_dtype = r.v_dtype = KV_DTYPE_F32;
+	return r;
+}
+
+int kv_quality_estimate(const struct kv_model *m,
+			const struct kv_engine_opts *o, uint64_t prompt,
+			uint64_t gen, uint64_t *bytes, char *err)
+{
+	struct kv_engine_size a, b;
+	struct kv_engine_opts oa = run_opts(o, prompt, gen, true);
+	struct kv_engine_opts ob = run_opts(o, prompt, gen, false);
+	uint64_t vocab = o->vocab ? o->vocab : m->vocab, ref;
+	int e;
+	if ((e = kv_engine_estimate(m, &oa, &a, err)) ||
+	    (e = kv_engine_estimate(m, &ob, &b, err)))
+		return e;
+	if (kv_mul(o->users, gen, &ref) || kv_mul(ref, vocab, &ref) ||
+	    kv_mul(ref + vocab, sizeof(float), &ref) ||
+	    kv_add(a.total > b.total ? a.total : b.total, ref, bytes)) {
+		snprintf(err, KV_ERRLEN, "the run's bytes overflow 64 bits");
+		return KV_ERANGE;
+	}
+	return 0;
+}
+
+/* One run over the prompt and gen steps: the reference (ref == NULL on
+ * entry to tokens: it chooses them and keeps its logits in keep) or the
+ * test (fed tokens, compared with keep). */
+struct pass {
+	const struct kv_model *m;
+	struct kv_engine_opts o;
+	uint64_t prompt, gen, users, seed, top_k;
+	double temperature;
+	uint32_t *text;  /* (users, prompt + gen) */
+	float *keep;     /* (gen, users, vocab): the reference's logits */
+	float *logits, *work;
+};
+
+static int one_pass(struct pass *p, bool test, struct kv_quality *q,
+		    struct kv_quality_step *steps, double *ms, char *err)
+{
+	struct kv_engine *e;
+	uint64_t U = p->users, cap = p->prompt + p->gen;
+	int rc = kv_engine_new(p->m, &p->o, &e, err);
+	if (rc)
+		return rc;
+	uint64_t v = kv_engine_vocab(e);
+	uint32_t *chunk = malloc(U * p->prompt * sizeof *chunk);
+	if (!chunk) {
+		kv_engine_free(e);
+		snprintf(err, KV_ERRLEN, "out of memory");
+		return KV_ENOMEM;
+	}
+	for (uint64_t step = 1; step <= p->gen && !rc; step++) {
+		uint64_t len = p->prompt + step - 1;
+		uint64_t n = step == 1 ? len : 1, pos = len - n;
+		for (uint64_t u = 0; u < U; u++)
+			memcpy(chunk + u * n, p->text + u * cap + pos,
+			       n * sizeof *chunk);
+		uint64_t t0 = kv_now_ns();
+		rc = kv_engine_forward(e, chunk, n, pos, true, p->logits);
+		if (step > 1 && ms)
+			*ms += (double)(kv_now_ns() - t0) / 1e6;
+		float *keep = p->keep + (step - 1) * U * v;
+		for (uint64_t u = 0; u < U && !rc; u++) {
+			const float *lg = p->logits + u * v;
+			uint32_t tok = kv_sample(lg, v, p->temperature,
+						 p->top_k, p->seed, u, step,
+						 p->work);
+			if (!test) {
+				memcpy(keep + u * v, lg, v * sizeof *lg);
+				p->text[u * cap + len] = tok;
+				continue;
+			}
+			kv_quality_add(q, keep + u * v, lg, v);
+			if (steps) {
+				struct kv_quality_step *st =
+					&steps[(step - 1) * U + u];
+				st->token_ref = p->text[u * cap + len];
+				st->token_test = tok;
+				st->max_abs = kv_max_abs_diff(keep + u * v, lg,
+							      v);
+				st->kl = kv_kl_div(keep + u * v, lg, v);
+			}
+		}
+	}
+	if (rc)
+		snprintf(err, KV_ERRLEN, "a forward pass failed");
+	free(chunk);
+	kv_engine_free(e);
+	return rc;
+}
+
+int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
+		   uint64_t prompt, uint64_t gen, double temperature,
+		   uint64_t top_k, uint64_t seed, struct kv_quality *q,
+		   struct kv_quality_step *steps, double *ms_test, char *err)
+{
+	struct pass p = {m, run_opts(o, prompt, gen, true), prompt, gen,
+			 o->users, seed, top_k, temperature, NULL, NULL, NULL,
+			 NULL};
+	uint64_t vocab = o->vocab ? o->vocab : m->vocab, cap = prompt + gen;
+	int rc;
+	memset(q, 0, sizeof *q);
+	if (ms_test)
+		*ms_test = 0;
+	if (prompt == 0 || gen == 0 || o->users == 0) {
+		snprintf(err, KV_ERRLEN, "prompt, new and users: at least 1");
+		return KV_EINVAL;
+	}
+	p.text = calloc(o->users * cap, sizeof *p.text);
+	p.keep = malloc(o->users * gen * vocab * sizeof *p.keep);
+	p.logits = malloc(o->users * vocab * sizeof *p.logits);
+	p.work = malloc(vocab * sizeof *p.work);
+	if (!p.text || !p.keep || !p.logits || !p.work) {
+		snprintf(err, KV_ERRLEN, "out of memory");
+		rc = KV_ENOMEM;
+		goto out;
+	}
+	for (uint64_t u = 0; u < o->users; u++)
+		for (uint64_t i = 0; i < prompt; i++)
+			p.text[u * cap + i] = kv_rand_token(seed, u, i, vocab);
+	if ((rc = one_pass(&p, false, q, steps, NULL, err)))
+		goto out;
+	p.o = run_opts(o, prompt, gen, false);
+	rc = one_pass(&p, true, q, steps, ms_test, err);
+out:
+	free(p.text);
+	free(p.keep);
+	free(p.logits);
+	free(p.work);
+	return rc;
+}

@@ -1,0 +1,1 @@
+kvbench --logit-scale 0

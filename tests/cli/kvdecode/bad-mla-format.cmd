@@ -1,0 +1,1 @@
+kvdecode --mla 256 --kv-dtype fp8

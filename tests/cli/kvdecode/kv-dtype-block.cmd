@@ -1,0 +1,1 @@
+kvdecode tests/cli/kvdecode/tiny-llama.json --k-dtype q8_0

@@ -1,0 +1,1 @@
+kvdecode --kv-dtype int8 --cache off

@@ -1,0 +1,1 @@
+kvdecode --v-dtype iq4_nl

@@ -1,0 +1,1 @@
+kvdecode --layers 2 --vocab 1000 --prompt 16 --new 8 --threads 2 --kv-dtype fp8 --logit-scale 20 2>&1 >/dev/null | grep -v -e "^time:" | sed 's/agreement [0-9.]* ([0-9]* of/agreement A (N of/; s/largest .*;/largest L, mean M;/; s/divergence .* nats/divergence D nats/'

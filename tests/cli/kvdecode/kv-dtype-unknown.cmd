@@ -1,0 +1,1 @@
+kvdecode --kv-dtype fp7

@@ -1,0 +1,1 @@
+kvdecode --logit-scale -1
