@@ -1074,15 +1074,10 @@ int main(int argc, char **argv)
 		status = plan(&a, m, &o, &sz);
 		goto out;
 	}
-	/* and the loop's own buffers: two texts and a chunk of tokens, two
-	 * sets of logits, a work row, the token cells */
+	/* and the loop's own buffers */
 	uint64_t vocab = a.vocab ? a.vocab : m->vocab, mine, need;
-	uint64_t cap = a.users * (a.prompt + a.gen);
-	if (kv_mul(cap, 3 * sizeof(uint32_t), &mine) ||
-	    kv_add(mine, (2 * a.users + 1) * vocab * sizeof(float), &mine) ||
-	    kv_add(mine, a.users * 11 + 1, &mine) ||
-	    (a.prefix && /* the cold and current logits of each step */
-	     kv_add(mine, 2 * a.gen * vocab * sizeof(float), &mine)) ||
+	if (kv_decode_loop_bytes(a.users, a.prompt, a.gen, vocab, a.prefix,
+				 &mine) ||
 	    kv_add(sz.total > qbytes ? sz.total : qbytes, mine, &need)) {
 		status = cli_usage("the run's bytes overflow 64 bits");
 		goto out;

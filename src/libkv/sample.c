@@ -30,6 +30,27 @@ int kv_decode_passes(uint64_t prompt, uint64_t gen, bool cache,
 	return kv_add(a, b, out);
 }
 
+int kv_decode_loop_bytes(uint64_t users, uint64_t prompt, uint64_t gen,
+			 uint64_t vocab, bool prefix, uint64_t *out)
+{
+	uint64_t cells, rows, logits;
+	int e;
+	/* rows of logits: two a user and a work row, and with prefix reuse
+	 * the cold and current logits of every step */
+	if ((e = kv_mul(users, 2, &rows)) || (e = kv_add(rows, 1, &rows)) ||
+	    (prefix && (e = kv_add(rows, 2 * gen, &rows))) ||
+	    (e = kv_mul(rows, vocab, &logits)) ||
+	    (e = kv_mul(logits, sizeof(float), &logits)))
+		return e;
+	/* two texts and a chunk of tokens a user, and the token cells */
+	if ((e = kv_add(prompt, gen, &cells)) ||
+	    (e = kv_mul(cells, users, &cells)) ||
+	    (e = kv_mul(cells, 3 * sizeof(uint32_t), &cells)) ||
+	    (e = kv_add(cells, logits, out)))
+		return e;
+	return kv_add(*out, users * 11 + 1, out);
+}
+
 uint32_t kv_rand_token(uint64_t seed, uint64_t user, uint64_t i,
 		       uint64_t vocab)
 {

@@ -443,6 +443,16 @@ static void test_helpers(void)
 	CHECK_U64(n, 9044850);
 	CHECK(kv_decode_passes(30000, 300, true, &n) == 0);
 	CHECK_U64(n, 30299); /* the article's 30,300 counts the last token */
+	/* a loop's own buffers, 2 users of 128 + 32 over GPT-2's vocabulary:
+	 * 5 rows of logits (5 x 50,257 x 4 = 1,005,140), 2 x 160 x 3 token
+	 * ids (3,840), 2 x 11 + 1 token cells */
+	CHECK(kv_decode_loop_bytes(2, 128, 32, 50257, false, &n) == 0);
+	CHECK_U64(n, 1009003);
+	/* prefix reuse adds 2 x 32 rows: 69 x 50,257 x 4 = 13,870,932 */
+	CHECK(kv_decode_loop_bytes(2, 128, 32, 50257, true, &n) == 0);
+	CHECK_U64(n, 13874795);
+	CHECK(kv_decode_loop_bytes(UINT64_MAX / 2, 1, 1, 50257, false, &n) ==
+	      KV_ERANGE);
 	CHECK(kv_decode_passes(UINT64_MAX, 3, false, &n) == KV_ERANGE);
 
 	/* sampling */
