@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "simd.h"
 
 /* Positions per block of the V pass: a block of V rows stays in L1 while
  * every query of the group reads it. */
@@ -83,27 +84,6 @@ static void part_c(const float *q, uint32_t g, uint32_t per, const float *k,
 #include <immintrin.h>
 #define HAVE_AVX2_KERNEL 1
 #define AVX2 __attribute__((target("avx2,fma")))
-
-/* Eight dot products, one per register, summed into the lanes of one. */
-AVX2 static inline __m256 hsum8(__m256 a0, __m256 a1, __m256 a2, __m256 a3,
-				__m256 a4, __m256 a5, __m256 a6, __m256 a7)
-{
-	__m256 t0 = _mm256_hadd_ps(a0, a1), t1 = _mm256_hadd_ps(a2, a3);
-	__m256 t2 = _mm256_hadd_ps(a4, a5), t3 = _mm256_hadd_ps(a6, a7);
-	t0 = _mm256_hadd_ps(t0, t1);
-	t2 = _mm256_hadd_ps(t2, t3);
-	return _mm256_add_ps(_mm256_permute2f128_ps(t0, t2, 0x20),
-			     _mm256_permute2f128_ps(t0, t2, 0x31));
-}
-
-AVX2 static inline float hsum(__m256 a)
-{
-	__m128 x = _mm_add_ps(_mm256_castps256_ps128(a),
-			      _mm256_extractf128_ps(a, 1));
-	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-	x = _mm_add_ss(x, _mm_movehdup_ps(x));
-	return _mm_cvtss_f32(x);
-}
 
 AVX2 static inline float hmax(__m256 a)
 {
@@ -175,7 +155,7 @@ scores_hd(const float *q, uint32_t g, const float *k, uint64_t n,
 					qv, _mm256_loadu_ps(kd + 7 * hd), a7);
 			}
 			_mm256_storeu_ps(s + i * n + p,
-					 _mm256_mul_ps(hsum8(a0, a1, a2, a3, a4,
+					 _mm256_mul_ps(kv_hsum8(a0, a1, a2, a3, a4,
 							     a5, a6, a7),
 						       vs));
 		}
@@ -188,7 +168,7 @@ scores_hd(const float *q, uint32_t g, const float *k, uint64_t n,
 			for (uint32_t d = 0; d < hd; d += 8)
 				a = _mm256_fmadd_ps(_mm256_loadu_ps(qi + d),
 						    _mm256_loadu_ps(kp + d), a);
-			s[i * n + p] = hsum(a) * scale;
+			s[i * n + p] = kv_hsum(a) * scale;
 		}
 	}
 }
@@ -243,7 +223,7 @@ AVX2 static void softmax_avx2(float *s, uint32_t g, uint32_t per, uint64_t n,
 		for (p = len; p < n; p++) /* masked: weighs 0 */
 			si[p] = 0;
 		m[i] = mx;
-		l[i] = hsum(sum);
+		l[i] = kv_hsum(sum);
 	}
 }
 
@@ -832,7 +812,7 @@ AVX2 static float exp_shift_avx2(float *x, uint64_t n, float m)
 		x[i] = expf(x[i] - m);
 		sum += x[i];
 	}
-	return sum + hsum(acc);
+	return sum + kv_hsum(acc);
 }
 #endif
 

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "engine_int.h"
+#include "simd.h"
 
 /* y[r][c] = beta y[r][c] + sum over i of x[r][i] w[c][i] for rows r < m
  * and columns c0 <= c < c1; x (m, k), w (n, k), y (m, n). */
@@ -84,15 +85,6 @@ tile_avx512(const float *x, uint64_t k, const float *w, int R, int C,
 			out[r][c] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
-AVX2 static inline float hsum8(__m256 a)
-{
-	__m128 x = _mm_add_ps(_mm256_castps256_ps128(a),
-			      _mm256_extractf128_ps(a, 1));
-	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-	x = _mm_add_ss(x, _mm_movehdup_ps(x));
-	return _mm_cvtss_f32(x);
-}
-
 __attribute__((always_inline)) AVX2 static inline void
 tile_avx2(const float *x, uint64_t k, const float *w, int R, int C,
 	  float out[TILE_R][TILE_C])
@@ -125,7 +117,7 @@ tile_avx2(const float *x, uint64_t k, const float *w, int R, int C,
 			float t = 0;
 			for (uint64_t j = i; j < k; j++)
 				t += x[r * k + j] * w[c * k + j];
-			out[r][c] = hsum8(acc[r][c]) + t;
+			out[r][c] = kv_hsum(acc[r][c]) + t;
 		}
 }
 

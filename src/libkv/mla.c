@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "simd.h"
 #include "kv/layout.h"
 #include "mla.h"
 
@@ -321,34 +322,13 @@ static void part_c(const float *q, uint32_t h, const float *c, uint64_t n,
 #define HAVE_MLA_AVX2 1
 #define AVX2 __attribute__((target("avx2,fma")))
 
-AVX2 static inline float hsum(__m256 a)
-{
-	__m128 x = _mm_add_ps(_mm256_castps256_ps128(a),
-			      _mm256_extractf128_ps(a, 1));
-	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-	x = _mm_add_ss(x, _mm_movehdup_ps(x));
-	return _mm_cvtss_f32(x);
-}
-
-/* Eight dot products, one per register, summed into the lanes of one. */
-AVX2 static inline __m256 hsum8(__m256 a0, __m256 a1, __m256 a2, __m256 a3,
-				__m256 a4, __m256 a5, __m256 a6, __m256 a7)
-{
-	__m256 t0 = _mm256_hadd_ps(a0, a1), t1 = _mm256_hadd_ps(a2, a3);
-	__m256 t2 = _mm256_hadd_ps(a4, a5), t3 = _mm256_hadd_ps(a6, a7);
-	t0 = _mm256_hadd_ps(t0, t1);
-	t2 = _mm256_hadd_ps(t2, t3);
-	return _mm256_add_ps(_mm256_permute2f128_ps(t0, t2, 0x20),
-			     _mm256_permute2f128_ps(t0, t2, 0x31));
-}
-
 AVX2 static float dot_avx2(const float *a, const float *b, uint32_t D)
 {
 	__m256 acc = _mm256_setzero_ps();
 	for (uint32_t d = 0; d < D; d += 8)
 		acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + d),
 				      _mm256_loadu_ps(b + d), acc);
-	return hsum(acc);
+	return kv_hsum(acc);
 }
 
 /* Scores of two heads against four rows: eight sums in flight, each
@@ -374,7 +354,7 @@ AVX2 static void scores_2x4(const float *q0, const float *q1, const float *r,
 		a3 = _mm256_fmadd_ps(x0, c, a3);
 		a7 = _mm256_fmadd_ps(x1, c, a7);
 	}
-	__m256 t = hsum8(a0, a1, a2, a3, a4, a5, a6, a7);
+	__m256 t = kv_hsum8(a0, a1, a2, a3, a4, a5, a6, a7);
 	_mm_storeu_ps(s0, _mm256_castps256_ps128(t));
 	_mm_storeu_ps(s1, _mm256_extractf128_ps(t, 1));
 }
@@ -558,11 +538,11 @@ AVX512 static void scores_4x4(const float *q, const float *r, uint32_t D,
 		a23 = _mm512_fmadd_ps(x2, c, a23);
 		a33 = _mm512_fmadd_ps(x3, c, a33);
 	}
-	__m256 t = hsum8(fold(a00), fold(a01), fold(a02), fold(a03),
+	__m256 t = kv_hsum8(fold(a00), fold(a01), fold(a02), fold(a03),
 			 fold(a10), fold(a11), fold(a12), fold(a13));
 	_mm_storeu_ps(s, _mm256_castps256_ps128(t));
 	_mm_storeu_ps(s + KV_MLA_BLOCK, _mm256_extractf128_ps(t, 1));
-	t = hsum8(fold(a20), fold(a21), fold(a22), fold(a23), fold(a30),
+	t = kv_hsum8(fold(a20), fold(a21), fold(a22), fold(a23), fold(a30),
 		  fold(a31), fold(a32), fold(a33));
 	_mm_storeu_ps(s + 2 * KV_MLA_BLOCK, _mm256_castps256_ps128(t));
 	_mm_storeu_ps(s + 3 * KV_MLA_BLOCK, _mm256_extractf128_ps(t, 1));

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int test_failures;
@@ -84,6 +85,18 @@ static inline struct kv_model *test_load(const char *name)
 	if (kv_model_load(path, &m, err)) {
 		fprintf(stderr, "load: %s\n", err);
 		test_failures++;
+	}
+	return m;
+}
+
+/* A config given as JSON text, named "tiny"; exits on a parse error. */
+static inline struct kv_model *test_parse(const char *json)
+{
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	if (kv_model_parse(json, strlen(json), "tiny", &m, err)) {
+		fprintf(stderr, "parse: %s\n", err);
+		exit(1);
 	}
 	return m;
 }

@@ -23,17 +23,6 @@ static const char llama_json[] =
 	"\"num_key_value_heads\":12,\"intermediate_size\":256,"
 	"\"vocab_size\":101,\"max_position_embeddings\":64}";
 
-static struct kv_model *load(const char *json)
-{
-	struct kv_model *m = NULL;
-	char err[KV_ERRLEN];
-	if (kv_model_parse(json, strlen(json), "tiny", &m, err)) {
-		fprintf(stderr, "parse: %s\n", err);
-		exit(1);
-	}
-	return m;
-}
-
 /*
  * Prefills `prompt` tokens with the cache, then decodes `gen` more one at a
  * time, recomputing the whole text without the cache at every step; checks
@@ -106,7 +95,7 @@ static void test_agreement(void)
 	const uint32_t kvs[] = {1, 3, 12}, users[] = {1, 3},
 		       threads[] = {1, 2};
 	for (int f = 0; f < 2; f++) {
-		struct kv_model *m = load(jsons[f]);
+		struct kv_model *m = test_parse(jsons[f]);
 		for (int k = 0; k < 3; k++)
 			for (int u = 0; u < 2; u++)
 				for (int t = 0; t < 2; t++) {
@@ -118,14 +107,14 @@ static void test_agreement(void)
 	}
 	/* one KV head, one user, two threads: a decode step past 1,024
 	 * positions is split over positions and merged */
-	struct kv_model *m = load(llama_json);
+	struct kv_model *m = test_parse(llama_json);
 	CHECK_NEAR(agree(m, 1, 1, 2, 1100, 3), 0, 1e-5);
 	kv_model_free(m);
 }
 
 static void kernels(const char *json)
 {
-	struct kv_model *m = load(json);
+	struct kv_model *m = test_parse(json);
 	char err[KV_ERRLEN];
 	struct kv_engine_opts o = kv_engine_opts_default();
 	struct kv_engine *e1, *e2;
@@ -350,7 +339,7 @@ static void test_bytes(void)
 	kv_model_free(m);
 
 	/* measured from a real allocation, with overrides */
-	m = load(llama_json);
+	m = test_parse(llama_json);
 	o = kv_engine_opts_default();
 	o.kv_heads = 3;
 	o.layers = 3;
@@ -400,7 +389,7 @@ static void test_bytes(void)
 static void test_refusals(void)
 {
 	char err[KV_ERRLEN];
-	struct kv_model *m = load(gpt2_json), *eff;
+	struct kv_model *m = test_parse(gpt2_json), *eff;
 	struct kv_engine_opts o = kv_engine_opts_default();
 	o.kv_heads = 5;
 	CHECK(kv_engine_model(m, &o, &eff, err) == KV_EINVAL);
@@ -419,7 +408,7 @@ static void test_refusals(void)
 		"\"hidden_size\":64,\"num_attention_heads\":4}",
 	};
 	for (size_t i = 0; i < 3; i++) {
-		m = load(bad[i]);
+		m = test_parse(bad[i]);
 		o = kv_engine_opts_default();
 		CHECK(kv_engine_model(m, &o, &eff, err) == KV_EUNSUP);
 		CHECK_HAS(err, "it runs GPT-2 blocks");

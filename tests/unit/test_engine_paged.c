@@ -34,17 +34,6 @@ static const char llama64_json[] =
 	"\"num_key_value_heads\":2,\"intermediate_size\":256,"
 	"\"vocab_size\":101,\"max_position_embeddings\":64}";
 
-static struct kv_model *load(const char *json)
-{
-	struct kv_model *m = NULL;
-	char err[KV_ERRLEN];
-	if (kv_model_parse(json, strlen(json), "tiny", &m, err)) {
-		fprintf(stderr, "parse: %s\n", err);
-		exit(1);
-	}
-	return m;
-}
-
 static struct kv_engine *engine(const struct kv_model *m,
 				const struct kv_engine_opts *o)
 {
@@ -142,7 +131,7 @@ static void test_layouts(void)
 	const uint32_t kvs[] = {1, 3, 12}, users[] = {1, 3},
 		       threads[] = {1, 2};
 	for (int f = 0; f < 2; f++) {
-		struct kv_model *m = load(jsons[f]);
+		struct kv_model *m = test_parse(jsons[f]);
 		for (int k = 0; k < 3; k++)
 			for (int u = 0; u < 2; u++)
 				for (int t = 0; t < 2; t++)
@@ -160,7 +149,7 @@ static void test_layouts(void)
 	}
 	/* one KV head, one user, two threads: decode steps past 1,024
 	 * positions are split over whole blocks and merged */
-	struct kv_model *m = load(llama_json);
+	struct kv_model *m = test_parse(llama_json);
 	layouts(m, 1, 1, 2, 16, 1100, 3);
 	/* the cache's compact formats, K's and V's apart, blocks
 	 * interleaved between users (gathered tiles) and tiles split
@@ -169,7 +158,7 @@ static void test_layouts(void)
 				      KV_DTYPE_INT8, KV_DTYPE_Q4_0,
 				      KV_DTYPE_Q4_1};
 	kv_model_free(m);
-	m = load(llama64_json);
+	m = test_parse(llama64_json);
 	for (int i = 0; i < 5; i++) {
 		layouts_in(m, 2, 3, 2, 4, 10, 4, fmts[i], fmts[i]);
 		layouts_in(m, 2, 2, 2, 1, 280, 2, fmts[i],
@@ -181,7 +170,7 @@ static void test_layouts(void)
 /* A stand-in prefill then one step, as kvbench does, in both layouts. */
 static void test_fill(void)
 {
-	struct kv_model *m = load(llama_json);
+	struct kv_model *m = test_parse(llama_json);
 	struct kv_engine_opts o = kv_engine_opts_default();
 	o.kv_heads = 3;
 	o.users = 2;
@@ -234,7 +223,7 @@ static uint64_t request(struct kv_engine *e, const uint32_t *prompt,
 
 static void test_prefix(const char *json)
 {
-	struct kv_model *m = load(json);
+	struct kv_model *m = test_parse(json);
 	struct kv_engine_opts o = kv_engine_opts_default();
 	struct kv_paged_stats st;
 	o.kv_heads = 3;
@@ -292,7 +281,7 @@ static void test_prefix(const char *json)
  * least recently used first, and the first then misses. */
 static void test_evict(void)
 {
-	struct kv_model *m = load(llama_json);
+	struct kv_model *m = test_parse(llama_json);
 	struct kv_engine_opts o = kv_engine_opts_default();
 	struct kv_paged_stats st;
 	o.max_ctx = 12;
@@ -320,7 +309,7 @@ static void test_evict(void)
 
 static void test_sizes(void)
 {
-	struct kv_model *m = load(llama_json);
+	struct kv_model *m = test_parse(llama_json);
 	struct kv_engine_opts o = kv_engine_opts_default();
 	struct kv_engine_size sz;
 	char err[KV_ERRLEN];

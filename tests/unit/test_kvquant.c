@@ -274,22 +274,11 @@ static const char gpt2_json[] =
 	"\"n_head\":2,\"n_inner\":256,\"vocab_size\":97,"
 	"\"n_positions\":64}";
 
-static struct kv_model *load(const char *json)
-{
-	struct kv_model *m = NULL;
-	char err[KV_ERRLEN];
-	if (kv_model_parse(json, strlen(json), "tiny", &m, err)) {
-		fprintf(stderr, "parse: %s\n", err);
-		exit(1);
-	}
-	return m;
-}
-
 /* The cache's allocation is kvsize's bytes, per token and in all, for
  * every stored format of K and V; the bytes a step reads count them. */
 static void test_bytes(void)
 {
-	struct kv_model *m = load(gpt2_json);
+	struct kv_model *m = test_parse(gpt2_json);
 	char err[KV_ERRLEN];
 	for (int fk = 0; fk < NSTORED; fk++)
 		for (int fv = 0; fv < NSTORED; fv++) {
@@ -336,7 +325,7 @@ static void test_refusals(void)
 	static const char odd_json[] =
 		"{\"model_type\":\"gpt2\",\"n_layer\":1,\"n_embd\":96,"
 		"\"n_head\":2,\"vocab_size\":50,\"n_positions\":16}";
-	struct kv_model *m = load(gpt2_json), *odd = load(odd_json);
+	struct kv_model *m = test_parse(gpt2_json), *odd = test_parse(odd_json);
 	struct kv_engine_opts o = kv_engine_opts_default();
 	struct kv_engine_size sz;
 	char err[KV_ERRLEN];
@@ -372,7 +361,7 @@ static void test_engine_formats(void)
 		"\"n_positions\":2048}";
 	static const enum kv_dtype fmts[] = {KV_DTYPE_F16, KV_DTYPE_BF16,
 					     KV_DTYPE_INT8, KV_DTYPE_Q4_0};
-	struct kv_model *m = load(one_json);
+	struct kv_model *m = test_parse(one_json);
 	char err[KV_ERRLEN];
 	enum { P = 1100 };
 	static uint32_t tok[P + 1];

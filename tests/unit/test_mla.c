@@ -67,17 +67,6 @@ static const char ds_nope0_json[] =
 	"\"q_lora_rank\":null,\"qk_nope_head_dim\":0,"
 	"\"qk_rope_head_dim\":8,\"v_head_dim\":8,\"vocab_size\":101}";
 
-static struct kv_model *load(const char *json)
-{
-	struct kv_model *m = NULL;
-	char err[KV_ERRLEN];
-	if (kv_model_parse(json, strlen(json), "tiny", &m, err)) {
-		fprintf(stderr, "parse: %s\n", err);
-		exit(1);
-	}
-	return m;
-}
-
 /* The kernel on two rows worked by hand: q sees only the rotary part;
  * scores 0 and ln 3, so the weights are 1/4 and 3/4. */
 static void test_kernel_hand(void)
@@ -252,7 +241,7 @@ static void test_agreement(void)
 	};
 	const uint32_t users[] = {1, 3}, threads[] = {1, 2};
 	for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
-		struct kv_model *m = load(runs[r].json);
+		struct kv_model *m = test_parse(runs[r].json);
 		for (int u = 0; u < 2; u++)
 			for (int t = 0; t < 2; t++)
 				CHECK_NEAR(agree(m, runs[r].rank, runs[r].rope,
@@ -267,7 +256,7 @@ static void test_agreement(void)
 	}
 	/* one user, two threads: a step past 1,024 positions is split over
 	 * four ranges of positions and merged */
-	struct kv_model *m = load(llama_json);
+	struct kv_model *m = test_parse(llama_json);
 	CHECK_NEAR(agree(m, 32, 8, 1, 2, 1100, 3, true), 0, TOL);
 	kv_model_free(m);
 }
@@ -276,7 +265,7 @@ static void test_agreement(void)
  * token's logits by far more than the tolerance. */
 static void test_sensitive(void)
 {
-	struct kv_model *m = load(ds_json);
+	struct kv_model *m = test_parse(ds_json);
 	char err[KV_ERRLEN];
 	struct kv_engine_opts o = kv_engine_opts_default();
 	struct kv_engine *e;
@@ -298,7 +287,7 @@ static void test_sensitive(void)
 static void test_bytes(void)
 {
 	char err[KV_ERRLEN];
-	struct kv_model *m = load(gpt2_json), *eff;
+	struct kv_model *m = test_parse(gpt2_json), *eff;
 	struct kv_engine_opts o = kv_engine_opts_default();
 	struct kv_engine *e;
 	o.mla_rank = 32;
@@ -399,7 +388,7 @@ static void test_scratch(void)
 static void test_refusals(void)
 {
 	char err[KV_ERRLEN];
-	struct kv_model *m = load(gpt2_json), *eff = NULL;
+	struct kv_model *m = test_parse(gpt2_json), *eff = NULL;
 	struct kv_engine_opts o = kv_engine_opts_default();
 	o.mla_rank = 193;
 	CHECK(kv_engine_model(m, &o, &eff, err) == KV_EINVAL);
@@ -425,7 +414,7 @@ static void test_refusals(void)
 	CHECK_HAS(err, "mla-rope: the model has no latent attention");
 	kv_model_free(m);
 	/* a config's own odd rotary size is named by its field */
-	m = load("{\"model_type\":\"deepseek_v2\",\"num_hidden_layers\":2,"
+	m = test_parse("{\"model_type\":\"deepseek_v2\",\"num_hidden_layers\":2,"
 		 "\"hidden_size\":64,\"num_attention_heads\":4,"
 		 "\"kv_lora_rank\":16,\"qk_rope_head_dim\":5}");
 	o = kv_engine_opts_default();
