@@ -503,7 +503,107 @@ KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
 VALUES(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
 VALUES(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
-VALUES(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
+
+/*
+ * q4_0 V. A block's 16 bytes are broadcast to the four quarters of a
+ * register and quarter c shifted right by 8c, so lane l holds byte
+ * 4 (l % 4) + l / 4 with no shuffle; vpermps reads its low nibble, and
+ * after a shift its high, through the table of q - 8. The output is thus
+ * kept with each 16 values transposed as 4 x 4 and put back in order
+ * once at the end. The weights times the blocks' d are formed for a
+ * block of positions together, 16 at a time, from the d copied out of
+ * the rows, so the inner loop is two lookups and two FMAs a block.
+ */
+AVX512Q INLINE void axpy_q4_0(const uint8_t *r, const float *w,
+			      uint32_t b, uint32_t nb, __m512 *a)
+{
+	const __m512 t = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1,
+					2, 3, 4, 5, 6, 7);
+	const __m512i sh = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16,
+					     16, 16, 24, 24, 24, 24);
+	for (uint32_t c = 0; c < nb; c++) {
+		__m512i x = _mm512_srlv_epi32(
+			_mm512_broadcast_i32x4(_mm_loadu_si128(
+				(const void *)(r + 18 * (b + c) + 2))),
+			sh);
+		__m512 wv = _mm512_set1_ps(w[c * QBLOCK]);
+		a[2 * c] = _mm512_fmadd_ps(wv, _mm512_permutexvar_ps(x, t),
+					   a[2 * c]);
+		a[2 * c + 1] = _mm512_fmadd_ps(
+			wv, _mm512_permutexvar_ps(_mm512_srli_epi32(x, 4), t),
+			a[2 * c + 1]);
+	}
+}
+
+/* Positions [0, m) of a block from v, weights wd[b][j], into the 64
+ * (NB 2) or 32 (NB 1) transposed values at ob, two positions at a time
+ * into two sets of registers. */
+AVX512Q INLINE void span_q4_0(const uint8_t *v, uint32_t vrow, uint32_t m,
+			      const float (*wd)[QBLOCK], uint32_t b,
+			      uint32_t nb, float *ob)
+{
+	__m512 a[4], c[4];
+	for (uint32_t j = 0; j < 2 * nb; j++) {
+		a[j] = _mm512_loadu_ps(ob + 16 * j);
+		c[j] = _mm512_setzero_ps();
+	}
+	uint32_t j = 0;
+	for (; j + 2 <= m; j += 2) {
+		const uint8_t *r = v + (uint64_t)j * vrow;
+		axpy_q4_0(r, &wd[b][j], b, nb, a);
+		axpy_q4_0(r + vrow, &wd[b][j + 1], b, nb, c);
+	}
+	if (j < m)
+		axpy_q4_0(v + (uint64_t)j * vrow, &wd[b][j], b, nb, a);
+	for (uint32_t i = 0; i < 2 * nb; i++)
+		_mm512_storeu_ps(ob + 16 * i, _mm512_add_ps(a[i], c[i]));
+}
+
+AVX512Q static void values_q4_0(const float *s, uint32_t g,
+				const uint8_t *v, uint32_t vrow, uint64_t n,
+				uint32_t hd, float *o)
+{
+	const __m512i tr = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
+					     10, 14, 3, 7, 11, 15);
+	uint32_t nb = hd / 32;
+	_Alignas(64) uint16_t dh[ZMAXB][QBLOCK];
+	_Alignas(64) float wd[ZMAXB][QBLOCK];
+	memset(o, 0, sizeof *o * g * hd);
+	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
+		uint32_t m = (uint32_t)(p0 + QBLOCK < n ? QBLOCK : n - p0);
+		const uint8_t *vb = v + p0 * vrow;
+		for (uint32_t j = 0; j < m; j++)
+			for (uint32_t b = 0; b < nb; b++)
+				memcpy(&dh[b][j], vb + (uint64_t)j * vrow + 18 * b,
+				       2);
+		for (uint32_t i = 0; i < g; i++) {
+			const float *si = s + i * n + p0;
+			float *oi = o + (uint64_t)i * hd;
+			for (uint32_t j = 0; j < m; j += 16) {
+				__mmask16 k = m - j >= 16 ? 0xffff
+					: (__mmask16)((1u << (m - j)) - 1);
+				__m512 w = _mm512_maskz_loadu_ps(k, si + j);
+				for (uint32_t b = 0; b < nb; b++)
+					_mm512_store_ps(
+						&wd[b][j],
+						_mm512_maskz_mul_ps(
+							k, w,
+							_mm512_cvtph_ps(_mm256_load_si256(
+								(const void *)&dh[b][j]))));
+			}
+			uint32_t b = 0;
+			for (; b + 2 <= nb; b += 2)
+				span_q4_0(vb, vrow, m, (const void *)wd, b, 2,
+					  oi + 32 * b);
+			if (b < nb)
+				span_q4_0(vb, vrow, m, (const void *)wd, b, 1,
+					  oi + 32 * b);
+		}
+	}
+	for (uint64_t i = 0; i < (uint64_t)g * hd; i += 16)
+		_mm512_storeu_ps(o + i,
+				 _mm512_permutexvar_ps(tr, _mm512_loadu_ps(o + i)));
+}
 
 /*
  * int8, q8_0 and q4_0 K with AVX-512 VNNI: 64 values of a row (a pair of
