@@ -572,10 +572,12 @@ AVX512Q static void values_q4_0(const float *s, uint32_t g,
 	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
 		uint32_t m = (uint32_t)(p0 + QBLOCK < n ? QBLOCK : n - p0);
 		const uint8_t *vb = v + p0 * vrow;
-		for (uint32_t j = 0; j < m; j++)
-			for (uint32_t b = 0; b < nb; b++)
-				memcpy(&dh[b][j], vb + (uint64_t)j * vrow + 18 * b,
-				       2);
+		for (uint32_t b = 0; b < nb; b++) {
+			const uint8_t *r = vb + 18 * b;
+#pragma GCC unroll 4
+			for (uint32_t j = 0; j < m; j++, r += vrow)
+				memcpy(&dh[b][j], r, 2);
+		}
 		for (uint32_t i = 0; i < g; i++) {
 			const float *si = s + i * n + p0;
 			float *oi = o + (uint64_t)i * hd;
@@ -808,6 +810,22 @@ static void make_qfold(const struct qpairs *qp, uint32_t np,
 		}
 }
 
+/* pair_q4_0()'s 64 bytes with no shuffle: block 0's 16 bytes broadcast
+ * to the four quarters, block 1's over quarters 1 and 3, the high half
+ * shifted right by a nibble, then masked. */
+AVX512V INLINE __m512i nib_q4_0(const uint8_t *b0)
+{
+	const __m512i sh = _mm512_setr_epi64(0, 0, 0, 0, 0x0004000400040004,
+					     0x0004000400040004,
+					     0x0004000400040004,
+					     0x0004000400040004);
+	__m512i z = _mm512_mask_broadcast_i32x4(
+		_mm512_broadcast_i32x4(_mm_loadu_si128((const void *)(b0 + 2))),
+		0xf0f0, _mm_loadu_si128((const void *)(b0 + 20)));
+	return _mm512_and_si512(_mm512_srlv_epi16(z, sh),
+				_mm512_set1_epi8(15));
+}
+
 /* Scores of eight positions, rows[j], before the scale. Their d are
  * copied into fold8()'s order (two scalar moves each: one gather of 16
  * is slower on Zen 4). */
@@ -819,14 +837,14 @@ AVX512V INLINE __m256 dot8_q4_0(const uint8_t *const *rows,
 					     0, 0, 0, 0, 0, 0);
 	const __m512i hi = _mm512_setr_epi32(4, 12, 5, 13, 6, 14, 7, 15, 0,
 					     0, 0, 0, 0, 0, 0, 0);
-	__m512 acc = _mm512_setzero_ps(), d;
+	__m512 acc = _mm512_setzero_ps();
 	for (uint32_t pr = 0; pr < np; pr++) {
 		__m512i t[8];
 		_Alignas(32) uint16_t dh[16];
 		__m512i q8 = _mm512_load_si512(qp->q8[pr]);
 		for (int j = 0; j < 8; j++) {
 			t[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-						   pair_q4_0(rows[j], pr, &d),
+						   nib_q4_0(rows[j] + 36 * pr),
 						   q8);
 			memcpy(dh + 8 * (j % 2) + j / 2, rows[j] + 36 * pr, 2);
 			memcpy(dh + 8 * (j % 2) + 4 + j / 2,
