@@ -503,109 +503,7 @@ KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
 VALUES(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
 VALUES(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
-
-/*
- * q4_0 V. A block's 16 bytes are broadcast to the four quarters of a
- * register and quarter c shifted right by 8c, so lane l holds byte
- * 4 (l % 4) + l / 4 with no shuffle; vpermps reads its low nibble, and
- * after a shift its high, through the table of q - 8. The output is thus
- * kept with each 16 values transposed as 4 x 4 and put back in order
- * once at the end. The weights times the blocks' d are formed for a
- * block of positions together, 16 at a time, from the d copied out of
- * the rows, so the inner loop is two lookups and two FMAs a block.
- */
-AVX512Q INLINE void axpy_q4_0(const uint8_t *r, const float *w,
-			      uint32_t b, uint32_t nb, __m512 *a)
-{
-	const __m512 t = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1,
-					2, 3, 4, 5, 6, 7);
-	const __m512i sh = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16,
-					     16, 16, 24, 24, 24, 24);
-	for (uint32_t c = 0; c < nb; c++) {
-		__m512i x = _mm512_srlv_epi32(
-			_mm512_broadcast_i32x4(_mm_loadu_si128(
-				(const void *)(r + 18 * (b + c) + 2))),
-			sh);
-		__m512 wv = _mm512_set1_ps(w[c * QBLOCK]);
-		a[2 * c] = _mm512_fmadd_ps(wv, _mm512_permutexvar_ps(x, t),
-					   a[2 * c]);
-		a[2 * c + 1] = _mm512_fmadd_ps(
-			wv, _mm512_permutexvar_ps(_mm512_srli_epi32(x, 4), t),
-			a[2 * c + 1]);
-	}
-}
-
-/* Positions [0, m) of a block from v, weights wd[b][j], into the 64
- * (NB 2) or 32 (NB 1) transposed values at ob, two positions at a time
- * into two sets of registers. */
-AVX512Q INLINE void span_q4_0(const uint8_t *v, uint32_t vrow, uint32_t m,
-			      const float (*wd)[QBLOCK], uint32_t b,
-			      uint32_t nb, float *ob)
-{
-	__m512 a[4], c[4];
-	for (uint32_t j = 0; j < 2 * nb; j++) {
-		a[j] = _mm512_loadu_ps(ob + 16 * j);
-		c[j] = _mm512_setzero_ps();
-	}
-	uint32_t j = 0;
-	for (; j + 2 <= m; j += 2) {
-		const uint8_t *r = v + (uint64_t)j * vrow;
-		axpy_q4_0(r, &wd[b][j], b, nb, a);
-		axpy_q4_0(r + vrow, &wd[b][j + 1], b, nb, c);
-	}
-	if (j < m)
-		axpy_q4_0(v + (uint64_t)j * vrow, &wd[b][j], b, nb, a);
-	for (uint32_t i = 0; i < 2 * nb; i++)
-		_mm512_storeu_ps(ob + 16 * i, _mm512_add_ps(a[i], c[i]));
-}
-
-AVX512Q static void values_q4_0(const float *s, uint32_t g,
-				const uint8_t *v, uint32_t vrow, uint64_t n,
-				uint32_t hd, float *o)
-{
-	const __m512i tr = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
-					     10, 14, 3, 7, 11, 15);
-	uint32_t nb = hd / 32;
-	_Alignas(64) uint16_t dh[ZMAXB][QBLOCK];
-	_Alignas(64) float wd[ZMAXB][QBLOCK];
-	memset(o, 0, sizeof *o * g * hd);
-	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
-		uint32_t m = (uint32_t)(p0 + QBLOCK < n ? QBLOCK : n - p0);
-		const uint8_t *vb = v + p0 * vrow;
-		for (uint32_t b = 0; b < nb; b++) {
-			const uint8_t *r = vb + 18 * b;
-#pragma GCC unroll 4
-			for (uint32_t j = 0; j < m; j++, r += vrow)
-				memcpy(&dh[b][j], r, 2);
-		}
-		for (uint32_t i = 0; i < g; i++) {
-			const float *si = s + i * n + p0;
-			float *oi = o + (uint64_t)i * hd;
-			for (uint32_t j = 0; j < m; j += 16) {
-				__mmask16 k = m - j >= 16 ? 0xffff
-					: (__mmask16)((1u << (m - j)) - 1);
-				__m512 w = _mm512_maskz_loadu_ps(k, si + j);
-				for (uint32_t b = 0; b < nb; b++)
-					_mm512_store_ps(
-						&wd[b][j],
-						_mm512_maskz_mul_ps(
-							k, w,
-							_mm512_cvtph_ps(_mm256_load_si256(
-								(const void *)&dh[b][j]))));
-			}
-			uint32_t b = 0;
-			for (; b + 2 <= nb; b += 2)
-				span_q4_0(vb, vrow, m, (const void *)wd, b, 2,
-					  oi + 32 * b);
-			if (b < nb)
-				span_q4_0(vb, vrow, m, (const void *)wd, b, 1,
-					  oi + 32 * b);
-		}
-	}
-	for (uint64_t i = 0; i < (uint64_t)g * hd; i += 16)
-		_mm512_storeu_ps(o + i,
-				 _mm512_permutexvar_ps(tr, _mm512_loadu_ps(o + i)));
-}
+VALUES(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
 
 /*
  * int8, q8_0 and q4_0 K with AVX-512 VNNI: 64 values of a row (a pair of
@@ -810,22 +708,6 @@ static void make_qfold(const struct qpairs *qp, uint32_t np,
 		}
 }
 
-/* pair_q4_0()'s 64 bytes with no shuffle: block 0's 16 bytes broadcast
- * to the four quarters, block 1's over quarters 1 and 3, the high half
- * shifted right by a nibble, then masked. */
-AVX512V INLINE __m512i nib_q4_0(const uint8_t *b0)
-{
-	const __m512i sh = _mm512_setr_epi64(0, 0, 0, 0, 0x0004000400040004,
-					     0x0004000400040004,
-					     0x0004000400040004,
-					     0x0004000400040004);
-	__m512i z = _mm512_mask_broadcast_i32x4(
-		_mm512_broadcast_i32x4(_mm_loadu_si128((const void *)(b0 + 2))),
-		0xf0f0, _mm_loadu_si128((const void *)(b0 + 20)));
-	return _mm512_and_si512(_mm512_srlv_epi16(z, sh),
-				_mm512_set1_epi8(15));
-}
-
 /* Scores of eight positions, rows[j], before the scale. Their d are
  * copied into fold8()'s order (two scalar moves each: one gather of 16
  * is slower on Zen 4). */
@@ -837,14 +719,14 @@ AVX512V INLINE __m256 dot8_q4_0(const uint8_t *const *rows,
 					     0, 0, 0, 0, 0, 0);
 	const __m512i hi = _mm512_setr_epi32(4, 12, 5, 13, 6, 14, 7, 15, 0,
 					     0, 0, 0, 0, 0, 0, 0);
-	__m512 acc = _mm512_setzero_ps();
+	__m512 acc = _mm512_setzero_ps(), d;
 	for (uint32_t pr = 0; pr < np; pr++) {
 		__m512i t[8];
 		_Alignas(32) uint16_t dh[16];
 		__m512i q8 = _mm512_load_si512(qp->q8[pr]);
 		for (int j = 0; j < 8; j++) {
 			t[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-						   nib_q4_0(rows[j] + 36 * pr),
+						   pair_q4_0(rows[j], pr, &d),
 						   q8);
 			memcpy(dh + 8 * (j % 2) + j / 2, rows[j] + 36 * pr, 2);
 			memcpy(dh + 8 * (j % 2) + 4 + j / 2,
