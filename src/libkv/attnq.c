@@ -667,7 +667,7 @@ VNNI_SCORES(q8_0, false, RS_NONE)
  * through vpdpbusd from zero as above, and the eight registers of sums
  * are folded in integers into one, lane 4c + e holding block c % 2 of
  * the pair at position 2e + c / 2, before anything is converted. The
- * blocks' d are gathered in that order, the query's -8 sum and dq are
+ * blocks' d are copied in that order, the query's -8 sum and dq are
  * per block, so a pair of blocks costs per eight positions one
  * conversion and one FMA, not eight; the folds are a few shuffles.
  */
@@ -768,8 +768,8 @@ AVX512V static void vscores_q4_0(const float *q, uint32_t g,
 					const uint8_t *rows[8];
 					uint64_t m = p1 - p < 8 ? p1 - p : 8;
 					for (uint64_t j = 0; j < 8; j++)
-						rows[j] = k + (p + (j < m ? j : m - 1)) *
-								      krow;
+						rows[j] = k + krow *
+							(p + (j < m ? j : m - 1));
 					__m256 r = _mm256_mul_ps(
 						dot8_q4_0(rows, &qp[i - i0],
 							  &qf[i - i0], np),
@@ -786,6 +786,7 @@ AVX512V static void vscores_q4_0(const float *q, uint32_t g,
 		}
 	}
 }
+
 VNNI_SCORES(int8, false, RS_INT8)
 
 KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
