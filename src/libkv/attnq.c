@@ -660,8 +660,133 @@ AVX512V INLINE __m512i pair_int8(const uint8_t *r, uint32_t pr, __m512 *d)
  * once for all of them. */
 #define QROWS 8
 
-VNNI_SCORES(q4_0, true, RS_NONE)
 VNNI_SCORES(q8_0, false, RS_NONE)
+
+/*
+ * q4_0 K, eight positions at a time: each position's pairs of blocks go
+ * through vpdpbusd from zero as above, and the eight registers of sums
+ * are folded in integers into one, lane 4c + e holding block c % 2 of
+ * the pair at position 2e + c / 2, before anything is converted. The
+ * blocks' d are copied in that order, the query's -8 sum and dq are
+ * per block, so a pair of blocks costs per eight positions one
+ * conversion and one FMA, not eight; the folds are a few shuffles.
+ */
+AVX512V INLINE __m512i fold8(const __m512i *t)
+{
+	__m512i u[4];
+	for (int e = 0; e < 4; e++) /* blocks' halves: [2e.b0 2e.b1 ..] */
+		u[e] = _mm512_add_epi32(
+			_mm512_shuffle_i32x4(t[2 * e], t[2 * e + 1], 0x44),
+			_mm512_shuffle_i32x4(t[2 * e], t[2 * e + 1], 0xee));
+	__m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(u[0], u[1]),
+				     _mm512_unpackhi_epi32(u[0], u[1]));
+	__m512i c = _mm512_add_epi32(_mm512_unpacklo_epi32(u[2], u[3]),
+				     _mm512_unpackhi_epi32(u[2], u[3]));
+	return _mm512_add_epi32(_mm512_unpacklo_epi64(a, c),
+				_mm512_unpackhi_epi64(a, c));
+}
+
+/* A query row's pairs in fold8()'s lane order: -8 x the sum of the
+ * block's query bytes, and dq. */
+struct qfold {
+	_Alignas(64) int32_t bias[ZMAXB / 2][16];
+	_Alignas(64) float dq[ZMAXB / 2][16];
+};
+
+static void make_qfold(const struct qpairs *qp, uint32_t np,
+		       struct qfold *qf)
+{
+	for (uint32_t pr = 0; pr < np; pr++)
+		for (uint32_t l = 0; l < 16; l++) {
+			uint32_t h = l / 4 % 2; /* block h of the pair */
+			int32_t c = 0;
+			for (uint32_t t = 0; t < 4; t++)
+				c += qp->c8[pr][4 * h + t] +
+				     qp->c8[pr][8 + 4 * h + t];
+			qf->bias[pr][l] = c;
+			qf->dq[pr][l] = qp->dq[pr][4 * h];
+		}
+}
+
+/* Scores of eight positions, rows[j], before the scale. Their d are
+ * copied into fold8()'s order (two scalar moves each: one gather of 16
+ * is slower on Zen 4). */
+AVX512V INLINE __m256 dot8_q4_0(const uint8_t *const *rows,
+				const struct qpairs *qp,
+				const struct qfold *qf, uint32_t np)
+{
+	const __m512i lo = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 0, 0,
+					     0, 0, 0, 0, 0, 0);
+	const __m512i hi = _mm512_setr_epi32(4, 12, 5, 13, 6, 14, 7, 15, 0,
+					     0, 0, 0, 0, 0, 0, 0);
+	__m512 acc = _mm512_setzero_ps(), d;
+	for (uint32_t pr = 0; pr < np; pr++) {
+		__m512i t[8];
+		_Alignas(32) uint16_t dh[16];
+		__m512i q8 = _mm512_load_si512(qp->q8[pr]);
+		for (int j = 0; j < 8; j++) {
+			t[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+						   pair_q4_0(rows[j], pr, &d),
+						   q8);
+			memcpy(dh + 8 * (j % 2) + j / 2, rows[j] + 36 * pr, 2);
+			memcpy(dh + 8 * (j % 2) + 4 + j / 2,
+			       rows[j] + 36 * pr + 18, 2);
+		}
+		__m512i sum = _mm512_add_epi32(
+			fold8(t), _mm512_load_si512(qf->bias[pr]));
+		__m512 dd = _mm512_mul_ps(
+			_mm512_cvtph_ps(_mm256_load_si256((const void *)dh)),
+			_mm512_load_ps(qf->dq[pr]));
+		acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), dd, acc);
+	}
+	return _mm512_castps512_ps256(
+		_mm512_add_ps(_mm512_permutexvar_ps(lo, acc),
+			      _mm512_permutexvar_ps(hi, acc)));
+}
+
+/* Rows past the end of a group of eight repeat the last. */
+AVX512V static void vscores_q4_0(const float *q, uint32_t g,
+				 const uint8_t *k, uint32_t krow, uint64_t n,
+				 uint32_t hd, float scale, float *s)
+{
+	uint32_t np = hd / 64;
+	struct qpairs qp[QROWS];
+	struct qfold qf[QROWS];
+	__m256 vs = _mm256_set1_ps(scale);
+	for (uint32_t i0 = 0; i0 < g; i0 += QROWS) {
+		uint32_t i1 = i0 + QROWS < g ? i0 + QROWS : g;
+		for (uint32_t i = i0; i < i1; i++) {
+			make_qpairs(q + (uint64_t)i * hd, hd / 32, true,
+				    &qp[i - i0]);
+			make_qfold(&qp[i - i0], np, &qf[i - i0]);
+		}
+		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
+			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n;
+			for (uint32_t i = i0; i < i1; i++) {
+				float *si = s + i * n;
+				for (uint64_t p = p0; p < p1; p += 8) {
+					const uint8_t *rows[8];
+					uint64_t m = p1 - p < 8 ? p1 - p : 8;
+					for (uint64_t j = 0; j < 8; j++)
+						rows[j] = k + krow *
+							(p + (j < m ? j : m - 1));
+					__m256 r = _mm256_mul_ps(
+						dot8_q4_0(rows, &qp[i - i0],
+							  &qf[i - i0], np),
+						vs);
+					if (m == 8) {
+						_mm256_storeu_ps(si + p, r);
+					} else {
+						float t[8];
+						_mm256_storeu_ps(t, r);
+						memcpy(si + p, t, m * sizeof *t);
+					}
+				}
+			}
+		}
+	}
+}
+
 VNNI_SCORES(int8, false, RS_INT8)
 
 KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)

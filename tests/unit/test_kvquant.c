@@ -182,14 +182,16 @@ static void test_round_trip(void)
 }
 
 /* The AVX-512 kernels of every pair of formats against the portable
- * ones, at a head size of 96 (an odd block of 32 at the end) and of 128
- * (pairs of blocks: q4_0's integer scores). */
-static void kernels(uint32_t hd)
+ * ones, at head sizes of 32 (one block), 64 (one pair of blocks: q4_0's
+ * integer scores), 96 (an odd block of 32 at the end) and 128 (two
+ * pairs), over 77 positions (a group of eight and a block of 64 end
+ * part-way) and over 5 (less than a group). */
+static void kernels(uint32_t hd, int N)
 {
-	enum { N = 77, G = 6, PER = 3, MAXHD = 128 };
-	static float q[G * MAXHD], x[MAXHD], s[G * N], o[2][G * MAXHD],
+	enum { MAXN = 77, G = 6, PER = 3, MAXHD = 128 };
+	static float q[G * MAXHD], x[MAXHD], s[G * MAXN], o[2][G * MAXHD],
 		m[2][G], l[2][G];
-	static uint8_t k[N * (4 * MAXHD + 4)], v[N * (4 * MAXHD + 4)];
+	static uint8_t k[MAXN * (4 * MAXHD + 4)], v[MAXN * (4 * MAXHD + 4)];
 	for (uint32_t i = 0; i < G * hd; i++)
 		q[i] = kv_rand_sym(1, i);
 	for (int fk = 0; fk < NSTORED; fk++)
@@ -224,9 +226,9 @@ static void kernels(uint32_t hd)
 							     l[0][i]);
 			}
 			if (!(worst < 1e-5))
-				fprintf(stderr, "kernel %s/%s at %u: %.3g\n",
+				fprintf(stderr, "kernel %s/%s at %u, %d: %.3g\n",
 					kv_dtype_name(f.k), kv_dtype_name(f.v),
-					hd, worst);
+					hd, N, worst);
 			CHECK(worst < 1e-5);
 		}
 }
@@ -237,8 +239,12 @@ static void test_kernels(void)
 		printf("test_kvquant: no AVX-512 kernel here\n");
 		return;
 	}
-	kernels(96);
-	kernels(128);
+	for (int n = 5; n <= 77; n += 72) {
+		kernels(32, n);
+		kernels(64, n);
+		kernels(96, n);
+		kernels(128, n);
+	}
 }
 
 /* The portable q4_0 scores against a float dot product: the query's
