@@ -884,7 +884,7 @@ AVX512W static float wquant_z(const float *si, const uint16_t *dh,
 		_mm256_storeu_si256((void *)(wq + 16 * c),
 				    _mm512_cvtsepi32_epi16(q));
 	}
-	memset(wq + 16 * nc, 0, sizeof *wq * (QBLOCK + 4 - 16 * nc));
+	memset(wq + 16 * nc, 0, 4 * sizeof *wq); /* a pair past the end */
 	*qsum = _mm512_reduce_add_epi32(qs);
 	return wmax / 32767.0f;
 }
@@ -901,15 +901,16 @@ AVX512W INLINE __m512i pair_nib(__m256i y)
 					     _mm512_castsi256_si512(y));
 }
 
-/* Block b of rows r0, r1 with the pair of weights w into a[0] (values
- * 0..15) and a[1] (16..31). */
+/* Block b of rows r0, r1 with the pair of weights w: the whole bytes
+ * (lo + 16 hi) into a[0], the high nibbles (values 16..31) into a[1];
+ * values 0..15 are a[0] - 16 a[1], which saves a mask. At most 64 x 255
+ * x 32767 < 2^31 in a lane. */
 #define NIBDOT(r0, r1, b, w, a)                                              \
 	do {                                                                 \
 		__m512i z_ = pair_nib(_mm256_loadu2_m128i(                   \
 			(const void *)((r1) + 18 * (b) + 2),                 \
 			(const void *)((r0) + 18 * (b) + 2)));               \
-		(a)[0] = _mm512_dpwssd_epi32(                                \
-			(a)[0], _mm512_and_si512(z_, m15), (w));             \
+		(a)[0] = _mm512_dpwssd_epi32((a)[0], z_, (w));               \
 		(a)[1] = _mm512_dpwssd_epi32((a)[1],                        \
 					     _mm512_srli_epi16(z_, 4), (w)); \
 	} while (0)
@@ -922,7 +923,6 @@ AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
 			    int16_t (*wq)[QBLOCK + 4], const float *sc,
 			    const int32_t *qsum, float *oi)
 {
-	const __m512i m15 = _mm512_set1_epi16(15);
 	const uint8_t *last = vb + (cnt - 1) * vrow;
 	__m512i a[2][2], e[2][2]; /* block, half: sets a and e */
 	for (uint32_t c = 0; c < NC; c++)
@@ -953,10 +953,12 @@ AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
 	for (uint32_t c = 0; c < NC; c++) {
 		__m512i m8 = _mm512_set1_epi32(8 * qsum[b + c]);
 		__m512 S = _mm512_set1_ps(sc[b + c]);
+		__m512i hi = _mm512_add_epi32(a[c][1], e[c][1]);
+		__m512i lo = _mm512_sub_epi32(_mm512_add_epi32(a[c][0], e[c][0]),
+					      _mm512_slli_epi32(hi, 4));
 		for (uint32_t h = 0; h < 2; h++) {
 			float *od = oi + 32 * (b + c) + 16 * h;
-			__m512i t = _mm512_sub_epi32(
-				_mm512_add_epi32(a[c][h], e[c][h]), m8);
+			__m512i t = _mm512_sub_epi32(h ? hi : lo, m8);
 			_mm512_storeu_ps(od, _mm512_fmadd_ps(
 						     S, _mm512_cvtepi32_ps(t),
 						     _mm512_loadu_ps(od)));
@@ -978,6 +980,11 @@ AVX512W static void values_q4_0i(const float *s, uint32_t g,
 	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
 		uint32_t cnt = (uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK);
 		const uint8_t *vb = v + p0 * vrow;
+		/* the next run's rows, while this one is summed */
+		uint64_t ahead = n - p0 - cnt < QBLOCK ? n - p0 - cnt : QBLOCK;
+		for (uint64_t l = 0; l < ahead * vrow; l += 64)
+			_mm_prefetch((const char *)vb + cnt * vrow + l,
+				     _MM_HINT_T0);
 		for (uint32_t j = 0; j < cnt; j++)
 			for (uint32_t b = 0; b < nb; b++)
 				memcpy(&dh[b][j], vb + j * vrow + 18 * b, 2);
