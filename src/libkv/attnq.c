@@ -847,12 +847,13 @@ AVX512V static void vscores_q4_0(const float *q, uint32_t g,
 }
 
 /*
- * q4_0 V with AVX-512 VNNI and VBMI: values_c_q4_0()'s integers. Two
- * positions' 16 bytes of a block are interleaved by one vpermb into
- * 16 lanes of two words (position p low, p + 1 high), zero-extended; a
- * mask gives the low nibbles, a shift the high, and vpdpwssd multiplies
- * each by the pair of 16-bit weights and adds both into the lane: 32
- * products an instruction, the -8 and the scale once per run.
+ * q4_0 V with AVX-512 VNNI and VBMI (without them, the portable
+ * kernel): values_c_q4_0()'s integers. Two positions' 16 bytes of a
+ * block are interleaved by one vpermb into 16 lanes of two words
+ * (position p low, p + 1 high), zero-extended; vpdpwssd multiplies the
+ * bytes, and the high nibbles (a shift), by the pair of 16-bit weights
+ * and adds both products into the lane: 32 products an instruction. The
+ * low nibbles' sums, the -8 and the scale come once per run.
  */
 #define AVX512W                                                              \
 	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,"        \
