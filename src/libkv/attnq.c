@@ -12,8 +12,8 @@
  * f16 by vcvtph2ps, bf16 by a shift, fp8 e4m3 by moving its bits into a
  * float's (the value / 2^120 exactly, e4m3's subnormals as float
  * subnormals; the 2^120 is applied to the scores and the output), int8
- * and q8_0 by sign extension, q4_0 and q4_1 by a 16-entry table lookup
- * (vpermps) of each nibble. Scores take eight positions at a time, one
+ * and q8_0 by sign extension, q4_1 by a 16-entry table lookup (vpermps)
+ * of each nibble. Scores take eight positions at a time, one
  * register of partial sums each, added across lanes together at the end.
  *
  * The scores of int8 (heads a multiple of 32), q8_0 and q4_0 K are
@@ -21,7 +21,9 @@
  * quantized per block of 32 values to 8 bits (max |q| / 127), the sums
  * of products are exact integers, scaled by the blocks' scales; with
  * AVX-512 VNNI (heads a multiple of 64) one vpdpbusd multiplies 64 values.
- * The portable kernel computes the same sums.
+ * The portable kernel computes the same sums. The weighted sum of a q4_0
+ * V is integer too: the weights are rounded to 16 bits per run of
+ * positions and multiply the nibbles exactly (values_c_q4_0()).
  */
 #include <math.h>
 #include <string.h>
@@ -162,11 +164,79 @@ static void scores_c(const float *q, uint32_t g, const uint8_t *k,
 	}
 }
 
+/*
+ * The weighted sum of a q4_0 V in integers: o = sum_p w_p (nib_p - 8)
+ * with w_p = s_p d_p, for each block of 32 values of the head, over
+ * QBLOCK positions at a time. The weights of such a run are rounded to
+ * 16 bits against their largest magnitude (w = q S, S = max |w| / 32767,
+ * |q| <= 32767); sum q nib is an exact integer, the -8 one more (8 sum q),
+ * and S scales the difference once. Each weight is within S / 2 of its
+ * value, so a position adds at most 4 S = max |w| / 8192 of error
+ * (|nib - 8| <= 8): over a run, at most 64 / 8192 of its largest
+ * weight, under 2% of the half step q4_0 itself may be off by for that
+ * one position (|w| / 2). The AVX-512 kernel (values_q4_0i) computes the
+ * same integers and the same S.
+ */
+
+/* Weights of positions p0 .. p0 + cnt of block b for query row si into
+ * wq (as 16-bit integers); returns their scale S, *qsum their sum. */
+static float wquant_c(const float *si, const uint8_t *v, uint32_t vrow,
+		      uint64_t p0, uint32_t cnt, uint32_t b, int32_t *wq,
+		      int32_t *qsum)
+{
+	float w[QBLOCK], wmax = 0;
+	for (uint32_t j = 0; j < cnt; j++) {
+		const uint8_t *blk = v + (p0 + j) * vrow + 18 * b;
+		uint16_t h;
+		memcpy(&h, blk, 2);
+		w[j] = si[p0 + j] * kv_f16_to_f32(h);
+		wmax = fabsf(w[j]) > wmax ? fabsf(w[j]) : wmax;
+	}
+	float inv = wmax > 0 ? 32767.0f / wmax : 0;
+	*qsum = 0;
+	for (uint32_t j = 0; j < cnt; j++) {
+		wq[j] = (int32_t)rintf(w[j] * inv);
+		*qsum += wq[j];
+	}
+	return wmax / 32767.0f;
+}
+
+static void values_c_q4_0(const float *s, uint32_t g, const uint8_t *v,
+			  uint32_t vrow, uint64_t n, uint32_t hd, float *o)
+{
+	int32_t wq[QBLOCK], qsum, acc[32];
+	memset(o, 0, sizeof *o * g * hd);
+	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
+		uint32_t cnt = (uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK);
+		for (uint32_t i = 0; i < g; i++)
+			for (uint32_t b = 0; b < hd / 32; b++) {
+				float sc = wquant_c(s + i * n, v, vrow, p0, cnt,
+						    b, wq, &qsum);
+				float *ob = o + (uint64_t)i * hd + 32 * b;
+				const uint8_t *vb = v + p0 * vrow + 18 * b + 2;
+				memset(acc, 0, sizeof acc);
+				for (uint32_t j = 0; j < cnt; j++)
+					for (uint32_t d = 0; d < 16; d++) {
+						int32_t x = vb[j * vrow + d];
+						acc[d] += wq[j] * (x & 15);
+						acc[16 + d] += wq[j] * (x >> 4);
+					}
+				for (uint32_t d = 0; d < 32; d++)
+					ob[d] += sc *
+						 (float)(acc[d] - 8 * qsum);
+			}
+	}
+}
+
 static void values_c(const float *s, uint32_t g, const uint8_t *v,
 		     const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
 		     float *o)
 {
 	float x[32];
+	if (f->v == KV_DTYPE_Q4_0) {
+		values_c_q4_0(s, g, v, f->vrow, n, hd, o);
+		return;
+	}
 	memset(o, 0, sizeof *o * g * hd);
 	for (uint64_t p = 0; p < n; p++) {
 		const uint8_t *row = v + p * f->vrow;
@@ -263,15 +333,6 @@ AVX512Q INLINE void dec_nib(const uint8_t *qs, __m512 t, __m512 *lo,
 	*hi = _mm512_permutexvar_ps(_mm512_srli_epi32(x, 4), t);
 }
 
-AVX512Q INLINE void dec_q4_0(const uint8_t *r, uint32_t b, __m512 *lo,
-			     __m512 *hi)
-{
-	dec_nib(r + 18 * b + 2,
-		_mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
-			       5, 6, 7),
-		lo, hi);
-}
-
 AVX512Q INLINE void dec_q4_1(const uint8_t *r, uint32_t b, __m512 *lo,
 			     __m512 *hi)
 {
@@ -293,7 +354,6 @@ AVX512Q INLINE float half_at(const uint8_t *p)
  * (RS). Formats without one use 1 and 0, which fold away. */
 #define SC_NONE(r, b) 1.0f
 #define SC_Q8_0(r, b) half_at((r) + 34 * (b))
-#define SC_Q4_0(r, b) half_at((r) + 18 * (b))
 #define SC_Q4_1(r, b) half_at((r) + 20 * (b))
 #define MN_NONE(r, b) 0.0f
 #define MN_Q4_1(r, b) half_at((r) + 20 * (b) + 2)
@@ -503,7 +563,6 @@ KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
 VALUES(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
 VALUES(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
-VALUES(q4_0, SC_Q4_0, MN_NONE, 1, RS_NONE, 1.0f)
 
 /*
  * int8, q8_0 and q4_0 K with AVX-512 VNNI: 64 values of a row (a pair of
@@ -787,6 +846,163 @@ AVX512V static void vscores_q4_0(const float *q, uint32_t g,
 	}
 }
 
+/*
+ * q4_0 V with AVX-512 VNNI and VBMI (without them, the portable
+ * kernel): values_c_q4_0()'s integers. Two positions' 16 bytes of a
+ * block are interleaved by one vpermb into 16 lanes of two words
+ * (position p low, p + 1 high), zero-extended; vpdpwssd multiplies the
+ * bytes, and the high nibbles (a shift), by the pair of 16-bit weights
+ * and adds both products into the lane: 32 products an instruction. The
+ * low nibbles' sums, the -8 and the scale come once per run.
+ */
+#define AVX512W                                                              \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,"        \
+			      "avx512vbmi,f16c,avx2,fma")))
+
+/* wquant_c() for 16 positions at a time (cnt <= QBLOCK); wq has room for
+ * QBLOCK + 4 weights, those past cnt set to 0. */
+AVX512W static float wquant_z(const float *si, const uint16_t *dh,
+			      uint64_t p0, uint32_t cnt, int16_t *wq,
+			      int32_t *qsum)
+{
+	__m512 w[QBLOCK / 16], mx = _mm512_setzero_ps();
+	uint32_t nc = (cnt + 15) / 16;
+	for (uint32_t c = 0; c < nc; c++) {
+		uint32_t m = cnt - 16 * c < 16 ? cnt - 16 * c : 16;
+		__mmask16 k = (__mmask16)((1u << m) - 1);
+		__m512 d = _mm512_cvtph_ps(
+			_mm256_maskz_loadu_epi16(k, dh + 16 * c));
+		w[c] = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, si + p0 + 16 * c),
+				     d);
+		mx = _mm512_max_ps(mx, _mm512_abs_ps(w[c]));
+	}
+	float wmax = _mm512_reduce_max_ps(mx);
+	__m512 inv = _mm512_set1_ps(wmax > 0 ? 32767.0f / wmax : 0);
+	__m512i qs = _mm512_setzero_si512();
+	for (uint32_t c = 0; c < nc; c++) {
+		__m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(w[c], inv));
+		qs = _mm512_add_epi32(qs, q);
+		_mm256_storeu_si256((void *)(wq + 16 * c),
+				    _mm512_cvtsepi32_epi16(q));
+	}
+	memset(wq + 16 * nc, 0, 4 * sizeof *wq); /* a pair past the end */
+	*qsum = _mm512_reduce_add_epi32(qs);
+	return wmax / 32767.0f;
+}
+
+/* Lanes of (nibble byte j of position p, of p + 1) as two words, from
+ * y = (16 bytes of p, 16 of p + 1). */
+AVX512W INLINE __m512i pair_nib(__m256i y)
+{
+	const __m512i ix = _mm512_set_epi32(
+		0x1f000f, 0x1e000e, 0x1d000d, 0x1c000c, 0x1b000b, 0x1a000a,
+		0x190009, 0x180008, 0x170007, 0x160006, 0x150005, 0x140004,
+		0x130003, 0x120002, 0x110001, 0x100000);
+	return _mm512_maskz_permutexvar_epi8(0x5555555555555555ull, ix,
+					     _mm512_castsi256_si512(y));
+}
+
+/* Block b of rows r0, r1 with the pair of weights w: the whole bytes
+ * (lo + 16 hi) into a[0], the high nibbles (values 16..31) into a[1];
+ * values 0..15 are a[0] - 16 a[1], which saves a mask. At most 64 x 255
+ * x 32767 < 2^31 in a lane. */
+#define NIBDOT(r0, r1, b, w, a)                                              \
+	do {                                                                 \
+		__m512i z_ = pair_nib(_mm256_loadu2_m128i(                   \
+			(const void *)((r1) + 18 * (b) + 2),                 \
+			(const void *)((r0) + 18 * (b) + 2)));               \
+		(a)[0] = _mm512_dpwssd_epi32((a)[0], z_, (w));               \
+		(a)[1] = _mm512_dpwssd_epi32((a)[1],                        \
+					     _mm512_srli_epi16(z_, 4), (w)); \
+	} while (0)
+
+/* o += the weighted sum of NC blocks from b (NC 1 or 2) over the run of
+ * cnt positions at vb, four positions (two pairs into two sets of sums)
+ * at a time; a pair past the end repeats the last row, weight 0. */
+AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
+			    uint32_t b, uint32_t NC,
+			    int16_t (*wq)[QBLOCK + 4], const float *sc,
+			    const int32_t *qsum, float *oi)
+{
+	const uint8_t *last = vb + (cnt - 1) * vrow;
+	__m512i a[2][2], e[2][2]; /* block, half: sets a and e */
+	for (uint32_t c = 0; c < NC; c++)
+		a[c][0] = a[c][1] = e[c][0] = e[c][1] = _mm512_setzero_si512();
+	uint32_t j = 0;
+	for (; j + 4 <= cnt; j += 4) {
+		const uint8_t *r = vb + j * vrow;
+		for (uint32_t c = 0; c < NC; c++) {
+			int32_t t0, t1;
+			memcpy(&t0, &wq[b + c][j], 4);
+			memcpy(&t1, &wq[b + c][j + 2], 4);
+			__m512i w0 = _mm512_set1_epi32(t0);
+			__m512i w1 = _mm512_set1_epi32(t1);
+			NIBDOT(r, r + vrow, b + c, w0, a[c]);
+			NIBDOT(r + 2 * vrow, r + 3 * vrow, b + c, w1, e[c]);
+		}
+	}
+	for (; j < cnt; j += 2) {
+		const uint8_t *r0 = vb + j * vrow;
+		const uint8_t *r1 = j + 1 < cnt ? r0 + vrow : last;
+		for (uint32_t c = 0; c < NC; c++) {
+			int32_t t0;
+			memcpy(&t0, &wq[b + c][j], 4);
+			__m512i w0 = _mm512_set1_epi32(t0);
+			NIBDOT(r0, r1, b + c, w0, a[c]);
+		}
+	}
+	for (uint32_t c = 0; c < NC; c++) {
+		__m512i m8 = _mm512_set1_epi32(8 * qsum[b + c]);
+		__m512 S = _mm512_set1_ps(sc[b + c]);
+		__m512i hi = _mm512_add_epi32(a[c][1], e[c][1]);
+		__m512i lo = _mm512_sub_epi32(_mm512_add_epi32(a[c][0], e[c][0]),
+					      _mm512_slli_epi32(hi, 4));
+		for (uint32_t h = 0; h < 2; h++) {
+			float *od = oi + 32 * (b + c) + 16 * h;
+			__m512i t = _mm512_sub_epi32(h ? hi : lo, m8);
+			_mm512_storeu_ps(od, _mm512_fmadd_ps(
+						     S, _mm512_cvtepi32_ps(t),
+						     _mm512_loadu_ps(od)));
+		}
+	}
+}
+
+/* Two blocks of the head at a time (one at the end of an odd count). */
+AVX512W static void values_q4_0i(const float *s, uint32_t g,
+				 const uint8_t *v, uint32_t vrow, uint64_t n,
+				 uint32_t hd, float *o)
+{
+	uint32_t nb = hd / 32;
+	_Alignas(64) int16_t wq[ZMAXB][QBLOCK + 4];
+	_Alignas(64) uint16_t dh[ZMAXB][QBLOCK]; /* the blocks' d */
+	float sc[ZMAXB];
+	int32_t qsum[ZMAXB];
+	memset(o, 0, sizeof *o * g * hd);
+	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
+		uint32_t cnt = (uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK);
+		const uint8_t *vb = v + p0 * vrow;
+		/* the next run's rows, while this one is summed */
+		uint64_t ahead = n - p0 - cnt < QBLOCK ? n - p0 - cnt : QBLOCK;
+		for (uint64_t l = 0; l < ahead * vrow; l += 64)
+			_mm_prefetch((const char *)vb + cnt * vrow + l,
+				     _MM_HINT_T0);
+		for (uint32_t j = 0; j < cnt; j++)
+			for (uint32_t b = 0; b < nb; b++)
+				memcpy(&dh[b][j], vb + j * vrow + 18 * b, 2);
+		for (uint32_t i = 0; i < g; i++) {
+			float *oi = o + (uint64_t)i * hd;
+			for (uint32_t b = 0; b < nb; b++)
+				sc[b] = wquant_z(s + i * n, dh[b], p0, cnt,
+						 wq[b], &qsum[b]);
+			uint32_t b = 0;
+			for (; b + 2 <= nb; b += 2)
+				nib_run(vb, vrow, cnt, b, 2, wq, sc, qsum, oi);
+			if (b < nb)
+				nib_run(vb, vrow, cnt, b, 1, wq, sc, qsum, oi);
+		}
+	}
+}
+
 VNNI_SCORES(int8, false, RS_INT8)
 
 KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
@@ -812,7 +1028,7 @@ static values_fn *const zvalues[KV_DTYPE_COUNT] = {
 	[KV_DTYPE_F32] = values_f32,   [KV_DTYPE_F16] = values_f16,
 	[KV_DTYPE_BF16] = values_bf16, [KV_DTYPE_FP8] = values_fp8,
 	[KV_DTYPE_INT8] = values_int8, [KV_DTYPE_Q8_0] = values_q8_0,
-	[KV_DTYPE_Q4_0] = values_q4_0, [KV_DTYPE_Q4_1] = values_q4_1,
+	[KV_DTYPE_Q4_1] = values_q4_1, /* q4_0: values_q4_0i() */
 };
 #endif
 
@@ -824,6 +1040,16 @@ static bool have_vnni(void)
 		__builtin_cpu_init();
 		have = __builtin_cpu_supports("avx512vl") &&
 		       __builtin_cpu_supports("avx512vnni");
+	}
+	return have;
+}
+
+static bool have_vbmi(void)
+{
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx512vbmi");
 	}
 	return have;
 }
@@ -841,6 +1067,7 @@ bool kv_attnq_has_simd(uint32_t hd)
 		       __builtin_cpu_supports("avx512bw");
 	}
 	(void)have_vnni(); /* probed here, before any thread asks */
+	(void)have_vbmi();
 	return have && hd % 32 == 0 && hd / 32 <= ZMAXB;
 #else
 	(void)hd;
@@ -865,6 +1092,8 @@ void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
 	else
 		scores_c(q, g, k, f, n, hd, scale, s);
 	kv_attn_softmax(s, g, per, n, m, l, simd);
+	if (simd && f->v == KV_DTYPE_Q4_0)
+		vf = have_vnni() && have_vbmi() ? values_q4_0i : NULL;
 	if (vf)
 		vf(s, g, v, f->vrow, n, hd, o);
 	else

@@ -275,6 +275,71 @@ static void test_q4_0_scores(void)
 	CHECK(fabs(m - dot) > 0); /* the query was rounded */
 }
 
+/* The weighted sum of a q4_0 V, in 16-bit weights per run of 64
+ * positions, against the float sum of the decoded rows (the weights s
+ * the kernel leaves): within 4 S per position, S = the run's largest
+ * |s d| / 32767 for the block (see attnq.c), plus float rounding. Heads
+ * of one to four blocks, runs that end part-way and pairs cut at the end,
+ * two query rows, both kernels. */
+static void q4_0_values(uint32_t hd, uint32_t n, enum kv_isa isa)
+{
+	enum { G = 2, MAXN = 130, MAXHD = 128 };
+	static float q[G * MAXHD], kf[MAXN * MAXHD], x[MAXN * MAXHD],
+		s[G * MAXN], o[G * MAXHD], m[G], l[G];
+	static uint8_t v[MAXN * 4 * 18];
+	uint32_t vrow = hd / 32 * 18;
+	for (uint32_t i = 0; i < G * hd; i++)
+		q[i] = 2 * kv_rand_sym(6, i);
+	for (uint32_t p = 0; p < n; p++) {
+		for (uint32_t d = 0; d < hd; d++) {
+			kf[p * hd + d] = kv_rand_sym(7, p * hd + d);
+			/* blocks of quite different scales */
+			x[p * hd + d] = kv_rand_sym(8, p * hd + d) *
+					(float)(1 + d / 32 + p % 7);
+		}
+		kv_quant_encode(KV_DTYPE_Q4_0, x + p * hd, hd, v + p * vrow);
+		kv_quant_decode(KV_DTYPE_Q4_0, v + p * vrow, hd, x + p * hd);
+	}
+	struct kv_rowfmt f = {KV_DTYPE_F32, KV_DTYPE_Q4_0, 4 * hd, vrow};
+	kv_attnq_part(q, G, G, (const uint8_t *)kf, v, &f, n, hd, 0.5f, s, o,
+		      m, l, isa);
+	double worst = 0; /* error / bound */
+	for (uint32_t i = 0; i < G; i++)
+		for (uint32_t d = 0; d < hd; d++) {
+			double ref = 0, bound = 0, mag = 0;
+			for (uint32_t p0 = 0; p0 < n; p0 += 64) {
+				uint32_t p1 = p0 + 64 < n ? p0 + 64 : n;
+				double wmax = 0;
+				for (uint32_t p = p0; p < p1; p++) {
+					double w = s[i * n + p];
+					float dd = kv_f16_to_f32(get16(
+						v + p * vrow + d / 32 * 18));
+					ref += w * x[p * hd + d];
+					mag += fabs(w * x[p * hd + d]);
+					wmax = fmax(wmax, fabs(w * dd));
+				}
+				bound += (p1 - p0) * 4 * wmax / 32767;
+			}
+			bound += 1e-6 * mag + 1e-30;
+			worst = fmax(worst, fabs(o[i * hd + d] - ref) / bound);
+		}
+	if (!(worst <= 1))
+		fprintf(stderr, "q4_0 V at %u, %u (%s): %.3g of the bound\n",
+			hd, n, isa == KV_ISA_C ? "C" : "AVX-512", worst);
+	CHECK(worst <= 1);
+}
+
+static void test_q4_0_values(void)
+{
+	static const uint32_t ns[] = {1, 2, 5, 64, 77, 130};
+	for (uint32_t hd = 32; hd <= 128; hd += 32)
+		for (int j = 0; j < 6; j++) {
+			q4_0_values(hd, ns[j], KV_ISA_C);
+			if (kv_attnq_has_simd(hd))
+				q4_0_values(hd, ns[j], KV_ISA_AVX512);
+		}
+}
+
 static const char gpt2_json[] =
 	"{\"model_type\":\"gpt2\",\"n_layer\":2,\"n_embd\":128,"
 	"\"n_head\":2,\"n_inner\":256,\"vocab_size\":97,"
@@ -443,6 +508,7 @@ int main(void)
 	test_round_trip();
 	test_kernels();
 	test_q4_0_scores();
+	test_q4_0_values();
 	test_bytes();
 	test_refusals();
 	test_engine_formats();
