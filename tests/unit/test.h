@@ -102,6 +102,15 @@ static inline struct kv_model *test_parse(const char *json)
 }
 #endif
 
+/* Whether the heaviest cases should be left out: KV_TEST_QUICK set (and
+ * not "0"), as scripts/valgrind does, the full set running in the plain
+ * and sanitized builds. */
+static inline int test_quick(void)
+{
+	const char *q = getenv("KV_TEST_QUICK");
+	return q && *q && strcmp(q, "0") != 0;
+}
+
 static inline int test_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, test_checks,
