@@ -462,36 +462,6 @@ AVX2 static void sums_avx2(float *o, uint32_t h, uint32_t rank,
 				s + i * KV_MLA_BLOCK, cb + d, nb, D);
 }
 
-/* The kernel a block at a time: the scores of every head, the online
- * softmax, then the weighted latents, while the block is in L1. al
- * holds h rescaling factors. */
-AVX2 static void part_avx2(const float *q, uint32_t h, const float *c,
-			   uint64_t n, uint32_t rank, uint32_t rope, float *s,
-			   float *al, float *o, float *m, float *l)
-{
-	uint32_t D = rank + rope;
-	for (uint32_t i = 0; i < h; i++) {
-		m[i] = -INFINITY;
-		l[i] = 0;
-	}
-	memset(o, 0, sizeof *o * h * rank);
-	for (uint64_t p0 = 0; p0 < n; p0 += KV_MLA_BLOCK) {
-		uint32_t nb = n - p0 < KV_MLA_BLOCK ? (uint32_t)(n - p0)
-						    : KV_MLA_BLOCK;
-		const float *cb = c + p0 * D;
-		scores_avx2(q, h, cb, nb, D, s);
-		for (uint32_t i = 0; i < h; i++) {
-			float *si = s + i * KV_MLA_BLOCK, mx = m[i];
-			for (uint32_t b = 0; b < nb; b++)
-				mx = si[b] > mx ? si[b] : mx;
-			al[i] = expf(m[i] - mx);
-			l[i] = l[i] * al[i] + kv_exp_shift(si, nb, mx, true);
-			m[i] = mx;
-		}
-		sums_avx2(o, h, rank, al, s, cb, nb, D);
-	}
-}
-
 #define HAVE_MLA_AVX512 1
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 
@@ -622,10 +592,18 @@ AVX512 static void sums_avx512(float *o, uint32_t h, uint32_t rank,
 			  s + i * KV_MLA_BLOCK, cb, nb, D);
 }
 
-AVX512 static void part_avx512(const float *q, uint32_t h, const float *c,
-			       uint64_t n, uint32_t rank, uint32_t rope,
-			       float *s, float *al, float *o, float *m,
-			       float *l)
+/* The kernel a block at a time: the scores of every head, the online
+ * softmax, then the weighted latents, while the block is in L1. al
+ * holds h rescaling factors. */
+typedef void scores_fn(const float *q, uint32_t h, const float *cb,
+		       uint32_t nb, uint32_t D, float *s);
+typedef void sums_fn(float *o, uint32_t h, uint32_t rank, const float *al,
+		     const float *s, const float *cb, uint32_t nb, uint32_t D);
+
+static void part_simd(const float *q, uint32_t h, const float *c,
+		      uint64_t n, uint32_t rank, uint32_t rope, float *s,
+		      float *al, float *o, float *m, float *l,
+		      scores_fn *scores, sums_fn *sums)
 {
 	uint32_t D = rank + rope;
 	for (uint32_t i = 0; i < h; i++) {
@@ -637,7 +615,7 @@ AVX512 static void part_avx512(const float *q, uint32_t h, const float *c,
 		uint32_t nb = n - p0 < KV_MLA_BLOCK ? (uint32_t)(n - p0)
 						    : KV_MLA_BLOCK;
 		const float *cb = c + p0 * D;
-		scores_avx512(q, h, cb, nb, D, s);
+		scores(q, h, cb, nb, D, s);
 		for (uint32_t i = 0; i < h; i++) {
 			float *si = s + i * KV_MLA_BLOCK, mx = m[i];
 			for (uint32_t b = 0; b < nb; b++)
@@ -646,7 +624,7 @@ AVX512 static void part_avx512(const float *q, uint32_t h, const float *c,
 			l[i] = l[i] * al[i] + kv_exp_shift(si, nb, mx, true);
 			m[i] = mx;
 		}
-		sums_avx512(o, h, rank, al, s, cb, nb, D);
+		sums(o, h, rank, al, s, cb, nb, D);
 	}
 }
 #endif
@@ -683,12 +661,14 @@ void kv_mla_attn_part_isa(const float *q, uint32_t h, const float *c,
 	switch (isa) {
 #ifdef HAVE_MLA_AVX2
 	case KV_ISA_AVX512:
-		part_avx512(q, h, c, n, rank, rope, s,
-			    s + (uint64_t)h * KV_MLA_BLOCK, o, m, l);
+		part_simd(q, h, c, n, rank, rope, s,
+			  s + (uint64_t)h * KV_MLA_BLOCK, o, m, l,
+			  scores_avx512, sums_avx512);
 		return;
 	case KV_ISA_AVX2:
-		part_avx2(q, h, c, n, rank, rope, s,
-			  s + (uint64_t)h * KV_MLA_BLOCK, o, m, l);
+		part_simd(q, h, c, n, rank, rope, s,
+			  s + (uint64_t)h * KV_MLA_BLOCK, o, m, l,
+			  scores_avx2, sums_avx2);
 		return;
 #endif
 	default:
