@@ -157,81 +157,74 @@ static void on_signal(int sig)
 
 /* --- parsing --- */
 
-static int parse_benches(const char *s, struct args *a)
+/* Calls item() on each comma-separated item of s, up to the first that
+ * fails; a list without items is a usage error of opt, unless *any says
+ * an earlier use of opt gave some (any may be NULL). */
+static int each_item(const char *opt, const char *s, struct args *a,
+		     int (*item)(const char *tok, struct args *a),
+		     const bool *any)
 {
 	char *copy = strdup(s), *save = NULL;
-	int status = 0;
+	int status = 0, n = 0;
 	if (!copy) {
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
 	for (char *tok = strtok_r(copy, ",", &save); tok && !status;
-	     tok = strtok_r(NULL, ",", &save)) {
-		enum kv_bench b;
-		if (kv_bench_parse(tok, &b))
-			status = cli_usage("--bench: unknown benchmark '%s'; "
-					   "valid: decode, nocache, attn, "
-					   "batch, membw, sgemm, quality",
-					   tok);
-		else
-			a->bench[b] = a->any_bench = true;
-	}
-	if (!status && !a->any_bench)
-		status = cli_usage("--bench: empty list");
+	     tok = strtok_r(NULL, ",", &save), n++)
+		status = item(tok, a);
+	if (!status && !n && !(any && *any))
+		status = cli_usage("%s: empty list", opt);
 	free(copy);
 	return status;
 }
 
-static int parse_layouts(const char *s, struct args *a)
+static int bench_item(const char *tok, struct args *a)
 {
-	char *copy = strdup(s), *save = NULL;
+	enum kv_bench b;
+	if (kv_bench_parse(tok, &b))
+		return cli_usage("--bench: unknown benchmark '%s'; valid: "
+				 "decode, nocache, attn, batch, membw, sgemm, "
+				 "quality",
+				 tok);
+	a->bench[b] = a->any_bench = true;
+	return 0;
+}
+
+static int layout_item(const char *tok, struct args *a)
+{
+	int l = 0;
+	while (l < L_COUNT && strcmp(tok, layout_names[l]))
+		l++;
+	if (l == L_COUNT)
+		return cli_usage("--layout: unknown layout '%s'; valid: "
+				 "contiguous, blocked, paged",
+				 tok);
+	a->layout[l] = a->any_layout = true;
+	return 0;
+}
+
+/* --mla: latent ranks or "off" (0). */
+static int mla_item(const char *tok, struct args *a)
+{
+	uint64_t v = 0;
 	int status = 0;
-	if (!copy) {
-		cli_error("out of memory");
-		return CLI_FAIL;
-	}
-	for (char *tok = strtok_r(copy, ",", &save); tok && !status;
-	     tok = strtok_r(NULL, ",", &save)) {
-		int l = 0;
-		while (l < L_COUNT && strcmp(tok, layout_names[l]))
-			l++;
-		if (l == L_COUNT)
-			status = cli_usage("--layout: unknown layout '%s'; "
-					   "valid: contiguous, blocked, paged",
-					   tok);
-		else
-			a->layout[l] = a->any_layout = true;
-	}
-	if (!status && !a->any_layout)
-		status = cli_usage("--layout: empty list");
-	free(copy);
+	if (strcmp(tok, "off") != 0)
+		status = cli_u64("--mla", tok, 1, 1 << 20, &v);
+	a->mla[a->nmla++] = v;
 	return status;
 }
 
-/* --mla: latent ranks or "off" (0), comma-separated. */
 static int parse_mla(const char *s, struct args *a)
 {
-	char *copy = strdup(s), *save = NULL;
-	int status = 0;
 	free(a->mla);
 	a->nmla = 0;
 	a->mla = calloc(strlen(s) / 2 + 1, sizeof *a->mla);
-	if (!copy || !a->mla) {
-		free(copy);
+	if (!a->mla) {
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
-	for (char *tok = strtok_r(copy, ",", &save); tok && !status;
-	     tok = strtok_r(NULL, ",", &save)) {
-		uint64_t v = 0;
-		if (strcmp(tok, "off") != 0)
-			status = cli_u64("--mla", tok, 1, 1 << 20, &v);
-		a->mla[a->nmla++] = v;
-	}
-	if (!status && !a->nmla)
-		status = cli_usage("--mla: empty list");
-	free(copy);
-	return status;
+	return each_item("--mla", s, a, mla_item, NULL);
 }
 
 /* A list of whole numbers >= 1 ("1,2,4", "1:8:x2"). */
@@ -253,7 +246,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			if ((e = parse_benches(optarg, a)))
+			if ((e = each_item("--bench", optarg, a, bench_item,
+					    &a->any_bench)))
 				return e;
 			break;
 		case 'c':
@@ -348,7 +342,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case OPT_LAYOUT:
-			if ((e = parse_layouts(optarg, a)))
+			if ((e = each_item("--layout", optarg, a,
+					    layout_item, &a->any_layout)))
 				return e;
 			break;
 		case OPT_BLOCK_SIZE:
