@@ -20,10 +20,13 @@
  * integer dot products, as llama.cpp computes them: the query is
  * quantized per block of 32 values to 8 bits (max |q| / 127), the sums
  * of products are exact integers, scaled by the blocks' scales; with
- * AVX-512 VNNI (heads a multiple of 64) one vpdpbusd multiplies 64 values.
- * The portable kernel computes the same sums. The weighted sum of a q4_0
- * V is integer too: the weights are rounded to 16 bits per run of
- * positions and multiply the nibbles exactly (values_c_q4_0()).
+ * AVX-512 VNNI one vpdpbusd multiplies 64 values (int8 and q8_0: heads a
+ * multiple of 64; q4_0, which also takes VBMI and GFNI, reads K as one
+ * stream of blocks, any head). The portable kernel computes the same
+ * sums. The weighted sum of a q4_0 V is integer too: the weights are
+ * rounded to 16 bits per run of positions and multiply the nibbles
+ * exactly (values_c_q4_0()). A token over a long q4_0 cache goes through
+ * a pipeline of chunks (q4_piped()), so that K and V stream together.
  */
 #include <math.h>
 #include <string.h>
@@ -565,16 +568,14 @@ VALUES(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
 VALUES(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
 
 /*
- * int8, q8_0 and q4_0 K with AVX-512 VNNI: 64 values of a row (a pair of
+ * int8 and q8_0 K with AVX-512 VNNI: 64 values of a row (a pair of
  * blocks) as 64 unsigned bytes, multiplied with the query quantized per
  * block (quant_q8(), its bytes in the same order) by one vpdpbusd. The
- * signed formats are biased by 128 (x ^ 0x80), q4_0's nibbles hold
- * n + 8; each lane's sum of four products then starts from minus the
- * bias times its four query bytes. q4_0's two blocks of nibbles unpack
- * to low nibbles then high, so lanes 4h .. 4h + 3 and 8 + 4h .. 11 + 4h
- * belong to block h of the pair; for the others lanes 8h .. 8h + 7. Each
- * lane's sum is scaled by its block's d dq (int8: dq, then the row's
- * scale) before the eight positions' lanes are added together.
+ * bytes are biased by 128 (x ^ 0x80); each lane's sum of four products
+ * then starts from -128 times its four query bytes. Lanes 8h .. 8h + 7
+ * belong to block h of the pair; each lane's sum is scaled by its
+ * block's d dq (int8: dq, then the row's scale) before the eight
+ * positions' lanes are added together. (q4_0 K: vscores_q4_0() below.)
  */
 #define AVX512V                                                              \
 	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,"   \
@@ -587,17 +588,15 @@ struct qpairs {
 	_Alignas(64) float dq[ZMAXB / 2][16];
 };
 
-static void make_qpairs(const float *qi, uint32_t nb, bool nib,
-			struct qpairs *qp)
+static void make_qpairs(const float *qi, uint32_t nb, struct qpairs *qp)
 {
-	int32_t bias = nib ? 8 : 128;
+	const int32_t bias = 128;
 	for (uint32_t b = 0; b < nb; b++) {
 		int8_t q8[32];
 		float dq = quant_q8(qi + 32 * b, q8);
 		uint32_t pr = b / 2, h = b % 2;
 		/* where bytes 0..15 and 16..31 of the block go */
-		uint32_t at0 = nib ? 16 * h : 32 * h;
-		uint32_t at1 = nib ? 32 + 16 * h : 32 * h + 16;
+		uint32_t at0 = 32 * h, at1 = 32 * h + 16;
 		memcpy(&qp->q8[pr][at0], q8, 16);
 		memcpy(&qp->q8[pr][at1], q8 + 16, 16);
 		for (uint32_t l = 0; l < 4; l++) {
@@ -611,24 +610,6 @@ static void make_qpairs(const float *qi, uint32_t nb, bool nib,
 			qp->dq[pr][at0 / 4 + l] = qp->dq[pr][at1 / 4 + l] = dq;
 		}
 	}
-}
-
-/* The 64 bytes of pair pr of a row, and the blocks' scales by lane. */
-AVX512V INLINE __m512i pair_q4_0(const uint8_t *r, uint32_t pr, __m512 *d)
-{
-	const __m256i m = _mm256_set1_epi8(15);
-	const uint8_t *b0 = r + 36 * pr;
-	__m256i y = _mm256_inserti128_si256(
-		_mm256_castsi128_si256(_mm_loadu_si128((const void *)(b0 + 2))),
-		_mm_loadu_si128((const void *)(b0 + 20)), 1);
-	__m256i lo = _mm256_and_si256(y, m);
-	__m256i hi = _mm256_and_si256(_mm256_srli_epi16(y, 4), m);
-	uint16_t h0, h1;
-	memcpy(&h0, b0, 2);
-	memcpy(&h1, b0 + 18, 2);
-	*d = _mm512_cvtph_ps(_mm256_mask_set1_epi16(
-		_mm256_set1_epi16((short)h0), 0xf0f0, (short)h1));
-	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
 AVX512V INLINE __m512i pair_q8_0(const uint8_t *r, uint32_t pr, __m512 *d)
@@ -653,7 +634,7 @@ AVX512V INLINE __m512i pair_int8(const uint8_t *r, uint32_t pr, __m512 *d)
 				_mm512_set1_epi8((char)0x80));
 }
 
-#define VNNI_SCORES(FMT, NIB, RS)                                            \
+#define VNNI_SCORES(FMT, RS)                                                 \
 	AVX512V INLINE __m512 dot_##FMT(const uint8_t *r,                    \
 					const struct qpairs *qp, uint32_t np, \
 					uint32_t hd)                         \
@@ -683,7 +664,7 @@ AVX512V INLINE __m512i pair_int8(const uint8_t *r, uint32_t pr, __m512 *d)
 		for (uint32_t i0 = 0; i0 < g; i0 += QROWS) {                 \
 			uint32_t i1 = i0 + QROWS < g ? i0 + QROWS : g;       \
 			for (uint32_t i = i0; i < i1; i++)                   \
-				make_qpairs(q + (uint64_t)i * hd, nb, NIB,   \
+				make_qpairs(q + (uint64_t)i * hd, nb,        \
 					    &qp[i - i0]);                    \
 			for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {        \
 				uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK  \
@@ -719,130 +700,272 @@ AVX512V INLINE __m512i pair_int8(const uint8_t *r, uint32_t pr, __m512 *d)
  * once for all of them. */
 #define QROWS 8
 
-VNNI_SCORES(q8_0, false, RS_NONE)
+VNNI_SCORES(q8_0, RS_NONE)
 
 /*
- * q4_0 K, eight positions at a time: each position's pairs of blocks go
- * through vpdpbusd from zero as above, and the eight registers of sums
- * are folded in integers into one, lane 4c + e holding block c % 2 of
- * the pair at position 2e + c / 2, before anything is converted. The
- * blocks' d are copied in that order, the query's -8 sum and dq are
- * per block, so a pair of blocks costs per eight positions one
- * conversion and one FMA, not eight; the folds are a few shuffles.
+ * q4_0 K with AVX-512 VNNI and VBMI, read as a stream of blocks: block m
+ * of the range (row m / nb, block m % nb of the head) lies at k + 18 m,
+ * and four of them (a unit, 72 bytes) go together. One vpermt2b gathers
+ * a unit's 64 bytes of nibbles from two loads; their low nibbles (x & 15)
+ * and high ones (x & 0xf0, 16 times the nibble) each go through vpdpbusd
+ * with the query's bytes for those values, and the high sums are divided
+ * by 16, exactly, by a shift. Four units' lanes fold into one register of
+ * 16 blocks' sums (lane 4j + u: block j of unit u), which takes the -8 x
+ * the query bytes' sum, and is scaled by the blocks' d (vpermw picks
+ * them from the loads) and the query's dq. A row's score is the sum of
+ * its nb blocks: with nb dividing 16 a butterfly of adds over the
+ * register, else a short loop. Each unit of K is unpacked once for every
+ * query row of a group.
  */
-AVX512V INLINE __m512i fold8(const __m512i *t)
-{
-	__m512i u[4];
-	for (int e = 0; e < 4; e++) /* blocks' halves: [2e.b0 2e.b1 ..] */
-		u[e] = _mm512_add_epi32(
-			_mm512_shuffle_i32x4(t[2 * e], t[2 * e + 1], 0x44),
-			_mm512_shuffle_i32x4(t[2 * e], t[2 * e + 1], 0xee));
-	__m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(u[0], u[1]),
-				     _mm512_unpackhi_epi32(u[0], u[1]));
-	__m512i c = _mm512_add_epi32(_mm512_unpacklo_epi32(u[2], u[3]),
-				     _mm512_unpackhi_epi32(u[2], u[3]));
-	return _mm512_add_epi32(_mm512_unpacklo_epi64(a, c),
-				_mm512_unpackhi_epi64(a, c));
-}
+#define AVX512W                                                              \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,"        \
+			      "avx512vbmi,f16c,avx2,fma")))
+#define AVX512G                                                              \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,"        \
+			      "avx512vbmi,gfni,f16c,avx2,fma")))
 
-/* A query row's pairs in fold8()'s lane order: -8 x the sum of the
- * block's query bytes, and dq. */
-struct qfold {
-	_Alignas(64) int32_t bias[ZMAXB / 2][16];
-	_Alignas(64) float dq[ZMAXB / 2][16];
+/* A query row for vscores_q4_0(): for each unit's blocks (4u .. 4u + 3
+ * mod nb, a pattern that repeats every nb / gcd(nb, 4) units) the query
+ * bytes of the low and the high nibbles and, per lane, -8 x the sum of
+ * its query bytes (the nibbles hold value + 8); per 16 blocks in fold
+ * order (every nb / gcd(nb, 16) groups) dq x the scale. */
+struct q4row {
+	_Alignas(64) int8_t lo[ZMAXB][64], hi[ZMAXB][64];
+	_Alignas(64) int32_t bias[ZMAXB][16];
+	_Alignas(64) float dq[ZMAXB][16];
 };
 
-static void make_qfold(const struct qpairs *qp, uint32_t np,
-		       struct qfold *qf)
+/* gcd(nb, m) for m a power of two, in a form a constant nb folds. */
+static inline uint32_t gcd2(uint32_t nb, uint32_t m)
 {
-	for (uint32_t pr = 0; pr < np; pr++)
-		for (uint32_t l = 0; l < 16; l++) {
-			uint32_t h = l / 4 % 2; /* block h of the pair */
-			int32_t c = 0;
-			for (uint32_t t = 0; t < 4; t++)
-				c += qp->c8[pr][4 * h + t] +
-				     qp->c8[pr][8 + 4 * h + t];
-			qf->bias[pr][l] = c;
-			qf->dq[pr][l] = qp->dq[pr][4 * h];
-		}
+	uint32_t low = nb & -nb; /* nb's largest power-of-two factor */
+	return low < m ? low : m;
 }
 
-/* Scores of eight positions, rows[j], before the scale. Their d are
- * copied into fold8()'s order (two scalar moves each: one gather of 16
- * is slower on Zen 4). */
-AVX512V INLINE __m256 dot8_q4_0(const uint8_t *const *rows,
-				const struct qpairs *qp,
-				const struct qfold *qf, uint32_t np)
+static void make_q4row(const float *qi, uint32_t nb, float scale,
+		       struct q4row *r)
 {
-	const __m512i lo = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 0, 0,
-					     0, 0, 0, 0, 0, 0);
-	const __m512i hi = _mm512_setr_epi32(4, 12, 5, 13, 6, 14, 7, 15, 0,
-					     0, 0, 0, 0, 0, 0, 0);
-	__m512 acc = _mm512_setzero_ps(), d;
-	for (uint32_t pr = 0; pr < np; pr++) {
-		__m512i t[8];
-		_Alignas(32) uint16_t dh[16];
-		__m512i q8 = _mm512_load_si512(qp->q8[pr]);
-		for (int j = 0; j < 8; j++) {
-			t[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-						   pair_q4_0(rows[j], pr, &d),
-						   q8);
-			memcpy(dh + 8 * (j % 2) + j / 2, rows[j] + 36 * pr, 2);
-			memcpy(dh + 8 * (j % 2) + 4 + j / 2,
-			       rows[j] + 36 * pr + 18, 2);
+	int8_t q8[ZMAXB][32];
+	float dq[ZMAXB];
+	for (uint32_t b = 0; b < nb; b++)
+		dq[b] = quant_q8(qi + 32 * b, q8[b]);
+	for (uint32_t u = 0; u < nb / gcd2(nb, 4); u++)
+		for (uint32_t j = 0; j < 4; j++) {
+			uint32_t b = (4 * u + j) % nb;
+			memcpy(&r->lo[u][16 * j], q8[b], 16);
+			memcpy(&r->hi[u][16 * j], q8[b] + 16, 16);
+			for (uint32_t l = 0; l < 4; l++) {
+				int32_t t = 0;
+				for (uint32_t e = 0; e < 4; e++)
+					t += q8[b][4 * l + e] +
+					     q8[b][16 + 4 * l + e];
+				r->bias[u][4 * j + l] = -8 * t;
+			}
 		}
-		__m512i sum = _mm512_add_epi32(
-			fold8(t), _mm512_load_si512(qf->bias[pr]));
-		__m512 dd = _mm512_mul_ps(
-			_mm512_cvtph_ps(_mm256_load_si256((const void *)dh)),
-			_mm512_load_ps(qf->dq[pr]));
-		acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), dd, acc);
+	for (uint32_t gp = 0; gp < nb / gcd2(nb, 16); gp++)
+		for (uint32_t l = 0; l < 16; l++)
+			r->dq[gp][l] = dq[(16 * gp + 4 * (l % 4) + l / 4) % nb] *
+				       scale;
+}
+
+/* The unit at byte off of k: its nibble bytes as low and high nibbles
+ * (the high ones shifted down by a GFNI affine map, one instruction),
+ * its blocks' d into lanes 4j + at of *d. With `left` (the bytes of the
+ * range from off) under 72, loads stop there. */
+AVX512G INLINE void q4_unit(const uint8_t *k, int64_t off, int64_t left,
+			    uint32_t at, __m512i *lo, __m512i *hi,
+			    __m512i *d)
+{
+	const __m512i dw = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					    0, 0, 0, 0, 0, 27, 27, 27, 27, 18,
+					    18, 18, 18, 9, 9, 9, 9, 0, 0, 0,
+					    0);
+	const __m512i ix = _mm512_set_epi8(
+		127, 126, 125, 124, 123, 122, 121, 120, 119, 118, 117, 116,
+		115, 114, 113, 112, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43,
+		42, 41, 40, 39, 38, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25,
+		24, 23, 22, 21, 20, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6,
+		5, 4, 3, 2);
+	__m512i z0, z1;
+	if (left >= 72) {
+		z0 = _mm512_loadu_si512(k + off);
+		z1 = _mm512_loadu_si512(k + off + 8);
+	} else if (left > 8) {
+		uint64_t n0 = left < 64 ? (uint64_t)left : 64;
+		z0 = _mm512_maskz_loadu_epi8(n0 < 64 ? (1ull << n0) - 1 : ~0ull,
+					     k + off);
+		z1 = _mm512_maskz_loadu_epi8((1ull << (left - 8)) - 1,
+					     k + off + 8);
+	} else { /* units end on a block: 18 bytes or none */
+		z0 = z1 = _mm512_setzero_si512();
 	}
-	return _mm512_castps512_ps256(
-		_mm512_add_ps(_mm512_permutexvar_ps(lo, acc),
-			      _mm512_permutexvar_ps(hi, acc)));
+	__m512i x = _mm512_permutex2var_epi8(z0, ix, z1);
+	*lo = _mm512_and_si512(x, _mm512_set1_epi8(15));
+	*hi = _mm512_gf2p8affine_epi64_epi8(
+		x, _mm512_set1_epi64(0x1020408000000000ll), 0);
+	*d = _mm512_mask_permutexvar_epi16(*d, 0x1111u << at, dw, z0);
 }
 
-/* Rows past the end of a group of eight repeat the last. */
-AVX512V static void vscores_q4_0(const float *q, uint32_t g,
+/* The group of 16 blocks at byte off of k (bytes in all; full: all its
+ * 288 bytes lie in them): four units' nibbles, and the blocks' d in fold
+ * order (lane 4j + u: block 4u + j). */
+AVX512G INLINE __m512 q4_group(const uint8_t *k, int64_t off, int64_t bytes,
+			       bool full, __m512i *lo, __m512i *hi)
+{
+	__m512i dh = _mm512_setzero_si512();
+	for (uint32_t u = 0; u < 4; u++)
+		q4_unit(k, off + 72 * u, full ? 72 : bytes - off - 72 * u, u,
+			&lo[u], &hi[u], &dh);
+	return _mm512_cvtph_ps(_mm512_castsi512_si256(dh));
+}
+
+/* A group's 16 blocks against query row r, group pattern c, unit pattern
+ * u0: their scores times d dq x scale, in fold order. */
+AVX512G INLINE __m512 q4_sums(const __m512i *lo, const __m512i *hi,
+			      __m512 d, const struct q4row *r, uint32_t c,
+			      uint32_t u0, uint32_t up)
+{
+	__m512i t[4];
+	for (uint32_t u = 0, pu = u0; u < 4; u++, pu = pu + 1 < up ? pu + 1 : 0)
+		t[u] = _mm512_dpbusd_epi32(
+			_mm512_dpbusd_epi32(_mm512_load_si512(r->bias[pu]),
+					    lo[u], _mm512_load_si512(r->lo[pu])),
+			hi[u], _mm512_load_si512(r->hi[pu]));
+	__m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(t[0], t[1]),
+				     _mm512_unpackhi_epi32(t[0], t[1]));
+	__m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(t[2], t[3]),
+				     _mm512_unpackhi_epi32(t[2], t[3]));
+	__m512i sum = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b),
+				       _mm512_unpackhi_epi64(a, b));
+	return _mm512_mul_ps(_mm512_cvtepi32_ps(sum),
+			     _mm512_mul_ps(d, _mm512_load_ps(r->dq[c])));
+}
+
+/* Lanes b R + r of x summed over b into lanes 0 .. R (R a power of two
+ * <= 16): halves added until R lanes are left. */
+AVX512G INLINE __m512 fold_rows(__m512 x, uint32_t R)
+{
+	if (R <= 8)
+		x = _mm512_add_ps(x, _mm512_shuffle_f32x4(x, x, 0x4e));
+	if (R <= 4)
+		x = _mm512_add_ps(x, _mm512_shuffle_f32x4(x, x, 0xb1));
+	if (R <= 2)
+		x = _mm512_add_ps(x, _mm512_permute_ps(x, 0x4e));
+	if (R <= 1)
+		x = _mm512_add_ps(x, _mm512_permute_ps(x, 0xb1));
+	return x;
+}
+
+/* Lanes 0 .. cnt of x to s (a masked store is slow on Zen 4). */
+AVX512G INLINE void put_rows(__m512 x, uint32_t cnt, float *s)
+{
+	if (cnt == 16) {
+		_mm512_storeu_ps(s, x);
+	} else if (cnt == 8) {
+		_mm256_storeu_ps(s, _mm512_castps512_ps256(x));
+	} else if (cnt == 4) {
+		_mm_storeu_ps(s, _mm512_castps512_ps128(x));
+	} else {
+		_Alignas(64) float t[16];
+		_mm512_store_ps(t, x);
+		memcpy(s, t, cnt * sizeof *t);
+	}
+}
+
+/* Rows p .. p + cnt (R rows: gp groups from byte off) for query rows
+ * qr[0 .. nr], into s: row i's at s + i sn. */
+AVX512G INLINE void q4_rows(const uint8_t *k, int64_t off, int64_t bytes,
+			    bool full, const struct q4row *qr, uint32_t nr,
+			    uint32_t nb, uint32_t up, uint32_t gp, uint32_t R,
+			    uint32_t u0, __m512i perm, uint32_t cnt, float *s,
+			    uint64_t sn)
+{
+	_Alignas(64) float bv[QROWS][16 * ZMAXB];
+	for (uint32_t c = 0; c < gp; c++, off += 288) {
+		__m512i lo[4], hi[4];
+		__m512 d = q4_group(k, off, bytes, full, lo, hi);
+		for (uint32_t i = 0; i < nr; i++) {
+			__m512 x = _mm512_permutexvar_ps(
+				perm, q4_sums(lo, hi, d, &qr[i], c, u0, up));
+			if (gp == 1)
+				put_rows(fold_rows(x, R), cnt, s + i * sn);
+			else
+				_mm512_store_ps(&bv[i][16 * c], x);
+		}
+		u0 = (u0 + 4) % up;
+	}
+	for (uint32_t i = 0; i < nr && gp > 1; i++)
+		for (uint32_t r = 0; r < cnt; r++) {
+			float a = 0;
+			for (uint32_t b = 0; b < nb; b++)
+				a += bv[i][r * nb + b];
+			s[i * sn + r] = a;
+		}
+}
+
+/* From fold order (lane 4j + u: block 4u + j) to lane b R + r for
+ * block r nb + b (nb dividing 16), else to block order. */
+AVX512G INLINE __m512i q4_perm(uint32_t nb)
+{
+	uint32_t gp = nb / gcd2(nb, 16), R = 16 * gp / nb;
+	_Alignas(64) int32_t ord[16];
+	for (uint32_t l = 0; l < 16; l++) {
+		uint32_t m = gp == 1 ? l % R * nb + l / R : l;
+		ord[l] = (int32_t)(4 * (m % 4) + m / 4);
+	}
+	return _mm512_load_si512(ord);
+}
+
+/* Scores of rows [p0, p1) of the n at k (p0 a multiple of 16) for query
+ * rows qr[0 .. nr] into s: row i's position p at s[i sn + p - p0]. */
+AVX512G INLINE void q4_range(const uint8_t *k, uint64_t n,
+			     const struct q4row *qr, uint32_t nr, uint32_t nb,
+			     __m512i perm, uint64_t p0, uint64_t p1, float *s,
+			     uint64_t sn)
+{
+	uint32_t up = nb / gcd2(nb, 4), gp = nb / gcd2(nb, 16);
+	uint32_t R = 16 * gp / nb; /* rows per gp groups */
+	int64_t bytes = (int64_t)(n * nb * 18);
+	for (uint64_t p = p0; p < p1; p += R) {
+		uint64_t ch = p / R;
+		int64_t off = (int64_t)(ch * 288 * gp);
+		uint32_t cnt = (uint32_t)(p1 - p < R ? p1 - p : R);
+		uint32_t u0 = (uint32_t)(4 * gp * ch % up); /* unit's pattern */
+		if (bytes - off >= 288 * gp)
+			q4_rows(k, off, bytes, true, qr, nr, nb, up, gp, R, u0,
+				perm, cnt, s + (p - p0), sn);
+		else
+			q4_rows(k, off, bytes, false, qr, nr, nb, up, gp, R,
+				u0, perm, cnt, s + (p - p0), sn);
+	}
+}
+
+/* vscores_q4_0() for nb blocks a row; inlined with nb a constant for
+ * the common head sizes. */
+AVX512G INLINE void q4_scores(const float *q, uint32_t g, const uint8_t *k,
+			      uint64_t n, uint32_t nb, float scale, float *s)
+{
+	struct q4row qr[QROWS];
+	__m512i perm = q4_perm(nb);
+	for (uint32_t i0 = 0; i0 < g; i0 += QROWS) {
+		uint32_t nr = g - i0 < QROWS ? g - i0 : QROWS;
+		for (uint32_t i = 0; i < nr; i++)
+			make_q4row(q + (uint64_t)(i0 + i) * 32 * nb, nb, scale,
+				   &qr[i]);
+		q4_range(k, n, qr, nr, nb, perm, 0, n, s + (uint64_t)i0 * n,
+			 n);
+	}
+}
+
+AVX512G static void vscores_q4_0(const float *q, uint32_t g,
 				 const uint8_t *k, uint32_t krow, uint64_t n,
 				 uint32_t hd, float scale, float *s)
 {
-	uint32_t np = hd / 64;
-	struct qpairs qp[QROWS];
-	struct qfold qf[QROWS];
-	__m256 vs = _mm256_set1_ps(scale);
-	for (uint32_t i0 = 0; i0 < g; i0 += QROWS) {
-		uint32_t i1 = i0 + QROWS < g ? i0 + QROWS : g;
-		for (uint32_t i = i0; i < i1; i++) {
-			make_qpairs(q + (uint64_t)i * hd, hd / 32, true,
-				    &qp[i - i0]);
-			make_qfold(&qp[i - i0], np, &qf[i - i0]);
-		}
-		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
-			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n;
-			for (uint32_t i = i0; i < i1; i++) {
-				float *si = s + i * n;
-				for (uint64_t p = p0; p < p1; p += 8) {
-					const uint8_t *rows[8];
-					uint64_t m = p1 - p < 8 ? p1 - p : 8;
-					for (uint64_t j = 0; j < 8; j++)
-						rows[j] = k + krow *
-							(p + (j < m ? j : m - 1));
-					__m256 r = _mm256_mul_ps(
-						dot8_q4_0(rows, &qp[i - i0],
-							  &qf[i - i0], np),
-						vs);
-					if (m == 8) {
-						_mm256_storeu_ps(si + p, r);
-					} else {
-						float t[8];
-						_mm256_storeu_ps(t, r);
-						memcpy(si + p, t, m * sizeof *t);
-					}
-				}
-			}
-		}
+	(void)krow; /* 18 hd / 32: the rows are one stream of blocks */
+	switch (hd / 32) {
+	case 2: q4_scores(q, g, k, n, 2, scale, s); break;
+	case 4: q4_scores(q, g, k, n, 4, scale, s); break;
+	default: q4_scores(q, g, k, n, hd / 32, scale, s); break;
 	}
 }
 
@@ -855,10 +978,6 @@ AVX512V static void vscores_q4_0(const float *q, uint32_t g,
  * and adds both products into the lane: 32 products an instruction. The
  * low nibbles' sums, the -8 and the scale come once per run.
  */
-#define AVX512W                                                              \
-	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,"        \
-			      "avx512vbmi,f16c,avx2,fma")))
-
 /* wquant_c() for 16 positions at a time (cnt <= QBLOCK); wq has room for
  * QBLOCK + 4 weights, those past cnt set to 0. */
 AVX512W static float wquant_z(const float *si, const uint16_t *dh,
@@ -967,43 +1086,176 @@ AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
 	}
 }
 
-/* Two blocks of the head at a time (one at the end of an odd count). */
-AVX512W static void values_q4_0i(const float *s, uint32_t g,
-				 const uint8_t *v, uint32_t vrow, uint64_t n,
-				 uint32_t hd, float *o)
+/* The d of every block of cnt rows of nb (2 or 4) blocks at vb into
+ * dh[b][j], 32 / nb rows at a time: each unit of four blocks (72 bytes)
+ * gives its four d by one vpermw into their places in the rows' order
+ * (row-major), and one more vpermw sorts those by block. */
+AVX512W INLINE void d_rows(const uint8_t *vb, uint32_t cnt, uint32_t nb,
+			   uint16_t (*dh)[QBLOCK])
 {
-	uint32_t nb = hd / 32;
+	/* a unit's d are its words 0 9 18 27; then lane b per + j takes
+	 * row j's block b */
+	const __m512i dw = _mm512_set_epi64(
+		0x001b001200090000, 0x001b001200090000, 0x001b001200090000,
+		0x001b001200090000, 0x001b001200090000, 0x001b001200090000,
+		0x001b001200090000, 0x001b001200090000);
+	const __m512i by2 = _mm512_set_epi16(
+		31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 30,
+		28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i by4 = _mm512_set_epi16(
+		31, 27, 23, 19, 15, 11, 7, 3, 30, 26, 22, 18, 14, 10, 6, 2, 29,
+		25, 21, 17, 13, 9, 5, 1, 28, 24, 20, 16, 12, 8, 4, 0);
+	__m512i sort = nb == 2 ? by2 : by4;
+	uint32_t per = 32 / nb; /* rows a register */
+	int64_t bytes = (int64_t)cnt * nb * 18;
+	for (uint32_t j0 = 0; j0 < cnt; j0 += per) {
+		__m512i x = _mm512_setzero_si512();
+		for (uint32_t u = 0; u < 8; u++) {
+			int64_t off = (int64_t)(j0 * nb * 18 + 72 * u);
+			if (off >= bytes)
+				break;
+			__m512i z = bytes - off >= 64
+					    ? _mm512_loadu_si512(vb + off)
+					    : _mm512_maskz_loadu_epi8(
+						      (1ull << (bytes - off)) - 1,
+						      vb + off);
+			/* lanes 4u .. 4u + 3 of the upper or lower half */
+			x = _mm512_mask_permutexvar_epi16(x, 0xfu << (4 * u),
+							   dw, z);
+		}
+		_Alignas(64) uint16_t t[32];
+		_mm512_store_si512(t, _mm512_permutexvar_epi16(sort, x));
+		for (uint32_t b = 0; b < nb; b++)
+			memcpy(&dh[b][j0], &t[b * per], per * sizeof *t);
+	}
+}
+
+/* One run of the weighted sum: rows p0 .. p0 + cnt (cnt <= QBLOCK) of
+ * the rows of nb blocks at v, row i's weights at s + i sn, added into o;
+ * two blocks of the head at a time (one at the end of an odd count). No
+ * software prefetch: the hardware's keeps up with these sums, and one
+ * only took bandwidth from the scores. */
+AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
+			    const uint8_t *v, uint32_t nb, uint64_t p0,
+			    uint32_t cnt, float *o)
+{
+	uint32_t vrow = 18 * nb;
 	_Alignas(64) int16_t wq[ZMAXB][QBLOCK + 4];
 	_Alignas(64) uint16_t dh[ZMAXB][QBLOCK]; /* the blocks' d */
 	float sc[ZMAXB];
 	int32_t qsum[ZMAXB];
-	memset(o, 0, sizeof *o * g * hd);
-	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
-		uint32_t cnt = (uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK);
-		const uint8_t *vb = v + p0 * vrow;
-		/* the next run's rows, while this one is summed */
-		uint64_t ahead = n - p0 - cnt < QBLOCK ? n - p0 - cnt : QBLOCK;
-		for (uint64_t l = 0; l < ahead * vrow; l += 64)
-			_mm_prefetch((const char *)vb + cnt * vrow + l,
-				     _MM_HINT_T0);
+	const uint8_t *vb = v + p0 * vrow;
+	if (nb == 2 || nb == 4)
+		d_rows(vb, cnt, nb, dh);
+	else
 		for (uint32_t j = 0; j < cnt; j++)
 			for (uint32_t b = 0; b < nb; b++)
 				memcpy(&dh[b][j], vb + j * vrow + 18 * b, 2);
-		for (uint32_t i = 0; i < g; i++) {
+	for (uint32_t i = 0; i < g; i++) {
+		float *oi = o + (uint64_t)i * 32 * nb;
+		for (uint32_t b = 0; b < nb; b++)
+			sc[b] = wquant_z(s + i * sn, dh[b], 0, cnt, wq[b],
+					 &qsum[b]);
+		uint32_t b = 0;
+		for (; b + 2 <= nb; b += 2)
+			nib_run(vb, vrow, cnt, b, 2, wq, sc, qsum, oi);
+		if (b < nb)
+			nib_run(vb, vrow, cnt, b, 1, wq, sc, qsum, oi);
+	}
+}
+
+AVX512W static void values_q4_0i(const float *s, uint32_t g,
+				 const uint8_t *v, uint32_t vrow, uint64_t n,
+				 uint32_t hd, float *o)
+{
+	(void)vrow; /* 18 hd / 32 */
+	memset(o, 0, sizeof *o * g * hd);
+	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK)
+		q4v_run(s + p0, n, g, v, hd / 32, p0,
+			(uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK), o);
+}
+
+/*
+ * q4_0 K and V, one token's rows over a long range: the chunks of QCHUNK
+ * positions go through a pipeline. The scores of a compact K are quicker
+ * to compute than K is to read, and V's sums slower than V: one pass over
+ * all of K, then one over all of V, would leave a core waiting on memory
+ * in the first and memory idle in the second. So while chunk c's V is
+ * summed, run by run, chunk c + 1's scores are computed between the
+ * runs, and both streams move together; each chunk's softmax and sum
+ * merge into o, m and l as the engine merges parts. The scratch s holds
+ * two chunks' scores, then a chunk's o, m and l.
+ */
+#define QCHUNK 1024
+
+AVX512G INLINE void q4_piped(const float *q, uint32_t g, const uint8_t *k,
+			     const uint8_t *v, uint64_t n, uint32_t nb,
+			     float scale, float *s, float *o, float *m,
+			     float *l)
+{
+	uint32_t hd = 32 * nb;
+	struct q4row qr[QROWS];
+	for (uint32_t i = 0; i < g; i++)
+		make_q4row(q + (uint64_t)i * hd, nb, scale, &qr[i]);
+	__m512i perm = q4_perm(nb);
+	float *buf[2] = {s, s + (uint64_t)g * QCHUNK};
+	float *co = s + 2ull * g * QCHUNK, *cm = co + (uint64_t)g * hd,
+	      *cl = cm + g;
+	uint64_t nch = (n + QCHUNK - 1) / QCHUNK;
+	q4_range(k, n, qr, g, nb, perm, 0, QCHUNK, buf[0], QCHUNK);
+	for (uint64_t c = 0; c < nch; c++) {
+		float *cur = buf[c % 2], *nxt = buf[(c + 1) % 2];
+		uint64_t p = c * QCHUNK, len = n - p < QCHUNK ? n - p : QCHUNK;
+		uint64_t p1 = p + len, len1 = n - p1 < QCHUNK ? n - p1 : QCHUNK;
+		float *oc = c ? co : o;
+		kv_attn_softmax(cur, g, g, len, c ? cm : m, c ? cl : l, true);
+		memset(oc, 0, sizeof *oc * g * hd);
+		for (uint64_t r = 0; r < len; r += QBLOCK) {
+			q4v_run(cur + r, len, g, v, nb, p + r,
+				(uint32_t)(len - r < QBLOCK ? len - r : QBLOCK),
+				oc);
+			if (r < len1)
+				q4_range(k, n, qr, g, nb, perm, p1 + r,
+					 p1 + (len1 - r < QBLOCK ? len1
+								 : r + QBLOCK),
+					 nxt + r, len1);
+		}
+		for (uint32_t i = 0; i < g && c; i++) {
+			if (cl[i] == 0)
+				continue;
+			float mx = m[i] > cm[i] ? m[i] : cm[i];
+			float wa = expf(m[i] - mx), wb = expf(cm[i] - mx);
 			float *oi = o + (uint64_t)i * hd;
-			for (uint32_t b = 0; b < nb; b++)
-				sc[b] = wquant_z(s + i * n, dh[b], p0, cnt,
-						 wq[b], &qsum[b]);
-			uint32_t b = 0;
-			for (; b + 2 <= nb; b += 2)
-				nib_run(vb, vrow, cnt, b, 2, wq, sc, qsum, oi);
-			if (b < nb)
-				nib_run(vb, vrow, cnt, b, 1, wq, sc, qsum, oi);
+			const float *ci = co + (uint64_t)i * hd;
+			l[i] = l[i] * wa + cl[i] * wb;
+			for (uint32_t d = 0; d < hd; d++)
+				oi[d] = oi[d] * wa + ci[d] * wb;
+			m[i] = mx;
 		}
 	}
 }
 
-VNNI_SCORES(int8, false, RS_INT8)
+/* Whether q4_piped() takes this call: one token (every row sees all n),
+ * few enough rows, several chunks, and room in s. */
+static bool q4_pipes(uint32_t g, uint32_t per, uint64_t n, uint32_t hd)
+{
+	return per == g && g <= QROWS && n >= 4 * QCHUNK &&
+	       n >= 2 * QCHUNK + hd + 2;
+}
+
+AVX512G static void part_q4_0(const float *q, uint32_t g, const uint8_t *k,
+			      const uint8_t *v, uint64_t n, uint32_t hd,
+			      float scale, float *s, float *o, float *m,
+			      float *l)
+{
+	switch (hd / 32) {
+	case 2: q4_piped(q, g, k, v, n, 2, scale, s, o, m, l); break;
+	case 4: q4_piped(q, g, k, v, n, 4, scale, s, o, m, l); break;
+	default: q4_piped(q, g, k, v, n, hd / 32, scale, s, o, m, l); break;
+	}
+}
+
+VNNI_SCORES(int8, RS_INT8)
 
 KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
 
@@ -1021,8 +1273,7 @@ static scores_fn *const zscores[KV_DTYPE_COUNT] = {
 };
 static scores_fn *const vnni[KV_DTYPE_COUNT] = {
 	[KV_DTYPE_INT8] = vscores_int8,
-	[KV_DTYPE_Q8_0] = vscores_q8_0,
-	[KV_DTYPE_Q4_0] = vscores_q4_0,
+	[KV_DTYPE_Q8_0] = vscores_q8_0, /* q4_0: vscores_q4_0() */
 };
 static values_fn *const zvalues[KV_DTYPE_COUNT] = {
 	[KV_DTYPE_F32] = values_f32,   [KV_DTYPE_F16] = values_f16,
@@ -1044,12 +1295,15 @@ static bool have_vnni(void)
 	return have;
 }
 
-static bool have_vbmi(void)
+/* What the q4_0 kernels take beyond VNNI: VBMI's byte permutes and GFNI
+ * (a shift of every byte's high nibble). */
+static bool have_q4(void)
 {
 	static int have = -1;
 	if (have < 0) {
 		__builtin_cpu_init();
-		have = __builtin_cpu_supports("avx512vbmi");
+		have = __builtin_cpu_supports("avx512vbmi") &&
+		       __builtin_cpu_supports("gfni");
 	}
 	return have;
 }
@@ -1067,7 +1321,7 @@ bool kv_attnq_has_simd(uint32_t hd)
 		       __builtin_cpu_supports("avx512bw");
 	}
 	(void)have_vnni(); /* probed here, before any thread asks */
-	(void)have_vbmi();
+	(void)have_q4();
 	return have && hd % 32 == 0 && hd / 32 <= ZMAXB;
 #else
 	(void)hd;
@@ -1075,11 +1329,12 @@ bool kv_attnq_has_simd(uint32_t hd)
 #endif
 }
 
-void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
-		   const uint8_t *k, const uint8_t *v,
-		   const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
-		   float scale, float *s, float *o, float *m, float *l,
-		   enum kv_isa isa)
+/* One pass over [0, n): every score, the softmax, then V. */
+static void part_one(const float *q, uint32_t g, uint32_t per,
+		     const uint8_t *k, const uint8_t *v,
+		     const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
+		     float scale, float *s, float *o, float *m, float *l,
+		     enum kv_isa isa)
 {
 	bool simd = isa == KV_ISA_AVX512 && kv_attnq_has_simd(hd);
 #ifdef HAVE_AVX512Q
@@ -1087,13 +1342,15 @@ void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
 	values_fn *vf = simd ? zvalues[f->v] : NULL;
 	if (simd && int_scores(f->k, hd))
 		sf = hd % 64 == 0 && have_vnni() ? vnni[f->k] : NULL;
+	if (simd && f->k == KV_DTYPE_Q4_0) /* any hd, krow 18 hd / 32 */
+		sf = have_vnni() && have_q4() ? vscores_q4_0 : NULL;
 	if (sf)
 		sf(q, g, k, f->krow, n, hd, scale, s);
 	else
 		scores_c(q, g, k, f, n, hd, scale, s);
 	kv_attn_softmax(s, g, per, n, m, l, simd);
 	if (simd && f->v == KV_DTYPE_Q4_0)
-		vf = have_vnni() && have_vbmi() ? values_q4_0i : NULL;
+		vf = have_vnni() && have_q4() ? values_q4_0i : NULL;
 	if (vf)
 		vf(s, g, v, f->vrow, n, hd, o);
 	else
@@ -1103,4 +1360,21 @@ void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
 	kv_attn_softmax(s, g, per, n, m, l, simd);
 	values_c(s, g, v, f, n, hd, o);
 #endif
+}
+
+void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
+		   const uint8_t *k, const uint8_t *v,
+		   const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
+		   float scale, float *s, float *o, float *m, float *l,
+		   enum kv_isa isa)
+{
+#ifdef HAVE_AVX512Q
+	if (isa == KV_ISA_AVX512 && kv_attnq_has_simd(hd) &&
+	    f->k == KV_DTYPE_Q4_0 && f->v == KV_DTYPE_Q4_0 && have_vnni() &&
+	    have_q4() && q4_pipes(g, per, n, hd)) {
+		part_q4_0(q, g, k, v, n, hd, scale, s, o, m, l);
+		return;
+	}
+#endif
+	part_one(q, g, per, k, v, f, n, hd, scale, s, o, m, l, isa);
 }

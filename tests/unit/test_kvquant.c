@@ -183,12 +183,14 @@ static void test_round_trip(void)
 
 /* The AVX-512 kernels of every pair of formats against the portable
  * ones, at head sizes of 32 (one block), 64 (one pair of blocks: q4_0's
- * integer scores), 96 (an odd block of 32 at the end) and 128 (two
- * pairs), over 77 positions (a group of eight and a block of 64 end
- * part-way) and over 5 (less than a group). */
+ * integer scores), 96 (an odd block of 32 at the end), 128 (two pairs),
+ * 160, 256 and 512 (q4_0 K's groups of 16 blocks span 16 / nb rows, or
+ * several groups one row's), over 77 positions (a group of eight and a
+ * block of 64 end part-way) and over 5 (less than a group), for ten query
+ * rows of two tokens (more than a group of eight rows). */
 static void kernels(uint32_t hd, int N)
 {
-	enum { MAXN = 77, G = 6, PER = 3, MAXHD = 128 };
+	enum { MAXN = 77, G = 10, PER = 5, MAXHD = 512 };
 	static float q[G * MAXHD], x[MAXHD], s[G * MAXN], o[2][G * MAXHD],
 		m[2][G], l[2][G];
 	static uint8_t k[MAXN * (4 * MAXHD + 4)], v[MAXN * (4 * MAXHD + 4)];
@@ -239,12 +241,61 @@ static void test_kernels(void)
 		printf("test_kvquant: no AVX-512 kernel here\n");
 		return;
 	}
-	for (int n = 5; n <= 77; n += 72) {
-		kernels(32, n);
-		kernels(64, n);
-		kernels(96, n);
-		kernels(128, n);
+	static const uint32_t hds[] = {32, 64, 96, 128, 160, 256, 512};
+	for (int n = 5; n <= 77; n += 72)
+		for (int i = 0; i < 7; i++)
+			kernels(hds[i], n);
+}
+
+/* A token's q4_0 K and V over more than four chunks of 1,024 positions,
+ * which the AVX-512 kernel pipelines (chunk c's V summed while chunk
+ * c + 1's scores are computed, each chunk's softmax merged into the
+ * running one), against the portable kernel in one pass: the same m, l
+ * and o within 1e-5 of l, for one query row and for a group of eight. */
+static void q4_0_long(uint32_t hd, uint32_t g, uint32_t n)
+{
+	enum { MAXN = 4200, MAXG = 8, MAXHD = 128 };
+	static float q[MAXG * MAXHD], x[MAXHD], s[MAXG * MAXN],
+		o[2][MAXG * MAXHD], m[2][MAXG], l[2][MAXG];
+	static uint8_t k[MAXN * 4 * 18], v[MAXN * 4 * 18];
+	uint32_t row = hd / 32 * 18;
+	for (uint32_t i = 0; i < g * hd; i++)
+		q[i] = 4 * kv_rand_sym(11, i);
+	for (uint32_t p = 0; p < n; p++) {
+		for (uint32_t d = 0; d < hd; d++)
+			x[d] = kv_rand_sym(12, p * hd + d);
+		kv_quant_encode(KV_DTYPE_Q4_0, x, hd, k + p * row);
+		for (uint32_t d = 0; d < hd; d++)
+			x[d] = kv_rand_sym(13, p * hd + d);
+		kv_quant_encode(KV_DTYPE_Q4_0, x, hd, v + p * row);
 	}
+	struct kv_rowfmt f = {KV_DTYPE_Q4_0, KV_DTYPE_Q4_0, row, row};
+	for (int isa = 0; isa < 2; isa++)
+		kv_attnq_part(q, g, g, k, v, &f, n, hd, 0.125f, s, o[isa],
+			      m[isa], l[isa], isa ? KV_ISA_AVX512 : KV_ISA_C);
+	double worst = 0;
+	for (uint32_t i = 0; i < g; i++) {
+		worst = fmax(worst, fabs(m[0][i] - m[1][i]));
+		worst = fmax(worst, fabs(l[0][i] - l[1][i]) / l[0][i]);
+		for (uint32_t d = 0; d < hd; d++)
+			worst = fmax(worst, fabs(o[0][i * hd + d] -
+						 o[1][i * hd + d]) /
+						    l[0][i]);
+	}
+	if (!(worst < 1e-5))
+		fprintf(stderr, "q4_0 over %u at %u, %u rows: %.3g\n", n, hd,
+			g, worst);
+	CHECK(worst < 1e-5);
+}
+
+static void test_q4_0_long(void)
+{
+	if (!kv_attnq_has_simd(128))
+		return;
+	q4_0_long(64, 1, 4173);
+	q4_0_long(64, 8, 4096);
+	q4_0_long(96, 3, 4200);
+	q4_0_long(128, 2, 4173);
 }
 
 /* The portable q4_0 scores against a float dot product: the query's
@@ -509,6 +560,7 @@ int main(void)
 	test_kernels();
 	test_q4_0_scores();
 	test_q4_0_values();
+	test_q4_0_long();
 	test_bytes();
 	test_refusals();
 	test_engine_formats();
