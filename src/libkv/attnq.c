@@ -707,15 +707,14 @@ VNNI_SCORES(q8_0, RS_NONE)
  * of the range (row m / nb, block m % nb of the head) lies at k + 18 m,
  * and four of them (a unit, 72 bytes) go together. One vpermt2b gathers
  * a unit's 64 bytes of nibbles from two loads; their low nibbles (x & 15)
- * and high ones (x & 0xf0, 16 times the nibble) each go through vpdpbusd
- * with the query's bytes for those values, and the high sums are divided
- * by 16, exactly, by a shift. Four units' lanes fold into one register of
- * 16 blocks' sums (lane 4j + u: block j of unit u), which takes the -8 x
- * the query bytes' sum, and is scaled by the blocks' d (vpermw picks
- * them from the loads) and the query's dq. A row's score is the sum of
- * its nb blocks: with nb dividing 16 a butterfly of adds over the
- * register, else a short loop. Each unit of K is unpacked once for every
- * query row of a group.
+ * and their high ones (shifted down by one GFNI affine map) go through
+ * two vpdpbusd with the query's bytes for those values, starting from -8
+ * times the sums of those bytes (a nibble holds its value + 8). Four
+ * units' lanes fold into one register of 16 blocks' sums (lane 4j + u:
+ * block j of unit u), scaled by the blocks' d (vpermw picks them from the
+ * loads) and the query's dq. A row's score is the sum of its nb blocks:
+ * with nb dividing 16 a butterfly of adds over the register, else a short
+ * loop. Each unit of K is unpacked once for every query row of a group.
  */
 #define AVX512W                                                              \
 	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,"        \
@@ -796,7 +795,7 @@ AVX512G INLINE void q4_unit(const uint8_t *k, int64_t off, int64_t left,
 					     k + off);
 		z1 = _mm512_maskz_loadu_epi8((1ull << (left - 8)) - 1,
 					     k + off + 8);
-	} else { /* units end on a block: 18 bytes or none */
+	} else { /* left is a multiple of 18: no block of the unit is in */
 		z0 = z1 = _mm512_setzero_si512();
 	}
 	__m512i x = _mm512_permutex2var_epi8(z0, ix, z1);
@@ -856,7 +855,7 @@ AVX512G INLINE __m512 fold_rows(__m512 x, uint32_t R)
 	return x;
 }
 
-/* Lanes 0 .. cnt of x to s (a masked store is slow on Zen 4). */
+/* Lanes 0 .. cnt of x to s, by the widest plain store that fits. */
 AVX512G INLINE void put_rows(__m512 x, uint32_t cnt, float *s)
 {
 	if (cnt == 16) {
