@@ -1132,8 +1132,8 @@ AVX512W INLINE void d_rows(const uint8_t *vb, uint32_t cnt, uint32_t nb,
 /* One run of the weighted sum: rows p0 .. p0 + cnt (cnt <= QBLOCK) of
  * the rows of nb blocks at v, row i's weights at s + i sn, added into o;
  * two blocks of the head at a time (one at the end of an odd count). No
- * software prefetch: the hardware's keeps up with these sums, and one
- * only took bandwidth from the scores. */
+ * software prefetch: with the hardware's alone these sums run as fast
+ * from memory as from cache, and one ahead of them made them slower. */
 AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
 			    const uint8_t *v, uint32_t nb, uint64_t p0,
 			    uint32_t cnt, float *o)
