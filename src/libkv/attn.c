@@ -842,3 +842,20 @@ void kv_attn_softmax(float *s, uint32_t g, uint32_t per, uint64_t n,
 	(void)simd;
 	softmax_c(s, g, per, n, m, l);
 }
+
+void kv_attn_merge(float *o, float *m, float *l, const float *po,
+		   const float *pm, const float *pl, uint32_t g, uint32_t hd)
+{
+	for (uint32_t i = 0; i < g; i++) {
+		if (pl[i] == 0) /* saw nothing */
+			continue;
+		float mx = m[i] > pm[i] ? m[i] : pm[i];
+		float wa = expf(m[i] - mx), wb = expf(pm[i] - mx);
+		float *oi = o + (uint64_t)i * hd;
+		const float *pi = po + (uint64_t)i * hd;
+		l[i] = l[i] * wa + pl[i] * wb;
+		for (uint32_t d = 0; d < hd; d++)
+			oi[d] = oi[d] * wa + pi[d] * wb;
+		m[i] = mx;
+	}
+}

@@ -1219,18 +1219,8 @@ AVX512G INLINE void q4_piped(const float *q, uint32_t g, const uint8_t *k,
 								 : r + QBLOCK),
 					 nxt + r, len1);
 		}
-		for (uint32_t i = 0; i < g && c; i++) {
-			if (cl[i] == 0)
-				continue;
-			float mx = m[i] > cm[i] ? m[i] : cm[i];
-			float wa = expf(m[i] - mx), wb = expf(cm[i] - mx);
-			float *oi = o + (uint64_t)i * hd;
-			const float *ci = co + (uint64_t)i * hd;
-			l[i] = l[i] * wa + cl[i] * wb;
-			for (uint32_t d = 0; d < hd; d++)
-				oi[d] = oi[d] * wa + ci[d] * wb;
-			m[i] = mx;
-		}
+		if (c)
+			kv_attn_merge(o, m, l, co, cm, cl, g, hd);
 	}
 }
 

@@ -1144,19 +1144,7 @@ static void merge_block(const struct kv_engine *e, const uint8_t *k,
 	float *pm = po + (uint64_t)g * hd, *pl = pm + g;
 	attend(e, q + (uint64_t)r0 * hd, g, per, k, v, n,
 	       1.0f / sqrtf((float)hd), sc, po, pm, pl);
-	for (uint32_t i = 0; i < g; i++) {
-		uint32_t r = r0 + i;
-		if (pl[i] == 0) /* saw nothing */
-			continue;
-		float mx = m[r] > pm[i] ? m[r] : pm[i];
-		float wa = expf(m[r] - mx), wb = expf(pm[i] - mx);
-		float *orow = o + (uint64_t)r * hd;
-		const float *oi = po + (uint64_t)i * hd;
-		l[r] = l[r] * wa + pl[i] * wb;
-		for (uint32_t d = 0; d < hd; d++)
-			orow[d] = orow[d] * wa + oi[d] * wb;
-		m[r] = mx;
-	}
+	kv_attn_merge(o + (uint64_t)r0 * hd, m + r0, l + r0, po, pm, pl, g, hd);
 }
 
 /* K and V rows [b0, b1) (within one tile) of KV head kh of sequence u

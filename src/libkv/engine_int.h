@@ -72,6 +72,13 @@ void kv_attn_part(const float *q, uint32_t g, uint32_t per, const float *k,
 		  const float *v, uint64_t n, uint32_t hd, float scale,
 		  float *s, float *o, float *m, float *l, bool simd);
 
+/* Merges a part over other positions (po, pm, pl of g rows, as
+ * kv_attn_part() leaves them) into the running o, m, l of those rows: the
+ * larger maximum, both sums rescaled to it. A part that saw nothing
+ * (pl 0) leaves a row as it is. */
+void kv_attn_merge(float *o, float *m, float *l, const float *po,
+		   const float *pm, const float *pl, uint32_t g, uint32_t hd);
+
 /* The softmax step of kv_attn_part() alone, for kernels that compute the
  * scores s (g, n) themselves: each row's max over the positions it sees
  * into m, exp(s - max) in place (masked positions 0), the sums into l. */
