@@ -864,6 +864,10 @@ AVX512G INLINE void put_rows(__m512 x, uint32_t cnt, float *s)
 		_mm256_storeu_ps(s, _mm512_castps512_ps256(x));
 	} else if (cnt == 4) {
 		_mm_storeu_ps(s, _mm512_castps512_ps128(x));
+	} else if (cnt == 2) {
+		_mm_storel_pi((__m64 *)(void *)s, _mm512_castps512_ps128(x));
+	} else if (cnt == 1) {
+		_mm_store_ss(s, _mm512_castps512_ps128(x));
 	} else {
 		_Alignas(64) float t[16];
 		_mm512_store_ps(t, x);
@@ -964,6 +968,7 @@ AVX512G static void vscores_q4_0(const float *q, uint32_t g,
 	switch (hd / 32) {
 	case 2: q4_scores(q, g, k, n, 2, scale, s); break;
 	case 4: q4_scores(q, g, k, n, 4, scale, s); break;
+	case 8: q4_scores(q, g, k, n, 8, scale, s); break;
 	default: q4_scores(q, g, k, n, hd / 32, scale, s); break;
 	}
 }
@@ -1163,15 +1168,27 @@ AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
 	}
 }
 
+/* values_q4_0i() for nb blocks a row; inlined with nb a constant for
+ * the common head sizes. */
+AVX512W INLINE void q4_values(const float *s, uint32_t g, const uint8_t *v,
+			      uint64_t n, uint32_t nb, float *o)
+{
+	memset(o, 0, sizeof *o * g * 32 * nb);
+	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK)
+		q4v_run(s + p0, n, g, v, nb, p0,
+			(uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK), o);
+}
+
 AVX512W static void values_q4_0i(const float *s, uint32_t g,
 				 const uint8_t *v, uint32_t vrow, uint64_t n,
 				 uint32_t hd, float *o)
 {
 	(void)vrow; /* 18 hd / 32 */
-	memset(o, 0, sizeof *o * g * hd);
-	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK)
-		q4v_run(s + p0, n, g, v, hd / 32, p0,
-			(uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK), o);
+	switch (hd / 32) {
+	case 2: q4_values(s, g, v, n, 2, o); break;
+	case 4: q4_values(s, g, v, n, 4, o); break;
+	default: q4_values(s, g, v, n, hd / 32, o); break;
+	}
 }
 
 /*
@@ -1240,6 +1257,7 @@ AVX512G static void part_q4_0(const float *q, uint32_t g, const uint8_t *k,
 	switch (hd / 32) {
 	case 2: q4_piped(q, g, k, v, n, 2, scale, s, o, m, l); break;
 	case 4: q4_piped(q, g, k, v, n, 4, scale, s, o, m, l); break;
+	case 8: q4_piped(q, g, k, v, n, 8, scale, s, o, m, l); break;
 	default: q4_piped(q, g, k, v, n, hd / 32, scale, s, o, m, l); break;
 	}
 }
