@@ -263,6 +263,19 @@ static void values_c(const float *s, uint32_t g, const uint8_t *v,
 #define AVX512Q __attribute__((target("avx512f,avx512bw,f16c,avx2,fma")))
 #define INLINE __attribute__((always_inline)) static inline
 
+/* Software prefetch into L1 of the len bytes at address p. The q4_0
+ * kernels read each stream (K's rows, V's) one run of QBLOCK rows ahead
+ * of their use: with the hardware's prefetch alone a core waits on most
+ * of a run's lines, so the two threads of a step over 8,192 positions
+ * pulled about 29 GB/s of a probe's 50; one run ahead they go about 7%
+ * faster (a prefetch into L2, or two runs ahead, gained less). As an
+ * address, p may lie past the stream's end: a prefetch never faults. */
+INLINE void ahead(uintptr_t p, uint32_t len)
+{
+	for (uint32_t t = 0; t < len; t += 64)
+		_mm_prefetch((const char *)(p + t), _MM_HINT_T0);
+}
+
 /* Decoders: values 32b .. 32b + 32 of a row of hd values into lo, hi,
  * before the scales: a block format's d (and q4_1's m) are applied by
  * the kernels once per block (SC, MN), int8's per-row scale once per row
@@ -886,6 +899,7 @@ AVX512G INLINE void q4_rows(const uint8_t *k, int64_t off, int64_t bytes,
 	_Alignas(64) float bv[QROWS][16 * ZMAXB];
 	for (uint32_t c = 0; c < gp; c++, off += 288) {
 		__m512i lo[4], hi[4];
+		ahead((uintptr_t)k + (uintptr_t)off + QBLOCK * 18 * nb, 288);
 		__m512 d = q4_group(k, off, bytes, full, lo, hi);
 		for (uint32_t i = 0; i < nr; i++) {
 			__m512 x = _mm512_permutexvar_ps(
@@ -1045,7 +1059,7 @@ AVX512W INLINE __m512i pair_nib(__m256i y)
 AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
 			    uint32_t b, uint32_t NC,
 			    int16_t (*wq)[QBLOCK + 4], const float *sc,
-			    const int32_t *qsum, float *oi)
+			    const int32_t *qsum, float *oi, bool pf)
 {
 	const uint8_t *last = vb + (cnt - 1) * vrow;
 	__m512i a[2][2], e[2][2]; /* block, half: sets a and e */
@@ -1054,6 +1068,8 @@ AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
 	uint32_t j = 0;
 	for (; j + 4 <= cnt; j += 4) {
 		const uint8_t *r = vb + j * vrow;
+		if (pf) /* the next run's rows */
+			ahead((uintptr_t)r + QBLOCK * vrow, 4 * vrow);
 		for (uint32_t c = 0; c < NC; c++) {
 			int32_t t0, t1;
 			memcpy(&t0, &wq[b + c][j], 4);
@@ -1136,9 +1152,8 @@ AVX512W INLINE void d_rows(const uint8_t *vb, uint32_t cnt, uint32_t nb,
 
 /* One run of the weighted sum: rows p0 .. p0 + cnt (cnt <= QBLOCK) of
  * the rows of nb blocks at v, row i's weights at s + i sn, added into o;
- * two blocks of the head at a time (one at the end of an odd count). No
- * software prefetch: with the hardware's alone these sums run as fast
- * from memory as from cache, and one ahead of them made them slower. */
+ * two blocks of the head at a time (one at the end of an odd count). The
+ * first row's first blocks prefetch the next run's rows (ahead()). */
 AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
 			    const uint8_t *v, uint32_t nb, uint64_t p0,
 			    uint32_t cnt, float *o)
@@ -1162,9 +1177,11 @@ AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
 					 &qsum[b]);
 		uint32_t b = 0;
 		for (; b + 2 <= nb; b += 2)
-			nib_run(vb, vrow, cnt, b, 2, wq, sc, qsum, oi);
+			nib_run(vb, vrow, cnt, b, 2, wq, sc, qsum, oi,
+				i == 0 && b == 0);
 		if (b < nb)
-			nib_run(vb, vrow, cnt, b, 1, wq, sc, qsum, oi);
+			nib_run(vb, vrow, cnt, b, 1, wq, sc, qsum, oi,
+				i == 0 && b == 0);
 	}
 }
 
