@@ -26,7 +26,8 @@
  * sums. The weighted sum of a q4_0 V is integer too: the weights are
  * rounded to 16 bits per run of positions and multiply the nibbles
  * exactly (values_c_q4_0()). A token over a long q4_0 cache goes through
- * a pipeline of chunks (q4_piped()), so that K and V stream together.
+ * a pipeline of chunks (q4_piped()), so that K and V stream together, and
+ * the q4_0 kernels prefetch each stream ahead of its use (ahead()).
  */
 #include <math.h>
 #include <string.h>
