@@ -1230,7 +1230,7 @@ AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
 }
 
 /* values_q4_0i() for nb blocks a row; inlined with nb a constant for
- * the common head sizes. */
+ * the common head sizes (BY_HD). */
 AVX512W INLINE void q4_values(const float *s, uint32_t g, const uint8_t *v,
 			      uint64_t n, uint32_t nb, float *o)
 {
@@ -1245,11 +1245,7 @@ AVX512W static void values_q4_0i(const float *s, uint32_t g,
 				 uint32_t hd, float *o)
 {
 	(void)vrow; /* 18 hd / 32 */
-	switch (hd / 32) {
-	case 2: q4_values(s, g, v, n, 2, o); break;
-	case 4: q4_values(s, g, v, n, 4, o); break;
-	default: q4_values(s, g, v, n, hd / 32, o); break;
-	}
+	BY_HD(hd, q4_values(s, g, v, n, HD_ / 32, o));
 }
 
 /*
