@@ -673,6 +673,44 @@ AVX512 static void ztile(const float *q, uint32_t t, uint32_t h0, uint32_t g,
 	}
 }
 
+/* softmax_avx2() in sixteen lanes through exp16 (the same value of each
+ * exp); the sum's order differs, so l may differ in its last bits. */
+AVX512 static void softmax_avx512(float *s, uint32_t g, uint32_t per,
+				  uint64_t n, float *m, float *l)
+{
+	for (uint32_t i = 0; i < g; i++) {
+		float *si = s + i * n;
+		uint64_t len = row_len(n, g, per, i);
+		uint64_t n16 = len & ~(uint64_t)15, p;
+		__mmask16 tail = (__mmask16)((1u << (len - n16)) - 1);
+		__m512 vm = _mm512_set1_ps(-INFINITY);
+		for (p = 0; p < n16; p += 16)
+			vm = _mm512_max_ps(vm, _mm512_loadu_ps(si + p));
+		vm = _mm512_mask_max_ps(vm, tail, vm,
+					_mm512_maskz_loadu_ps(tail, si + p));
+		float mx = _mm512_reduce_max_ps(vm);
+		__m512 vmx = _mm512_set1_ps(mx), sum = _mm512_setzero_ps();
+		for (p = 0; p < n16; p += 16) {
+			__m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(si + p),
+						       vmx));
+			_mm512_storeu_ps(si + p, e);
+			sum = _mm512_add_ps(sum, e);
+		}
+		if (tail) { /* the tail through the same exp */
+			__m512 e = _mm512_maskz_mov_ps(
+				tail, exp16(_mm512_sub_ps(
+					      _mm512_maskz_loadu_ps(tail, si + p),
+					      vmx)));
+			_mm512_mask_storeu_ps(si + p, tail, e);
+			sum = _mm512_add_ps(sum, e);
+		}
+		for (p = len; p < n; p++) /* masked: weighs 0 */
+			si[p] = 0;
+		m[i] = mx;
+		l[i] = _mm512_reduce_add_ps(sum);
+	}
+}
+
 AVX512 static void part_avx512(const float *q, uint32_t g, uint32_t per,
 			       const float *k, const float *v, uint64_t n,
 			       uint32_t hd, float scale, float *o, float *m,
@@ -834,6 +872,12 @@ void kv_attn_softmax(float *s, uint32_t g, uint32_t per, uint64_t n,
 		     float *m, float *l, bool simd)
 {
 #ifdef HAVE_AVX2_KERNEL
+#ifdef HAVE_AVX512_KERNEL
+	if (simd && have_avx512()) {
+		softmax_avx512(s, g, per, n, m, l);
+		return;
+	}
+#endif
 	if (simd && have_avx2()) {
 		softmax_avx2(s, g, per, n, m, l);
 		return;
