@@ -37,6 +37,10 @@
 /* Positions per block: a block of rows stays in L1 while every query row
  * of a group reads it. */
 #define QBLOCK 64
+/* Positions a run of q4_0's weighted sum of V rounds its weights against
+ * (see values_c_q4_0()): longer runs spread each run's reductions, its
+ * d, scale and sum of weights, over more positions. */
+#define QVRUN 128
 /* Most blocks of 32 in a row of the AVX-512 kernels (head size 512). */
 #define ZMAXB 16
 
@@ -171,13 +175,13 @@ static void scores_c(const float *q, uint32_t g, const uint8_t *k,
 /*
  * The weighted sum of a q4_0 V in integers: o = sum_p w_p (nib_p - 8)
  * with w_p = s_p d_p, for each block of 32 values of the head, over
- * QBLOCK positions at a time. The weights of such a run are rounded to
+ * QVRUN positions at a time. The weights of such a run are rounded to
  * 16 bits against their largest magnitude (w = q S, S = max |w| / 32767,
  * |q| <= 32767); sum q nib is an exact integer, the -8 one more (8 sum q),
  * and S scales the difference once. Each weight is within S / 2 of its
  * value, so a position adds at most 4 S = max |w| / 8192 of error
- * (|nib - 8| <= 8): over a run, at most 64 / 8192 of its largest
- * weight, under 2% of the half step q4_0 itself may be off by for that
+ * (|nib - 8| <= 8): over a run, at most 128 / 8192 of its largest
+ * weight, under 4% of the half step q4_0 itself may be off by for that
  * one position (|w| / 2). The AVX-512 kernel (values_q4_0i) computes the
  * same integers and the same S.
  */
@@ -188,7 +192,7 @@ static float wquant_c(const float *si, const uint8_t *v, uint32_t vrow,
 		      uint64_t p0, uint32_t cnt, uint32_t b, int32_t *wq,
 		      int32_t *qsum)
 {
-	float w[QBLOCK], wmax = 0;
+	float w[QVRUN], wmax = 0;
 	for (uint32_t j = 0; j < cnt; j++) {
 		const uint8_t *blk = v + (p0 + j) * vrow + 18 * b;
 		uint16_t h;
@@ -208,10 +212,10 @@ static float wquant_c(const float *si, const uint8_t *v, uint32_t vrow,
 static void values_c_q4_0(const float *s, uint32_t g, const uint8_t *v,
 			  uint32_t vrow, uint64_t n, uint32_t hd, float *o)
 {
-	int32_t wq[QBLOCK], qsum, acc[32];
+	int32_t wq[QVRUN], qsum, acc[32];
 	memset(o, 0, sizeof *o * g * hd);
-	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
-		uint32_t cnt = (uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK);
+	for (uint64_t p0 = 0; p0 < n; p0 += QVRUN) {
+		uint32_t cnt = (uint32_t)(n - p0 < QVRUN ? n - p0 : QVRUN);
 		for (uint32_t i = 0; i < g; i++)
 			for (uint32_t b = 0; b < hd / 32; b++) {
 				float sc = wquant_c(s + i * n, v, vrow, p0, cnt,
@@ -1040,13 +1044,13 @@ AVX512G static void vscores_q4_0(const float *q, uint32_t g,
  * and adds both products into the lane: 32 products an instruction. The
  * low nibbles' sums, the -8 and the scale come once per run.
  */
-/* wquant_c() for 16 positions at a time (cnt <= QBLOCK); wq has room for
- * QBLOCK + 4 weights, those past cnt set to 0. */
+/* wquant_c() for 16 positions at a time (cnt <= QVRUN); wq has room for
+ * QVRUN + 4 weights, those past cnt set to 0. */
 AVX512W static float wquant_z(const float *si, const uint16_t *dh,
 			      uint64_t p0, uint32_t cnt, int16_t *wq,
 			      int32_t *qsum)
 {
-	__m512 w[QBLOCK / 16], mx = _mm512_setzero_ps();
+	__m512 w[QVRUN / 16], mx = _mm512_setzero_ps();
 	uint32_t nc = (cnt + 15) / 16;
 	for (uint32_t c = 0; c < nc; c++) {
 		uint32_t m = cnt - 16 * c < 16 ? cnt - 16 * c : 16;
@@ -1102,7 +1106,7 @@ AVX512W INLINE __m512i pair_nib(__m256i y)
  * at a time; a pair past the end repeats the last row, weight 0. */
 AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
 			    uint32_t b, uint32_t NC,
-			    int16_t (*wq)[QBLOCK + 4], const float *sc,
+			    int16_t (*wq)[QVRUN + 4], const float *sc,
 			    const int32_t *qsum, float *oi, bool pf)
 {
 	const uint8_t *last = vb + (cnt - 1) * vrow;
@@ -1150,51 +1154,70 @@ AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
 	}
 }
 
-/* The d of every block of cnt rows of nb (2 or 4) blocks at vb into
- * dh[b][j], 32 / nb rows at a time: each unit of four blocks (72 bytes)
- * gives its four d by one vpermw into their places in the rows' order
- * (row-major), and one more vpermw sorts those by block. */
-AVX512W INLINE void d_rows(const uint8_t *vb, uint32_t cnt, uint32_t nb,
-			   uint16_t (*dh)[QBLOCK])
+/* The bytes at p of a stream with `left` of them from p: 64, or those
+ * left (zero past them), or none. */
+AVX512W INLINE __m512i load_left(const uint8_t *p, int64_t left)
 {
-	/* a unit's d are its words 0 9 18 27; then lane b per + j takes
-	 * row j's block b */
-	const __m512i dw = _mm512_set_epi64(
-		0x001b001200090000, 0x001b001200090000, 0x001b001200090000,
-		0x001b001200090000, 0x001b001200090000, 0x001b001200090000,
-		0x001b001200090000, 0x001b001200090000);
-	const __m512i by2 = _mm512_set_epi16(
-		31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 30,
-		28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-	const __m512i by4 = _mm512_set_epi16(
-		31, 27, 23, 19, 15, 11, 7, 3, 30, 26, 22, 18, 14, 10, 6, 2, 29,
-		25, 21, 17, 13, 9, 5, 1, 28, 24, 20, 16, 12, 8, 4, 0);
-	__m512i sort = nb == 2 ? by2 : by4;
-	uint32_t per = 32 / nb; /* rows a register */
+	if (left >= 64)
+		return _mm512_loadu_si512(p);
+	if (left <= 0)
+		return _mm512_setzero_si512();
+	return _mm512_maskz_loadu_epi8((1ull << left) - 1, p);
+}
+
+/* The d of every block of cnt rows of nb (2 or 4) blocks at vb into
+ * dh[b][j], 32 / nb rows at a time. Their 576 bytes are eight units of
+ * four blocks (72 bytes, d at words 0 9 18 27); one vpermt2w takes two
+ * units' d straight to their lanes b per + j (row j's block b), four of
+ * them fill the register. */
+AVX512W INLINE void d_rows(const uint8_t *vb, uint32_t cnt, uint32_t nb,
+			   uint16_t (*dh)[QVRUN])
+{
+	/* lane L of pair pr: nb 2, rows 4 pr .. 4 pr + 3, block L / 16;
+	 * nb 4, rows 2 pr, 2 pr + 1, block L / 8 (the second unit's
+	 * words from 32) */
+	const __m512i ix2 = _mm512_set_epi16(
+		59, 41, 27, 9, 59, 41, 27, 9, 59, 41, 27, 9, 59, 41, 27, 9, 50,
+		32, 18, 0, 50, 32, 18, 0, 50, 32, 18, 0, 50, 32, 18, 0);
+	const __m512i ix4 = _mm512_set_epi16(
+		59, 27, 59, 27, 59, 27, 59, 27, 50, 18, 50, 18, 50, 18, 50, 18,
+		41, 9, 41, 9, 41, 9, 41, 9, 32, 0, 32, 0, 32, 0, 32, 0);
+	__m512i ix = nb == 2 ? ix2 : ix4;
+	uint32_t k0 = nb == 2 ? 0x000f000fu : 0x03030303u;
+	uint32_t sh = nb == 2 ? 4 : 2, per = 32 / nb; /* rows a register */
 	int64_t bytes = (int64_t)cnt * nb * 18;
 	for (uint32_t j0 = 0; j0 < cnt; j0 += per) {
-		__m512i x = _mm512_setzero_si512();
-		for (uint32_t u = 0; u < 8; u++) {
-			int64_t off = (int64_t)(j0 * nb * 18 + 72 * u);
-			if (off >= bytes)
-				break;
-			__m512i z = bytes - off >= 64
-					    ? _mm512_loadu_si512(vb + off)
-					    : _mm512_maskz_loadu_epi8(
-						      (1ull << (bytes - off)) - 1,
-						      vb + off);
-			/* lanes 4u .. 4u + 3 of the upper or lower half */
-			x = _mm512_mask_permutexvar_epi16(x, 0xfu << (4 * u),
-							   dw, z);
+		const uint8_t *g = vb + j0 * nb * 18;
+		int64_t left = bytes - (int64_t)j0 * nb * 18;
+		__m512i y[4];
+		for (uint32_t pr = 0; pr < 4; pr++)
+			y[pr] = _mm512_maskz_permutex2var_epi16(
+				k0 << (sh * pr), load_left(g + 144 * pr,
+							   left - 144 * pr),
+				ix,
+				load_left(g + 144 * pr + 72,
+					  left - 144 * pr - 72));
+		__m512i x = _mm512_or_si512(_mm512_or_si512(y[0], y[1]),
+					    _mm512_or_si512(y[2], y[3]));
+		if (nb == 2) {
+			_mm256_storeu_si256((void *)&dh[0][j0],
+					    _mm512_castsi512_si256(x));
+			_mm256_storeu_si256((void *)&dh[1][j0],
+					    _mm512_extracti64x4_epi64(x, 1));
+		} else {
+			_mm_storeu_si128((void *)&dh[0][j0],
+					 _mm512_castsi512_si128(x));
+			_mm_storeu_si128((void *)&dh[1][j0],
+					 _mm512_extracti32x4_epi32(x, 1));
+			_mm_storeu_si128((void *)&dh[2][j0],
+					 _mm512_extracti32x4_epi32(x, 2));
+			_mm_storeu_si128((void *)&dh[3][j0],
+					 _mm512_extracti32x4_epi32(x, 3));
 		}
-		_Alignas(64) uint16_t t[32];
-		_mm512_store_si512(t, _mm512_permutexvar_epi16(sort, x));
-		for (uint32_t b = 0; b < nb; b++)
-			memcpy(&dh[b][j0], &t[b * per], per * sizeof *t);
 	}
 }
 
-/* One run of the weighted sum: rows p0 .. p0 + cnt (cnt <= QBLOCK) of
+/* One run of the weighted sum: rows p0 .. p0 + cnt (cnt <= QVRUN) of
  * the rows of nb blocks at v, row i's weights at s + i sn, added into o;
  * two blocks of the head at a time (one at the end of an odd count). The
  * first row's first blocks prefetch the rows of the runs ahead (ahead()). */
@@ -1203,8 +1226,8 @@ AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
 			    uint32_t cnt, float *o)
 {
 	uint32_t vrow = 18 * nb;
-	_Alignas(64) int16_t wq[ZMAXB][QBLOCK + 4];
-	_Alignas(64) uint16_t dh[ZMAXB][QBLOCK]; /* the blocks' d */
+	_Alignas(64) int16_t wq[ZMAXB][QVRUN + 4];
+	_Alignas(64) uint16_t dh[ZMAXB][QVRUN]; /* the blocks' d */
 	float sc[ZMAXB];
 	int32_t qsum[ZMAXB];
 	const uint8_t *vb = v + p0 * vrow;
@@ -1235,9 +1258,9 @@ AVX512W INLINE void q4_values(const float *s, uint32_t g, const uint8_t *v,
 			      uint64_t n, uint32_t nb, float *o)
 {
 	memset(o, 0, sizeof *o * g * 32 * nb);
-	for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK)
+	for (uint64_t p0 = 0; p0 < n; p0 += QVRUN)
 		q4v_run(s + p0, n, g, v, nb, p0,
-			(uint32_t)(n - p0 < QBLOCK ? n - p0 : QBLOCK), o);
+			(uint32_t)(n - p0 < QVRUN ? n - p0 : QVRUN), o);
 }
 
 AVX512W static void values_q4_0i(const float *s, uint32_t g,
@@ -1283,14 +1306,14 @@ AVX512G INLINE void q4_piped(const float *q, uint32_t g, const uint8_t *k,
 		float *oc = c ? co : o;
 		kv_attn_softmax(cur, g, g, len, c ? cm : m, c ? cl : l, true);
 		memset(oc, 0, sizeof *oc * g * hd);
-		for (uint64_t r = 0; r < len; r += QBLOCK) {
+		for (uint64_t r = 0; r < len; r += QVRUN) {
 			q4v_run(cur + r, len, g, v, nb, p + r,
-				(uint32_t)(len - r < QBLOCK ? len - r : QBLOCK),
+				(uint32_t)(len - r < QVRUN ? len - r : QVRUN),
 				oc);
 			if (r < len1)
 				q4_range(k, n, qr, g, nb, perm, p1 + r,
-					 p1 + (len1 - r < QBLOCK ? len1
-								 : r + QBLOCK),
+					 p1 + (len1 - r < QVRUN ? len1
+								: r + QVRUN),
 					 nxt + r, len1);
 		}
 		if (c)

@@ -326,7 +326,7 @@ static void test_q4_0_scores(void)
 	CHECK(fabs(m - dot) > 0); /* the query was rounded */
 }
 
-/* The weighted sum of a q4_0 V, in 16-bit weights per run of 64
+/* The weighted sum of a q4_0 V, in 16-bit weights per run of 128
  * positions, against the float sum of the decoded rows (the weights s
  * the kernel leaves): within 4 S per position, S = the run's largest
  * |s d| / 32767 for the block (see attnq.c), plus float rounding. Heads
@@ -334,7 +334,7 @@ static void test_q4_0_scores(void)
  * two query rows, both kernels. */
 static void q4_0_values(uint32_t hd, uint32_t n, enum kv_isa isa)
 {
-	enum { G = 2, MAXN = 130, MAXHD = 128 };
+	enum { G = 2, MAXN = 255, MAXHD = 128, RUN = 128 };
 	static float q[G * MAXHD], kf[MAXN * MAXHD], x[MAXN * MAXHD],
 		s[G * MAXN], o[G * MAXHD], m[G], l[G];
 	static uint8_t v[MAXN * 4 * 18];
@@ -358,8 +358,8 @@ static void q4_0_values(uint32_t hd, uint32_t n, enum kv_isa isa)
 	for (uint32_t i = 0; i < G; i++)
 		for (uint32_t d = 0; d < hd; d++) {
 			double ref = 0, bound = 0, mag = 0;
-			for (uint32_t p0 = 0; p0 < n; p0 += 64) {
-				uint32_t p1 = p0 + 64 < n ? p0 + 64 : n;
+			for (uint32_t p0 = 0; p0 < n; p0 += RUN) {
+				uint32_t p1 = p0 + RUN < n ? p0 + RUN : n;
 				double wmax = 0;
 				for (uint32_t p = p0; p < p1; p++) {
 					double w = s[i * n + p];
@@ -382,9 +382,9 @@ static void q4_0_values(uint32_t hd, uint32_t n, enum kv_isa isa)
 
 static void test_q4_0_values(void)
 {
-	static const uint32_t ns[] = {1, 2, 5, 64, 77, 130};
+	static const uint32_t ns[] = {1, 2, 5, 64, 77, 130, 200, 255};
 	for (uint32_t hd = 32; hd <= 128; hd += 32)
-		for (int j = 0; j < 6; j++) {
+		for (int j = 0; j < 8; j++) {
 			q4_0_values(hd, ns[j], KV_ISA_C);
 			if (kv_attnq_has_simd(hd))
 				q4_0_values(hd, ns[j], KV_ISA_AVX512);
