@@ -33,25 +33,35 @@ static inline uint64_t row_len(uint64_t n, uint32_t g, uint32_t per,
 	return n - (g / per - 1 - i / per);
 }
 
-/* Each row of s over the positions it sees: its max into m, exp(s - max)
- * in place, the sum into l; the masked positions set to 0. */
-static void softmax_c(float *s, uint32_t g, uint32_t per, uint64_t n,
-		      float *m, float *l)
+/* One row's softmax over its len positions, in place: exp(x - max), the
+ * max into *m; returns the sum. One for each instruction set. */
+typedef float softmax_row_fn(float *x, uint64_t len, float *m);
+
+/* Each row of s over the positions it sees, through row: its max into m,
+ * exp(s - max) in place, the sum into l; the masked positions set to 0. */
+static void softmax_rows(float *s, uint32_t g, uint32_t per, uint64_t n,
+			 float *m, float *l, softmax_row_fn *row)
 {
 	for (uint32_t i = 0; i < g; i++) {
-		float *si = s + i * n, mx = -INFINITY, sum = 0;
+		float *si = s + i * n;
 		uint64_t len = row_len(n, g, per, i);
-		for (uint64_t p = 0; p < len; p++)
-			mx = si[p] > mx ? si[p] : mx;
-		for (uint64_t p = 0; p < len; p++) {
-			si[p] = expf(si[p] - mx);
-			sum += si[p];
-		}
+		l[i] = row(si, len, &m[i]);
 		for (uint64_t p = len; p < n; p++) /* masked: weighs 0 */
 			si[p] = 0;
-		m[i] = mx;
-		l[i] = sum;
 	}
+}
+
+static float softmax_row_c(float *x, uint64_t len, float *m)
+{
+	float mx = -INFINITY, sum = 0;
+	for (uint64_t p = 0; p < len; p++)
+		mx = x[p] > mx ? x[p] : mx;
+	for (uint64_t p = 0; p < len; p++) {
+		x[p] = expf(x[p] - mx);
+		sum += x[p];
+	}
+	*m = mx;
+	return sum;
 }
 
 static void part_c(const float *q, uint32_t g, uint32_t per, const float *k,
@@ -68,7 +78,7 @@ static void part_c(const float *q, uint32_t g, uint32_t per, const float *k,
 			s[i * n + p] = acc * scale;
 		}
 	}
-	softmax_c(s, g, per, n, m, l);
+	softmax_rows(s, g, per, n, m, l, softmax_row_c);
 	memset(o, 0, sizeof *o * g * hd);
 	for (uint64_t p = 0; p < n; p++) {
 		const float *vp = v + p * hd;
@@ -184,47 +194,38 @@ AVX2 static void scores_avx2(const float *q, uint32_t g, const float *k,
 		scores_hd(q, g, k, n, hd, scale, s);
 }
 
-/* Each row of s over the positions it sees: its max into m, exp(s - max)
- * in place, the sum into l; the masked positions set to 0. */
-AVX2 static void softmax_avx2(float *s, uint32_t g, uint32_t per, uint64_t n,
-			      float *m, float *l)
+/* softmax_row_c() eight positions at a time through exp8. */
+AVX2 static float softmax_row_avx2(float *x, uint64_t len, float *m)
 {
-	for (uint32_t i = 0; i < g; i++) {
-		float *si = s + i * n;
-		uint64_t len = row_len(n, g, per, i);
-		uint64_t n8 = len & ~(uint64_t)7, p;
-		__m256 vm = _mm256_set1_ps(-INFINITY);
-		for (p = 0; p < n8; p += 8)
-			vm = _mm256_max_ps(vm, _mm256_loadu_ps(si + p));
-		float mx = hmax(vm);
-		for (; p < len; p++)
-			mx = si[p] > mx ? si[p] : mx;
-		__m256 vmx = _mm256_set1_ps(mx), sum = _mm256_setzero_ps();
-		for (p = 0; p < n8; p += 8) {
-			__m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(si + p),
-						      vmx));
-			_mm256_storeu_ps(si + p, e);
-			sum = _mm256_add_ps(sum, e);
-		}
-		if (p < len) { /* the tail through the same exp */
-			float t[8];
-			uint64_t r = len - p;
-			for (uint64_t j = 0; j < 8; j++)
-				t[j] = j < r ? si[p + j] - mx : -INFINITY;
-			_mm256_storeu_ps(t, exp8(_mm256_loadu_ps(t)));
-			for (uint64_t j = 0; j < 8; j++) {
-				if (j < r)
-					si[p + j] = t[j];
-				else
-					t[j] = 0;
-			}
-			sum = _mm256_add_ps(sum, _mm256_loadu_ps(t));
-		}
-		for (p = len; p < n; p++) /* masked: weighs 0 */
-			si[p] = 0;
-		m[i] = mx;
-		l[i] = kv_hsum(sum);
+	uint64_t n8 = len & ~(uint64_t)7, p;
+	__m256 vm = _mm256_set1_ps(-INFINITY);
+	for (p = 0; p < n8; p += 8)
+		vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + p));
+	float mx = hmax(vm);
+	for (; p < len; p++)
+		mx = x[p] > mx ? x[p] : mx;
+	__m256 vmx = _mm256_set1_ps(mx), sum = _mm256_setzero_ps();
+	for (p = 0; p < n8; p += 8) {
+		__m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + p), vmx));
+		_mm256_storeu_ps(x + p, e);
+		sum = _mm256_add_ps(sum, e);
 	}
+	if (p < len) { /* the tail through the same exp */
+		float t[8];
+		uint64_t r = len - p;
+		for (uint64_t j = 0; j < 8; j++)
+			t[j] = j < r ? x[p + j] - mx : -INFINITY;
+		_mm256_storeu_ps(t, exp8(_mm256_loadu_ps(t)));
+		for (uint64_t j = 0; j < 8; j++) {
+			if (j < r)
+				x[p + j] = t[j];
+			else
+				t[j] = 0;
+		}
+		sum = _mm256_add_ps(sum, _mm256_loadu_ps(t));
+	}
+	*m = mx;
+	return kv_hsum(sum);
 }
 
 /* o[i][d0 .. d0 + 8W) += sum over p in [p0, p1) of s[i][p] v[p][..],
@@ -277,7 +278,7 @@ AVX2 static void part_avx2(const float *q, uint32_t g, uint32_t per,
 			   float *m, float *l)
 {
 	scores_avx2(q, g, k, n, hd, scale, s);
-	softmax_avx2(s, g, per, n, m, l);
+	softmax_rows(s, g, per, n, m, l, softmax_row_avx2);
 	values_avx2(s, g, v, n, hd, o);
 }
 
@@ -673,42 +674,33 @@ AVX512 static void ztile(const float *q, uint32_t t, uint32_t h0, uint32_t g,
 	}
 }
 
-/* softmax_avx2() in sixteen lanes through exp16 (the same value of each
- * exp); the sum's order differs, so l may differ in its last bits. */
-AVX512 static void softmax_avx512(float *s, uint32_t g, uint32_t per,
-				  uint64_t n, float *m, float *l)
+/* softmax_row_avx2() in sixteen lanes through exp16 (the same value of
+ * each exp); the sum's order differs, so it may differ in its last bits. */
+AVX512 static float softmax_row_avx512(float *x, uint64_t len, float *m)
 {
-	for (uint32_t i = 0; i < g; i++) {
-		float *si = s + i * n;
-		uint64_t len = row_len(n, g, per, i);
-		uint64_t n16 = len & ~(uint64_t)15, p;
-		__mmask16 tail = (__mmask16)((1u << (len - n16)) - 1);
-		__m512 vm = _mm512_set1_ps(-INFINITY);
-		for (p = 0; p < n16; p += 16)
-			vm = _mm512_max_ps(vm, _mm512_loadu_ps(si + p));
-		vm = _mm512_mask_max_ps(vm, tail, vm,
-					_mm512_maskz_loadu_ps(tail, si + p));
-		float mx = _mm512_reduce_max_ps(vm);
-		__m512 vmx = _mm512_set1_ps(mx), sum = _mm512_setzero_ps();
-		for (p = 0; p < n16; p += 16) {
-			__m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(si + p),
-						       vmx));
-			_mm512_storeu_ps(si + p, e);
-			sum = _mm512_add_ps(sum, e);
-		}
-		if (tail) { /* the tail through the same exp */
-			__m512 e = _mm512_maskz_mov_ps(
-				tail, exp16(_mm512_sub_ps(
-					      _mm512_maskz_loadu_ps(tail, si + p),
-					      vmx)));
-			_mm512_mask_storeu_ps(si + p, tail, e);
-			sum = _mm512_add_ps(sum, e);
-		}
-		for (p = len; p < n; p++) /* masked: weighs 0 */
-			si[p] = 0;
-		m[i] = mx;
-		l[i] = _mm512_reduce_add_ps(sum);
+	uint64_t n16 = len & ~(uint64_t)15, p;
+	__mmask16 tail = (__mmask16)((1u << (len - n16)) - 1);
+	__m512 vm = _mm512_set1_ps(-INFINITY);
+	for (p = 0; p < n16; p += 16)
+		vm = _mm512_max_ps(vm, _mm512_loadu_ps(x + p));
+	vm = _mm512_mask_max_ps(vm, tail, vm,
+				_mm512_maskz_loadu_ps(tail, x + p));
+	float mx = _mm512_reduce_max_ps(vm);
+	__m512 vmx = _mm512_set1_ps(mx), sum = _mm512_setzero_ps();
+	for (p = 0; p < n16; p += 16) {
+		__m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + p), vmx));
+		_mm512_storeu_ps(x + p, e);
+		sum = _mm512_add_ps(sum, e);
 	}
+	if (tail) { /* the tail through the same exp */
+		__m512 e = _mm512_maskz_mov_ps(
+			tail, exp16(_mm512_sub_ps(
+				      _mm512_maskz_loadu_ps(tail, x + p), vmx)));
+		_mm512_mask_storeu_ps(x + p, tail, e);
+		sum = _mm512_add_ps(sum, e);
+	}
+	*m = mx;
+	return _mm512_reduce_add_ps(sum);
 }
 
 AVX512 static void part_avx512(const float *q, uint32_t g, uint32_t per,
@@ -871,20 +863,17 @@ float kv_exp_shift(float *x, uint64_t n, float m, bool simd)
 void kv_attn_softmax(float *s, uint32_t g, uint32_t per, uint64_t n,
 		     float *m, float *l, bool simd)
 {
-#ifdef HAVE_AVX2_KERNEL
-#ifdef HAVE_AVX512_KERNEL
-	if (simd && have_avx512()) {
-		softmax_avx512(s, g, per, n, m, l);
-		return;
-	}
-#endif
-	if (simd && have_avx2()) {
-		softmax_avx2(s, g, per, n, m, l);
-		return;
-	}
-#endif
+	softmax_row_fn *row = softmax_row_c;
 	(void)simd;
-	softmax_c(s, g, per, n, m, l);
+#ifdef HAVE_AVX2_KERNEL
+	if (simd && have_avx2())
+		row = softmax_row_avx2;
+#endif
+#ifdef HAVE_AVX512_KERNEL
+	if (simd && have_avx512())
+		row = softmax_row_avx512;
+#endif
+	softmax_rows(s, g, per, n, m, l, row);
 }
 
 void kv_attn_merge(float *o, float *m, float *l, const float *po,
