@@ -453,9 +453,19 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 		}                                                            \
 	} while (0)
 
+/* A scores kernel NAME (compiled for TARGET) calling its inlined body
+ * NAME##_hd through BY_HD. */
+#define SCORES_BY_HD(TARGET, NAME)                                           \
+	TARGET static void NAME(const float *q, uint32_t g,                  \
+				const uint8_t *k, uint32_t krow, uint64_t n, \
+				uint32_t hd, float scale, float *s)          \
+	{                                                                    \
+		BY_HD(hd, NAME##_hd(q, g, k, krow, n, HD_, scale, s));       \
+	}
+
 /* s = q k^T x scale x KSCALE for one format, eight positions at a time. */
 #define SCORES(FMT, SC, MN, BS, RS, KSCALE)                                 \
-	AVX512Q INLINE void scores_hd_##FMT(const float *q, uint32_t g,      \
+	AVX512Q INLINE void scores_##FMT##_hd(const float *q, uint32_t g,    \
 					const uint8_t *k, uint32_t krow,     \
 					uint64_t n, uint32_t hd, float scale, \
 					float *s)                            \
@@ -510,13 +520,7 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 			}                                                    \
 		}                                                            \
 	}                                                                    \
-	AVX512Q static void scores_##FMT(const float *q, uint32_t g,         \
-				     const uint8_t *k, uint32_t krow,        \
-				     uint64_t n, uint32_t hd, float scale,   \
-				     float *s)                               \
-	{                                                                    \
-		BY_HD(hd, scores_hd_##FMT(q, g, k, krow, n, HD_, scale, s)); \
-	}
+	SCORES_BY_HD(AVX512Q, scores_##FMT)
 
 /* o += w v of position p on blocks b0 .. b0 + NB (NB 1 or 2) into the
  * accumulators a (2 NB registers); a block's minimum into msum[b]. */
@@ -540,7 +544,7 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
  * time into two sets of registers so that no chain of FMAs waits on the
  * last; then a last 32. */
 #define VALUES(FMT, SC, MN, BS, RS, VSCALE)                                 \
-	AVX512Q INLINE void values_hd_##FMT(const float *s, uint32_t g,      \
+	AVX512Q INLINE void values_##FMT##_hd(const float *s, uint32_t g,      \
 					const uint8_t *v, uint32_t vrow,     \
 					uint64_t n, uint32_t hd, float *o)   \
 	{                                                                    \
@@ -609,7 +613,7 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 				     const uint8_t *v, uint32_t vrow,        \
 				     uint64_t n, uint32_t hd, float *o)      \
 	{                                                                    \
-		BY_HD(hd, values_hd_##FMT(s, g, v, vrow, n, HD_, o));        \
+		BY_HD(hd, values_##FMT##_hd(s, g, v, vrow, n, HD_, o));      \
 	}
 
 #define KERNELS(FMT, SC, MN, BS, RS, X)                                     \
@@ -707,7 +711,7 @@ AVX512V INLINE __m512i pair_int8(const uint8_t *r, uint32_t pr, __m512 *d)
 		}                                                            \
 		return _mm512_mul_ps(a, _mm512_set1_ps(RS(r, hd)));          \
 	}                                                                    \
-	AVX512V INLINE void vscores_hd_##FMT(const float *q, uint32_t g,     \
+	AVX512V INLINE void vscores_##FMT##_hd(const float *q, uint32_t g,   \
 					     const uint8_t *k, uint32_t krow, \
 					     uint64_t n, uint32_t hd,        \
 					     float scale, float *s)          \
@@ -749,13 +753,7 @@ AVX512V INLINE __m512i pair_int8(const uint8_t *r, uint32_t pr, __m512 *d)
 			}                                                    \
 		}                                                            \
 	}                                                                    \
-	AVX512V static void vscores_##FMT(const float *q, uint32_t g,        \
-					  const uint8_t *k, uint32_t krow,   \
-					  uint64_t n, uint32_t hd,           \
-					  float scale, float *s)             \
-	{                                                                    \
-		BY_HD(hd, vscores_hd_##FMT(q, g, k, krow, n, HD_, scale, s)); \
-	}
+	SCORES_BY_HD(AVX512V, vscores_##FMT)
 
 /* Query rows quantized together, so each K block of positions is read
  * once for all of them. */
@@ -783,6 +781,17 @@ VNNI_SCORES(q8_0, RS_NONE)
 #define AVX512G                                                              \
 	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,"        \
 			      "avx512vbmi,gfni,f16c,avx2,fma")))
+
+/* The bytes at p of a stream with `left` of them from p: 64, or those
+ * left (zero past them), or none. */
+AVX512W INLINE __m512i load_left(const uint8_t *p, int64_t left)
+{
+	if (left >= 64)
+		return _mm512_loadu_si512(p);
+	if (left <= 0)
+		return _mm512_setzero_si512();
+	return _mm512_maskz_loadu_epi8((1ull << left) - 1, p);
+}
 
 /* A query row for vscores_q4_0(): for each unit's blocks (4u .. 4u + 3
  * mod nb, a pattern that repeats every nb / gcd(nb, 4) units) the query
@@ -846,19 +855,8 @@ AVX512G INLINE void q4_unit(const uint8_t *k, int64_t off, int64_t left,
 		42, 41, 40, 39, 38, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25,
 		24, 23, 22, 21, 20, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6,
 		5, 4, 3, 2);
-	__m512i z0, z1;
-	if (left >= 72) {
-		z0 = _mm512_loadu_si512(k + off);
-		z1 = _mm512_loadu_si512(k + off + 8);
-	} else if (left > 8) {
-		uint64_t n0 = left < 64 ? (uint64_t)left : 64;
-		z0 = _mm512_maskz_loadu_epi8(n0 < 64 ? (1ull << n0) - 1 : ~0ull,
-					     k + off);
-		z1 = _mm512_maskz_loadu_epi8((1ull << (left - 8)) - 1,
-					     k + off + 8);
-	} else { /* left is a multiple of 18: no block of the unit is in */
-		z0 = z1 = _mm512_setzero_si512();
-	}
+	__m512i z0 = load_left(k + off, left);
+	__m512i z1 = load_left(k + off + 8, left - 8);
 	__m512i x = _mm512_permutex2var_epi8(z0, ix, z1);
 	*lo = _mm512_and_si512(x, _mm512_set1_epi8(15));
 	*hi = _mm512_gf2p8affine_epi64_epi8(
@@ -1152,17 +1150,6 @@ AVX512W INLINE void nib_run(const uint8_t *vb, uint32_t vrow, uint32_t cnt,
 						     _mm512_loadu_ps(od)));
 		}
 	}
-}
-
-/* The bytes at p of a stream with `left` of them from p: 64, or those
- * left (zero past them), or none. */
-AVX512W INLINE __m512i load_left(const uint8_t *p, int64_t left)
-{
-	if (left >= 64)
-		return _mm512_loadu_si512(p);
-	if (left <= 0)
-		return _mm512_setzero_si512();
-	return _mm512_maskz_loadu_epi8((1ull << left) - 1, p);
 }
 
 /* The d of every block of cnt rows of nb (2 or 4) blocks at vb into
