@@ -9,12 +9,19 @@
  * Each format has a portable C kernel, the reference, and an AVX-512 one
  * (with F16C for the f16 scales) for head sizes that are a multiple of
  * 32. Float formats are decoded 32 values at a time into two registers:
- * f16 by vcvtph2ps, bf16 by a shift, fp8 e4m3 by moving its bits into a
- * float's (the value / 2^120 exactly, e4m3's subnormals as float
- * subnormals; the 2^120 is applied to the scores and the output), int8
- * and q8_0 by sign extension, q4_1 by a 16-entry table lookup (vpermps)
- * of each nibble. Scores take eight positions at a time, one
- * register of partial sums each, added across lanes together at the end.
+ * f16 by vcvtph2ps, bf16 by a shift, fp8 e4m3 (where the CPU lacks
+ * AVX-512 BF16 or VBMI) by moving its bits into a float's (the value /
+ * 2^120 exactly, e4m3's subnormals as float subnormals; the 2^120 is
+ * applied to the scores and the output), int8 and q8_0 by sign
+ * extension, q4_1 by a 16-entry table lookup (vpermps) of each nibble.
+ * Scores take eight positions at a time, one register of partial sums
+ * each, added across lanes together at the end.
+ *
+ * An fp8 K takes the query, and an fp8 V the weights, to 16 bits: each
+ * value as the sum of two bf16 (split16()). With AVX-512 BF16 and VBMI,
+ * e4m3 values become bf16 exactly through two byte tables, and one
+ * vdpbf16ps multiplies 32 of them with one part (scores_fp8b(),
+ * values_fp8b()).
  *
  * The scores of int8 (heads a multiple of 32), q8_0 and q4_0 K are
  * integer dot products, as llama.cpp computes them: the query is
@@ -70,6 +77,36 @@ static uint32_t chunk_c(enum kv_dtype t, const uint8_t *row, uint32_t hd,
 	default: memset(x, 0, sizeof *x * cnt); break;
 	}
 	return cnt;
+}
+
+/*
+ * fp8's kernels take the query (scores) and the weights (V) to 16 bits,
+ * as two bf16: hi the bf16 of x (to nearest even), lo the bf16 of
+ * x - hi, each zero where what it rounds is subnormal, as vdpbf16ps
+ * takes its inputs. hi + lo is exact in float and within 2^-16 of x,
+ * relative: far under e4m3's own rounding (2^-4), and the AVX-512 BF16
+ * kernel multiplies each part with the e4m3 values, exact in bf16, in
+ * one vdpbf16ps (see scores_fp8b()).
+ */
+static float bf16_daz(float x)
+{
+	return fabsf(x) < 0x1p-126f ? 0 : kv_bf16_to_f32(kv_f32_to_bf16(x));
+}
+
+static void split16(float x, float *hi, float *lo)
+{
+	*hi = bf16_daz(x);
+	*lo = bf16_daz(x - *hi);
+}
+
+/* x[0 .. cnt) to 16 bits, hi + lo */
+static void round16_c(float *x, uint64_t cnt)
+{
+	for (uint64_t i = 0; i < cnt; i++) {
+		float h, l;
+		split16(x[i], &h, &l);
+		x[i] = h + l;
+	}
 }
 
 /* A block of 32 query values for the integer dot products with an int8,
@@ -148,7 +185,7 @@ static void scores_c(const float *q, uint32_t g, const uint8_t *k,
 		     const struct kv_rowfmt *f, uint64_t n, uint32_t hd,
 		     float scale, float *s)
 {
-	float x[32];
+	float x[32], qr[32];
 	if (int_scores(f->k, hd)) {
 		scores_c_int(f->k, q, g, k, f->krow, n, hd, scale, s);
 		return;
@@ -162,6 +199,11 @@ static void scores_c(const float *q, uint32_t g, const uint8_t *k,
 			for (uint32_t i = 0; i < g; i++) {
 				const float *qi = q + (uint64_t)i * hd + c0;
 				float acc = 0;
+				if (f->k == KV_DTYPE_FP8) { /* to 16 bits */
+					memcpy(qr, qi, sizeof *qr * cnt);
+					round16_c(qr, cnt);
+					qi = qr;
+				}
 				for (uint32_t d = 0; d < cnt; d++)
 					acc += qi[d] * x[d];
 				s[i * n + p] += acc;
@@ -519,8 +561,7 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 				}                                            \
 			}                                                    \
 		}                                                            \
-	}                                                                    \
-	SCORES_BY_HD(AVX512Q, scores_##FMT)
+	}
 
 /* o += w v of position p on blocks b0 .. b0 + NB (NB 1 or 2) into the
  * accumulators a (2 NB registers); a block's minimum into msum[b]. */
@@ -617,11 +658,55 @@ AVX512Q INLINE __m256 sum8(const __m512 *a)
 	}
 
 #define KERNELS(FMT, SC, MN, BS, RS, X)                                     \
-	SCORES(FMT, SC, MN, BS, RS, X) VALUES(FMT, SC, MN, BS, RS, X)
+	SCORES(FMT, SC, MN, BS, RS, X)                                       \
+	SCORES_BY_HD(AVX512Q, scores_##FMT)                                  \
+	VALUES(FMT, SC, MN, BS, RS, X)
 KERNELS(f32, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(f16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
-KERNELS(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
+SCORES(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
+VALUES(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
+
+/* cnt floats x to 16 bits (round16_c()) into y (which may be x), for
+ * CPUs without AVX-512 BF16: bf16 by integer adds, to nearest even. */
+AVX512Q INLINE __m512i rne16(__m512i u)
+{
+	__m512i r = _mm512_add_epi32(
+	    u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+				_mm512_and_si512(_mm512_srli_epi32(u, 16),
+						 _mm512_set1_epi32(1))));
+	__mmask16 nz = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
+	return _mm512_maskz_and_epi32(nz, r,
+				      _mm512_set1_epi32((int)0xffff0000u));
+}
+
+AVX512Q static void round16_rows(const float *x, uint64_t cnt, float *y)
+{
+	for (uint64_t i = 0; i < cnt; i += 16) {
+		__mmask16 m =
+		    (__mmask16)(cnt - i < 16 ? (1u << (cnt - i)) - 1 : 0xffff);
+		__m512 v = _mm512_maskz_loadu_ps(m, x + i);
+		__m512 h = _mm512_castsi512_ps(rne16(_mm512_castps_si512(v)));
+		__m512 l = _mm512_castsi512_ps(
+		    rne16(_mm512_castps_si512(_mm512_sub_ps(v, h))));
+		_mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(h, l));
+	}
+}
+
+/* fp8's float kernel takes the query to 16 bits, as fp8's bf16 kernel
+ * (scores_fp8b()) and the portable one do. */
+AVX512Q static void scores_fp8(const float *q, uint32_t g, const uint8_t *k,
+			       uint32_t krow, uint64_t n, uint32_t hd,
+			       float scale, float *s)
+{
+	_Alignas(64) float qr[8 * ZMAXB * 32];
+	for (uint32_t i0 = 0; i0 < g; i0 += 8) {
+		uint32_t gi = g - i0 < 8 ? g - i0 : 8;
+		round16_rows(q + (uint64_t)i0 * hd, (uint64_t)gi * hd, qr);
+		BY_HD(hd, scores_fp8_hd(qr, gi, k, krow, n, HD_, scale,
+					s + (uint64_t)i0 * n));
+	}
+}
 VALUES(int8, SC_NONE, MN_NONE, 0, RS_INT8, 1.0f)
 VALUES(q8_0, SC_Q8_0, MN_NONE, 1, RS_NONE, 1.0f)
 
@@ -1334,6 +1419,250 @@ VNNI_SCORES(int8, RS_INT8)
 
 KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
 
+/*
+ * fp8 with AVX-512 BF16 and VBMI: e4m3 is exact in bf16 (its 4-bit
+ * significands and exponents fit), so two vpermi2b through 128-entry
+ * tables (which read a byte's low seven bits) give each byte's low and
+ * high byte as a bf16, the sign or-ed back in, and vpunpck{l,h}bw pair
+ * them into 32 bf16 a register, in each 16 bytes' lane values 0 .. 7
+ * (lo) and 8 .. 15 (hi). vdpbf16ps then multiplies pairs of those with
+ * pairs of the query's values (scores) or of two positions' weights (V,
+ * each pair of rows' bytes interleaved first) and adds them in float.
+ * The query and the weights take 16 bits, as two bf16 each
+ * (split16()): one vdpbf16ps for each part.
+ */
+#define AVX512B                                                              \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,"        \
+			      "avx512bf16,f16c,avx2,fma")))
+
+/* e4m3's magnitudes 0 .. 127 as bf16: low bytes, high bytes (0x7f: NaN) */
+#define LO16 0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, \
+	0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0
+#define HI16(h) h, h, h, h, h, h, h, h, h, h, h, h, h, h, h, h
+static const uint8_t fp8_lo[128] = {
+    0x00, 0x00, 0x80, 0xc0, 0x00, 0x20, 0x40, 0x60, /* subnormals */
+    0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0, LO16, LO16,
+    LO16, LO16, LO16, LO16, 0x00, 0x10, 0x20, 0x30, 0x40, 0x50,
+    0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xc0};
+static const uint8_t fp8_hi[128] = {
+    0x00,       0x3b,       0x3b,       0x3b,       0x3c,       0x3c,
+    0x3c,       0x3c,       0x3c,       0x3c,       0x3c,       0x3c,
+    0x3c,       0x3c,       0x3c,       0x3c,       HI16(0x3d), HI16(0x3e),
+    HI16(0x3f), HI16(0x40), HI16(0x41), HI16(0x42), 0x43,       0x43,
+    0x43,       0x43,       0x43,       0x43,       0x43,       0x43,
+    0x43,       0x43,       0x43,       0x43,       0x43,       0x43,
+    0x43,       0x7f};
+
+AVX512B INLINE void fp8_tables(__m512i *t)
+{
+	t[0] = _mm512_loadu_si512(fp8_lo);
+	t[1] = _mm512_loadu_si512(fp8_lo + 64);
+	t[2] = _mm512_loadu_si512(fp8_hi);
+	t[3] = _mm512_loadu_si512(fp8_hi + 64);
+}
+
+/* 64 e4m3 bytes x as bf16: lo, hi as above */
+AVX512B INLINE void dec_fp8b(__m512i x, const __m512i *t, __m512i *lo,
+			     __m512i *hi)
+{
+	__m512i l = _mm512_permutex2var_epi8(t[0], x, t[1]);
+	__m512i h = _mm512_permutex2var_epi8(t[2], x, t[3]);
+	h = _mm512_ternarylogic_epi32(h, x, _mm512_set1_epi8((char)0x80),
+				      0xf8); /* h | (x & 0x80) */
+	*lo = _mm512_unpacklo_epi8(l, h);
+	*hi = _mm512_unpackhi_epi8(l, h);
+}
+
+/* Bytes c .. c + 64 of a row of hd (a multiple of 32) */
+AVX512B INLINE __m512i row64(const uint8_t *r, uint32_t c, uint32_t hd)
+{
+	if (c + 64 <= hd)
+		return _mm512_loadu_si512(r + c);
+	return _mm512_maskz_loadu_epi8(0xffffffffull, r + c);
+}
+
+#define DPBF(a, x, y) _mm512_dpbf16_ps((a), (__m512bh)(x), (__m512bh)(y))
+
+/* Query row qi as bf16 pairs in dec_fp8b()'s order: per 64 values c,
+ * lo's hi and lo parts, then hi's. */
+static void fp8_query(const float *qi, uint32_t hd, uint16_t (*qv)[32])
+{
+	for (uint32_t c = 0; c < hd; c += 64)
+		for (uint32_t w = 0; w < 64; w++) {
+			uint32_t e =
+			    c + 16 * (w % 32 / 8) + 8 * (w / 32) + w % 8;
+			float x = e < hd ? qi[e] : 0;
+			float h, l;
+			split16(x, &h, &l);
+			qv[c / 16 + 2 * (w / 32)][w % 32] = kv_f32_to_bf16(h);
+			qv[c / 16 + 2 * (w / 32) + 1][w % 32] =
+			    kv_f32_to_bf16(l);
+		}
+}
+
+AVX512B INLINE __m512 dot_fp8b(const uint8_t *r, const __m512i *qv, uint32_t hd,
+			       const __m512i *t)
+{
+	__m512 a = _mm512_setzero_ps(), b = _mm512_setzero_ps();
+	for (uint32_t c = 0; c < hd; c += 64) {
+		__m512i lo, hi;
+		const __m512i *qc = qv + c / 16;
+		dec_fp8b(row64(r, c, hd), t, &lo, &hi);
+		a = DPBF(a, lo, qc[0]);
+		b = DPBF(b, lo, qc[1]);
+		a = DPBF(a, hi, qc[2]);
+		b = DPBF(b, hi, qc[3]);
+	}
+	return _mm512_add_ps(a, b);
+}
+
+AVX512B INLINE void scores_fp8b_hd(const float *q, uint32_t g, const uint8_t *k,
+				   uint32_t krow, uint64_t n, uint32_t hd,
+				   float scale, float *s)
+{
+	_Alignas(64) uint16_t qv[8][ZMAXB / 2 * 4][32];
+	__m512i t[4];
+	__m256 vs = _mm256_set1_ps(scale);
+	fp8_tables(t);
+	for (uint32_t i0 = 0; i0 < g; i0 += 8) {
+		uint32_t gi = g - i0 < 8 ? g - i0 : 8;
+		for (uint32_t i = 0; i < gi; i++)
+			fp8_query(q + (uint64_t)(i0 + i) * hd, hd, qv[i]);
+		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
+			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n, p;
+			for (uint32_t i = 0; i < gi; i++) {
+				const __m512i *qi = (const __m512i *)qv[i];
+				float *si = s + (i0 + i) * n;
+				for (p = p0; p + 8 <= p1; p += 8) {
+					__m512 a[8];
+					for (int j = 0; j < 8; j++)
+						a[j] =
+						    dot_fp8b(k + (p + j) * krow,
+							     qi, hd, t);
+					_mm256_storeu_ps(
+					    si + p, _mm256_mul_ps(sum8(a), vs));
+				}
+				for (; p < p1; p++)
+					si[p] = _mm512_reduce_add_ps(dot_fp8b(
+						    k + p * krow, qi, hd, t)) *
+						scale;
+			}
+		}
+	}
+}
+SCORES_BY_HD(AVX512B, scores_fp8b)
+
+/* bf16 b as floats */
+AVX512B INLINE __m512 bf16_ps(__m256i b)
+{
+	return _mm512_castsi512_ps(
+	    _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
+}
+
+/* Weights si[p0 .. p1) (p1 - p0 <= QBLOCK) to 16 bits (split16(); as
+ * vcvtneps2bf16 rounds, to nearest even, subnormals as zero): as pairs
+ * of positions' bf16, the high parts into wh, the low into wl (zero past
+ * p1), and hi + lo back into si, the weights V was summed with, as the
+ * other kernels leave them. */
+AVX512B INLINE void fp8_weights(float *si, uint64_t p0, uint64_t p1,
+				uint32_t *wh, uint32_t *wl)
+{
+	for (uint64_t p = p0; p < p1; p += 16) {
+		uint32_t cnt = p1 - p < 16 ? (uint32_t)(p1 - p) : 16;
+		__mmask16 m = (__mmask16)((1u << cnt) - 1);
+		__m512 x = _mm512_maskz_loadu_ps(m, si + p);
+		__m256i h = (__m256i)_mm512_cvtneps_pbh(x);
+		__m512 hf = bf16_ps(h);
+		__m256i l = (__m256i)_mm512_cvtneps_pbh(_mm512_sub_ps(x, hf));
+		_mm256_storeu_si256((void *)(wh + (p - p0) / 2), h);
+		_mm256_storeu_si256((void *)(wl + (p - p0) / 2), l);
+		_mm512_mask_storeu_ps(si + p, m, _mm512_add_ps(hf, bf16_ps(l)));
+	}
+}
+
+AVX512B INLINE void values_fp8b_hd(float *s, uint32_t g, const uint8_t *v,
+				   uint32_t vrow, uint64_t n, uint32_t hd,
+				   float *o)
+{
+	_Alignas(64) float acc[8][ZMAXB * 32];
+	_Alignas(64) uint32_t wh[QBLOCK / 2 + 8], wl[QBLOCK / 2 + 8];
+	__m512i t[4];
+	fp8_tables(t);
+	for (uint32_t i0 = 0; i0 < g; i0 += 8) {
+		uint32_t gi = g - i0 < 8 ? g - i0 : 8, hp = (hd + 63) / 64 * 64;
+		for (uint32_t i = 0; i < gi; i++)
+			memset(acc[i], 0, sizeof(float) * hp);
+		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
+			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n;
+			for (uint32_t i = 0; i < gi; i++) {
+				fp8_weights(s + (i0 + i) * n, p0, p1, wh, wl);
+				for (uint32_t c = 0; c < hp; c += 64) {
+					__m512 a[8];
+					for (int j = 0; j < 8; j++)
+						a[j] = _mm512_setzero_ps();
+					for (uint64_t p = p0; p < p1; p += 2) {
+						const uint8_t *r0 =
+						    v + p * vrow;
+						const uint8_t *r1 =
+						    p + 1 < p1 ? r0 + vrow : r0;
+						__m512i x0 = row64(r0, c, hd);
+						__m512i x1 = row64(r1, c, hd);
+						__m512i h = _mm512_set1_epi32(
+						    (int)wh[(p - p0) / 2]);
+						__m512i l = _mm512_set1_epi32(
+						    (int)wl[(p - p0) / 2]);
+						__m512i z[4];
+						dec_fp8b(_mm512_unpacklo_epi8(
+							     x0, x1),
+							 t, &z[0], &z[1]);
+						dec_fp8b(_mm512_unpackhi_epi8(
+							     x0, x1),
+							 t, &z[2], &z[3]);
+						for (int j = 0; j < 4; j++) {
+							a[2 * j] = DPBF(
+							    a[2 * j], z[j], h);
+							a[2 * j + 1] =
+							    DPBF(a[2 * j + 1],
+								 z[j], l);
+						}
+					}
+					float *ac = acc[i] + c;
+					for (int j = 0; j < 4; j++)
+						_mm512_storeu_ps(
+						    ac + 16 * j,
+						    _mm512_add_ps(
+							_mm512_loadu_ps(ac +
+									16 * j),
+							_mm512_add_ps(
+							    a[2 * j],
+							    a[2 * j + 1])));
+				}
+			}
+		}
+		/* acc[i][c + 16 j + m]: value c + 16 (m / 4) + 4 j + m % 4 */
+		for (uint32_t i = 0; i < gi; i++) {
+			float *oi = o + (uint64_t)(i0 + i) * hd;
+			for (uint32_t c = 0; c < hd; c += 64)
+				for (uint32_t j = 0; j < 4; j++)
+					for (uint32_t m = 0; m < 16; m++) {
+						uint32_t e = c + 16 * (m / 4) +
+							     4 * j + m % 4;
+						if (e < hd)
+							oi[e] =
+							    acc[i]
+							       [c + 16 * j + m];
+					}
+		}
+	}
+}
+
+AVX512B static void values_fp8b(float *s, uint32_t g, const uint8_t *v,
+				uint32_t vrow, uint64_t n, uint32_t hd,
+				float *o)
+{
+	BY_HD(hd, values_fp8b_hd(s, g, v, vrow, n, HD_, o));
+}
+
 typedef void scores_fn(const float *q, uint32_t g, const uint8_t *k,
 		       uint32_t krow, uint64_t n, uint32_t hd, float scale,
 		       float *s);
@@ -1358,6 +1687,15 @@ static values_fn *const zvalues[KV_DTYPE_COUNT] = {
 };
 #endif
 
+/* Whether the AVX-512 kernels keep to AVX-512 F and BW (with F16C), as
+ * on a CPU without VNNI, VBMI or BF16 (kv_attnq_set_basic(), for tests) */
+static bool basic;
+
+void kv_attnq_set_basic(bool on)
+{
+	basic = on;
+}
+
 #ifdef HAVE_AVX512Q
 static bool have_vnni(void)
 {
@@ -1367,7 +1705,7 @@ static bool have_vnni(void)
 		have = __builtin_cpu_supports("avx512vl") &&
 		       __builtin_cpu_supports("avx512vnni");
 	}
-	return have;
+	return have && !basic;
 }
 
 /* What the q4_0 kernels take beyond VNNI: VBMI's byte permutes and GFNI
@@ -1380,7 +1718,19 @@ static bool have_q4(void)
 		have = __builtin_cpu_supports("avx512vbmi") &&
 		       __builtin_cpu_supports("gfni");
 	}
-	return have;
+	return have && !basic;
+}
+
+/* What fp8's bf16 kernels take: VBMI's two-table byte permutes, BF16. */
+static bool have_fp8b(void)
+{
+	static int have = -1;
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx512vbmi") &&
+		       __builtin_cpu_supports("avx512bf16");
+	}
+	return have && !basic;
 }
 #endif
 
@@ -1397,6 +1747,7 @@ bool kv_attnq_has_simd(uint32_t hd)
 	}
 	(void)have_vnni(); /* probed here, before any thread asks */
 	(void)have_q4();
+	(void)have_fp8b();
 	return have && hd % 32 == 0 && hd / 32 <= ZMAXB;
 #else
 	(void)hd;
@@ -1417,6 +1768,8 @@ static void part_one(const float *q, uint32_t g, uint32_t per,
 	values_fn *vf = simd ? zvalues[f->v] : NULL;
 	if (simd && int_scores(f->k, hd))
 		sf = hd % 64 == 0 && have_vnni() ? vnni[f->k] : NULL;
+	if (simd && f->k == KV_DTYPE_FP8 && have_fp8b())
+		sf = scores_fp8b;
 	if (simd && f->k == KV_DTYPE_Q4_0) /* any hd, krow 18 hd / 32 */
 		sf = have_vnni() && have_q4() ? vscores_q4_0 : NULL;
 	if (sf)
@@ -1426,6 +1779,14 @@ static void part_one(const float *q, uint32_t g, uint32_t per,
 	kv_attn_softmax(s, g, per, n, m, l, simd);
 	if (simd && f->v == KV_DTYPE_Q4_0)
 		vf = have_vnni() && have_q4() ? values_q4_0i : NULL;
+	if (simd && f->v == KV_DTYPE_FP8 && have_fp8b()) {
+		values_fp8b(s, g, v, f->vrow, n, hd, o); /* rounds s itself */
+		return;
+	}
+	if (f->v == KV_DTYPE_FP8 && vf) /* the weights to 16 bits */
+		round16_rows(s, (uint64_t)g * n, s);
+	else if (f->v == KV_DTYPE_FP8)
+		round16_c(s, (uint64_t)g * n);
 	if (vf)
 		vf(s, g, v, f->vrow, n, hd, o);
 	else
@@ -1433,6 +1794,8 @@ static void part_one(const float *q, uint32_t g, uint32_t per,
 #else
 	scores_c(q, g, k, f, n, hd, scale, s);
 	kv_attn_softmax(s, g, per, n, m, l, simd);
+	if (f->v == KV_DTYPE_FP8)
+		round16_c(s, (uint64_t)g * n);
 	values_c(s, g, v, f, n, hd, o);
 #endif
 }

@@ -64,4 +64,10 @@ void kv_attnq_part(const float *q, uint32_t g, uint32_t per,
 /* Whether the vectorised kernel runs for head size hd on this CPU. */
 bool kv_attnq_has_simd(uint32_t hd);
 
+/* With on, the vectorised kernels take only what every AVX-512 CPU has
+ * (F, BW), leaving the ones for VNNI, VBMI, GFNI and BF16 aside: for
+ * tests of those that CPUs without them run. Not for use while another
+ * thread attends. */
+void kv_attnq_set_basic(bool on);
+
 #endif
