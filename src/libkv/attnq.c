@@ -1483,21 +1483,49 @@ AVX512B INLINE __m512i row64(const uint8_t *r, uint32_t c, uint32_t hd)
 
 #define DPBF(a, x, y) _mm512_dpbf16_ps((a), (__m512bh)(x), (__m512bh)(y))
 
-/* Query row qi as bf16 pairs in dec_fp8b()'s order: per 64 values c,
- * lo's hi and lo parts, then hi's. */
-static void fp8_query(const float *qi, uint32_t hd, uint16_t (*qv)[32])
+/* bf16 b as floats */
+AVX512B INLINE __m512 bf16_ps(__m256i b)
 {
-	for (uint32_t c = 0; c < hd; c += 64)
-		for (uint32_t w = 0; w < 64; w++) {
-			uint32_t e =
-			    c + 16 * (w % 32 / 8) + 8 * (w / 32) + w % 8;
-			float x = e < hd ? qi[e] : 0;
-			float h, l;
-			split16(x, &h, &l);
-			qv[c / 16 + 2 * (w / 32)][w % 32] = kv_f32_to_bf16(h);
-			qv[c / 16 + 2 * (w / 32) + 1][w % 32] =
-			    kv_f32_to_bf16(l);
+	return _mm512_castsi512_ps(
+		_mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
+}
+
+/* 16 floats x to 16 bits (split16(), as vcvtneps2bf16 rounds: to nearest
+ * even, subnormals as zero): the bf16 of x into *h, of the rest into *l;
+ * returns h + l. */
+AVX512B INLINE __m512 split16_bf(__m512 x, __m256i *h, __m256i *l)
+{
+	*h = (__m256i)_mm512_cvtneps_pbh(x);
+	__m512 hf = bf16_ps(*h);
+	*l = (__m256i)_mm512_cvtneps_pbh(_mm512_sub_ps(x, hf));
+	return _mm512_add_ps(hf, bf16_ps(*l));
+}
+
+/* Query row qi to 16 bits in dec_fp8b()'s order: per 64 values c four
+ * registers of 32 bf16, lo's values' high parts, their low parts, then
+ * hi's (word x of lo: value c + 16 (x / 8) + x % 8; of hi: 8 more); zero
+ * past hd. */
+AVX512B INLINE void fp8_query(const float *qi, uint32_t hd,
+			      uint16_t (*qv)[32])
+{
+	for (uint32_t c = 0; c < hd; c += 64) {
+		_Alignas(32) uint16_t h[64], l[64];
+		for (uint32_t j = 0; j < 64; j += 16) {
+			__m256i vh, vl;
+			__mmask16 in = c + j < hd ? 0xffff : 0;
+			split16_bf(_mm512_maskz_loadu_ps(in, qi + c + j), &vh,
+				   &vl);
+			_mm256_store_si256((void *)(h + j), vh);
+			_mm256_store_si256((void *)(l + j), vl);
 		}
+		for (uint32_t x = 0; x < 32; x++) {
+			uint32_t e = 16 * (x / 8) + x % 8;
+			qv[c / 16][x] = h[e];
+			qv[c / 16 + 1][x] = l[e];
+			qv[c / 16 + 2][x] = h[e + 8];
+			qv[c / 16 + 3][x] = l[e + 8];
+		}
+	}
 }
 
 AVX512B INLINE __m512 dot_fp8b(const uint8_t *r, const __m512i *qv, uint32_t hd,
@@ -1516,52 +1544,52 @@ AVX512B INLINE __m512 dot_fp8b(const uint8_t *r, const __m512i *qv, uint32_t hd,
 	return _mm512_add_ps(a, b);
 }
 
+/* Scores of rows p0 .. p1 of k for one query row (qv: fp8_query()) into
+ * s, eight rows at a time, their lanes added together at the end. */
+AVX512B INLINE void fp8_rows(const uint8_t *k, uint32_t krow, uint64_t p0,
+			     uint64_t p1, const __m512i *qv, uint32_t hd,
+			     const __m512i *t, float scale, float *s)
+{
+	uint64_t p = p0;
+	for (; p + 8 <= p1; p += 8) {
+		const uint8_t *r = k + p * krow;
+		__m512 a[8];
+		for (int j = 0; j < 8; j++)
+			a[j] = dot_fp8b(r + j * krow, qv, hd, t);
+		_mm256_storeu_ps(s + p, _mm256_mul_ps(sum8(a),
+						      _mm256_set1_ps(scale)));
+	}
+	for (; p < p1; p++)
+		s[p] = _mm512_reduce_add_ps(dot_fp8b(k + p * krow, qv, hd, t)) *
+		       scale;
+}
+
+/* s = q k^T x scale for an fp8 K: per group of up to eight query rows,
+ * per block of positions (which stays in L1 while each row reads it). */
 AVX512B INLINE void scores_fp8b_hd(const float *q, uint32_t g, const uint8_t *k,
 				   uint32_t krow, uint64_t n, uint32_t hd,
 				   float scale, float *s)
 {
 	_Alignas(64) uint16_t qv[8][ZMAXB / 2 * 4][32];
 	__m512i t[4];
-	__m256 vs = _mm256_set1_ps(scale);
 	fp8_tables(t);
 	for (uint32_t i0 = 0; i0 < g; i0 += 8) {
 		uint32_t gi = g - i0 < 8 ? g - i0 : 8;
 		for (uint32_t i = 0; i < gi; i++)
 			fp8_query(q + (uint64_t)(i0 + i) * hd, hd, qv[i]);
 		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
-			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n, p;
-			for (uint32_t i = 0; i < gi; i++) {
-				const __m512i *qi = (const __m512i *)qv[i];
-				float *si = s + (i0 + i) * n;
-				for (p = p0; p + 8 <= p1; p += 8) {
-					__m512 a[8];
-					for (int j = 0; j < 8; j++)
-						a[j] =
-						    dot_fp8b(k + (p + j) * krow,
-							     qi, hd, t);
-					_mm256_storeu_ps(
-					    si + p, _mm256_mul_ps(sum8(a), vs));
-				}
-				for (; p < p1; p++)
-					si[p] = _mm512_reduce_add_ps(dot_fp8b(
-						    k + p * krow, qi, hd, t)) *
-						scale;
-			}
+			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n;
+			for (uint32_t i = 0; i < gi; i++)
+				fp8_rows(k, krow, p0, p1,
+					 (const __m512i *)qv[i], hd, t, scale,
+					 s + (i0 + i) * n);
 		}
 	}
 }
 SCORES_BY_HD(AVX512B, scores_fp8b)
 
-/* bf16 b as floats */
-AVX512B INLINE __m512 bf16_ps(__m256i b)
-{
-	return _mm512_castsi512_ps(
-	    _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
-}
-
-/* Weights si[p0 .. p1) (p1 - p0 <= QBLOCK) to 16 bits (split16(); as
- * vcvtneps2bf16 rounds, to nearest even, subnormals as zero): as pairs
- * of positions' bf16, the high parts into wh, the low into wl (zero past
+/* Weights si[p0 .. p1) (p1 - p0 <= QBLOCK) to 16 bits: as pairs of
+ * positions' bf16, the high parts into wh, the low into wl (zero past
  * p1), and hi + lo back into si, the weights V was summed with, as the
  * other kernels leave them. */
 AVX512B INLINE void fp8_weights(float *si, uint64_t p0, uint64_t p1,
@@ -1570,88 +1598,84 @@ AVX512B INLINE void fp8_weights(float *si, uint64_t p0, uint64_t p1,
 	for (uint64_t p = p0; p < p1; p += 16) {
 		uint32_t cnt = p1 - p < 16 ? (uint32_t)(p1 - p) : 16;
 		__mmask16 m = (__mmask16)((1u << cnt) - 1);
-		__m512 x = _mm512_maskz_loadu_ps(m, si + p);
-		__m256i h = (__m256i)_mm512_cvtneps_pbh(x);
-		__m512 hf = bf16_ps(h);
-		__m256i l = (__m256i)_mm512_cvtneps_pbh(_mm512_sub_ps(x, hf));
+		__m256i h, l;
+		__m512 x = split16_bf(_mm512_maskz_loadu_ps(m, si + p), &h,
+				      &l);
 		_mm256_storeu_si256((void *)(wh + (p - p0) / 2), h);
 		_mm256_storeu_si256((void *)(wl + (p - p0) / 2), l);
-		_mm512_mask_storeu_ps(si + p, m, _mm512_add_ps(hf, bf16_ps(l)));
+		_mm512_mask_storeu_ps(si + p, m, x);
 	}
 }
 
+/* acc (64 values c .. c + 64 of one query row, in pairs' order: value
+ * c + 16 (m / 4) + 4 j + m % 4 at acc[16 j + m]) += the weights times
+ * rows 0 .. cnt of v, two at a time: their bytes interleaved, in each 16
+ * bytes' lane the two rows' values 0 .. 7 (then 8 .. 15), become a
+ * position pair's two bf16 for four values (dec_fp8b()'s lo), then four
+ * more (hi), multiplied with the pair's weights (wh, wl: see
+ * fp8_weights()). An odd last row pairs with itself at weight 0. */
+AVX512B INLINE void fp8_pairs(const uint8_t *v, uint32_t vrow, uint64_t cnt,
+			      uint32_t c, uint32_t hd, const uint32_t *wh,
+			      const uint32_t *wl, const __m512i *t,
+			      float *acc)
+{
+	__m512 a[8];
+	for (int j = 0; j < 8; j++)
+		a[j] = _mm512_setzero_ps();
+	for (uint64_t p = 0; p < cnt; p += 2) {
+		const uint8_t *r0 = v + p * vrow;
+		const uint8_t *r1 = p + 1 < cnt ? r0 + vrow : r0;
+		__m512i x0 = row64(r0, c, hd), x1 = row64(r1, c, hd);
+		__m512i h = _mm512_set1_epi32((int)wh[p / 2]);
+		__m512i l = _mm512_set1_epi32((int)wl[p / 2]);
+		__m512i z[4];
+		dec_fp8b(_mm512_unpacklo_epi8(x0, x1), t, &z[0], &z[1]);
+		dec_fp8b(_mm512_unpackhi_epi8(x0, x1), t, &z[2], &z[3]);
+		for (int j = 0; j < 4; j++) {
+			a[2 * j] = DPBF(a[2 * j], z[j], h);
+			a[2 * j + 1] = DPBF(a[2 * j + 1], z[j], l);
+		}
+	}
+	for (int j = 0; j < 4; j++) {
+		__m512 sum = _mm512_add_ps(a[2 * j], a[2 * j + 1]);
+		_mm512_storeu_ps(acc + 16 * j,
+				 _mm512_add_ps(_mm512_loadu_ps(acc + 16 * j),
+					       sum));
+	}
+}
+
+/* o = s v for an fp8 V: per group of up to eight query rows, per block
+ * of positions, each row's weights to 16 bits and then fp8_pairs() for
+ * each 64 values of the head, into acc; then acc to o in value order. */
 AVX512B INLINE void values_fp8b_hd(float *s, uint32_t g, const uint8_t *v,
 				   uint32_t vrow, uint64_t n, uint32_t hd,
 				   float *o)
 {
 	_Alignas(64) float acc[8][ZMAXB * 32];
 	_Alignas(64) uint32_t wh[QBLOCK / 2 + 8], wl[QBLOCK / 2 + 8];
+	uint32_t hp = (hd + 63) / 64 * 64;
 	__m512i t[4];
 	fp8_tables(t);
 	for (uint32_t i0 = 0; i0 < g; i0 += 8) {
-		uint32_t gi = g - i0 < 8 ? g - i0 : 8, hp = (hd + 63) / 64 * 64;
+		uint32_t gi = g - i0 < 8 ? g - i0 : 8;
 		for (uint32_t i = 0; i < gi; i++)
 			memset(acc[i], 0, sizeof(float) * hp);
 		for (uint64_t p0 = 0; p0 < n; p0 += QBLOCK) {
 			uint64_t p1 = p0 + QBLOCK < n ? p0 + QBLOCK : n;
 			for (uint32_t i = 0; i < gi; i++) {
 				fp8_weights(s + (i0 + i) * n, p0, p1, wh, wl);
-				for (uint32_t c = 0; c < hp; c += 64) {
-					__m512 a[8];
-					for (int j = 0; j < 8; j++)
-						a[j] = _mm512_setzero_ps();
-					for (uint64_t p = p0; p < p1; p += 2) {
-						const uint8_t *r0 =
-						    v + p * vrow;
-						const uint8_t *r1 =
-						    p + 1 < p1 ? r0 + vrow : r0;
-						__m512i x0 = row64(r0, c, hd);
-						__m512i x1 = row64(r1, c, hd);
-						__m512i h = _mm512_set1_epi32(
-						    (int)wh[(p - p0) / 2]);
-						__m512i l = _mm512_set1_epi32(
-						    (int)wl[(p - p0) / 2]);
-						__m512i z[4];
-						dec_fp8b(_mm512_unpacklo_epi8(
-							     x0, x1),
-							 t, &z[0], &z[1]);
-						dec_fp8b(_mm512_unpackhi_epi8(
-							     x0, x1),
-							 t, &z[2], &z[3]);
-						for (int j = 0; j < 4; j++) {
-							a[2 * j] = DPBF(
-							    a[2 * j], z[j], h);
-							a[2 * j + 1] =
-							    DPBF(a[2 * j + 1],
-								 z[j], l);
-						}
-					}
-					float *ac = acc[i] + c;
-					for (int j = 0; j < 4; j++)
-						_mm512_storeu_ps(
-						    ac + 16 * j,
-						    _mm512_add_ps(
-							_mm512_loadu_ps(ac +
-									16 * j),
-							_mm512_add_ps(
-							    a[2 * j],
-							    a[2 * j + 1])));
-				}
+				for (uint32_t c = 0; c < hp; c += 64)
+					fp8_pairs(v + p0 * vrow, vrow, p1 - p0,
+						  c, hd, wh, wl, t, acc[i] + c);
 			}
 		}
-		/* acc[i][c + 16 j + m]: value c + 16 (m / 4) + 4 j + m % 4 */
 		for (uint32_t i = 0; i < gi; i++) {
 			float *oi = o + (uint64_t)(i0 + i) * hd;
-			for (uint32_t c = 0; c < hd; c += 64)
-				for (uint32_t j = 0; j < 4; j++)
-					for (uint32_t m = 0; m < 16; m++) {
-						uint32_t e = c + 16 * (m / 4) +
-							     4 * j + m % 4;
-						if (e < hd)
-							oi[e] =
-							    acc[i]
-							       [c + 16 * j + m];
-					}
+			for (uint32_t e = 0; e < hd; e++) {
+				uint32_t c = e / 64 * 64, r = e % 64;
+				uint32_t m = r / 16 * 4 + r % 4, j = r % 16 / 4;
+				oi[e] = acc[i][c + 16 * j + m];
+			}
 		}
 	}
 }
