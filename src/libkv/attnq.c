@@ -671,10 +671,10 @@ VALUES(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
  * CPUs without AVX-512 BF16: bf16 by integer adds, to nearest even. */
 AVX512Q INLINE __m512i rne16(__m512i u)
 {
+	__m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16),
+				       _mm512_set1_epi32(1));
 	__m512i r = _mm512_add_epi32(
-	    u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
-				_mm512_and_si512(_mm512_srli_epi32(u, 16),
-						 _mm512_set1_epi32(1))));
+		u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd));
 	__mmask16 nz = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
 	return _mm512_maskz_and_epi32(nz, r,
 				      _mm512_set1_epi32((int)0xffff0000u));
@@ -683,12 +683,12 @@ AVX512Q INLINE __m512i rne16(__m512i u)
 AVX512Q static void round16_rows(const float *x, uint64_t cnt, float *y)
 {
 	for (uint64_t i = 0; i < cnt; i += 16) {
-		__mmask16 m =
-		    (__mmask16)(cnt - i < 16 ? (1u << (cnt - i)) - 1 : 0xffff);
+		uint32_t left = cnt - i < 16 ? (uint32_t)(cnt - i) : 16;
+		__mmask16 m = (__mmask16)((1u << left) - 1);
 		__m512 v = _mm512_maskz_loadu_ps(m, x + i);
 		__m512 h = _mm512_castsi512_ps(rne16(_mm512_castps_si512(v)));
 		__m512 l = _mm512_castsi512_ps(
-		    rne16(_mm512_castps_si512(_mm512_sub_ps(v, h))));
+			rne16(_mm512_castps_si512(_mm512_sub_ps(v, h))));
 		_mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(h, l));
 	}
 }
@@ -1435,23 +1435,27 @@ KERNELS(q4_1, SC_Q4_1, MN_Q4_1, 2, RS_NONE, 1.0f)
 	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,"        \
 			      "avx512bf16,f16c,avx2,fma")))
 
-/* e4m3's magnitudes 0 .. 127 as bf16: low bytes, high bytes (0x7f: NaN) */
-#define LO16 0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, \
-	0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0
+/* e4m3's magnitudes x = 0 .. 127 as bf16, low bytes and high bytes: a
+ * normal one (x >= 8) is 0x3c00 + 16 x, a subnormal m 2^-9 normalised,
+ * 127 a NaN. */
+#define LO16 0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, \
+	0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0
 #define HI16(h) h, h, h, h, h, h, h, h, h, h, h, h, h, h, h, h
 static const uint8_t fp8_lo[128] = {
-    0x00, 0x00, 0x80, 0xc0, 0x00, 0x20, 0x40, 0x60, /* subnormals */
-    0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0, LO16, LO16,
-    LO16, LO16, LO16, LO16, 0x00, 0x10, 0x20, 0x30, 0x40, 0x50,
-    0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xc0};
+	0x00, 0x00, 0x80, 0xc0, 0x00, 0x20, 0x40, 0x60, /* subnormals */
+	0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0, /* 8 .. 15 */
+	LO16, LO16, LO16, LO16, LO16, LO16,		/* 16 .. 111 */
+	0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, /* 112 .. 119 */
+	0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xc0, /* 120 .. 127 */
+};
 static const uint8_t fp8_hi[128] = {
-    0x00,       0x3b,       0x3b,       0x3b,       0x3c,       0x3c,
-    0x3c,       0x3c,       0x3c,       0x3c,       0x3c,       0x3c,
-    0x3c,       0x3c,       0x3c,       0x3c,       HI16(0x3d), HI16(0x3e),
-    HI16(0x3f), HI16(0x40), HI16(0x41), HI16(0x42), 0x43,       0x43,
-    0x43,       0x43,       0x43,       0x43,       0x43,       0x43,
-    0x43,       0x43,       0x43,       0x43,       0x43,       0x43,
-    0x43,       0x7f};
+	0x00, 0x3b, 0x3b, 0x3b, 0x3c, 0x3c, 0x3c, 0x3c, /* subnormals */
+	0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, /* 8 .. 15 */
+	HI16(0x3d), HI16(0x3e), HI16(0x3f), HI16(0x40), HI16(0x41),
+	HI16(0x42),					/* 16 .. 111 */
+	0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, /* 112 .. 119 */
+	0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x7f, /* 120 .. 127 */
+};
 
 AVX512B INLINE void fp8_tables(__m512i *t)
 {
