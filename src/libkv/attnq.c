@@ -667,8 +667,8 @@ KERNELS(bf16, SC_NONE, MN_NONE, 0, RS_NONE, 1.0f)
 SCORES(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
 VALUES(fp8, SC_NONE, MN_NONE, 0, RS_NONE, 0x1p120f)
 
-/* cnt floats x to 16 bits (round16_c()) into y (which may be x), for
- * CPUs without AVX-512 BF16: bf16 by integer adds, to nearest even. */
+/* Float bits u to bf16 by integer adds, to nearest even, as float bits;
+ * zero where u is subnormal (bf16_daz()). */
 AVX512Q INLINE __m512i rne16(__m512i u)
 {
 	__m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16),
@@ -680,6 +680,8 @@ AVX512Q INLINE __m512i rne16(__m512i u)
 				      _mm512_set1_epi32((int)0xffff0000u));
 }
 
+/* cnt floats x to 16 bits (round16_c()) into y (which may be x), for
+ * CPUs without AVX-512 BF16. */
 AVX512Q static void round16_rows(const float *x, uint64_t cnt, float *y)
 {
 	for (uint64_t i = 0; i < cnt; i += 16) {
@@ -1725,40 +1727,32 @@ void kv_attnq_set_basic(bool on)
 }
 
 #ifdef HAVE_AVX512Q
+/* The body of a have_*(): whether this CPU has features A and B (asked
+ * once) and the kernels that take them are not set aside (basic). */
+#define HAVE_BOTH(A, B)                                                      \
+	static int have = -1;                                                \
+	if (have < 0) {                                                      \
+		__builtin_cpu_init();                                        \
+		have = __builtin_cpu_supports(A) && __builtin_cpu_supports(B); \
+	}                                                                    \
+	return have && !basic
+
 static bool have_vnni(void)
 {
-	static int have = -1;
-	if (have < 0) {
-		__builtin_cpu_init();
-		have = __builtin_cpu_supports("avx512vl") &&
-		       __builtin_cpu_supports("avx512vnni");
-	}
-	return have && !basic;
+	HAVE_BOTH("avx512vl", "avx512vnni");
 }
 
 /* What the q4_0 kernels take beyond VNNI: VBMI's byte permutes and GFNI
  * (a shift of every byte's high nibble). */
 static bool have_q4(void)
 {
-	static int have = -1;
-	if (have < 0) {
-		__builtin_cpu_init();
-		have = __builtin_cpu_supports("avx512vbmi") &&
-		       __builtin_cpu_supports("gfni");
-	}
-	return have && !basic;
+	HAVE_BOTH("avx512vbmi", "gfni");
 }
 
 /* What fp8's bf16 kernels take: VBMI's two-table byte permutes, BF16. */
 static bool have_fp8b(void)
 {
-	static int have = -1;
-	if (have < 0) {
-		__builtin_cpu_init();
-		have = __builtin_cpu_supports("avx512vbmi") &&
-		       __builtin_cpu_supports("avx512bf16");
-	}
-	return have && !basic;
+	HAVE_BOTH("avx512vbmi", "avx512bf16");
 }
 #endif
 
