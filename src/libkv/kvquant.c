@@ -94,19 +94,6 @@ float kv_f16_to_f32(uint16_t h)
 	return h & 0x8000 ? -v : v;
 }
 
-uint16_t kv_f32_to_bf16(float x)
-{
-	uint32_t u = bits_of(x);
-	if ((u & 0x7fffffff) > 0x7f800000)
-		return (uint16_t)(u >> 16 | 0x40);
-	return (uint16_t)((u + 0x7fff + (u >> 16 & 1)) >> 16);
-}
-
-float kv_bf16_to_f32(uint16_t h)
-{
-	return float_of((uint32_t)h << 16);
-}
-
 uint8_t kv_f32_to_fp8(float x)
 {
 	uint8_t sign = signbit(x) ? 0x80 : 0;

@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "engine_int.h"
 #include "kv/dtype.h"
@@ -31,11 +32,27 @@
 /* Scalar conversions, round to nearest even (fp8 saturates at 448). */
 uint16_t kv_f32_to_f16(float x);
 float kv_f16_to_f32(uint16_t h);
-uint16_t kv_f32_to_bf16(float x);
-float kv_bf16_to_f32(uint16_t h);
 uint8_t kv_f32_to_fp8(float x);
 float kv_fp8_to_f32(uint8_t b);
 
+/* bf16 is float's top half; inline, as the fp8 kernels round every query
+ * value and weight through it. A NaN stays a NaN. */
+static inline uint16_t kv_f32_to_bf16(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, sizeof u);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)(u >> 16 | 0x40);
+	return (uint16_t)((u + 0x7fff + (u >> 16 & 1)) >> 16);
+}
+
+static inline float kv_bf16_to_f32(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float x;
+	memcpy(&x, &u, sizeof x);
+	return x;
+}
 /* Encodes n values of x into row (kv_dtype_row_bytes(t, n) bytes); t must
  * be stored (kv_dtype_stored()) and n tile its blocks. */
 void kv_quant_encode(enum kv_dtype t, const float *x, uint32_t n, void *row);
