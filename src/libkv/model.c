@@ -198,6 +198,36 @@ static int get_uint_any(struct cfg *c, const char *const *names, bool required,
 	return get_uint(c, f ? f : names[0], required, def, lo, hi, out);
 }
 
+/* Like get_uint, where a config may also give one value per layer
+ * (Hunyuan's moe_topk, moe_intermediate_size): a list must repeat one
+ * value, which is what the model keeps. */
+static int get_uint_same(struct cfg *c, const char *field, uint64_t def,
+			 uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char where[128], what[160];
+	const cJSON *it = find(c, field, where, sizeof where), *el;
+	if (!it || !cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0)
+		return get_uint(c, field, false, def, lo, hi, out);
+	uint32_t i = 0;
+	cJSON_ArrayForEach(el, it)
+	{
+		uint64_t v = 0;
+		snprintf(what, sizeof what, "%s[%u]", where, i);
+		int e = check_uint(c, el, what, lo, hi, &v);
+		if (e)
+			return e;
+		if (i++ == 0)
+			*out = v;
+		else if (v != *out)
+			return fail(c,
+				    "%s: layers that differ here are not "
+				    "read, got %llu after %llu",
+				    what, (unsigned long long)v,
+				    (unsigned long long)*out);
+	}
+	return 0;
+}
+
 static int get_bool(struct cfg *c, const char *field, bool def, bool *out)
 {
 	char where[128], got[96];
@@ -296,12 +326,13 @@ static int get_uint_list(struct cfg *c, const char *field, uint32_t n_layers,
 
 /*
  * A list of layer indices (Bamba's attn_layer_indices, Llama 4's moe_layers,
- * Qwen's mlp_only_layers, Mllama's cross_attention_layers): sets mark[i]
- * for each index listed. Returns 1 when the field is absent or not a list,
- * 0 when read, or KV_EINVAL for an index that is not a layer.
+ * Qwen's mlp_only_layers, Mllama's cross_attention_layers), counted from
+ * `base` (Kimi Linear's from 1): sets mark[i] for each layer listed.
+ * Returns 1 when the field is absent or not a list, 0 when read, or
+ * KV_EINVAL for an index that is not a layer.
  */
 static int layer_list(struct cfg *c, const char *field, uint32_t n,
-		      bool *mark)
+		      uint32_t base, bool *mark)
 {
 	char where[128];
 	const cJSON *it = find(c, field, where, sizeof where), *el;
@@ -310,10 +341,10 @@ static int layer_list(struct cfg *c, const char *field, uint32_t n,
 	cJSON_ArrayForEach(el, it)
 	{
 		uint64_t li = 0;
-		int e = check_uint(c, el, where, 0, n - 1, &li);
+		int e = check_uint(c, el, where, base, n - 1 + base, &li);
 		if (e)
 			return e;
-		mark[li] = true;
+		mark[li - base] = true;
 	}
 	return 0;
 }
@@ -358,7 +389,7 @@ static int layer_kind(const char *s, enum kv_attn *out)
 {
 	static const char *const full[] = {"full_attention", "attention",
 					   "global", "global_attention",
-					   "full", NULL};
+					   "full", "hybrid", NULL};
 	static const char *const sliding[] = {"sliding_attention", "sliding",
 					      "local", "local_attention",
 					      "sliding_window", NULL};
@@ -456,7 +487,9 @@ static enum kv_family family_of(const char *t, bool *known)
 		"olmo", "olmo2", "granite", "internlm2", "phi", "stablelm",
 		"gpt_neox", "opt", "mpt", "bloom", "gptj", "minicpm",
 		"minicpm3", "exaone", "qwen2_vl", "qwen2_5_vl", "mistral3",
-		NULL};
+		"zamba", "zamba2", "recurrent_gemma", "longcat_flash",
+		"nemotron-nas", "hunyuan", "hunyuan_v1_dense", "hunyuan_v1_moe",
+		"baichuan", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -543,6 +576,11 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_LAYERS : NAMES_LAYERS, true,
 			      0, 1, MAX_LAYERS, &v)))
 		return e;
+	/* LongCat-Flash's num_layers count layers of two attention blocks,
+	 * each with its own cache (LongcatFlashConfig: 2 x num_layers) */
+	if (!strcmp(m->model_type, "longcat_flash") &&
+	    !present(c, "num_hidden_layers"))
+		v *= 2;
 	m->n_layers = (uint32_t)v;
 	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HIDDEN : NAMES_HIDDEN, true,
 			      0, 1, MAX_HIDDEN, &m->hidden)))
@@ -619,11 +657,29 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 			    where, m->n_heads, m->n_kv_heads);
 	}
 
-	/* head_dim: the field, the family's fixed default, or hidden/heads */
-	if (present(c, "kv_channels") && !present(c, "head_dim")) {
-		if ((e = get_uint(c, "kv_channels", false, 0, 1, MAX_HEAD_DIM,
-				  &v)))
+	/* head_dim: the field, the family's fixed default, or hidden/heads
+	 * (Zamba's attention runs on the embedding and the hidden state side
+	 * by side: 2 hidden / heads, unless attention_head_dim says) */
+	static const char *const hd_names[] = {"kv_channels",
+					       "attention_head_dim", NULL};
+	const char *hd = present(c, "head_dim") ? NULL : first_of(c, hd_names);
+	bool zamba = !strncmp(m->model_type, "zamba", 5);
+	if (hd) {
+		if ((e = get_uint(c, hd, false, 0, 1, MAX_HEAD_DIM, &v)))
 			return e;
+	} else if (zamba && !present(c, "head_dim")) {
+		if (2 * m->hidden % m->n_heads) {
+			char where[128];
+			absent_name(c, "attention_head_dim", where,
+				    sizeof where);
+			return fail(c,
+				    "%s: missing, and twice the hidden size, "
+				    "%llu, is not a multiple of %u attention "
+				    "heads",
+				    where, (unsigned long long)(2 * m->hidden),
+				    m->n_heads);
+		}
+		v = 2 * m->hidden / m->n_heads;
 	} else if (present(c, "head_dim") || d->head_dim) {
 		if ((e = get_uint(c, "head_dim", false, d->head_dim, 1,
 				  MAX_HEAD_DIM, &v)))
@@ -665,7 +721,9 @@ static int read_window(struct cfg *c, const struct defaults *d, uint64_t *win)
  * NemotronH's hybrid_override_pattern ("M-M*...": '*' attention, one
  * character a layer), Bamba's attn_layer_indices, MiniMax's attn_type_list
  * (1 softmax attention, 0 linear), Qwen3-Next's full_attention_interval
- * (every interval-th layer; the others linear attention, no KV). Returns 0
+ * (every interval-th layer; the others linear attention, no KV), Kimi
+ * Linear's linear_attn_config (full_attn_layers, or the complement of
+ * kda_layers, counted from 1; its KDA layers keep a fixed state). Returns 0
  * when one applied, 1 when none is there, or an error.
  */
 static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
@@ -693,9 +751,17 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 	bool *mark = calloc(n, sizeof *mark);
 	if (!mark)
 		return KV_ENOMEM;
-	int e = layer_list(c, "attn_layer_indices", n, mark);
+	int e = layer_list(c, "attn_layer_indices", n, 0, mark);
+	struct cfg lin;
+	bool kda = false;
+	if (e == 1 && nested(c, "linear_attn_config", &lin)) {
+		e = layer_list(&lin, "full_attn_layers", n, 1, mark);
+		if (e == 1 && (e = layer_list(&lin, "kda_layers", n, 1,
+					      mark)) == 0)
+			kda = true;
+	}
 	for (uint32_t i = 0; e == 0 && i < n; i++)
-		k[i] = mark[i] ? KV_ATTN_FULL : KV_ATTN_NONE;
+		k[i] = mark[i] != kda ? KV_ATTN_FULL : KV_ATTN_NONE;
 	free(mark);
 	if (e <= 0)
 		return e;
@@ -725,29 +791,91 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 
 /*
  * Layers that attend but keep no KV of their own: Gemma 3n's last
- * num_kv_shared_layers reuse an earlier layer's cache; Llama 3.2 Vision's
- * cross_attention_layers attend over the image's states, a fixed size per
- * image that does not grow with the text.
+ * num_kv_shared_layers reuse an earlier layer's cache; Hunyuan's
+ * cross-layer attention (use_cla) computes K and V on every
+ * cla_share_factor-th layer from 0 and the layers after it reuse them;
+ * Llama 3.2 Vision's cross_attention_layers attend over the image's states,
+ * a fixed size per image that does not grow with the text.
  */
 static int kv_less_layers(struct cfg *c, const struct kv_model *m,
 			  enum kv_attn *k)
 {
 	uint32_t n = m->n_layers;
 	uint64_t shared;
-	int e = get_uint(c, "num_kv_shared_layers", false, 0, 0, n, &shared);
+	int e = get_uint(c, "num_kv_shared_layers", false, 0, 0, MAX_LAYERS,
+			 &shared);
 	if (e)
 		return e;
+	if (shared >= n) {
+		char where[128];
+		find(c, "num_kv_shared_layers", where, sizeof where);
+		return fail(c,
+			    "%s: must leave a layer whose K and V the others "
+			    "share (of %u), got %llu",
+			    where, n, (unsigned long long)shared);
+	}
 	for (uint64_t i = n - shared; i < n; i++)
 		k[i] = KV_ATTN_NONE;
+	bool cla;
+	uint64_t every;
+	if ((e = get_bool(c, "use_cla", false, &cla)) ||
+	    (e = get_uint(c, "cla_share_factor", false, 1, 1, MAX_LAYERS,
+			  &every)))
+		return e;
+	for (uint32_t i = 0; cla && i < n; i++)
+		if (i % every)
+			k[i] = KV_ATTN_NONE;
 	bool *cross = calloc(n, sizeof *cross);
 	if (!cross)
 		return KV_ENOMEM;
-	e = layer_list(c, "cross_attention_layers", n, cross);
+	e = layer_list(c, "cross_attention_layers", n, 0, cross);
 	for (uint32_t i = 0; e == 0 && i < n; i++)
 		if (cross[i])
 			k[i] = KV_ATTN_NONE;
 	free(cross);
 	return e < 0 ? e : 0;
+}
+
+/*
+ * RecurrentGemma's _block_types (by default recurrent, recurrent,
+ * attention), repeated over the layers: its attention layers keep the last
+ * attention_window_size tokens, its recurrent ones a fixed state.
+ */
+static int block_types(struct cfg *c, const struct kv_model *m,
+		       enum kv_attn *k)
+{
+	static const enum kv_attn def[] = {KV_ATTN_NONE, KV_ATTN_NONE,
+					   KV_ATTN_SLIDING};
+	enum kv_attn pat[64];
+	uint32_t len = 3;
+	memcpy(pat, def, sizeof def);
+	char where[128], got[96];
+	const char *f = present(c, "_block_types") ? "_block_types"
+						   : "block_types";
+	const cJSON *it = find(c, f, where, sizeof where), *el;
+	if (it && !cJSON_IsNull(it)) {
+		int cnt = cJSON_IsArray(it) ? cJSON_GetArraySize(it) : 0;
+		if (cnt < 1 || cnt > 64) {
+			show(it, got, sizeof got);
+			return fail(c, "%s: must be a list of 1 to 64 block "
+				    "kinds, got %s", where, got);
+		}
+		len = 0;
+		cJSON_ArrayForEach(el, it)
+		{
+			enum kv_attn a;
+			if (!cJSON_IsString(el) ||
+			    layer_kind(el->valuestring, &a)) {
+				show(el, got, sizeof got);
+				return fail(c, "%s[%u]: unknown block kind, "
+					    "got %s", where, len, got);
+			}
+			pat[len++] = a == KV_ATTN_NONE ? a : KV_ATTN_SLIDING;
+		}
+	}
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		k[i] = pat[i % len];
+	return 0;
 }
 
 /*
@@ -771,6 +899,8 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 	const char *t = m->model_type;
 	if ((e = hybrid_pattern(c, m, k)) <= 0)
 		return e;
+	if (!strcmp(t, "recurrent_gemma"))
+		return block_types(c, m, k);
 	if (m->family == KV_FAMILY_JAMBA) {
 		uint64_t period, offset;
 		if ((e = get_uint(c, "attn_layer_period", false, 8, 1, MAX_LAYERS,
@@ -899,8 +1029,9 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 		ne_def = 32;
 	else if (m->family == KV_FAMILY_LLAMA4 || m->family == KV_FAMILY_JAMBA)
 		ne_def = 16;
-	if ((e = get_uint_any(c, expert_names, false, ne_def, 0, MAX_EXPERTS,
-			      &ne)))
+	const char *ef = first_of(c, expert_names);
+	if ((e = get_uint_same(c, ef ? ef : expert_names[0], ne_def, 0,
+			       MAX_EXPERTS, &ne)))
 		return e;
 	if (ne <= 1)
 		return 0;
@@ -910,7 +1041,9 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 			      ? 4
 			  : m->family == KV_FAMILY_LLAMA4 ? 1
 							  : 2;
-	if ((e = get_uint_any(c, active_names, false, na_def, 1, ne, &na)))
+	const char *af = first_of(c, active_names);
+	if ((e = get_uint_same(c, af ? af : active_names[0], na_def, 1, ne,
+			       &na)))
 		return e;
 	m->n_experts = (uint32_t)ne;
 	m->n_experts_active = (uint32_t)na;
@@ -922,8 +1055,8 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 			       : !strcmp(t, "qwen3_moe") ? 768
 			       : !strcmp(t, "deepseek_v2") ? 1407
 							   : 2048;
-		if ((e = get_uint(c, "moe_intermediate_size", false, def, 1,
-				  MAX_FFN, &expert_ffn)))
+		if ((e = get_uint_same(c, "moe_intermediate_size", def, 1,
+				       MAX_FFN, &expert_ffn)))
 			return e;
 	}
 	/* shared experts */
@@ -970,7 +1103,7 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 			dense[i] = i % every != offset;
 	} else if (m->family == KV_FAMILY_LLAMA4) {
 		/* moe_layers lists the MoE layers: the others are dense */
-		e = layer_list(c, "moe_layers", n, dense);
+		e = layer_list(c, "moe_layers", n, 0, dense);
 		for (uint32_t i = 0; e == 0 && i < n; i++)
 			dense[i] = !dense[i];
 		if (e == 1) {
@@ -989,7 +1122,8 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 			     &every);
 		for (uint32_t i = 0; !e && i < n; i++)
 			dense[i] = (i + 1) % every != 0;
-		if (!e && (e = layer_list(c, "mlp_only_layers", n, dense)) == 1)
+		if (!e &&
+		    (e = layer_list(c, "mlp_only_layers", n, 0, dense)) == 1)
 			e = 0;
 	}
 	for (uint32_t i = 0; !e && i < n; i++) {
@@ -1138,15 +1272,122 @@ static int read_ssm(struct cfg *c, struct kv_model *m)
 	return 0;
 }
 
+/*
+ * Nemotron-NAS (DeciLM) block_configs, one per layer: an attention of
+ * num_attention_heads / n_heads_in_group KV heads (sliding when it names
+ * a window_length), or none where it is no_op or replace_with_linear (a
+ * matrix, no cache); an MLP of ffn_mult
+ * (DeciLM's width: 2 ffn_mult hidden / 3, rounded up to 256), or none.
+ * With ffn, the MLP widths (after read_mlp()); without, the attention
+ * into kinds[], kvh[] and win[].
+ */
+static int read_blocks(struct cfg *c, struct kv_model *m, bool ffn,
+		       enum kv_attn *kinds, uint32_t *kvh, uint64_t *win)
+{
+	char where[32], what[48], got[96];
+	const cJSON *it = find(c, "block_configs", where, sizeof where), *el;
+	if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != (int)m->n_layers) {
+		show(it, got, sizeof got);
+		return fail(c, "%s: must list one block per layer (%u), got %s",
+			    where, m->n_layers, got);
+	}
+	uint32_t i = 0;
+	cJSON_ArrayForEach(el, it)
+	{
+		struct cfg b = *c, sub;
+		b.root = b.text = el;
+		b.text_name = NULL;
+		snprintf(what, sizeof what, "%s[%u]", where, i);
+		b.prefix = what;
+		if (!cJSON_IsObject(el) ||
+		    !nested(&b, ffn ? "ffn" : "attention", &sub)) {
+			show(el, got, sizeof got);
+			return fail(c, "%s: must be an object with attention "
+				    "and ffn, got %s", what, got);
+		}
+		char name[64];
+		snprintf(name, sizeof name, "%s.%s", what,
+			 ffn ? "ffn" : "attention");
+		sub.prefix = name;
+		bool no_op, linear;
+		int e;
+		if ((e = get_bool(&sub, "no_op", false, &no_op)) ||
+		    (e = get_bool(&sub, "replace_with_linear", false, &linear)))
+			return e;
+		if (ffn) {
+			double mult = 0;
+			if (!no_op && !linear &&
+			    (e = get_double(&sub, "ffn_mult", 0, &mult)))
+				return e;
+			double h = (double)m->hidden;
+			uint64_t w = (uint64_t)(2 * mult * h / 3);
+			m->layers[i].mlp = KV_MLP_DENSE;
+			m->layers[i].ffn_dim = (w + 255) / 256 * 256;
+			if (m->layers[i].ffn_dim > MAX_FFN)
+				return fail(c, "%s.ffn_mult: absurd value, got "
+					    "%g", name, mult);
+		} else if (no_op || linear) {
+			kinds[i] = KV_ATTN_NONE;
+		} else {
+			uint64_t g;
+			if ((e = get_uint(&sub, "n_heads_in_group", true, 0, 1,
+					  m->n_heads, &g)))
+				return e;
+			if (m->n_heads % g)
+				return fail(c, "%s.n_heads_in_group: must "
+					    "divide the %u attention heads, "
+					    "got %llu", name, m->n_heads,
+					    (unsigned long long)g);
+			kvh[i] = (uint32_t)(m->n_heads / g);
+			if ((e = get_uint(&sub, "window_length", false, 0, 1,
+					  MAX_POS, &win[i])))
+				return e;
+			if (win[i])
+				kinds[i] = KV_ATTN_SLIDING;
+		}
+		i++;
+	}
+	return 0;
+}
+
 static int build(struct cfg *c, struct kv_model *m)
 {
 	int e;
 	const char *type;
 	if ((e = get_str(c, "model_type", &type)))
 		return e;
+	if (!type && present(c, "ssm_cfg"))
+		return fail(c, "ssm_cfg: a state-space model (Mamba) with no "
+			    "attention layer, so no KV cache: what it keeps "
+			    "per sequence is a fixed state, whatever the "
+			    "context");
 	if (!type && (present(c, "n_layer") || present(c, "n_embd")))
 		type = "gpt2";
 	snprintf(m->model_type, sizeof m->model_type, "%s", type ? type : "");
+	static const char *const enc_dec[] = {
+		"t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper",
+		"marian", "pegasus", "pegasus_x", "led", "blenderbot",
+		"blenderbot-small", "m2m_100", "nllb-moe", "plbart", "fsmt",
+		"prophetnet", "switch_transformers", "bigbird_pegasus",
+		"seamless_m4t", "seamless_m4t_v2", "t5gemma", "encoder-decoder",
+		"speech-encoder-decoder", "vision-encoder-decoder", NULL};
+	bool ed;
+	if ((e = get_bool(c, "is_encoder_decoder", false, &ed)))
+		return e;
+	if (ed || is(m->model_type, enc_dec))
+		return fail(c, "model_type \"%s\": an encoder-decoder: only "
+			    "decoder-only models are sized here, whose cache "
+			    "grows with the tokens they generate",
+			    m->model_type);
+	static const char *const ssm[] = {"mamba", "mamba2", "falcon_mamba",
+					  "rwkv", "rwkv5", "rwkv6", "rwkv7",
+					  "xlstm", NULL};
+	if (is(m->model_type, ssm))
+		return fail(c, "model_type \"%s\": a state-space model with no "
+			    "attention layer, so no KV cache: what it keeps "
+			    "per sequence is a fixed state, whatever the "
+			    "context",
+			    m->model_type);
 	bool known;
 	m->family = family_of(m->model_type, &known);
 	if (!known)
@@ -1166,26 +1407,45 @@ static int build(struct cfg *c, struct kv_model *m)
 	uint32_t n = m->n_layers;
 	m->layers = calloc(n, sizeof *m->layers);
 	enum kv_attn *kinds = calloc(n, sizeof *kinds);
-	if (!m->layers || !kinds) {
+	uint32_t *kvh = calloc(n, sizeof *kvh); /* per layer, 0: n_kv_heads */
+	uint64_t *win = calloc(n, sizeof *win); /* per layer, 0: window */
+	if (!m->layers || !kinds || !kvh || !win) {
 		free(kinds);
+		free(kvh);
+		free(win);
 		return KV_ENOMEM;
 	}
+	bool blocks = present(c, "block_configs");
 
 	uint64_t window = 0, chunk = 0;
-	e = read_window(c, &d, &window);
+	if (!strcmp(m->model_type, "recurrent_gemma"))
+		e = get_uint(c, "attention_window_size", false, 2048, 1,
+			     MAX_POS, &window);
+	else
+		e = read_window(c, &d, &window);
 	if (!e && m->family == KV_FAMILY_LLAMA4)
 		e = get_uint(c, "attention_chunk_size", false, 8192, 1, MAX_POS,
 			     &chunk);
 	if (!e)
 		e = read_kinds(c, m, &d, window, chunk, kinds);
+	if (!e && blocks)
+		e = read_blocks(c, m, false, kinds, kvh, win);
 	if (!e)
 		e = kv_less_layers(c, m, kinds);
 
-	/* MLA: DeepSeek V2 and later always (their classes default the rank);
-	 * any config that names a latent rank; not DeepSeek-MoE ("deepseek") */
-	bool mla = (m->family == KV_FAMILY_DEEPSEEK &&
-		    strcmp(m->model_type, "deepseek") != 0) ||
-		   present(c, "kv_lora_rank");
+	/* MLA: DeepSeek V2 and later (their classes default the rank); any
+	 * config that names a latent rank; not DeepSeek-MoE ("deepseek"),
+	 * nor one that says use_mla false or kv_lora_rank null (DeepSeek-OCR's
+	 * plain heads; vLLM's is_deepseek_mla) */
+	bool use_mla;
+	char kw[128];
+	const cJSON *klr = find(c, "kv_lora_rank", kw, sizeof kw);
+	if (!e)
+		e = get_bool(c, "use_mla", true, &use_mla);
+	bool mla = !e && use_mla && !(klr && cJSON_IsNull(klr)) &&
+		   ((m->family == KV_FAMILY_DEEPSEEK &&
+		     strcmp(m->model_type, "deepseek") != 0) ||
+		    present(c, "kv_lora_rank"));
 	if (!e && mla) {
 		uint64_t q;
 		if ((e = get_u32(c, "kv_lora_rank", false, 512, 1, MAX_HEAD_DIM,
@@ -1222,12 +1482,14 @@ static int build(struct cfg *c, struct kv_model *m)
 			l->head_dim_k = m->kv_lora_rank + m->qk_rope_dim;
 			l->head_dim_v = 0;
 		} else if (l->attn != KV_ATTN_NONE) {
-			l->kv_heads = m->n_kv_heads;
+			l->kv_heads = kvh[i] ? kvh[i] : m->n_kv_heads;
 			l->head_dim_k = m->head_dim;
 			l->head_dim_v = m->head_dim_v;
 		}
 		l->q_heads = l->attn == KV_ATTN_NONE ? 0 : m->n_heads;
-		if (l->attn == KV_ATTN_SLIDING) {
+		if (l->attn == KV_ATTN_SLIDING && win[i]) {
+			l->window = win[i];
+		} else if (l->attn == KV_ATTN_SLIDING) {
 			if (!window) {
 				e = fail(c,
 					 "sliding_window: layer %u slides but "
@@ -1246,6 +1508,13 @@ static int build(struct cfg *c, struct kv_model *m)
 	}
 	if (!e)
 		e = read_mlp(c, m, &d);
+	if (!e && blocks)
+		e = read_blocks(c, m, true, kinds, kvh, win);
+	for (uint32_t i = 0; !e && blocks && i < n; i++)
+		if (kvh[i]) { /* the first attention layer's, as for lists */
+			m->n_kv_heads = kvh[i];
+			break;
+		}
 	if (!e && m->family == KV_FAMILY_JAMBA)
 		e = read_ssm(c, m);
 	if (e)
@@ -1254,7 +1523,8 @@ static int build(struct cfg *c, struct kv_model *m)
 	static const char *const pos_names[] = {"max_position_embeddings",
 						"n_positions", "n_ctx",
 						"max_sequence_length",
-						"seq_length", NULL};
+						"seq_length", "max_seq_len",
+						"model_max_length", NULL};
 	static const char *const vocab_names[] = {"vocab_size",
 						  "padded_vocab_size", NULL};
 	bool bias_def = m->family == KV_FAMILY_GPT2 ||
@@ -1301,6 +1571,8 @@ static int build(struct cfg *c, struct kv_model *m)
 		goto out;
 out:
 	free(kinds);
+	free(kvh);
+	free(win);
 	return e;
 }
 
@@ -1331,6 +1603,83 @@ static void *json_malloc(size_t n)
 	return p;
 }
 
+/* Deepest nesting of arrays and objects in json[0 .. len), strings
+ * skipped: cJSON stops at CJSON_NESTING_LIMIT levels and says only that
+ * it stopped. */
+static unsigned json_depth(const char *json, size_t len)
+{
+	unsigned depth = 0, most = 0;
+	bool str = false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = json[i];
+		if (str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				str = false;
+		} else if (ch == '"') {
+			str = true;
+		} else if (ch == '[' || ch == '{') {
+			most = ++depth > most ? depth : most;
+		} else if ((ch == ']' || ch == '}') && depth) {
+			depth--;
+		}
+	}
+	return most;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+	return strcmp(x->string, y->string);
+}
+
+/* A key given twice in one object, anywhere under it, into where (its
+ * dotted path); Python's json keeps the last and cJSON the first, so a
+ * config that has one means two things. */
+static int duplicate_key(const cJSON *obj, char *where, size_t n, size_t at)
+{
+	int cnt = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, obj)
+		cnt++;
+	if (cJSON_IsObject(obj) && cnt > 1) {
+		const cJSON **keys = malloc((size_t)cnt * sizeof *keys);
+		if (!keys)
+			return KV_ENOMEM;
+		int k = 0;
+		cJSON_ArrayForEach(it, obj)
+			keys[k++] = it;
+		qsort(keys, (size_t)cnt, sizeof *keys, by_key);
+		const cJSON *dup = NULL;
+		for (k = 1; k < cnt && !dup; k++)
+			if (!strcmp(keys[k - 1]->string, keys[k]->string))
+				dup = keys[k];
+		free(keys);
+		if (dup) {
+			snprintf(where + at, n - at, "%s%.60s", at ? "." : "",
+				 dup->string);
+			return 1;
+		}
+	}
+	cJSON_ArrayForEach(it, obj)
+	{
+		if (!cJSON_IsObject(it) && !cJSON_IsArray(it))
+			continue;
+		size_t next = at;
+		if (it->string && at < n)
+			next += (size_t)snprintf(where + at, n - at, "%s%.60s",
+						 at ? "." : "", it->string);
+		if (next >= n)
+			next = n - 1;
+		int e = duplicate_key(it, where, n, next);
+		if (e)
+			return e;
+		where[at] = '\0';
+	}
+	return 0;
+}
+
 int kv_model_parse(const char *json, size_t len, const char *path,
 		   struct kv_model **out, char *err)
 {
@@ -1354,6 +1703,15 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 		size_t rest = off;
 		while (rest < len && strchr(" \t\r\n", json[rest]))
 			rest++;
+		if (json_depth(json, off + 1 < len ? off + 1 : len) >
+		    CJSON_NESTING_LIMIT) {
+			snprintf(err, KV_ERRLEN,
+				 "%.400s: arrays and objects nested deeper "
+				 "than the %d levels the JSON reader takes, at "
+				 "line %u, column %u",
+				 path, CJSON_NESTING_LIMIT, line, col);
+			return KV_EINVAL;
+		}
 		if (rest >= len) {
 			snprintf(err, KV_ERRLEN,
 				 "%.400s: not JSON: unexpected end of input at "
@@ -1380,6 +1738,22 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 	struct cfg c = {root, root, NULL, path, err, NULL};
 	int e = 0;
 	struct kv_model *m = NULL;
+	size_t off = end && end >= json ? (size_t)(end - json) : len;
+	while (off < len && strchr(" \t\r\n", json[off]))
+		off++;
+	if (off < len && json[off] != '\0') {
+		unsigned line, col;
+		locate(json, off, &line, &col);
+		e = fail(&c, "not JSON: more after the end of the value, at "
+			     "line %u, column %u", line, col);
+		goto done;
+	}
+	char dup[256] = "";
+	if ((e = duplicate_key(root, dup, sizeof dup, 0)) == 1)
+		e = fail(&c, "%s: given twice; Python's json reads the last, "
+			     "other readers the first", dup);
+	if (e)
+		goto done;
 	if (!cJSON_IsObject(root)) {
 		char got[96];
 		show(root, got, sizeof got);

@@ -448,7 +448,11 @@ static void test_error_branches(void)
 		 ",\"attn_config\":{\"kv_n_heads\":\"8\"}}",
 		 "attn_config.kv_n_heads: must be a number, got \"8\""},
 		{"{" BASE ",\"num_kv_shared_layers\":5}",
-		 "num_kv_shared_layers: absurd value, at most 4, got 5"},
+		 "num_kv_shared_layers: must leave a layer whose K and V the "
+		 "others share (of 4), got 5"},
+		{"{" BASE ",\"num_kv_shared_layers\":4}",
+		 "num_kv_shared_layers: must leave a layer whose K and V the "
+		 "others share (of 4), got 4"},
 		{"{" BASE ",\"cross_attention_layers\":[0,9]}",
 		 "cross_attention_layers: absurd value, at most 3, got 9"},
 		{"{" BASE ",\"full_attention_interval\":0}",
@@ -509,8 +513,20 @@ static void test_hybrid_lists(void)
 		 "\"sliding_window_pattern\":\"LLLG\"}", "SSSF"},
 		{"{" BASE ",\"num_kv_shared_layers\":2}", "FFNN"},
 		{"{" BASE ",\"cross_attention_layers\":[1]}", "FNFF"},
+		{"{" BASE ",\"use_cla\":true,\"cla_share_factor\":2}", "FNFN"},
+		{"{" BASE ",\"use_cla\":false,\"cla_share_factor\":2}", "FFFF"},
 		{"{\"model_type\":\"RefinedWeb\",\"n_layer\":4,"
 		 "\"hidden_size\":64,\"n_head\":4,\"n_head_kv\":2}", "FFFF"},
+		/* Kimi Linear counts its layers from 1 */
+		{"{" BASE ",\"linear_attn_config\":{\"full_attn_layers\":[2,4],"
+		 "\"kda_layers\":[1,3]}}", "NFNF"},
+		{"{" BASE ",\"linear_attn_config\":{\"kda_layers\":[1,2,4]}}",
+		 "NNFN"},
+		{"{\"model_type\":\"zamba2\"," BASE ",\"layers_block_type\":"
+		 "[\"mamba\",\"hybrid\",\"mamba\",\"hybrid\"]}", "NFNF"},
+		{"{\"model_type\":\"recurrent_gemma\"," BASE "}", "NNSN"},
+		{"{\"model_type\":\"recurrent_gemma\"," BASE
+		 ",\"_block_types\":[\"attention\",\"recurrent\"]}", "SNSN"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct kv_model *m = NULL;
@@ -529,6 +545,189 @@ static void test_hybrid_lists(void)
 			CHECK_U64(m->n_kv_heads, 2);
 		kv_model_free(m);
 	}
+}
+
+/* The model a config string builds, or NULL (the message checked ""). */
+static struct kv_model *parse(const char *json)
+{
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	if (kv_model_parse(json, strlen(json), "x.json", &m, err)) {
+		CHECK_STR(err, "");
+		return NULL;
+	}
+	return m;
+}
+
+/* Families whose layers, heads or counts follow rules of their own, each
+ * against its reference implementation, with hand-worked figures. */
+static void test_families(void)
+{
+	struct kv_model *m;
+	/* Kimi Linear: MLA on the full_attn_layers only, 32 + 8 a token */
+	if ((m = parse("{\"model_type\":\"kimi_linear\"," BASE
+		       ",\"kv_lora_rank\":32,\"qk_rope_head_dim\":8,"
+		       "\"linear_attn_config\":{\"full_attn_layers\":[4]}}"))) {
+		CHECK_U64(count(m, KV_ATTN_MLA), 1);
+		CHECK(m->layers[3].attn == KV_ATTN_MLA);
+		CHECK_U64(m->layers[3].head_dim_k, 40);
+		kv_model_free(m);
+	}
+	/* DeepSeek-OCR's deepseek_v2: use_mla false, plain heads of 64 / 4 */
+	if ((m = parse("{\"model_type\":\"deepseek_v2\"," BASE
+		       ",\"num_key_value_heads\":2,\"use_mla\":false,"
+		       "\"kv_lora_rank\":null,\"qk_rope_head_dim\":0}"))) {
+		CHECK_U64(count(m, KV_ATTN_FULL), 4);
+		CHECK_U64(m->layers[0].kv_heads, 2);
+		CHECK_U64(m->layers[0].head_dim_k, 16);
+		CHECK_U64(m->layers[0].head_dim_v, 16);
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"model_type\":\"deepseek_v3\"," BASE
+		       ",\"kv_lora_rank\":null}"))) {
+		CHECK_U64(count(m, KV_ATTN_MLA), 0);
+		kv_model_free(m);
+	}
+	/* Zamba2: heads of 2 x 64 / 4 = 32, or attention_head_dim */
+	if ((m = parse("{\"model_type\":\"zamba2\"," BASE "}"))) {
+		CHECK_U64(m->layers[0].head_dim_k, 32);
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"model_type\":\"zamba2\"," BASE
+		       ",\"attention_head_dim\":24}"))) {
+		CHECK_U64(m->layers[0].head_dim_v, 24);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"zamba2\",\"num_hidden_layers\":2,"
+		      "\"hidden_size\":64,\"num_attention_heads\":3}"),
+		  "x.json: attention_head_dim: missing, and twice the hidden "
+		  "size, 128, is not a multiple of 3 attention heads");
+	/* LongCat-Flash: num_layers 3 of two attention blocks each */
+	if ((m = parse("{\"model_type\":\"longcat_flash\",\"num_layers\":3,"
+		       "\"hidden_size\":64,\"num_attention_heads\":4,"
+		       "\"kv_lora_rank\":32}"))) {
+		CHECK_U64(m->n_layers, 6);
+		CHECK_U64(count(m, KV_ATTN_MLA), 6);
+		kv_model_free(m);
+	}
+	/* RecurrentGemma: attention layers keep attention_window_size */
+	if ((m = parse("{\"model_type\":\"recurrent_gemma\"," BASE "}"))) {
+		CHECK_U64(m->layers[2].window, 2048);
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"model_type\":\"recurrent_gemma\"," BASE
+		       ",\"attention_window_size\":16}"))) {
+		CHECK_U64(m->layers[2].window, 16);
+		kv_model_free(m);
+	}
+	/* Nemotron-NAS: per-layer KV heads 4 / n_heads_in_group, none where
+	 * no_op or replace_with_linear, a window where window_length; MLP
+	 * 2 x 2.625 x 768 / 3 = 1344, up to 1536 (a multiple of 256) */
+	if ((m = parse("{\"model_type\":\"nemotron-nas\","
+		       "\"num_hidden_layers\":4,\"hidden_size\":768,"
+		       "\"num_attention_heads\":4,\"num_key_value_heads\":null,"
+		       "\"block_configs\":["
+		       "{\"attention\":{\"n_heads_in_group\":2},"
+		       "\"ffn\":{\"ffn_mult\":2.625}},"
+		       "{\"attention\":{\"no_op\":true},"
+		       "\"ffn\":{\"ffn_mult\":1.0}},"
+		       "{\"attention\":{\"replace_with_linear\":true},"
+		       "\"ffn\":{\"no_op\":true}},"
+		       "{\"attention\":{\"n_heads_in_group\":4,"
+		       "\"window_length\":16},"
+		       "\"ffn\":{\"ffn_mult\":2.625}}]}"))) {
+		CHECK(m->layers[0].attn == KV_ATTN_FULL);
+		CHECK(m->layers[1].attn == KV_ATTN_NONE);
+		CHECK(m->layers[2].attn == KV_ATTN_NONE);
+		CHECK(m->layers[3].attn == KV_ATTN_SLIDING);
+		CHECK_U64(m->layers[0].kv_heads, 2);
+		CHECK_U64(m->layers[3].kv_heads, 1);
+		CHECK_U64(m->layers[3].window, 16);
+		CHECK_U64(m->n_kv_heads, 2);
+		CHECK_U64(m->layers[0].ffn_dim, 1536);
+		CHECK_U64(m->layers[1].ffn_dim, 512); /* 512 exactly */
+		CHECK_U64(m->layers[2].ffn_dim, 0);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"nemotron-nas\"," BASE
+		      ",\"block_configs\":[{}]}"),
+		  "x.json: block_configs: must list one block per layer (4), "
+		  "got an array");
+	CHECK_STR(bad("{\"model_type\":\"nemotron-nas\",\"num_hidden_layers\":1,"
+		      "\"hidden_size\":64,\"num_attention_heads\":4,"
+		      "\"block_configs\":[{\"attention\":"
+		      "{\"n_heads_in_group\":3},\"ffn\":{\"ffn_mult\":1}}]}"),
+		  "x.json: block_configs[0].attention.n_heads_in_group: must "
+		  "divide the 4 attention heads, got 3");
+	CHECK_STR(bad("{\"model_type\":\"nemotron-nas\",\"num_hidden_layers\":1,"
+		      "\"hidden_size\":64,\"num_attention_heads\":4,"
+		      "\"block_configs\":[{\"ffn\":{}}]}"),
+		  "x.json: block_configs[0]: must be an object with attention "
+		  "and ffn, got an object");
+	/* Hunyuan: per-layer lists of one value */
+	if ((m = parse("{\"model_type\":\"hunyuan_v1_moe\"," BASE
+		       ",\"num_experts\":[4,4,4,4],\"moe_topk\":[2,2,2,2],"
+		       "\"moe_intermediate_size\":[96,96,96,96]}"))) {
+		CHECK_U64(m->n_experts, 4);
+		CHECK_U64(m->n_experts_active, 2);
+		CHECK_U64(m->layers[0].ffn_dim, 96);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{" BASE ",\"num_experts\":4,\"moe_topk\":[2,1,2,2]}"),
+		  "x.json: moe_topk[1]: layers that differ here are not read, "
+		  "got 1 after 2");
+	/* context fields by other names */
+	if ((m = parse("{" BASE ",\"max_seq_len\":77}"))) {
+		CHECK_U64(m->max_pos, 77);
+		kv_model_free(m);
+	}
+	if ((m = parse("{" BASE ",\"model_max_length\":99}"))) {
+		CHECK_U64(m->max_pos, 99);
+		kv_model_free(m);
+	}
+	/* what is not a decoder-only attention model says so */
+	CHECK_STR(bad("{\"model_type\":\"t5\",\"num_layers\":2}"),
+		  "x.json: model_type \"t5\": an encoder-decoder: only "
+		  "decoder-only models are sized here, whose cache grows with "
+		  "the tokens they generate");
+	CHECK_HAS(bad("{\"model_type\":\"custom\",\"is_encoder_decoder\":true,"
+		      BASE "}"), "model_type \"custom\": an encoder-decoder");
+	CHECK_STR(bad("{\"model_type\":\"mamba\",\"num_hidden_layers\":2}"),
+		  "x.json: model_type \"mamba\": a state-space model with no "
+		  "attention layer, so no KV cache: what it keeps per sequence "
+		  "is a fixed state, whatever the context");
+	CHECK_HAS(bad("{\"d_model\":64,\"n_layer\":2,\"ssm_cfg\":{}}"),
+		  "x.json: ssm_cfg: a state-space model (Mamba)");
+}
+
+/* Text that parses but means two things, or more than one value, or
+ * more nesting than the reader takes. */
+static void test_json_edges(void)
+{
+	CHECK_STR(bad("{" BASE "} x"),
+		  "x.json: not JSON: more after the end of the value, at line "
+		  "1, column 66");
+	CHECK_STR(bad("{" BASE "}\n \n"), "");
+	CHECK_STR(bad("{" BASE ",\"num_hidden_layers\":40}"),
+		  "x.json: num_hidden_layers: given twice; Python's json reads "
+		  "the last, other readers the first");
+	CHECK_STR(bad("{" BASE ",\"text_config\":{\"a\":[{\"b\":1,\"b\":2}]}}"),
+		  "x.json: text_config.a.b: given twice; Python's json reads "
+		  "the last, other readers the first");
+	static char deep[4200];
+	size_t k = 0;
+	deep[k++] = '{';
+	memcpy(deep + k, "\"a\":", 4);
+	k += 4;
+	for (int i = 0; i < 2000; i++)
+		deep[k++] = '[';
+	for (int i = 0; i < 2000; i++)
+		deep[k++] = ']';
+	deep[k++] = '}';
+	deep[k] = '\0';
+	CHECK_STR(bad(deep),
+		  "x.json: arrays and objects nested deeper than the 1000 "
+		  "levels the JSON reader takes, at line 1, column 1005");
 }
 
 /* A config larger than the first read buffer (64 KiB) loads whole. */
@@ -592,6 +791,8 @@ int main(void)
 	test_errors();
 	test_error_branches();
 	test_hybrid_lists();
+	test_families();
+	test_json_edges();
 	test_big_file();
 	test_find();
 	return test_done("test_model");

@@ -1,0 +1,1 @@
+kvsize tests/bad/all-kv-shared.json
