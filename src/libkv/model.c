@@ -566,6 +566,35 @@ static const char *const NAMES_GPT2_HIDDEN[] = {"n_embd", "hidden_size", NULL};
 static const char *const NAMES_GPT2_HEADS[] = {"n_head", "num_attention_heads",
 					       NULL};
 
+/*
+ * The shape of a text model class, for a wrapper's text_config: Transformers
+ * saves a nested config as its difference from the class's defaults, so
+ * LLaVA 1.5 7B's text_config names no layers, width or heads (LlamaConfig's
+ * 32, 4096 and 32 are what its reference builds). Only in a wrapper; at the
+ * top level the shape fields are never guessed.
+ */
+struct class_shape {
+	const char *type, *cls;
+	uint32_t layers, heads, kv_heads; /* kv_heads 0: as many as heads */
+	uint64_t hidden;
+};
+
+static const struct class_shape *class_shape(const struct cfg *c,
+					     const char *type)
+{
+	static const struct class_shape shapes[] = {
+		{"llama", "LlamaConfig", 32, 32, 0, 4096},
+		{"mistral", "MistralConfig", 32, 32, 8, 4096},
+		{"qwen2", "Qwen2Config", 32, 32, 0, 4096},
+	};
+	if (c->text == c->root)
+		return NULL;
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		if (!strcmp(type, shapes[i].type))
+			return &shapes[i];
+	return NULL;
+}
+
 /* The shape every family shares: layers, width, heads, KV heads, head_dim. */
 static int read_shape(struct cfg *c, struct kv_model *m,
 		      const struct defaults *d)
@@ -573,8 +602,17 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	bool gpt2 = m->family == KV_FAMILY_GPT2;
 	uint64_t v;
 	int e;
-	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_LAYERS : NAMES_LAYERS, true,
-			      0, 1, MAX_LAYERS, &v)))
+	const struct class_shape *cs = class_shape(c, m->model_type);
+	if (cs && !(first_of(c, NAMES_LAYERS) && first_of(c, NAMES_HIDDEN) &&
+		    first_of(c, NAMES_HEADS)))
+		snprintf(m->note, sizeof m->note,
+			 "%s leaves out fields of the shape: %s's defaults "
+			 "taken (%u layers, hidden %llu, %u heads), as "
+			 "Transformers reads it",
+			 c->text_name, cs->cls, cs->layers,
+			 (unsigned long long)cs->hidden, cs->heads);
+	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_LAYERS : NAMES_LAYERS, !cs,
+			      cs ? cs->layers : 0, 1, MAX_LAYERS, &v)))
 		return e;
 	/* LongCat-Flash's num_layers count layers of two attention blocks,
 	 * each with its own cache (LongcatFlashConfig: 2 x num_layers) */
@@ -582,8 +620,8 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	    !present(c, "num_hidden_layers"))
 		v *= 2;
 	m->n_layers = (uint32_t)v;
-	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HIDDEN : NAMES_HIDDEN, true,
-			      0, 1, MAX_HIDDEN, &m->hidden)))
+	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HIDDEN : NAMES_HIDDEN, !cs,
+			      cs ? cs->hidden : 0, 1, MAX_HIDDEN, &m->hidden)))
 		return e;
 	/* Gemma 3's published text configs may leave the heads to the class
 	 * (Gemma3TextConfig: 8 heads, 4 KV heads): its reference reads them
@@ -597,7 +635,8 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 			 "num_attention_heads absent: Gemma3TextConfig's "
 			 "defaults taken (8 heads, 4 KV heads)");
 	} else if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HEADS : NAMES_HEADS,
-				     true, 0, 1, MAX_HEADS, &v))) {
+				     !cs, cs ? cs->heads : 0, 1, MAX_HEADS,
+				     &v))) {
 		return e;
 	}
 	m->n_heads = (uint32_t)v;
@@ -640,6 +679,8 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 		if ((e = get_bool(c, "multi_query", true, &mq)))
 			return e;
 		v = mq ? 1 : m->n_heads;
+	} else if (cs && cs->kv_heads && !first_of(c, NAMES_KV)) {
+		v = cs->kv_heads;
 	} else if ((e = get_uint_any(c, NAMES_KV, false, m->n_heads, 1,
 				     MAX_HEADS, &v))) {
 		return e;

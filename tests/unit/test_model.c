@@ -676,6 +676,27 @@ static void test_families(void)
 	CHECK_STR(bad("{" BASE ",\"num_experts\":4,\"moe_topk\":[2,1,2,2]}"),
 		  "x.json: moe_topk[1]: layers that differ here are not read, "
 		  "got 1 after 2");
+	/* a wrapper's text_config saved as its difference from the class
+	 * (LLaVA 1.5 7B): LlamaConfig's 32 layers, 4096 wide, 32 heads */
+	if ((m = parse("{\"model_type\":\"llava\",\"text_config\":"
+		       "{\"model_type\":\"llama\",\"vocab_size\":32064}}"))) {
+		CHECK_U64(m->n_layers, 32);
+		CHECK_U64(m->hidden, 4096);
+		CHECK_U64(m->layers[0].kv_heads, 32);
+		CHECK_U64(m->layers[0].head_dim_k, 128);
+		CHECK_HAS(m->note, "LlamaConfig's defaults taken");
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"text_config\":{\"model_type\":\"mistral\","
+		       "\"num_hidden_layers\":2}}"))) {
+		CHECK_U64(m->n_layers, 2);
+		CHECK_U64(m->layers[0].kv_heads, 8);
+		kv_model_free(m);
+	}
+	/* at the top level the shape is never guessed */
+	CHECK_STR(bad("{\"model_type\":\"llama\",\"vocab_size\":32064}"),
+		  "x.json: num_hidden_layers: missing; a field that defines "
+		  "the model's shape is never guessed");
 	/* context fields by other names */
 	if ((m = parse("{" BASE ",\"max_seq_len\":77}"))) {
 		CHECK_U64(m->max_pos, 77);
