@@ -29,6 +29,7 @@ struct kv_geom {
 	uint32_t dim_v;  /* values per V head (0: MLA latent serves both) */
 	uint64_t window; /* most tokens kept, 0 = all */
 	bool replicated; /* heads copied on every rank (tp > heads, MLA) */
+	uint32_t index_bytes; /* indexer key per token, fp8 and its scales */
 };
 
 /* Geometry of layer i under opts. Returns 0 or KV_EINVAL with err filled
@@ -37,7 +38,8 @@ int kv_layer_geom(const struct kv_model *m, uint32_t i,
 		  const struct kv_opts *o, struct kv_geom *g, char *err);
 
 /* Bytes one token adds to a layer of geometry g: heads x (row of dim_k in
- * k_dtype + row of dim_v in v_dtype), scales included. Returns 0, KV_EINVAL
+ * k_dtype + row of dim_v in v_dtype), scales included, plus the sparse
+ * attention indexer's key (whatever the formats). Returns 0, KV_EINVAL
  * with err filled when a block format cannot tile a head, or KV_ERANGE. */
 int kv_geom_token_bytes(const struct kv_geom *g, const struct kv_opts *o,
 			uint64_t *out, char *err);

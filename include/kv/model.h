@@ -48,6 +48,8 @@ struct kv_layer {
 	uint32_t head_dim_k; /* values per K head; MLA: kv_lora_rank + rope */
 	uint32_t head_dim_v; /* values per V head; MLA: 0 (the latent is both) */
 	uint64_t window;     /* most tokens kept, 0 = every token */
+	uint32_t index_dim;  /* sparse attention's indexer key per token
+			      * (DeepSeek V3.2), 0 for none */
 	enum kv_mlp mlp;
 	uint64_t ffn_dim;    /* MLP width, per expert for MoE */
 };

@@ -18,10 +18,13 @@ int kv_layer_geom(const struct kv_model *m, uint32_t i,
 {
 	const struct kv_layer *l = &m->layers[i];
 	uint32_t tp = o->tp ? o->tp : 1;
+	/* DeepSeek V3.2's indexer keeps one key of index_dim values a token
+	 * in fp8, with an f32 scale per 128 values, copied on every rank */
+	uint32_t ix = l->index_dim + 4 * ((l->index_dim + 127) / 128);
 	*g = (struct kv_geom){l->attn, l->kv_heads, l->head_dim_k,
-			      l->head_dim_v, l->window, false};
+			      l->head_dim_v, l->window, false, ix};
 	if (l->attn == KV_ATTN_NONE) {
-		g->heads = g->dim_k = g->dim_v = 0;
+		g->heads = g->dim_k = g->dim_v = g->index_bytes = 0;
 		return 0;
 	}
 	if (o->mha) {
@@ -94,7 +97,8 @@ int kv_geom_token_bytes(const struct kv_geom *g, const struct kv_opts *o,
 	if ((e = row(o->k_dtype, g->dim_k, "K", &k, err)) ||
 	    (e = row(o->v_dtype, g->dim_v, "V", &v, err)))
 		return e;
-	if (kv_add(k, v, &sum) || kv_mul(sum, g->heads, out))
+	if (kv_add(k, v, &sum) || kv_mul(sum, g->heads, &sum) ||
+	    kv_add(sum, g->index_bytes, out))
 		return KV_ERANGE;
 	return 0;
 }

@@ -1483,6 +1483,7 @@ static int build(struct cfg *c, struct kv_model *m)
 	const cJSON *klr = find(c, "kv_lora_rank", kw, sizeof kw);
 	if (!e)
 		e = get_bool(c, "use_mla", true, &use_mla);
+	uint32_t index_dim = 0;
 	bool mla = !e && use_mla && !(klr && cJSON_IsNull(klr)) &&
 		   ((m->family == KV_FAMILY_DEEPSEEK &&
 		     strcmp(m->model_type, "deepseek") != 0) ||
@@ -1507,6 +1508,13 @@ static int build(struct cfg *c, struct kv_model *m)
 				       MAX_HEAD_DIM, &q)))
 			goto out;
 		m->q_lora_rank = (uint32_t)q;
+		/* DeepSeek V3.2's sparse attention: an indexer key per token
+		 * beside the latent (its reference keeps both) */
+		if ((!strcmp(m->model_type, "deepseek_v32") ||
+		     present(c, "index_topk")) &&
+		    (e = get_u32(c, "index_head_dim", false, 128, 1,
+				 MAX_HEAD_DIM, &index_dim)))
+			goto out;
 		m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
 		m->head_dim_v = m->v_head_dim;
 		if ((e = get_u32(c, "num_nextn_predict_layers", false, 0, 0,
@@ -1522,6 +1530,7 @@ static int build(struct cfg *c, struct kv_model *m)
 			l->kv_heads = 1;
 			l->head_dim_k = m->kv_lora_rank + m->qk_rope_dim;
 			l->head_dim_v = 0;
+			l->index_dim = index_dim;
 		} else if (l->attn != KV_ATTN_NONE) {
 			l->kv_heads = kvh[i] ? kvh[i] : m->n_kv_heads;
 			l->head_dim_k = m->head_dim;

@@ -207,6 +207,45 @@ static void test_mla(void)
 	kv_model_free(m);
 }
 
+/* DeepSeek V3.2: beside each latent, the indexer's key of index_head_dim
+ * values in fp8 with an f32 scale per 128 (here 64 + 4 = 68 B), whatever
+ * the cache's format, and on every rank. */
+static void test_indexer(void)
+{
+	struct kv_model *m = parse(
+		"{\"model_type\":\"deepseek_v32\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"kv_lora_rank\":32,\"qk_rope_head_dim\":8,"
+		"\"index_head_dim\":64,\"torch_dtype\":\"bfloat16\"}");
+	if (!m)
+		return;
+	struct kv_opts o = kv_opts_default(m);
+	CHECK_U64(per_token(m, &o), 2 * ((32 + 8) * 2 + 68));
+	CHECK_U64(total(m, &o, 10, 3), 2 * ((32 + 8) * 2 + 68) * 10 * 3);
+	o.k_dtype = o.v_dtype = KV_DTYPE_FP8;
+	CHECK_U64(per_token(m, &o), 2 * (40 + 68));
+	o.tp = 4;
+	CHECK_U64(per_token(m, &o), 2 * (40 + 68));
+	kv_model_free(m);
+	/* the default key, 128 values and one scale: 132 B; V3 has none */
+	m = parse("{\"model_type\":\"deepseek_v3\",\"num_hidden_layers\":1,"
+		  "\"hidden_size\":64,\"num_attention_heads\":4,"
+		  "\"index_topk\":2048,\"torch_dtype\":\"bfloat16\"}");
+	if (m) {
+		struct kv_opts d = kv_opts_default(m);
+		CHECK_U64(per_token(m, &d), (512 + 64) * 2 + 132);
+		kv_model_free(m);
+	}
+	m = parse("{\"model_type\":\"deepseek_v3\",\"num_hidden_layers\":1,"
+		  "\"hidden_size\":64,\"num_attention_heads\":4,"
+		  "\"torch_dtype\":\"bfloat16\"}");
+	if (m) {
+		struct kv_opts d = kv_opts_default(m);
+		CHECK_U64(per_token(m, &d), (512 + 64) * 2);
+		kv_model_free(m);
+	}
+}
+
 /* Jamba: attention every period-th layer; Mamba state separately */
 static void test_hybrid(void)
 {
@@ -348,6 +387,7 @@ int main(void)
 	test_tp();
 	test_windows();
 	test_mla();
+	test_indexer();
 	test_hybrid();
 	test_overflow();
 	test_articles();
