@@ -489,7 +489,10 @@ static enum kv_family family_of(const char *t, bool *known)
 		"minicpm3", "exaone", "qwen2_vl", "qwen2_5_vl", "mistral3",
 		"zamba", "zamba2", "recurrent_gemma", "longcat_flash",
 		"nemotron-nas", "hunyuan", "hunyuan_v1_dense", "hunyuan_v1_moe",
-		"baichuan", NULL};
+		"baichuan", "glm4_moe", "ernie4_5", "ernie4_5_moe",
+		"internlm3", "minimax_m1", "olmoe", "phimoe", "phi3small",
+		"seed_oss", "smollm3", "ministral3", "lfm2", "olmo3",
+		"qwen3_5_text", "qwen3_5_moe_text", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
