@@ -50,6 +50,8 @@ struct kv_layer {
 	uint64_t window;     /* most tokens kept, 0 = every token */
 	uint32_t index_dim;  /* sparse attention's indexer key per token
 			      * (DeepSeek V3.2), 0 for none */
+	uint32_t index_heads; /* its query heads */
+	uint64_t index_topk; /* tokens the attention then reads */
 	enum kv_mlp mlp;
 	uint64_t ffn_dim;    /* MLP width, per expert for MoE */
 };

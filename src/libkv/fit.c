@@ -187,16 +187,33 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		double dims = g.attn == KV_ATTN_MLA
 				      ? (double)g.dim_k + m->kv_lora_rank
 				      : (double)g.dim_k + g.dim_v;
-		s->flops += 2.0 * m->layers[i].q_heads / in->tp * dims *
-			    (double)(rp + rs);
+		const struct kv_layer *ly = &m->layers[i];
+		uint64_t att = rp + rs; /* tokens the attention reads */
+		uint64_t rb = tb;       /* bytes it reads of each */
+		if (ly->index_topk && att > ly->index_topk) {
+			/* sparse (DeepSeek V3.2): the indexer scores every
+			 * token's key, then each sequence reads the rows of
+			 * its own index_topk: read per sequence, not shared */
+			uint64_t ib = g.index_bytes;
+			s->flops += 2.0 * ly->index_heads * ly->index_dim *
+				    (double)att;
+			att = ly->index_topk;
+			if ((e = mac(&s->rseq, ib, rp)) ||
+			    (e = mac(&s->rshared, ib, rs)))
+				return e;
+			rb = tb - ib;
+			rp = att;
+			rs = 0;
+		}
+		s->flops += 2.0 * ly->q_heads / in->tp * dims * (double)att;
 		if ((e = kv_add(s->bpt, tb, &s->bpt)) ||
 		    (g.replicated && (e = kv_add(s->dup, tb, &s->dup))) ||
 		    (e = mac(&s->seq, tb, pv)) ||
 		    (e = mac(&s->shared, tb, sh)) ||
 		    (g.replicated && ((e = mac(&s->seq_dup, tb, pv)) ||
 				      (e = mac(&s->shared_dup, tb, sh)))) ||
-		    (e = mac(&s->rseq, tb, rp)) ||
-		    (e = mac(&s->rshared, tb, rs)))
+		    (e = mac(&s->rseq, rb, rp)) ||
+		    (e = mac(&s->rshared, rb, rs)))
 			return e;
 	}
 	if (last) /* the output head's logits; the embedding is a lookup */

@@ -1486,7 +1486,8 @@ static int build(struct cfg *c, struct kv_model *m)
 	const cJSON *klr = find(c, "kv_lora_rank", kw, sizeof kw);
 	if (!e)
 		e = get_bool(c, "use_mla", true, &use_mla);
-	uint32_t index_dim = 0;
+	uint32_t index_dim = 0, index_heads = 0;
+	uint64_t index_topk = 0;
 	bool mla = !e && use_mla && !(klr && cJSON_IsNull(klr)) &&
 		   ((m->family == KV_FAMILY_DEEPSEEK &&
 		     strcmp(m->model_type, "deepseek") != 0) ||
@@ -1515,8 +1516,12 @@ static int build(struct cfg *c, struct kv_model *m)
 		 * beside the latent (its reference keeps both) */
 		if ((!strcmp(m->model_type, "deepseek_v32") ||
 		     present(c, "index_topk")) &&
-		    (e = get_u32(c, "index_head_dim", false, 128, 1,
-				 MAX_HEAD_DIM, &index_dim)))
+		    ((e = get_u32(c, "index_head_dim", false, 128, 1,
+				  MAX_HEAD_DIM, &index_dim)) ||
+		     (e = get_u32(c, "index_n_heads", false, 64, 1, MAX_HEADS,
+				  &index_heads)) ||
+		     (e = get_uint(c, "index_topk", false, 2048, 1, MAX_POS,
+				   &index_topk))))
 			goto out;
 		m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
 		m->head_dim_v = m->v_head_dim;
@@ -1534,6 +1539,8 @@ static int build(struct cfg *c, struct kv_model *m)
 			l->head_dim_k = m->kv_lora_rank + m->qk_rope_dim;
 			l->head_dim_v = 0;
 			l->index_dim = index_dim;
+			l->index_heads = index_heads;
+			l->index_topk = index_topk;
 		} else if (l->attn != KV_ATTN_NONE) {
 			l->kv_heads = kvh[i] ? kvh[i] : m->n_kv_heads;
 			l->head_dim_k = m->head_dim;

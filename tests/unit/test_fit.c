@@ -290,6 +290,35 @@ static void test_moe(void)
 	kv_model_free(m);
 }
 
+/* DeepSeek V3.2's sparse attention: a sequence keeps every latent and
+ * indexer key, but a step reads all the keys and only index_topk latents.
+ * Two layers, latent 32 + 8 (80 B in bf16), key of 64 (68 B), top 16. */
+static void test_sparse(void)
+{
+	static const char json[] =
+		"{\"model_type\":\"deepseek_v32\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"kv_lora_rank\":32,\"qk_rope_head_dim\":8,"
+		"\"index_head_dim\":64,\"index_n_heads\":2,"
+		"\"index_topk\":16,\"torch_dtype\":\"bfloat16\"}";
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	if (kv_model_parse(json, sizeof json - 1, "t.json", &m, err)) {
+		CHECK_STR(err, "");
+		return;
+	}
+	struct kv_fit_in in = seed(m, 100);
+	in.weights = GB;
+	in.users = 3;
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.seq_bytes, 2 * (80 + 68) * 100);
+	CHECK_U64(f.step_kv_bytes, 3 * 2 * (68 * 100 + 80 * 16));
+	in.ctx = 10; /* under index_topk: every row read */
+	f = solve(&in);
+	CHECK_U64(f.step_kv_bytes, 3 * 2 * (80 + 68) * 10);
+	kv_model_free(m);
+}
+
 int main(void)
 {
 	struct kv_model *m = test_load("llama-3.1-8b");
@@ -303,5 +332,6 @@ int main(void)
 	test_window();
 	test_layout_agrees();
 	test_moe();
+	test_sparse();
 	return test_done("fit");
 }
