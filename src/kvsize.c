@@ -375,7 +375,7 @@ int main(int argc, char **argv)
 		if (models[nmodels]->note[0])
 			cli_warn("%s: %s", models[nmodels]->name,
 				 models[nmodels]->note);
-		state |= models[nmodels]->ssm_d_inner > 0;
+		state |= models[nmodels]->ssm_version > 0;
 		nmodels++;
 	}
 

@@ -59,9 +59,10 @@ int kv_model_token_bytes(const struct kv_model *m, const struct kv_opts *o,
 int kv_model_bytes(const struct kv_model *m, const struct kv_opts *o,
 		   uint64_t ctx, uint64_t users, uint64_t *out, char *err);
 
-/* Fixed state of the layers without KV (Mamba: conv d_inner x d_conv and
- * SSM d_inner x d_state values per layer, in the model's dtype), for
- * `users` sequences, on one rank (d_inner split across tp). */
+/* Fixed state of the Mamba layers (conv channels x d_conv, the channels
+ * d_inner, and Mamba-2's 2 x groups x d_state more; SSM d_inner x d_state
+ * values per layer, in the model's dtype), for `users` sequences, on one
+ * rank (channels split across tp). */
 int kv_model_state_bytes(const struct kv_model *m, const struct kv_opts *o,
 			 uint64_t users, uint64_t *out);
 

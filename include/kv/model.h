@@ -39,6 +39,7 @@ enum kv_family {
 enum kv_mlp {
 	KV_MLP_DENSE, /* one MLP of ffn_dim */
 	KV_MLP_MOE,   /* routed experts of ffn_dim each (+ shared experts) */
+	KV_MLP_NONE,  /* no MLP (a Mamba or NemotronH mixer-only layer) */
 };
 
 struct kv_layer {
@@ -52,6 +53,7 @@ struct kv_layer {
 			      * (DeepSeek V3.2), 0 for none */
 	uint32_t index_heads; /* its query heads */
 	uint64_t index_topk; /* tokens the attention then reads */
+	bool ssm;            /* holds a Mamba mixer, and its fixed state */
 	enum kv_mlp mlp;
 	uint64_t ffn_dim;    /* MLP width, per expert for MoE */
 };
@@ -99,11 +101,15 @@ struct kv_model {
 	bool expert_bias;          /* experts carry biases (gpt-oss) */
 	uint32_t n_mtp_layers;     /* extra next-token prediction layers */
 
-	/* state-space layers (Jamba's Mamba) */
+	/* state-space mixers: Mamba-1 (Jamba, Mamba, Falcon Mamba), Mamba-2
+	 * (Mamba2, Bamba, Granite 4.0 H, NemotronH, Falcon-H1) */
+	uint32_t ssm_version;  /* 1 or 2; 0 without */
 	uint32_t ssm_d_state;  /* SSM state per channel */
 	uint32_t ssm_d_conv;   /* convolution kernel */
 	uint64_t ssm_d_inner;  /* channels: mamba_expand x hidden */
-	uint32_t ssm_dt_rank;
+	uint32_t ssm_dt_rank;  /* Mamba-1's step projection */
+	uint32_t ssm_heads;    /* Mamba-2 heads of d_inner / heads channels */
+	uint32_t ssm_groups;   /* Mamba-2 groups sharing B and C */
 
 	struct kv_layer *layers; /* n_layers entries */
 	char note[512];          /* something a person should know, or "" */

@@ -497,7 +497,7 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 		why = "mixture-of-experts layers";
 	else if (m->kv_lora_rank && !ds)
 		why = "multi-head latent attention outside DeepSeek's blocks";
-	else if (m->ssm_d_inner)
+	else if (m->ssm_version)
 		why = "state-space layers";
 	for (uint32_t i = 0; !why && i < m->n_layers; i++) {
 		const struct kv_layer *l = &m->layers[i], *l0 = &m->layers[0];

@@ -177,10 +177,9 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		    (e = kv_geom_token_bytes(&g, &c->o, &tb, err)))
 			return e;
 		s->flops += 2.0 * (double)lp.active / in->tp;
-		if (g.attn == KV_ATTN_NONE) {
-			ssm += m->ssm_d_inner > 0;
+		ssm += m->layers[i].ssm;
+		if (g.attn == KV_ATTN_NONE)
 			continue;
-		}
 		layer_tokens(c, &g, &pv, &sh, &rp, &rs);
 		/* scores and weighted sum of each query head over the tokens
 		 * read; MLA attends in the latent (absorbed weights) */
@@ -360,8 +359,7 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	bool mla = false;
 	for (uint32_t i = 0; i < m->n_layers; i++) {
 		mla |= m->layers[i].attn == KV_ATTN_MLA;
-		c.ssm_layers += m->layers[i].attn == KV_ATTN_NONE &&
-				m->ssm_d_inner > 0;
+		c.ssm_layers += m->layers[i].ssm;
 	}
 	c.block = in->block ? in->block : mla ? c.ei->block_mla : c.ei->block;
 	c.ctx = round_up(in->ctx, c.ei->ctx_pad);

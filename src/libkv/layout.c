@@ -191,13 +191,19 @@ int kv_model_state_bytes(const struct kv_model *m, const struct kv_opts *o,
 	uint64_t per = 0, n = 0, b;
 	uint32_t tp = o->tp ? o->tp : 1;
 	*out = 0;
-	if (!m->ssm_d_inner)
+	if (!m->ssm_version)
 		return 0;
 	for (uint32_t i = 0; i < m->n_layers; i++)
-		n += m->layers[i].attn == KV_ATTN_NONE;
+		n += m->layers[i].ssm;
 	const struct kv_dtype_info *d = kv_dtype_info(m->dtype);
+	/* the convolution's window over its channels (Mamba-2's also carry
+	 * B and C of each group), and the SSM state of the inner ones */
+	uint64_t conv = m->ssm_d_inner;
+	if (m->ssm_version == 2)
+		conv += 2ULL * m->ssm_groups * m->ssm_d_state;
 	uint64_t inner = (m->ssm_d_inner + tp - 1) / tp;
-	per = inner * ((uint64_t)m->ssm_d_conv + m->ssm_d_state);
+	conv = (conv + tp - 1) / tp;
+	per = conv * m->ssm_d_conv + inner * m->ssm_d_state;
 	if (kv_mul(per, d->block_bytes, &b) || kv_mul(b, n, &b) ||
 	    kv_mul(b, users, out))
 		return KV_ERANGE;

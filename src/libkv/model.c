@@ -492,7 +492,8 @@ static enum kv_family family_of(const char *t, bool *known)
 		"baichuan", "glm4_moe", "ernie4_5", "ernie4_5_moe",
 		"internlm3", "minimax_m1", "olmoe", "phimoe", "phi3small",
 		"seed_oss", "smollm3", "ministral3", "lfm2", "olmo3",
-		"qwen3_5_text", "qwen3_5_moe_text", NULL};
+		"qwen3_5_text", "qwen3_5_moe_text", "mamba", "mamba2",
+		"falcon_mamba", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -1111,9 +1112,13 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 		m->n_shared_experts = (uint32_t)v;
 		m->shared_ffn_dim = v * expert_ffn;
 	} else if (present(c, "shared_expert_intermediate_size") ||
+		   present(c, "shared_intermediate_size") ||
 		   !strcmp(t, "qwen2_moe")) {
-		if ((e = get_uint(c, "shared_expert_intermediate_size", false,
-				  5632, 0, MAX_FFN, &v)))
+		/* Granite's shared MLP is named shared_intermediate_size */
+		const char *sf = present(c, "shared_intermediate_size")
+					 ? "shared_intermediate_size"
+					 : "shared_expert_intermediate_size";
+		if ((e = get_uint(c, sf, false, 5632, 0, MAX_FFN, &v)))
 			return e;
 		m->n_shared_experts = v ? 1 : 0;
 		m->shared_ffn_dim = v;
@@ -1292,27 +1297,119 @@ static int read_dtype(struct cfg *c, struct kv_model *m)
 	return 0;
 }
 
-/* Jamba's Mamba layers: what each keeps per sequence, whatever its length. */
-static int read_ssm(struct cfg *c, struct kv_model *m)
+/*
+ * The Mamba mixers' fields, by family: names (NULL: not read) and the
+ * defaults of the family's config class. Mamba-1 keeps a state of d_inner
+ * x (d_conv + d_state) values; Mamba-2 one of (d_inner + 2 groups d_state)
+ * x d_conv + d_inner x d_state.
+ */
+struct mamba_fields {
+	const char *types; /* model_types, space-separated */
+	uint32_t version;
+	const char *heads, *head_dim, *groups, *state, *conv, *expand;
+	const char *inner; /* d_inner given outright */
+	uint32_t d_heads, d_head_dim, d_groups, d_state, d_conv;
+	bool inner_heads; /* d_inner = heads x head_dim, not expand x hidden */
+};
+
+static const struct mamba_fields MAMBA[] = {
+	{" jamba ", 1, NULL, NULL, NULL, "mamba_d_state", "mamba_d_conv",
+	 "mamba_expand", NULL, 0, 0, 0, 16, 4, false},
+	{" mamba falcon_mamba ", 1, NULL, NULL, NULL, "state_size",
+	 "conv_kernel", "expand", "intermediate_size", 0, 0, 0, 16, 4, false},
+	{" mamba2 ", 2, "num_heads", "head_dim", "n_groups", "state_size",
+	 "conv_kernel", "expand", NULL, 128, 64, 1, 128, 4, false},
+	{" bamba granitemoehybrid ", 2, "mamba_n_heads", "mamba_d_head",
+	 "mamba_n_groups", "mamba_d_state", "mamba_d_conv", "mamba_expand",
+	 NULL, 128, 0, 1, 256, 4, false},
+	{" falcon_h1 ", 2, "mamba_n_heads", "mamba_d_head", "mamba_n_groups",
+	 "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_d_ssm", 128,
+	 0, 1, 256, 4, false},
+	{" nemotron_h ", 2, "mamba_num_heads", "mamba_head_dim", "n_groups",
+	 "ssm_state_size", "conv_kernel", "expand", NULL, 128, 64, 8, 128, 4,
+	 true},
+	/* state-spaces' own configs: ssm_cfg of mamba_ssm's Mamba, Mamba2 */
+	{" ssm_cfg ", 1, NULL, NULL, NULL, "d_state", "d_conv", "expand", NULL,
+	 0, 0, 0, 16, 4, false},
+	{" ssm_cfg2 ", 2, NULL, "headdim", "ngroups", "d_state", "d_conv",
+	 "expand", NULL, 0, 64, 1, 128, 4, false},
+};
+
+static const struct mamba_fields *mamba_fields(const char *type)
 {
-	uint64_t expand, v;
-	int e;
-	if ((e = get_u32(c, "mamba_d_state", false, 16, 1, 1 << 16,
-			 &m->ssm_d_state)) ||
-	    (e = get_u32(c, "mamba_d_conv", false, 4, 1, 1 << 10,
-			 &m->ssm_d_conv)) ||
-	    (e = get_uint(c, "mamba_expand", false, 2, 1, 1 << 10, &expand)))
-		return e;
-	m->ssm_d_inner = expand * m->hidden;
+	char key[80];
+	snprintf(key, sizeof key, " %s ", type);
+	for (size_t i = 0; i < sizeof MAMBA / sizeof MAMBA[0]; i++)
+		if (strstr(MAMBA[i].types, key))
+			return &MAMBA[i];
+	return NULL;
+}
+
+/* A field that may be "auto" (or null, or absent): 0 then. */
+static int get_auto(struct cfg *c, const char *field, uint64_t hi,
+		    uint64_t *out)
+{
 	char where[128];
-	const cJSON *it = find(c, "mamba_dt_rank", where, sizeof where);
-	if (it && cJSON_IsString(it) && !strcmp(it->valuestring, "auto"))
-		it = NULL;
-	if (!it || cJSON_IsNull(it))
-		v = (m->hidden + 15) / 16;
-	else if ((e = check_uint(c, it, where, 1, MAX_HIDDEN, &v)))
+	const cJSON *it = find(c, field, where, sizeof where);
+	*out = 0;
+	if (!it || cJSON_IsNull(it) ||
+	    (cJSON_IsString(it) && !strcmp(it->valuestring, "auto")))
+		return 0;
+	return check_uint(c, it, where, 1, hi, out);
+}
+
+/* The Mamba mixers of a model with fields f: what each keeps per sequence,
+ * whatever its length, and what its weights are. */
+static int read_mamba(struct cfg *c, struct kv_model *m,
+		      const struct mamba_fields *f)
+{
+	uint64_t expand, v, heads = 0, hd = 0, inner = 0;
+	int e;
+	m->ssm_version = f->version;
+	if ((e = get_u32(c, f->state, false, f->d_state, 1, 1 << 16,
+			 &m->ssm_d_state)) ||
+	    (e = get_u32(c, f->conv, false, f->d_conv, 1, 1 << 10,
+			 &m->ssm_d_conv)) ||
+	    (e = get_uint(c, f->expand, false, 2, 1, 1 << 10, &expand)) ||
+	    (f->inner && (e = get_auto(c, f->inner, MAX_FFN, &inner))))
 		return e;
-	m->ssm_dt_rank = (uint32_t)v;
+	m->ssm_d_inner = inner ? inner : expand * m->hidden;
+	if (f->version == 1) {
+		const char *dt = m->family == KV_FAMILY_JAMBA ? "mamba_dt_rank"
+							      : "time_step_rank";
+		if ((e = get_auto(c, dt, MAX_HIDDEN, &v)))
+			return e;
+		m->ssm_dt_rank = (uint32_t)(v ? v : (m->hidden + 15) / 16);
+		return 0;
+	}
+	if ((f->heads && (e = get_uint(c, f->heads, false, f->d_heads, 1,
+				       MAX_HEADS, &heads))) ||
+	    (e = get_auto(c, f->head_dim, MAX_HEAD_DIM, &hd)))
+		return e;
+	if (!hd)
+		hd = f->d_head_dim;
+	if (!f->heads) /* heads of head_dim channels */
+		heads = m->ssm_d_inner / hd ? m->ssm_d_inner / hd : 1;
+	/* NemotronH's older copies spell the groups mamba_num_groups */
+	const char *g = present(c, f->groups) || !present(c, "mamba_num_groups")
+				? f->groups
+				: "mamba_num_groups";
+	if ((e = get_u32(c, g, false, f->d_groups, 1, 1 << 16,
+			 &m->ssm_groups)))
+		return e;
+	if (f->inner_heads && hd)
+		m->ssm_d_inner = heads * hd;
+	m->ssm_heads = (uint32_t)heads;
+	if (m->ssm_d_inner % heads || (hd && m->ssm_d_inner != heads * hd)) {
+		char where[128];
+		find(c, f->heads, where, sizeof where);
+		return fail(c,
+			    "%s: %llu heads%s do not make the %llu channels "
+			    "of the Mamba mixer",
+			    where, (unsigned long long)heads,
+			    hd ? " of their head size" : "",
+			    (unsigned long long)m->ssm_d_inner);
+	}
 	return 0;
 }
 
@@ -1394,18 +1491,81 @@ static int read_blocks(struct cfg *c, struct kv_model *m, bool ffn,
 	return 0;
 }
 
+/*
+ * A model of Mamba layers only (Mamba, Falcon Mamba, Mamba2, or
+ * state-spaces' own configs, whose ssm_cfg names the layer): no attention,
+ * so no KV cache; each layer keeps a fixed state, and is a norm and a
+ * mixer, no MLP.
+ */
+static int build_ssm(struct cfg *c, struct kv_model *m)
+{
+	static const char *const layers[] = {"num_hidden_layers", "n_layer",
+					     "n_layers", NULL};
+	static const char *const hidden[] = {"hidden_size", "d_model", NULL};
+	uint64_t v;
+	int e;
+	if ((e = get_uint_any(c, layers, true, 0, 1, MAX_LAYERS, &v)) ||
+	    (e = get_uint_any(c, hidden, true, 0, 1, MAX_HIDDEN, &m->hidden)))
+		return e;
+	m->n_layers = (uint32_t)v;
+	m->layers = calloc(m->n_layers, sizeof *m->layers);
+	if (!m->layers)
+		return KV_ENOMEM;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		m->layers[i] = (struct kv_layer){.attn = KV_ATTN_NONE,
+						 .mlp = KV_MLP_NONE,
+						 .ssm = true};
+	struct cfg sub, *mc = c;
+	const char *layer = NULL;
+	const char *type = m->model_type;
+	if (!type[0] && nested(c, "ssm_cfg", &sub)) {
+		/* mamba_ssm's hybrids: attention layers and MLPs it names */
+		static const char *const extra[] = {"attn_layer_idx",
+						    "d_intermediate", NULL};
+		for (const char *const *x = extra; *x; x++) {
+			char where[128];
+			const cJSON *it = find(c, *x, where, sizeof where);
+			if ((cJSON_IsArray(it) && cJSON_GetArraySize(it)) ||
+			    (cJSON_IsNumber(it) && it->valuedouble != 0))
+				return fail(c, "%s: attention layers or MLPs "
+					    "in a state-spaces config are not "
+					    "read", where);
+		}
+		if ((e = get_str(&sub, "layer", &layer)))
+			return e;
+		type = layer && !strcmp(layer, "Mamba2") ? "ssm_cfg2"
+							 : "ssm_cfg";
+		mc = &sub;
+	}
+	if ((e = read_mamba(mc, m, mamba_fields(type))))
+		return e;
+	static const char *const eps_names[] = {"layer_norm_epsilon",
+						"rms_norm_eps", NULL};
+	const char *eps = first_of(c, eps_names);
+	uint64_t pad;
+	if ((e = get_uint(c, "vocab_size", false, 50280, 1, MAX_VOCAB,
+			  &m->vocab)) ||
+	    (e = get_uint(c, "pad_vocab_size_multiple", false, 1, 1, 1 << 16,
+			  &pad)) ||
+	    (e = get_bool(c, present(c, "tie_embeddings")
+				     ? "tie_embeddings"
+				     : "tie_word_embeddings",
+			  true, &m->tie_embeddings)) ||
+	    (e = get_double(c, eps ? eps : eps_names[0], 1e-5,
+			    &m->norm_eps)))
+		return e;
+	m->vocab = (m->vocab + pad - 1) / pad * pad; /* mamba_ssm pads */
+	return 0;
+}
+
 static int build(struct cfg *c, struct kv_model *m)
 {
 	int e;
 	const char *type;
 	if ((e = get_str(c, "model_type", &type)))
 		return e;
-	if (!type && present(c, "ssm_cfg"))
-		return fail(c, "ssm_cfg: a state-space model (Mamba) with no "
-			    "attention layer, so no KV cache: what it keeps "
-			    "per sequence is a fixed state, whatever the "
-			    "context");
-	if (!type && (present(c, "n_layer") || present(c, "n_embd")))
+	if (!type && (present(c, "n_layer") || present(c, "n_embd")) &&
+	    !present(c, "ssm_cfg"))
 		type = "gpt2";
 	snprintf(m->model_type, sizeof m->model_type, "%s", type ? type : "");
 	static const char *const enc_dec[] = {
@@ -1423,18 +1583,17 @@ static int build(struct cfg *c, struct kv_model *m)
 			    "decoder-only models are sized here, whose cache "
 			    "grows with the tokens they generate",
 			    m->model_type);
-	static const char *const ssm[] = {"mamba", "mamba2", "falcon_mamba",
-					  "rwkv", "rwkv5", "rwkv6", "rwkv7",
-					  "xlstm", NULL};
-	if (is(m->model_type, ssm))
-		return fail(c, "model_type \"%s\": a state-space model with no "
+	static const char *const recurrent[] = {"rwkv", "rwkv5", "rwkv6",
+						"rwkv7", "xlstm", NULL};
+	if (is(m->model_type, recurrent))
+		return fail(c, "model_type \"%s\": a recurrent model with no "
 			    "attention layer, so no KV cache: what it keeps "
 			    "per sequence is a fixed state, whatever the "
 			    "context",
 			    m->model_type);
 	bool known;
 	m->family = family_of(m->model_type, &known);
-	if (!known)
+	if (!known && !(!type && present(c, "ssm_cfg")))
 		snprintf(m->note, sizeof m->note,
 			 "model_type \"%s\" is not a known family; read as a "
 			 "Llama-style config",
@@ -1444,6 +1603,10 @@ static int build(struct cfg *c, struct kv_model *m)
 
 	if (m->family == KV_FAMILY_OPENELM)
 		return read_openelm(c, m);
+	static const char *const ssm[] = {"mamba", "mamba2", "falcon_mamba",
+					  NULL};
+	if (is(m->model_type, ssm) || (!type && present(c, "ssm_cfg")))
+		return build_ssm(c, m);
 
 	struct defaults d = defaults_of(m->model_type, m->family);
 	if ((e = read_shape(c, m, &d)))
@@ -1575,8 +1738,35 @@ static int build(struct cfg *c, struct kv_model *m)
 			m->n_kv_heads = kvh[i];
 			break;
 		}
-	if (!e && m->family == KV_FAMILY_JAMBA)
-		e = read_ssm(c, m);
+	/* NemotronH's layers are one thing each: 'M' a Mamba mixer, '*'
+	 * attention, '-' an MLP, 'E' a mixture of experts */
+	const char *pattern = NULL;
+	if (!e && !strcmp(m->model_type, "nemotron_h"))
+		e = get_str(c, "hybrid_override_pattern", &pattern);
+	for (uint32_t i = 0; !e && pattern && i < n; i++) {
+		struct kv_layer *l = &m->layers[i];
+		if (pattern[i] == '-') {
+			l->mlp = KV_MLP_DENSE;
+			l->ffn_dim = m->intermediate;
+		} else if (pattern[i] != 'E') {
+			l->mlp = KV_MLP_NONE;
+			l->ffn_dim = 0;
+		}
+	}
+	const struct mamba_fields *mf = mamba_fields(m->model_type);
+	if (!e && mf)
+		e = read_mamba(c, m, mf);
+	/* the Mamba layers: Jamba's, Bamba's and Granite's that do not
+	 * attend, NemotronH's 'M', every Falcon-H1 layer beside its
+	 * attention */
+	for (uint32_t i = 0; !e && mf && i < n; i++) {
+		struct kv_layer *l = &m->layers[i];
+		if (!strcmp(m->model_type, "nemotron_h"))
+			l->ssm = pattern && pattern[i] == 'M';
+		else
+			l->ssm = l->attn == KV_ATTN_NONE ||
+				 !strcmp(m->model_type, "falcon_h1");
+	}
 	if (e)
 		goto out;
 
@@ -1612,7 +1802,8 @@ static int build(struct cfg *c, struct kv_model *m)
 			m->o_bias = false;
 	}
 	m->gated_mlp = m->family != KV_FAMILY_GPT2 &&
-		       m->family != KV_FAMILY_FALCON;
+		       m->family != KV_FAMILY_FALCON &&
+		       strcmp(m->model_type, "nemotron_h") != 0; /* relu^2 */
 	m->layernorm = m->family == KV_FAMILY_GPT2 ||
 		       m->family == KV_FAMILY_FALCON;
 	m->qk_norm = !strcmp(m->model_type, "qwen3") ||

@@ -86,8 +86,9 @@ static void attention(struct acc *a, const struct kv_model *m,
 		mac(a, 1, l->q_heads); /* attention sinks, one per head */
 }
 
-/* Jamba's Mamba mixer (Transformers' JambaMambaMixer, with the config's
- * defaults: a biased convolution, unbiased projections). */
+/* A Mamba-1 mixer (Transformers' MambaMixer and JambaMambaMixer, with
+ * the configs' defaults: a biased convolution, unbiased projections);
+ * Jamba's adds norms of dt, B and C. */
 static void mamba(struct acc *a, const struct kv_model *m)
 {
 	uint64_t in = m->ssm_d_inner, st = m->ssm_d_state, r = m->ssm_dt_rank;
@@ -98,7 +99,22 @@ static void mamba(struct acc *a, const struct kv_model *m)
 	mac(a, 1, in);                      /* dt_proj bias */
 	mac(a, in, st + 1);                 /* A_log, D */
 	mac(a, in, m->hidden);              /* out_proj */
-	mac(a, 1, r + 2 * st);              /* dt, B, C layernorms */
+	if (m->family == KV_FAMILY_JAMBA)
+		mac(a, 1, r + 2 * st);      /* dt, B, C layernorms */
+}
+
+/* A Mamba-2 mixer (Mamba2Mixer and its Bamba, NemotronH, Granite and
+ * Falcon-H1 kin): one projection to z, x, B, C and dt, a biased
+ * convolution over x, B and C, per-head dt bias, A and D, a gated norm. */
+static void mamba2(struct acc *a, const struct kv_model *m)
+{
+	uint64_t in = m->ssm_d_inner, h = m->ssm_heads;
+	uint64_t bc = 2ULL * m->ssm_groups * m->ssm_d_state;
+	mac(a, m->hidden, 2 * in + bc + h); /* in_proj */
+	mac(a, in + bc, m->ssm_d_conv + 1); /* conv1d weight and bias */
+	mac(a, 3, h);                       /* dt_bias, A_log, D */
+	mac(a, 1, in);                      /* the gated RMSNorm */
+	mac(a, in, m->hidden);              /* out_proj */
 }
 
 int kv_layer_params(const struct kv_model *m, uint32_t i,
@@ -108,14 +124,23 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	struct acc a = {0, 0};
 	*p = (struct kv_params){0};
 
-	if (l->attn == KV_ATTN_NONE && m->ssm_d_inner)
+	if (l->ssm && m->ssm_version == 2)
+		mamba2(&a, m);
+	else if (l->ssm)
 		mamba(&a, m);
-	else if (l->attn == KV_ATTN_MLA)
+	if (l->attn == KV_ATTN_MLA)
 		mla(&a, m, l->q_heads);
 	else if (l->attn != KV_ATTN_NONE)
 		attention(&a, m, l);
-	mac(&a, layer_norms(m), norm(m, m->hidden));
+	/* a layer of one part (a mixer or an MLP alone) has one norm */
+	bool mixer = l->ssm || l->attn != KV_ATTN_NONE;
+	mac(&a, mixer && l->mlp != KV_MLP_NONE ? layer_norms(m) : 1,
+	    norm(m, m->hidden));
 
+	if (l->mlp == KV_MLP_NONE) {
+		p->total = p->active = a.n;
+		return a.err;
+	}
 	if (l->mlp == KV_MLP_DENSE) {
 		mlp(&a, m, l->ffn_dim, m->mlp_bias);
 		p->total = p->active = a.n;

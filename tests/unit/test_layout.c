@@ -246,6 +246,29 @@ static void test_indexer(void)
 	}
 }
 
+/* Mamba-2's state: conv over d_inner + 2 groups x d_state channels, SSM
+ * d_inner x d_state; 2 layers of 128 channels, 2 groups of 16, kernel 4,
+ * bf16: 2 x ((128 + 64) x 4 + 128 x 16) x 2 B = 11,264 B a sequence. */
+static void test_mamba2_state(void)
+{
+	struct kv_model *m = parse(
+		"{\"model_type\":\"mamba2\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_heads\":4,\"head_dim\":32,"
+		"\"n_groups\":2,\"state_size\":16,"
+		"\"torch_dtype\":\"bfloat16\"}");
+	if (!m)
+		return;
+	struct kv_opts o = kv_opts_default(m);
+	uint64_t st = 0;
+	CHECK(kv_model_state_bytes(m, &o, 3, &st) == 0);
+	CHECK_U64(st, 3 * 2 * ((128 + 64) * 4 + 128 * 16) * 2);
+	CHECK_U64(per_token(m, &o), 0);
+	o.tp = 2; /* channels split */
+	CHECK(kv_model_state_bytes(m, &o, 1, &st) == 0);
+	CHECK_U64(st, 2 * ((64 + 32) * 4 + 64 * 16) * 2);
+	kv_model_free(m);
+}
+
 /* Jamba: attention every period-th layer; Mamba state separately */
 static void test_hybrid(void)
 {
@@ -388,6 +411,7 @@ int main(void)
 	test_windows();
 	test_mla();
 	test_indexer();
+	test_mamba2_state();
 	test_hybrid();
 	test_overflow();
 	test_articles();

@@ -713,12 +713,92 @@ static void test_families(void)
 		  "the tokens they generate");
 	CHECK_HAS(bad("{\"model_type\":\"custom\",\"is_encoder_decoder\":true,"
 		      BASE "}"), "model_type \"custom\": an encoder-decoder");
-	CHECK_STR(bad("{\"model_type\":\"mamba\",\"num_hidden_layers\":2}"),
-		  "x.json: model_type \"mamba\": a state-space model with no "
+	CHECK_STR(bad("{\"model_type\":\"rwkv\",\"num_hidden_layers\":2}"),
+		  "x.json: model_type \"rwkv\": a recurrent model with no "
 		  "attention layer, so no KV cache: what it keeps per sequence "
 		  "is a fixed state, whatever the context");
-	CHECK_HAS(bad("{\"d_model\":64,\"n_layer\":2,\"ssm_cfg\":{}}"),
-		  "x.json: ssm_cfg: a state-space model (Mamba)");
+}
+
+/* Mamba mixers: which layers hold one, and the fields of each family. */
+static void test_mamba(void)
+{
+	struct kv_model *m;
+	/* Mamba-1 alone: no KV, every layer a mixer without MLP; dt rank
+	 * auto = ceil(64 / 16) */
+	if ((m = parse("{\"model_type\":\"mamba\",\"num_hidden_layers\":3,"
+		       "\"hidden_size\":64,\"state_size\":8,\"expand\":2,"
+		       "\"time_step_rank\":\"auto\"}"))) {
+		CHECK_U64(m->ssm_version, 1);
+		CHECK_U64(count(m, KV_ATTN_NONE), 3);
+		CHECK(m->layers[2].ssm && m->layers[2].mlp == KV_MLP_NONE);
+		CHECK_U64(m->ssm_d_inner, 128);
+		CHECK_U64(m->ssm_d_state, 8);
+		CHECK_U64(m->ssm_d_conv, 4);
+		CHECK_U64(m->ssm_dt_rank, 4);
+		CHECK(m->tie_embeddings);
+		kv_model_free(m);
+	}
+	/* Mamba2: heads of head_dim 32 over 2 x 64 channels */
+	if ((m = parse("{\"model_type\":\"mamba2\",\"num_hidden_layers\":2,"
+		       "\"hidden_size\":64,\"num_heads\":4,\"head_dim\":32,"
+		       "\"n_groups\":2,\"state_size\":16}"))) {
+		CHECK_U64(m->ssm_version, 2);
+		CHECK_U64(m->ssm_heads, 4);
+		CHECK_U64(m->ssm_groups, 2);
+		CHECK_U64(m->ssm_d_inner, 128);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"mamba2\",\"num_hidden_layers\":2,"
+		      "\"hidden_size\":64,\"num_heads\":3,\"head_dim\":32}"),
+		  "x.json: num_heads: 3 heads of their head size do not make "
+		  "the 128 channels of the Mamba mixer");
+	/* state-spaces' own configs: ssm_cfg names the layer; the
+	 * vocabulary padded to pad_vocab_size_multiple */
+	if ((m = parse("{\"d_model\":64,\"n_layer\":2,\"vocab_size\":50277,"
+		       "\"pad_vocab_size_multiple\":8,"
+		       "\"ssm_cfg\":{\"layer\":\"Mamba2\",\"headdim\":16}}"))) {
+		CHECK_U64(m->ssm_version, 2);
+		CHECK_U64(m->ssm_heads, 8); /* 128 / 16 */
+		CHECK_U64(m->ssm_d_state, 128);
+		CHECK_U64(m->vocab, 50280);
+		CHECK_STR(m->note, "");
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"d_model\":64,\"n_layer\":2,\"ssm_cfg\":{}}"))) {
+		CHECK_U64(m->ssm_version, 1);
+		CHECK_U64(m->ssm_d_state, 16);
+		kv_model_free(m);
+	}
+	/* NemotronH: 'M' a mixer alone, '-' an MLP alone, '*' attention
+	 * alone; heads x head_dim channels */
+	if ((m = parse("{\"model_type\":\"nemotron_h\"," BASE
+		       ",\"hybrid_override_pattern\":\"M-*-\","
+		       "\"mamba_num_heads\":8,\"mamba_head_dim\":16,"
+		       "\"n_groups\":2,\"ssm_state_size\":32}"))) {
+		CHECK(m->layers[0].ssm && m->layers[0].mlp == KV_MLP_NONE);
+		CHECK(!m->layers[1].ssm && m->layers[1].mlp == KV_MLP_DENSE);
+		CHECK(m->layers[2].attn == KV_ATTN_FULL &&
+		      m->layers[2].mlp == KV_MLP_NONE);
+		CHECK_U64(m->ssm_d_inner, 128);
+		CHECK(!m->gated_mlp);
+		kv_model_free(m);
+	}
+	/* Bamba: the layers that do not attend are Mamba-2, with an MLP */
+	if ((m = parse("{\"model_type\":\"bamba\"," BASE
+		       ",\"attn_layer_indices\":[1],\"mamba_n_heads\":4,"
+		       "\"mamba_d_head\":32}"))) {
+		CHECK(m->layers[0].ssm && !m->layers[1].ssm);
+		CHECK(m->layers[0].mlp == KV_MLP_DENSE);
+		CHECK_U64(m->ssm_d_state, 256);
+		kv_model_free(m);
+	}
+	/* Falcon-H1: a mixer beside the attention of every layer */
+	if ((m = parse("{\"model_type\":\"falcon_h1\"," BASE
+		       ",\"mamba_n_heads\":4,\"mamba_d_ssm\":64}"))) {
+		CHECK(m->layers[3].ssm && m->layers[3].attn == KV_ATTN_FULL);
+		CHECK_U64(m->ssm_d_inner, 64);
+		kv_model_free(m);
+	}
 }
 
 /* Text that parses but means two things, or more than one value, or
@@ -813,6 +893,7 @@ int main(void)
 	test_error_branches();
 	test_hybrid_lists();
 	test_families();
+	test_mamba();
 	test_json_edges();
 	test_big_file();
 	test_find();

@@ -36,6 +36,16 @@ int main(void)
 	CHECK_U64(count("gemma-2-9b").total, 9241705984ULL); /* 4 norms, tied */
 	CHECK_U64(count("falcon-7b").total, 6921720704ULL);  /* MQA, LN */
 
+	/* Mamba mixers, worked by hand: Mamba-2.8B (64 layers of in_proj
+	 * 2560 x 10240, conv 5120 x 5, x_proj 5120 x (160 + 32), dt_proj
+	 * 160 x 5120 + 5120, A and D 5120 x 17, out_proj 5120 x 2560, a norm;
+	 * 50280 x 2560 tied; "2.8B"), and Nemotron Nano 9B v2 (27 Mamba-2
+	 * layers, 25 relu^2 MLPs, 4 attention layers; "8.89B") */
+	CHECK_U64(count("../tests/configs/mamba-2.8b").total,
+		  64ULL * 41244160 + 50280ULL * 2560 + 2560);
+	p = count("../tests/configs/nemotron-nano-9b-v2");
+	CHECK_U64(p.total, 8888227328ULL);
+
 	/* GPT-2: tied head, learned positions, LayerNorm, biases */
 	p = count("gpt2");
 	CHECK_U64(p.total, 124439808ULL);

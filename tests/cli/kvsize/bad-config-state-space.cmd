@@ -1,1 +1,0 @@
-kvsize tests/bad/state-space.json
