@@ -71,6 +71,7 @@ struct kv_model {
 	bool qk_norm;          /* per-head RMSNorm on q and k (Qwen3, Gemma 3) */
 	bool tie_embeddings;   /* output head shares the input embedding */
 	bool parallel_block;   /* attention and MLP read one norm (Falcon) */
+	bool attn_gate;        /* q_proj also makes an output gate (Qwen3-Next) */
 
 	uint32_t n_layers;     /* decoder layers */
 	uint64_t hidden;       /* residual width */
@@ -102,8 +103,11 @@ struct kv_model {
 	uint32_t n_mtp_layers;     /* extra next-token prediction layers */
 
 	/* state-space mixers: Mamba-1 (Jamba, Mamba, Falcon Mamba), Mamba-2
-	 * (Mamba2, Bamba, Granite 4.0 H, NemotronH, Falcon-H1) */
-	uint32_t ssm_version;  /* 1 or 2; 0 without */
+	 * (Mamba2, Bamba, Granite 4.0 H, NemotronH, Falcon-H1), 3: gated
+	 * DeltaNet (Qwen3-Next, Qwen3.5: groups key heads of d_state, heads
+	 * value heads of d_inner / heads) */
+	uint32_t ssm_version;  /* 1, 2 or 3; 0 without */
+	enum kv_dtype ssm_dtype; /* of the recurrent state (mamba_ssm_dtype) */
 	uint32_t ssm_d_state;  /* SSM state per channel */
 	uint32_t ssm_d_conv;   /* convolution kernel */
 	uint64_t ssm_d_inner;  /* channels: mamba_expand x hidden */

@@ -195,17 +195,18 @@ int kv_model_state_bytes(const struct kv_model *m, const struct kv_opts *o,
 		return 0;
 	for (uint32_t i = 0; i < m->n_layers; i++)
 		n += m->layers[i].ssm;
-	const struct kv_dtype_info *d = kv_dtype_info(m->dtype);
+	uint64_t bc = kv_dtype_info(m->dtype)->block_bytes;
+	uint64_t bs = kv_dtype_info(m->ssm_dtype)->block_bytes;
 	/* the convolution's window over its channels (Mamba-2's also carry
-	 * B and C of each group), and the SSM state of the inner ones */
+	 * B and C of each group; a gated DeltaNet's, its queries and keys),
+	 * and the SSM state of the inner ones */
 	uint64_t conv = m->ssm_d_inner;
-	if (m->ssm_version == 2)
+	if (m->ssm_version >= 2)
 		conv += 2ULL * m->ssm_groups * m->ssm_d_state;
 	uint64_t inner = (m->ssm_d_inner + tp - 1) / tp;
 	conv = (conv + tp - 1) / tp;
-	per = conv * m->ssm_d_conv + inner * m->ssm_d_state;
-	if (kv_mul(per, d->block_bytes, &b) || kv_mul(b, n, &b) ||
-	    kv_mul(b, users, out))
+	per = conv * m->ssm_d_conv * bc + inner * m->ssm_d_state * bs;
+	if (kv_mul(per, n, &b) || kv_mul(b, users, out))
 		return KV_ERANGE;
 	return 0;
 }

@@ -1328,6 +1328,11 @@ static const struct mamba_fields MAMBA[] = {
 	{" nemotron_h ", 2, "mamba_num_heads", "mamba_head_dim", "n_groups",
 	 "ssm_state_size", "conv_kernel", "expand", NULL, 128, 64, 8, 128, 4,
 	 true},
+	/* gated DeltaNet: value heads, key heads (groups) of d_state */
+	{" qwen3_next qwen3_5_text qwen3_5_moe_text ", 3,
+	 "linear_num_value_heads", "linear_value_head_dim",
+	 "linear_num_key_heads", "linear_key_head_dim",
+	 "linear_conv_kernel_dim", NULL, NULL, 32, 128, 16, 128, 4, true},
 	/* state-spaces' own configs: ssm_cfg of mamba_ssm's Mamba, Mamba2 */
 	{" ssm_cfg ", 1, NULL, NULL, NULL, "d_state", "d_conv", "expand", NULL,
 	 0, 0, 0, 16, 4, false},
@@ -1366,13 +1371,22 @@ static int read_mamba(struct cfg *c, struct kv_model *m,
 	uint64_t expand, v, heads = 0, hd = 0, inner = 0;
 	int e;
 	m->ssm_version = f->version;
+	m->ssm_dtype = m->dtype;
+	const char *sd = NULL;
 	if ((e = get_u32(c, f->state, false, f->d_state, 1, 1 << 16,
 			 &m->ssm_d_state)) ||
 	    (e = get_u32(c, f->conv, false, f->d_conv, 1, 1 << 10,
 			 &m->ssm_d_conv)) ||
-	    (e = get_uint(c, f->expand, false, 2, 1, 1 << 10, &expand)) ||
+	    (e = get_str(c, "mamba_ssm_dtype", &sd)))
+		return e;
+	expand = 2;
+	if ((f->expand &&
+	     (e = get_uint(c, f->expand, false, 2, 1, 1 << 10, &expand))) ||
 	    (f->inner && (e = get_auto(c, f->inner, MAX_FFN, &inner))))
 		return e;
+	if (sd && kv_dtype_from_torch(sd, &m->ssm_dtype))
+		return fail(c, "mamba_ssm_dtype: unknown dtype, expected "
+			    "float32, float16 or bfloat16, got \"%.60s\"", sd);
 	m->ssm_d_inner = inner ? inner : expand * m->hidden;
 	if (f->version == 1) {
 		const char *dt = m->family == KV_FAMILY_JAMBA ? "mamba_dt_rank"
@@ -1806,10 +1820,14 @@ static int build(struct cfg *c, struct kv_model *m)
 		       strcmp(m->model_type, "nemotron_h") != 0; /* relu^2 */
 	m->layernorm = m->family == KV_FAMILY_GPT2 ||
 		       m->family == KV_FAMILY_FALCON;
+	m->attn_gate = !strcmp(m->model_type, "qwen3_next");
+	if ((e = get_bool(c, "attn_output_gate", m->attn_gate, &m->attn_gate)))
+		goto out;
 	m->qk_norm = !strcmp(m->model_type, "qwen3") ||
 		     !strcmp(m->model_type, "qwen3_moe") ||
 		     !strcmp(m->model_type, "gemma3_text") ||
-		     !strcmp(m->model_type, "gemma3");
+		     !strcmp(m->model_type, "gemma3") ||
+		     m->ssm_version == 3; /* Qwen3-Next's, Qwen3.5's */
 	static const char *const eps_names[] = {
 		"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps",
 		"norm_epsilon", NULL};

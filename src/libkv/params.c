@@ -75,6 +75,8 @@ static void attention(struct acc *a, const struct kv_model *m,
 	uint64_t k = (uint64_t)l->kv_heads * l->head_dim_k;
 	uint64_t v = (uint64_t)l->kv_heads * l->head_dim_v;
 	mac(a, m->hidden, q + k + v);
+	if (m->attn_gate)
+		mac(a, m->hidden, q); /* the output gate's half of q_proj */
 	mac(a, (uint64_t)l->q_heads * l->head_dim_v, m->hidden);
 	if (m->qkv_bias)
 		mac(a, 1, q + k + v);
@@ -103,6 +105,21 @@ static void mamba(struct acc *a, const struct kv_model *m)
 		mac(a, 1, r + 2 * st);      /* dt, B, C layernorms */
 }
 
+/* A gated DeltaNet (Qwen3-Next's, Qwen3.5's): one projection to q, k, v
+ * and the gate z, one to each value head's b and a, an unbiased
+ * convolution over q, k and v, per-head dt bias and A, a gated norm over
+ * a head. */
+static void deltanet(struct acc *a, const struct kv_model *m)
+{
+	uint64_t v = m->ssm_d_inner, h = m->ssm_heads;
+	uint64_t k = (uint64_t)m->ssm_groups * m->ssm_d_state;
+	mac(a, m->hidden, 2 * k + 2 * v + 2 * h); /* in_proj_qkvz, _ba */
+	mac(a, 2 * k + v, m->ssm_d_conv);         /* conv1d */
+	mac(a, 2, h);                             /* dt_bias, A_log */
+	mac(a, 1, v / h);                         /* the gated norm */
+	mac(a, v, m->hidden);                     /* out_proj */
+}
+
 /* A Mamba-2 mixer (Mamba2Mixer and its Bamba, NemotronH, Granite and
  * Falcon-H1 kin): one projection to z, x, B, C and dt, a biased
  * convolution over x, B and C, per-head dt bias, A and D, a gated norm. */
@@ -124,7 +141,9 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	struct acc a = {0, 0};
 	*p = (struct kv_params){0};
 
-	if (l->ssm && m->ssm_version == 2)
+	if (l->ssm && m->ssm_version == 3)
+		deltanet(&a, m);
+	else if (l->ssm && m->ssm_version == 2)
 		mamba2(&a, m);
 	else if (l->ssm)
 		mamba(&a, m);

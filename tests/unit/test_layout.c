@@ -269,6 +269,28 @@ static void test_mamba2_state(void)
 	kv_model_free(m);
 }
 
+/* A gated DeltaNet (Qwen3-Next): conv over 2 key heads x 8 + 4 value
+ * heads x 16 channels, kernel 4, in bf16; recurrent state of 4 heads of
+ * 8 x 16 in mamba_ssm_dtype f32; layers 0..2 linear: 3 x (96 x 4 x 2 +
+ * 64 x 8 x 4) = 4,608 B a sequence. */
+static void test_deltanet_state(void)
+{
+	struct kv_model *m = parse(
+		"{\"model_type\":\"qwen3_next\",\"num_hidden_layers\":4,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"linear_num_key_heads\":2,\"linear_key_head_dim\":8,"
+		"\"linear_num_value_heads\":4,\"linear_value_head_dim\":16,"
+		"\"mamba_ssm_dtype\":\"float32\","
+		"\"torch_dtype\":\"bfloat16\"}");
+	if (!m)
+		return;
+	struct kv_opts o = kv_opts_default(m);
+	uint64_t st = 0;
+	CHECK(kv_model_state_bytes(m, &o, 1, &st) == 0);
+	CHECK_U64(st, 3 * (96 * 4 * 2 + 64 * 8 * 4));
+	kv_model_free(m);
+}
+
 /* Jamba: attention every period-th layer; Mamba state separately */
 static void test_hybrid(void)
 {
@@ -412,6 +434,7 @@ int main(void)
 	test_mla();
 	test_indexer();
 	test_mamba2_state();
+	test_deltanet_state();
 	test_hybrid();
 	test_overflow();
 	test_articles();

@@ -45,6 +45,19 @@ int main(void)
 		  64ULL * 41244160 + 50280ULL * 2560 + 2560);
 	p = count("../tests/configs/nemotron-nano-9b-v2");
 	CHECK_U64(p.total, 8888227328ULL);
+	/* a gated DeltaNet layer of Qwen3.5 9B (hidden 4096; 16 key heads,
+	 * 32 value heads of 128): in_proj_qkvz and _ba 4096 x (4096 + 8192 +
+	 * 64), conv 8192 x 4, dt_bias and A_log 64, norm 128, out_proj 4096 x
+	 * 4096, and its two norms of 4096 */
+	struct kv_model *q = test_load("../tests/configs/qwen3.5-9b");
+	if (q) {
+		struct kv_params lp;
+		CHECK(kv_layer_params(q, 0, &lp) == 0);
+		uint64_t mlp = 3ULL * 4096 * 12288;
+		CHECK_U64(lp.total - mlp, 4096ULL * 12352 + 8192 * 4 + 64 + 128 +
+					   4096ULL * 4096 + 2 * 4096);
+		kv_model_free(q);
+	}
 
 	/* GPT-2: tied head, learned positions, LayerNorm, biases */
 	p = count("gpt2");
