@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -228,11 +229,18 @@ static int parse_mla(const char *s, struct args *a)
 }
 
 /* A list of whole numbers >= 1 ("1,2,4", "1:8:x2"). */
-static int parse_list(const char *opt, const char *s, uint64_t **v, size_t *n)
+/* A sweep list of opt whose every value is at most max. */
+static int parse_list(const char *opt, const char *s, uint64_t **v, size_t *n,
+		      uint64_t max)
 {
 	free(*v);
 	*v = NULL;
-	return cli_sweep(opt, s, v, n);
+	int e = cli_sweep(opt, s, v, n);
+	for (size_t i = 0; !e && i < *n; i++)
+		if ((*v)[i] > max)
+			return cli_usage("%s: at most %llu, got '%s'", opt,
+					 (unsigned long long)max, s);
+	return e;
 }
 
 static int parse(int argc, char **argv, struct args *a, bool *done)
@@ -251,7 +259,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case 'c':
-			if ((e = parse_list("--ctx", optarg, &a->ctx, &a->nctx)))
+			if ((e = parse_list("--ctx", optarg, &a->ctx, &a->nctx,
+					    UINT64_MAX)))
 				return e;
 			break;
 		case 'h':
@@ -260,13 +269,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			return 0;
 		case 'j':
 			if ((e = parse_list("--threads", optarg, &a->threads,
-					    &a->nthreads)))
+					    &a->nthreads, 256)))
 				return e;
-			for (size_t i = 0; i < a->nthreads; i++)
-				if (a->threads[i] > 256)
-					return cli_usage("--threads: at most "
-							 "256, got '%s'",
-							 optarg);
 			break;
 		case 'r':
 			if ((e = cli_u64("--reps", optarg, 1, 100000, &a->reps)))
@@ -314,12 +318,12 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			break;
 		case 'u':
 			if ((e = parse_list("--users", optarg, &a->users,
-					    &a->nusers)))
+					    &a->nusers, 65536)))
 				return e;
 			break;
 		case OPT_KV_HEADS:
 			if ((e = parse_list("--kv-heads", optarg, &a->kv_heads,
-					    &a->nkv_heads)))
+					    &a->nkv_heads, 65536)))
 				return e;
 			break;
 		case OPT_MLA:
@@ -348,13 +352,9 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			break;
 		case OPT_BLOCK_SIZE:
 			if ((e = parse_list("--block-size", optarg,
-					    &a->block_size, &a->nblock_size)))
+					    &a->block_size, &a->nblock_size,
+					    UINT32_MAX)))
 				return e;
-			for (size_t i = 0; i < a->nblock_size; i++)
-				if (a->block_size[i] > UINT32_MAX)
-					return cli_usage("--block-size: at "
-							 "most %u, got '%s'",
-							 UINT32_MAX, optarg);
 			break;
 		case OPT_WARMUP:
 			if ((e = cli_u64("--warmup", optarg, 0, 100000,
@@ -821,6 +821,12 @@ static int read_baseline(const char *path, struct kv_model ***models,
 			 size_t *nmodels, struct sweep *s)
 {
 	FILE *f = fopen(path, "r");
+	struct stat st;
+	if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		f = NULL;
+		errno = EISDIR;
+	}
 	if (!f) {
 		cli_error("%s: %s", path, strerror(errno));
 		return CLI_USAGE;
