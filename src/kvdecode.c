@@ -134,6 +134,7 @@ struct args {
 	bool mode_given;    /* --cache was given */
 	bool json, header, dry_run;
 	const char *summary, *config;
+	FILE *summary_f; /* opened before the run, so a bad path fails first */
 	uint64_t block_size, pool_blocks;
 	bool block_set, users_set;
 	int layout; /* -1 unset, 0 contiguous, 1 paged */
@@ -363,6 +364,9 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	if (a->prefix && a->lengths)
 		return cli_usage("--prefix-reuse and --lengths are two runs; "
 				 "choose one");
+	if (a->prefix && !a->with)
+		return cli_usage("--prefix-reuse reuses cached prompts; --cache "
+				 "off keeps none");
 	if (a->prefix && a->users > 1)
 		return cli_usage("--prefix-reuse: requests run one at a time, "
 				 "got --users %llu",
@@ -629,13 +633,9 @@ static int summarise(const struct args *a, const struct kv_model *m,
 			(unsigned long long)r->q.steps, r->q.max_abs,
 			kv_quality_mean_abs(&r->q), kv_quality_mean_kl(&r->q));
 	(void)failed;
-	if (!a->summary)
+	FILE *f = a->summary_f;
+	if (!f)
 		return 0;
-	FILE *f = fopen(a->summary, "w");
-	if (!f) {
-		cli_error("%s: %s", a->summary, strerror(errno));
-		return CLI_FAIL;
-	}
 	fprintf(f, "model\tlayers\tusers\tprompt\tnew\tthreads\t"
 		   "tokens_identical\tfirst_diff_step\tmax_abs_diff\t"
 		   "s_cache\ts_nocache\tspeedup\tkv_bytes_per_token\t"
@@ -1084,6 +1084,12 @@ int main(int argc, char **argv)
 	}
 	if ((status = check_memory(m, &o, need, mine)))
 		goto out;
+	if (a.summary && !a.prefix &&
+	    !(a.summary_f = fopen(a.summary, "w"))) {
+		cli_error("%s: %s", a.summary, strerror(errno));
+		status = CLI_USAGE;
+		goto out;
+	}
 	if ((rc = kv_engine_new(m, &o, &e, err))) {
 		cli_error("%s", err);
 		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
@@ -1120,9 +1126,12 @@ int main(int argc, char **argv)
 	bool failed = a.with && a.without &&
 		      (r.first_diff || !(r.max_diff <= a.tol));
 	status = summarise(&a, eff, &r, failed);
+	a.summary_f = NULL; /* closed there */
 	if (!status && failed)
 		status = CLI_FAIL;
 out:
+	if (a.summary_f)
+		fclose(a.summary_f);
 	kv_engine_free(e);
 	kv_model_free(eff);
 	kv_model_free(m);

@@ -435,6 +435,12 @@ static int check_blocks(const struct kv_model *m,
 							    o->block_size)
 				      : 0;
 	uint64_t pool = o->pool_blocks ? o->pool_blocks : need * o->users;
+	if ((o->pool_blocks || o->prefix) && !o->paged) {
+		snprintf(err, KV_ERRLEN,
+			 "a pool of blocks and prefix caching need the paged "
+			 "layout");
+		return KV_EINVAL;
+	}
 	if ((o->paged || o->pool_blocks || o->prefix) && !o->block_size) {
 		snprintf(err, KV_ERRLEN,
 			 "block-size: the paged layout needs blocks of at "
@@ -446,12 +452,6 @@ static int check_blocks(const struct kv_model *m,
 			 "block-size: must be in 1..%llu (the context), got "
 			 "%u",
 			 (unsigned long long)o->max_ctx, o->block_size);
-		return KV_EINVAL;
-	}
-	if ((o->pool_blocks || o->prefix) && !o->paged) {
-		snprintf(err, KV_ERRLEN,
-			 "a pool of blocks and prefix caching need the paged "
-			 "layout");
 		return KV_EINVAL;
 	}
 	if (o->paged && pool < need) {

@@ -1,0 +1,1 @@
+kvdecode --prefix-reuse --cache off --layers 1 --vocab 256

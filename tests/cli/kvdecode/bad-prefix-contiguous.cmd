@@ -1,0 +1,1 @@
+kvdecode --prefix-reuse --layout contiguous --layers 1 --vocab 256
