@@ -136,6 +136,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	int c, e;
 	enum kv_dtype t;
 	enum kv_policy en;
+	bool tp_given = false;
 	*a = (struct args){.tp = 1, .pp = 1, .wdtype = -1, .header = true};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:", longopts,
@@ -224,6 +225,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_TP:
 			if ((e = cli_u64("--tp", optarg, 1, 1 << 16, &a->tp)))
 				return e;
+			tp_given = true;
 			break;
 		case OPT_PP:
 			if ((e = cli_u64("--pp", optarg, 1, 1 << 16, &a->pp)))
@@ -273,6 +275,12 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	if (a->solve != SOLVE_USERS && !a->users)
 		return cli_usage("--solve %s: needs --users N",
 				 a->solve == SOLVE_CTX ? "ctx" : "tp");
+	if (a->solve == SOLVE_TP && tp_given)
+		return cli_usage("--solve tp finds the tensor-parallel degree; "
+				 "give it or --tp, not both");
+	if (a->json && a->human)
+		return cli_usage("--json keeps numbers plain; give it or "
+				 "--human, not both");
 	return 0;
 }
 
@@ -542,12 +550,18 @@ static int row(struct cli_table *t, const struct args *a,
 			*below = true;
 			return 0;
 		}
-		in->ctx = ctx;
-		if (in->m->max_pos && ctx > in->m->max_pos)
-			cli_warn("%s: context %llu is beyond the config's %llu "
-				 "positions",
+		/* no engine serves past the model's positions (vLLM refuses
+		 * a max_model_len beyond them): the answer stops there */
+		if (in->m->max_pos && ctx > in->m->max_pos) {
+			cli_warn("%s: memory holds %llu tokens for %llu users; "
+				 "the config's %llu positions are the longest "
+				 "context",
 				 in->m->name, (unsigned long long)ctx,
+				 (unsigned long long)a->users,
 				 (unsigned long long)in->m->max_pos);
+			ctx = in->m->max_pos;
+		}
+		in->ctx = ctx;
 	} else if (a->solve == SOLVE_TP) {
 		uint32_t tp, max = in->m->n_heads > 1024 ? 1024
 							 : in->m->n_heads;
@@ -623,10 +637,14 @@ static struct kv_fit_in fit_in(const struct args *a,
 			       const struct kv_model *m, int dtype,
 			       uint64_t ctx, enum kv_policy engine)
 {
+	enum kv_dtype w = a->wdtype >= 0
+				  ? (enum kv_dtype)a->wdtype
+				  : kv_policy_weights_dtype(engine, m->dtype);
 	return (struct kv_fit_in){
 		.m = m,
-		.kv_dtype = dtype >= 0 ? (enum kv_dtype)dtype : m->dtype,
-		.w_dtype = weight_dtype(a, m),
+		.kv_dtype = dtype >= 0 ? (enum kv_dtype)dtype
+				       : kv_policy_kv_dtype(engine, m->dtype),
+		.w_dtype = w,
 		.weights = a->weights,
 		.mem = a->mem,
 		.reserve = a->reserve,
@@ -639,7 +657,7 @@ static struct kv_fit_in fit_in(const struct args *a,
 		.engine = engine,
 		.users = a->users,
 		.bandwidth_gbps = a->bandwidth,
-		.tflops = kv_gpu_tflops(a->gpu_spec, weight_dtype(a, m)),
+		.tflops = kv_gpu_tflops(a->gpu_spec, w),
 	};
 }
 
@@ -675,6 +693,12 @@ static int each(struct cli_table *t, const struct args *a,
 					struct kv_fit_in in = fit_in(
 						a, m, dts[d], ctx[c],
 						(enum kv_policy)en);
+					/* --engine all: the engines that
+					 * keep the format */
+					if (a->engine < 0 &&
+					    !kv_policy_stores(in.engine,
+							      in.kv_dtype))
+						continue;
 					status = row(t, a, gpu_name, &in, dry,
 						     below);
 				}

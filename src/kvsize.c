@@ -346,6 +346,9 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	}
 	if (optind >= argc)
 		return cli_usage("no config given");
+	if (a->json && a->human)
+		return cli_usage("--json keeps numbers plain; give it or "
+				 "--human, not both");
 	return 0;
 }
 

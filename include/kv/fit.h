@@ -40,6 +40,9 @@ struct kv_policy_info {
 	uint64_t ctx_pad;     /* context rounded up to this many tokens */
 	enum kv_swa_rule swa; /* sliding-window layers */
 	uint64_t swa_extra;   /* tokens the SWA rule adds (batched, ubatch) */
+	uint32_t formats;     /* KV formats it stores: bit 1 << kv_dtype */
+	enum kv_dtype kv_auto; /* its cache when none is asked, for a 16-bit
+				* model (KV_DTYPE_COUNT: the model's) */
 };
 
 /* The table entry; NULL out of range. */
@@ -51,6 +54,19 @@ int kv_policy_parse(const char *s, enum kv_policy *out);
 
 /* The engine's default fraction for tp ranks (SGLang's depends on tp). */
 double kv_policy_frac(enum kv_policy e, uint32_t tp);
+
+/* Whether the engine keeps a cache in format t. */
+bool kv_policy_stores(enum kv_policy e, enum kv_dtype t);
+
+/* The formats it keeps, "f32, f16, ...", into buf (n bytes); returns buf. */
+char *kv_policy_formats(enum kv_policy e, char *buf, size_t n);
+
+/* What the engine runs a model of dtype `model` in when no format is
+ * asked: for its weights, a float32 checkpoint in 16 bits (vLLM, SGLang
+ * and TensorRT-LLM in bf16, a GGUF in f16); for its cache, the same, and
+ * llama.cpp's f16 whatever the model. The ideal engine keeps the model's. */
+enum kv_dtype kv_policy_weights_dtype(enum kv_policy e, enum kv_dtype model);
+enum kv_dtype kv_policy_kv_dtype(enum kv_policy e, enum kv_dtype model);
 
 /* What is asked. Sizes are bytes per GPU unless said otherwise. */
 struct kv_fit_in {

@@ -13,16 +13,62 @@
 #include "kv/fit.h"
 #include "kv/params.h"
 
-/* Policies, from the engines' public sources (see kvfit(1), ENGINES). */
+#define F(t) (1u << KV_DTYPE_##t)
+#define FLOATS (F(F32) | F(F16) | F(BF16))
+
+/* Policies, from the engines' public sources (see kvfit(1), ENGINES):
+ * vLLM's kv_cache_dtype (auto, fp8, fp8_e5m2, and a per-token-head int8),
+ * SGLang's (auto, fp8_e4m3, fp8_e5m2), TensorRT-LLM's (the model's, fp8),
+ * llama.cpp's -ctk/-ctv types (default f16). */
 static const struct kv_policy_info engines[KV_POLICY_COUNT] = {
-	[KV_POLICY_IDEAL] = {"ideal", 0, false, 1, 1, 1, KV_SWA_WINDOW, 0},
-	[KV_POLICY_VLLM] = {"vllm", 0.9, false, 16, 64, 1, KV_SWA_VLLM, 2048},
-	[KV_POLICY_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0},
+	[KV_POLICY_IDEAL] = {"ideal", 0, false, 1, 1, 1, KV_SWA_WINDOW, 0,
+			     (1u << KV_DTYPE_INT4) - 1, KV_DTYPE_COUNT},
+	[KV_POLICY_VLLM] = {"vllm", 0.9, false, 16, 64, 1, KV_SWA_VLLM, 2048,
+			    FLOATS | F(FP8) | F(FP8_E5M2) | F(INT8),
+			    KV_DTYPE_COUNT},
+	[KV_POLICY_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0,
+			      FLOATS | F(FP8) | F(FP8_E5M2), KV_DTYPE_COUNT},
 	[KV_POLICY_TRTLLM] = {"trtllm", 0.9, true, 32, 32, 1, KV_SWA_WINDOW,
-			      0},
+			      0, FLOATS | F(FP8), KV_DTYPE_COUNT},
 	[KV_POLICY_LLAMACPP] = {"llamacpp", 0, false, 1, 1, 256,
-				KV_SWA_LLAMACPP, 512},
+				KV_SWA_LLAMACPP, 512,
+				FLOATS | F(Q8_0) | F(Q4_0) | F(Q4_1) |
+					F(Q5_0) | F(Q5_1) | F(IQ4_NL),
+				KV_DTYPE_F16},
 };
+
+bool kv_policy_stores(enum kv_policy e, enum kv_dtype t)
+{
+	return (unsigned)e < KV_POLICY_COUNT && (unsigned)t < KV_DTYPE_COUNT &&
+	       (engines[e].formats >> t & 1);
+}
+
+char *kv_policy_formats(enum kv_policy e, char *buf, size_t n)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (int t = 0; t < KV_DTYPE_COUNT && at < n; t++)
+		if (kv_policy_stores(e, (enum kv_dtype)t))
+			at += (size_t)snprintf(buf + at, n - at, "%s%s",
+					       at ? ", " : "",
+					       kv_dtype_name((enum kv_dtype)t));
+	return buf;
+}
+
+enum kv_dtype kv_policy_weights_dtype(enum kv_policy e, enum kv_dtype model)
+{
+	if (e == KV_POLICY_IDEAL || model != KV_DTYPE_F32)
+		return model;
+	return e == KV_POLICY_LLAMACPP ? KV_DTYPE_F16 : KV_DTYPE_BF16;
+}
+
+enum kv_dtype kv_policy_kv_dtype(enum kv_policy e, enum kv_dtype model)
+{
+	const struct kv_policy_info *p = kv_policy_info(e);
+	if (p && p->kv_auto != KV_DTYPE_COUNT)
+		return p->kv_auto;
+	return kv_policy_weights_dtype(e, model);
+}
 
 const struct kv_policy_info *kv_policy_info(enum kv_policy e)
 {
@@ -319,6 +365,14 @@ static int check(const struct kv_fit_in *in, char *err)
 			 "engine out of range", m->name);
 		return KV_EINVAL;
 	}
+	if (!kv_policy_stores(in->engine, in->kv_dtype)) {
+		char list[160];
+		snprintf(err, KV_ERRLEN, "%s keeps no %s cache; it keeps %s",
+			 kv_policy_info(in->engine)->name,
+			 kv_dtype_name(in->kv_dtype),
+			 kv_policy_formats(in->engine, list, sizeof list));
+		return KV_EINVAL;
+	}
 	return 0;
 }
 
@@ -395,7 +449,9 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->missing = best.missing;
 	f->bytes_per_token = best.bpt;
 	f->dup_per_token = best.dup;
-	f->kv_tokens = best.bpt ? best.free_kv / best.bpt : 0;
+	/* in whole pages, as vLLM's "GPU KV cache size" counts them */
+	f->kv_tokens = best.bpt ? best.free_kv / best.bpt / c.block * c.block
+				: 0;
 	f->seq_bytes = best.seq;
 	f->shared_bytes = best.shared;
 	f->users = best.users;

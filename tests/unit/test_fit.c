@@ -102,6 +102,8 @@ static void test_engines(const struct kv_model *m)
 	CHECK_U64(f.budget, 72 * GB);
 	CHECK_U64(f.free_kv, 56 * GB);
 	CHECK_U64(f.block, 16);
+	/* in whole pages: 56e9 / (16 x 131072) = 26702.9 pages of 16 */
+	CHECK_U64(f.kv_tokens, 26702ULL * 16);
 	in.ctx = 8193; /* a 16-token page more */
 	CHECK_U64(solve(&in).seq_bytes, 131072ULL * 8208);
 	in.ctx = 8192;
@@ -130,6 +132,38 @@ static void test_engines(const struct kv_model *m)
 	CHECK(kv_policy_parse("tgi", &e) == KV_EINVAL);
 	CHECK_STR(kv_policy_info(KV_POLICY_VLLM)->name, "vllm");
 	CHECK(kv_policy_info(KV_POLICY_COUNT) == NULL);
+
+	/* the formats each keeps, and what "auto" is under each */
+	CHECK(kv_policy_stores(KV_POLICY_IDEAL, KV_DTYPE_IQ4_NL));
+	CHECK(!kv_policy_stores(KV_POLICY_IDEAL, KV_DTYPE_INT4));
+	CHECK(kv_policy_stores(KV_POLICY_VLLM, KV_DTYPE_INT8));
+	CHECK(!kv_policy_stores(KV_POLICY_VLLM, KV_DTYPE_Q5_1));
+	CHECK(!kv_policy_stores(KV_POLICY_TRTLLM, KV_DTYPE_INT8));
+	CHECK(kv_policy_stores(KV_POLICY_LLAMACPP, KV_DTYPE_Q4_0));
+	CHECK(!kv_policy_stores(KV_POLICY_LLAMACPP, KV_DTYPE_FP8));
+	char list[160];
+	CHECK_STR(kv_policy_formats(KV_POLICY_SGLANG, list, sizeof list),
+		  "f32, f16, bf16, fp8, fp8_e5m2");
+	CHECK(kv_policy_kv_dtype(KV_POLICY_IDEAL, KV_DTYPE_F32) ==
+	      KV_DTYPE_F32);
+	CHECK(kv_policy_kv_dtype(KV_POLICY_VLLM, KV_DTYPE_F32) ==
+	      KV_DTYPE_BF16);
+	CHECK(kv_policy_kv_dtype(KV_POLICY_VLLM, KV_DTYPE_F16) ==
+	      KV_DTYPE_F16);
+	CHECK(kv_policy_kv_dtype(KV_POLICY_LLAMACPP, KV_DTYPE_BF16) ==
+	      KV_DTYPE_F16);
+	CHECK(kv_policy_weights_dtype(KV_POLICY_LLAMACPP, KV_DTYPE_BF16) ==
+	      KV_DTYPE_BF16);
+	CHECK(kv_policy_weights_dtype(KV_POLICY_TRTLLM, KV_DTYPE_F32) ==
+	      KV_DTYPE_BF16);
+	in = seed(m, 8192);
+	in.engine = KV_POLICY_VLLM;
+	in.kv_dtype = KV_DTYPE_Q5_1;
+	char err[KV_ERRLEN];
+	struct kv_fit g;
+	CHECK(kv_fit_solve(&in, &g, err) == KV_EINVAL);
+	CHECK_STR(err, "vllm keeps no q5_1 cache; it keeps f32, f16, bf16, "
+		       "fp8, fp8_e5m2, int8");
 }
 
 static void test_parallel(const struct kv_model *m)
