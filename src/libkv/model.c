@@ -493,7 +493,8 @@ static enum kv_family family_of(const char *t, bool *known)
 		"internlm3", "minimax_m1", "olmoe", "phimoe", "phi3small",
 		"seed_oss", "smollm3", "ministral3", "lfm2", "olmo3",
 		"qwen3_5_text", "qwen3_5_moe_text", "mamba", "mamba2",
-		"falcon_mamba", NULL};
+		"falcon_mamba", "step3_text", "qwen2_5_omni_text",
+		"qwen3_omni_moe_text", "dots1", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -553,6 +554,10 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 		d = (struct defaults){32000, 2048, 0, 0, false, false, 0};
 	else if (f == KV_FAMILY_JAMBA)
 		d = (struct defaults){65536, 262144, 0, 0, false, false, 14336};
+	/* Qwen's kin gate their windows by use_sliding_window too */
+	if (!strcmp(t, "dots1") || !strncmp(t, "qwen2_5_omni", 12) ||
+	    !strncmp(t, "qwen3_omni", 10))
+		d.swa_flag = true;
 	return d;
 }
 
@@ -563,7 +568,8 @@ static const char *const NAMES_HIDDEN[] = {"hidden_size", "n_embd", "d_model",
 static const char *const NAMES_HEADS[] = {"num_attention_heads", "n_head",
 					  "n_heads", NULL};
 static const char *const NAMES_KV[] = {"num_key_value_heads", "num_kv_heads",
-				       "n_head_kv", NULL};
+				       "n_head_kv", "num_attention_groups",
+				       NULL};
 static const char *const NAMES_GPT2_LAYERS[] = {"n_layer", "num_hidden_layers",
 						NULL};
 static const char *const NAMES_GPT2_HIDDEN[] = {"n_embd", "hidden_size", NULL};
@@ -608,13 +614,24 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	int e;
 	const struct class_shape *cs = class_shape(c, m->model_type);
 	if (cs && !(first_of(c, NAMES_LAYERS) && first_of(c, NAMES_HIDDEN) &&
-		    first_of(c, NAMES_HEADS)))
+		    first_of(c, NAMES_HEADS))) {
+		char took[96] = "";
+		size_t at = 0;
+		if (!first_of(c, NAMES_LAYERS))
+			at += (size_t)snprintf(took + at, sizeof took - at,
+					       "%u layers", cs->layers);
+		if (!first_of(c, NAMES_HIDDEN))
+			at += (size_t)snprintf(took + at, sizeof took - at,
+					       "%shidden %llu", at ? ", " : "",
+					       (unsigned long long)cs->hidden);
+		if (!first_of(c, NAMES_HEADS))
+			snprintf(took + at, sizeof took - at, "%s%u heads",
+				 at ? ", " : "", cs->heads);
 		snprintf(m->note, sizeof m->note,
 			 "%s leaves out fields of the shape: %s's defaults "
-			 "taken (%u layers, hidden %llu, %u heads), as "
-			 "Transformers reads it",
-			 c->text_name, cs->cls, cs->layers,
-			 (unsigned long long)cs->hidden, cs->heads);
+			 "taken (%s), as Transformers reads it",
+			 c->text_name, cs->cls, took);
+	}
 	if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_LAYERS : NAMES_LAYERS, !cs,
 			      cs ? cs->layers : 0, 1, MAX_LAYERS, &v)))
 		return e;
@@ -2031,7 +2048,17 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 	}
 	static const char *const wrappers[] = {"text_config", "llm_config",
 					       "language_config", NULL};
-	for (const char *const *w = wrappers; *w; w++) {
+	/* Qwen2.5-Omni and Qwen3-Omni: the thinker's text model answers */
+	const cJSON *th = cJSON_GetObjectItemCaseSensitive(root,
+							  "thinker_config");
+	th = cJSON_IsObject(th) ? cJSON_GetObjectItemCaseSensitive(
+					  th, "text_config")
+				: NULL;
+	if (cJSON_IsObject(th)) {
+		c.text = th;
+		c.text_name = "thinker_config.text_config";
+	}
+	for (const char *const *w = wrappers; *w && !th; w++) {
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, *w);
 		if (t && cJSON_IsObject(t)) {
 			c.text = t;

@@ -693,6 +693,35 @@ static void test_families(void)
 		CHECK_U64(m->layers[0].kv_heads, 8);
 		kv_model_free(m);
 	}
+	if ((m = parse("{\"text_config\":{\"model_type\":\"llama\","
+		       "\"hidden_size\":64}}"))) {
+		CHECK_STR(m->note, "text_config leaves out fields of the shape: "
+				   "LlamaConfig's defaults taken (32 layers, 32 "
+				   "heads), as Transformers reads it");
+		kv_model_free(m);
+	}
+	/* Omni models: the thinker's text model, under thinker_config */
+	if ((m = parse("{\"model_type\":\"qwen2_5_omni\",\"talker_config\":"
+		       "{\"num_hidden_layers\":9},\"thinker_config\":"
+		       "{\"text_config\":{" BASE ",\"num_key_value_heads\":2,"
+		       "\"sliding_window\":8,\"use_sliding_window\":false}}}"))) {
+		CHECK_U64(m->n_layers, 4);
+		CHECK_U64(m->layers[0].kv_heads, 2);
+		CHECK_U64(count(m, KV_ATTN_FULL), 4);
+		kv_model_free(m);
+	}
+	/* Step3: num_attention_groups KV heads */
+	if ((m = parse("{\"model_type\":\"step3_text\"," BASE
+		       ",\"num_attention_groups\":1}"))) {
+		CHECK_U64(m->layers[0].kv_heads, 1);
+		kv_model_free(m);
+	}
+	/* dots.llm1 gates its window as Qwen does: none without the flag */
+	if ((m = parse("{\"model_type\":\"dots1\"," BASE
+		       ",\"sliding_window\":8}"))) {
+		CHECK_U64(count(m, KV_ATTN_SLIDING), 0);
+		kv_model_free(m);
+	}
 	/* at the top level the shape is never guessed */
 	CHECK_STR(bad("{\"model_type\":\"llama\",\"vocab_size\":32064}"),
 		  "x.json: num_hidden_layers: missing; a field that defines "
