@@ -244,6 +244,17 @@ static void test_indexer(void)
 	}
 }
 
+/* The state of `users` sequences over tp ranks, the model's own dtype. */
+static uint64_t state_of(const struct kv_model *m, uint32_t tp,
+			 uint64_t users)
+{
+	struct kv_opts o = kv_opts_default(m);
+	uint64_t st = 0;
+	o.tp = tp;
+	CHECK(kv_model_state_bytes(m, &o, users, &st) == 0);
+	return st;
+}
+
 /* Mamba-2's state: conv over d_inner + 2 groups x d_state channels, SSM
  * d_inner x d_state; 2 layers of 128 channels, 2 groups of 16, kernel 4,
  * bf16: 2 x ((128 + 64) x 4 + 128 x 16) x 2 B = 11,264 B a sequence. */
@@ -257,13 +268,10 @@ static void test_mamba2_state(void)
 	if (!m)
 		return;
 	struct kv_opts o = kv_opts_default(m);
-	uint64_t st = 0;
-	CHECK(kv_model_state_bytes(m, &o, 3, &st) == 0);
-	CHECK_U64(st, 3 * 2 * ((128 + 64) * 4 + 128 * 16) * 2);
+	CHECK_U64(state_of(m, 1, 3), 3 * 2 * ((128 + 64) * 4 + 128 * 16) * 2);
 	CHECK_U64(per_token(m, &o), 0);
-	o.tp = 2; /* channels split */
-	CHECK(kv_model_state_bytes(m, &o, 1, &st) == 0);
-	CHECK_U64(st, 2 * ((64 + 32) * 4 + 64 * 16) * 2);
+	/* channels split over 2 ranks */
+	CHECK_U64(state_of(m, 2, 1), 2 * ((64 + 32) * 4 + 64 * 16) * 2);
 	kv_model_free(m);
 }
 
@@ -282,10 +290,7 @@ static void test_deltanet_state(void)
 		"\"torch_dtype\":\"bfloat16\"}");
 	if (!m)
 		return;
-	struct kv_opts o = kv_opts_default(m);
-	uint64_t st = 0;
-	CHECK(kv_model_state_bytes(m, &o, 1, &st) == 0);
-	CHECK_U64(st, 3 * (96 * 4 * 2 + 64 * 8 * 4));
+	CHECK_U64(state_of(m, 1, 1), 3 * (96 * 4 * 2 + 64 * 8 * 4));
 	kv_model_free(m);
 }
 
