@@ -324,10 +324,13 @@ static int list_gpus(const struct args *a)
 	return 0;
 }
 
+/* The weights' format: --weights-dtype, or what the engine runs the
+ * config's dtype in (--params: the config's own, as the ideal engine). */
 static enum kv_dtype weight_dtype(const struct args *a,
-				  const struct kv_model *m)
+				  const struct kv_model *m, enum kv_policy e)
 {
-	return a->wdtype >= 0 ? (enum kv_dtype)a->wdtype : m->dtype;
+	return a->wdtype >= 0 ? (enum kv_dtype)a->wdtype
+			      : kv_policy_weights_dtype(e, m->dtype);
 }
 
 static int params_row(struct cli_table *t, const struct args *a,
@@ -340,7 +343,7 @@ static int params_row(struct cli_table *t, const struct args *a,
 		cli_error("%s", err);
 		return CLI_USAGE;
 	}
-	if (kv_weight_bytes(p.total, weight_dtype(a, m), &b)) {
+	if (kv_weight_bytes(p.total, weight_dtype(a, m, KV_POLICY_IDEAL), &b)) {
 		cli_error("%s: weight bytes overflow 64 bits", m->name);
 		return CLI_USAGE;
 	}
@@ -637,9 +640,7 @@ static struct kv_fit_in fit_in(const struct args *a,
 			       const struct kv_model *m, int dtype,
 			       uint64_t ctx, enum kv_policy engine)
 {
-	enum kv_dtype w = a->wdtype >= 0
-				  ? (enum kv_dtype)a->wdtype
-				  : kv_policy_weights_dtype(engine, m->dtype);
+	enum kv_dtype w = weight_dtype(a, m, engine);
 	return (struct kv_fit_in){
 		.m = m,
 		.kv_dtype = dtype >= 0 ? (enum kv_dtype)dtype
