@@ -613,18 +613,19 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 	uint64_t v;
 	int e;
 	const struct class_shape *cs = class_shape(c, m->model_type);
-	if (cs && !(first_of(c, NAMES_LAYERS) && first_of(c, NAMES_HIDDEN) &&
-		    first_of(c, NAMES_HEADS))) {
+	bool no_l = !first_of(c, NAMES_LAYERS);
+	bool no_h = !first_of(c, NAMES_HIDDEN), no_q = !first_of(c, NAMES_HEADS);
+	if (cs && (no_l || no_h || no_q)) {
 		char took[96] = "";
 		size_t at = 0;
-		if (!first_of(c, NAMES_LAYERS))
+		if (no_l)
 			at += (size_t)snprintf(took + at, sizeof took - at,
 					       "%u layers", cs->layers);
-		if (!first_of(c, NAMES_HIDDEN))
+		if (no_h)
 			at += (size_t)snprintf(took + at, sizeof took - at,
 					       "%shidden %llu", at ? ", " : "",
 					       (unsigned long long)cs->hidden);
-		if (!first_of(c, NAMES_HEADS))
+		if (no_q)
 			snprintf(took + at, sizeof took - at, "%s%u heads",
 				 at ? ", " : "", cs->heads);
 		snprintf(m->note, sizeof m->note,
@@ -1772,7 +1773,8 @@ static int build(struct cfg *c, struct kv_model *m)
 	/* NemotronH's layers are one thing each: 'M' a Mamba mixer, '*'
 	 * attention, '-' an MLP, 'E' a mixture of experts */
 	const char *pattern = NULL;
-	if (!e && !strcmp(m->model_type, "nemotron_h"))
+	bool nemotron = !strcmp(m->model_type, "nemotron_h");
+	if (!e && nemotron)
 		e = get_str(c, "hybrid_override_pattern", &pattern);
 	for (uint32_t i = 0; !e && pattern && i < n; i++) {
 		struct kv_layer *l = &m->layers[i];
@@ -1790,13 +1792,11 @@ static int build(struct cfg *c, struct kv_model *m)
 	/* the Mamba layers: Jamba's, Bamba's and Granite's that do not
 	 * attend, NemotronH's 'M', every Falcon-H1 layer beside its
 	 * attention */
+	bool beside = !strcmp(m->model_type, "falcon_h1");
 	for (uint32_t i = 0; !e && mf && i < n; i++) {
 		struct kv_layer *l = &m->layers[i];
-		if (!strcmp(m->model_type, "nemotron_h"))
-			l->ssm = pattern && pattern[i] == 'M';
-		else
-			l->ssm = l->attn == KV_ATTN_NONE ||
-				 !strcmp(m->model_type, "falcon_h1");
+		l->ssm = nemotron ? pattern && pattern[i] == 'M'
+				  : beside || l->attn == KV_ATTN_NONE;
 	}
 	if (e)
 		goto out;
@@ -1833,8 +1833,7 @@ static int build(struct cfg *c, struct kv_model *m)
 			m->o_bias = false;
 	}
 	m->gated_mlp = m->family != KV_FAMILY_GPT2 &&
-		       m->family != KV_FAMILY_FALCON &&
-		       strcmp(m->model_type, "nemotron_h") != 0; /* relu^2 */
+		       m->family != KV_FAMILY_FALCON && !nemotron; /* relu^2 */
 	m->layernorm = m->family == KV_FAMILY_GPT2 ||
 		       m->family == KV_FAMILY_FALCON;
 	m->attn_gate = !strcmp(m->model_type, "qwen3_next");
@@ -1887,6 +1886,14 @@ static void *json_malloc(size_t n)
 	if (!p)
 		json_oom = true;
 	return p;
+}
+
+/* The first offset from off that is not a JSON blank. */
+static size_t skip_blanks(const char *json, size_t off, size_t len)
+{
+	while (off < len && strchr(" \t\r\n", json[off]))
+		off++;
+	return off;
 }
 
 /* Deepest nesting of arrays and objects in json[0 .. len), strings
@@ -1986,9 +1993,7 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 			off = len;
 		unsigned line, col;
 		locate(json, off, &line, &col);
-		size_t rest = off;
-		while (rest < len && strchr(" \t\r\n", json[rest]))
-			rest++;
+		size_t rest = skip_blanks(json, off, len);
 		if (json_depth(json, off + 1 < len ? off + 1 : len) >
 		    CJSON_NESTING_LIMIT) {
 			snprintf(err, KV_ERRLEN,
@@ -2024,9 +2029,9 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 	struct cfg c = {root, root, NULL, path, err, NULL};
 	int e = 0;
 	struct kv_model *m = NULL;
-	size_t off = end && end >= json ? (size_t)(end - json) : len;
-	while (off < len && strchr(" \t\r\n", json[off]))
-		off++;
+	size_t off = skip_blanks(json,
+				 end && end >= json ? (size_t)(end - json) : len,
+				 len);
 	if (off < len && json[off] != '\0') {
 		unsigned line, col;
 		locate(json, off, &line, &col);
