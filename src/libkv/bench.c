@@ -102,8 +102,7 @@ int kv_membw_new(uint64_t bytes, uint32_t threads, struct kv_membw **out)
 	b->words = (size_t)(bytes / threads / 64 * 8);
 	b->slices = calloc(threads, sizeof *b->slices);
 	if (!b->slices ||
-	    posix_memalign((void **)&b->buf, 64,
-			   b->words * threads * sizeof *b->buf)) {
+	    !(b->buf = kv_alloc_big(b->words * threads * sizeof *b->buf))) {
 		free(b->slices);
 		free(b);
 		return KV_ENOMEM;
