@@ -88,7 +88,8 @@ struct kv_model {
 	double rope_theta;     /* 0 for learned positions */
 
 	/* multi-head latent attention (DeepSeek V2/V3); 0 when not MLA */
-	uint32_t q_lora_rank;  /* 0: plain q projection */
+	uint32_t q_lora_rank;  /* 0: plain q projection (Step3's share_q_dim
+				* too: its q through a normed low rank) */
 	uint32_t kv_lora_rank;
 	uint32_t qk_rope_dim;
 	uint32_t qk_nope_dim;
@@ -105,8 +106,10 @@ struct kv_model {
 	/* state-space mixers: Mamba-1 (Jamba, Mamba, Falcon Mamba), Mamba-2
 	 * (Mamba2, Bamba, Granite 4.0 H, NemotronH, Falcon-H1), 3: gated
 	 * DeltaNet (Qwen3-Next, Qwen3.5: groups key heads of d_state, heads
-	 * value heads of d_inner / heads) */
-	uint32_t ssm_version;  /* 1, 2 or 3; 0 without */
+	 * value heads of d_inner / heads), 4: MiniMax's lightning attention,
+	 * 5: Kimi Linear's KDA (both: heads of d_state = head_dim channels;
+	 * KDA's groups are its key heads, d_conv its short convolution) */
+	uint32_t ssm_version;  /* 1 to 5; 0 without */
 	enum kv_dtype ssm_dtype; /* of the recurrent state (mamba_ssm_dtype) */
 	uint32_t ssm_d_state;  /* SSM state per channel */
 	uint32_t ssm_d_conv;   /* convolution kernel */

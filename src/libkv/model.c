@@ -1056,13 +1056,71 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 	return 0;
 }
 
-/* MLP kind and width of each layer: dense, or MoE by the family's rule. */
+/* Step3's moe_layers_enum, the MoE layers as a string of indices
+ * ("4,5,6"): sets moe[i] for each; 1 when absent. */
+static int layer_enum(struct cfg *c, const char *field, uint32_t n,
+		      bool *moe)
+{
+	const char *str = NULL;
+	int e = get_str(c, field, &str);
+	if (e || !str)
+		return e ? e : 1;
+	for (const char *p = str; *p;) {
+		char *end;
+		errno = 0;
+		unsigned long long li = strtoull(p, &end, 10);
+		if (end == p || errno || li >= n || (*end && *end != ',') ||
+		    (*end == ',' && !end[1])) {
+			char where[128];
+			find(c, field, where, sizeof where);
+			return fail(c, "%s: must list layer indices below %u "
+				    "separated by commas, got \"%.60s\"",
+				    where, n, str);
+		}
+		moe[li] = true;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Ernie 4.5's MoE layers: from moe_layer_start_index to
+ * moe_layer_end_index (-1: the last), every moe_layer_interval-th. */
+static int ernie_moe(struct cfg *c, uint32_t n, bool *dense)
+{
+	uint64_t start, every, end = n - 1;
+	char where[128];
+	const cJSON *it = find(c, "moe_layer_end_index", where, sizeof where);
+	int e;
+	if ((e = get_uint(c, "moe_layer_start_index", false, 1, 0, MAX_LAYERS,
+			  &start)) ||
+	    (e = get_uint(c, "moe_layer_interval", false, 1, 1, MAX_LAYERS,
+			  &every)) ||
+	    (it && !(cJSON_IsNumber(it) && it->valuedouble == -1) &&
+	     (e = get_uint(c, "moe_layer_end_index", false, n - 1, 0,
+			   MAX_LAYERS, &end))))
+		return e;
+	for (uint32_t i = 0; i < n; i++)
+		dense[i] = (i + 1) % every != 0 || i < start || i > end;
+	return 0;
+}
+
+/*
+ * MLP kind and width of each layer: dense, or MoE by the family's rule.
+ * DBRX keeps its MLP's fields in ffn_config. LongCat-Flash's layers
+ * (two per num_layers) each hold a dense MLP, and the first of each pair
+ * also the shortcut MoE: counted as a MoE layer whose shared expert is
+ * that dense MLP, the same weights, read by every token.
+ */
 static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 {
 	uint64_t v;
 	int e;
 	const char *t = m->model_type;
 	uint32_t n = m->n_layers;
+	bool longcat = !strcmp(t, "longcat_flash");
+	struct cfg ffn;
+	if (nested(c, "ffn_config", &ffn))
+		c = &ffn;
 	static const char *const ffn_names[] = {"intermediate_size", "n_inner",
 						"ffn_hidden_size", "ffn_dim",
 						NULL};
@@ -1077,9 +1135,12 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 
 	/* routed experts: the field name differs by family */
 	static const char *const expert_names[] = {
-		"num_local_experts", "num_experts", "n_routed_experts", NULL};
+		"num_local_experts", "num_experts", "n_routed_experts",
+		"moe_num_experts", NULL};
 	static const char *const active_names[] = {
-		"num_experts_per_tok", "experts_per_token", "moe_topk", NULL};
+		"num_experts_per_tok", "experts_per_token",
+		"num_experts_per_token", "moe_topk", "moe_top_k", "moe_k",
+		NULL};
 	uint64_t ne = 0, na = 0;
 	uint64_t ne_def = 0;
 	if (!strcmp(t, "mixtral"))
@@ -1088,6 +1149,8 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 		ne_def = 60;
 	else if (!strcmp(t, "qwen3_moe"))
 		ne_def = 128;
+	else if (!strcmp(t, "ernie4_5_moe"))
+		ne_def = 64;
 	else if (m->family == KV_FAMILY_GPT_OSS)
 		ne_def = 32;
 	else if (m->family == KV_FAMILY_LLAMA4 || m->family == KV_FAMILY_JAMBA)
@@ -1098,7 +1161,8 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 		return e;
 	if (ne <= 1)
 		return 0;
-	uint64_t na_def = !strcmp(t, "qwen3_moe") ? 8
+	uint64_t na_def = !strcmp(t, "qwen3_moe")      ? 8
+			  : !strcmp(t, "ernie4_5_moe") ? 6
 			  : !strcmp(t, "qwen2_moe") || m->family ==
 							       KV_FAMILY_GPT_OSS
 			      ? 4
@@ -1121,14 +1185,39 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 		if ((e = get_uint_same(c, "moe_intermediate_size", def, 1,
 				       MAX_FFN, &expert_ffn)))
 			return e;
+	} else if (present(c, "expert_ffn_hidden_size")) { /* LongCat */
+		if ((e = get_uint(c, "expert_ffn_hidden_size", false, 0, 1,
+				  MAX_FFN, &expert_ffn)))
+			return e;
 	}
-	/* shared experts */
-	if (m->family == KV_FAMILY_DEEPSEEK) {
-		if ((e = get_uint(c, "n_shared_experts", false, 1, 0, MAX_EXPERTS,
-				  &v)))
+	/* shared experts: a count of experts' width (Ling's width apart),
+	 * or one width in all */
+	static const char *const shared_names[] = {
+		"n_shared_experts", "num_shared_experts",
+		"moe_num_shared_experts", NULL};
+	const char *sn = first_of(c, shared_names);
+	if (m->family == KV_FAMILY_DEEPSEEK || sn ||
+	    !strcmp(t, "ernie4_5_moe")) {
+		uint64_t w = expert_ffn;
+		if ((e = get_uint(c, sn ? sn : shared_names[0], false,
+				  m->family == KV_FAMILY_DEEPSEEK ? 1
+				  : sn			       ? 0
+							       : 2,
+				  0, MAX_EXPERTS, &v)) ||
+		    (e = get_uint(c, "moe_shared_expert_intermediate_size",
+				  false, expert_ffn, 1, MAX_FFN, &w)))
 			return e;
 		m->n_shared_experts = (uint32_t)v;
-		m->shared_ffn_dim = v * expert_ffn;
+		m->shared_ffn_dim = v * w;
+	} else if (present(c, "share_expert_dim")) { /* Step3 */
+		if ((e = get_uint(c, "share_expert_dim", false, 0, 0, MAX_FFN,
+				  &v)))
+			return e;
+		m->n_shared_experts = v ? 1 : 0;
+		m->shared_ffn_dim = v;
+	} else if (longcat) {
+		m->n_shared_experts = 1;
+		m->shared_ffn_dim = m->intermediate;
 	} else if (present(c, "shared_expert_intermediate_size") ||
 		   present(c, "shared_intermediate_size") ||
 		   !strcmp(t, "qwen2_moe")) {
@@ -1151,7 +1240,8 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	bool *dense = calloc(n, sizeof *dense);
 	if (!dense)
 		return KV_ENOMEM;
-	if (m->family == KV_FAMILY_DEEPSEEK) {
+	if (m->family == KV_FAMILY_DEEPSEEK ||
+	    present(c, "first_k_dense_replace")) {
 		e = get_uint(c, "first_k_dense_replace", false,
 			     !strcmp(t, "deepseek_v3") ? 3 : 0, 0, MAX_LAYERS,
 			     &first);
@@ -1160,6 +1250,15 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 				     MAX_LAYERS, &every);
 		for (uint32_t i = 0; !e && i < n; i++)
 			dense[i] = i < first || i % every != 0;
+	} else if (!strcmp(t, "ernie4_5_moe")) {
+		e = ernie_moe(c, n, dense);
+	} else if (present(c, "moe_layers_enum")) {
+		e = layer_enum(c, "moe_layers_enum", n, dense);
+		for (uint32_t i = 0; !e && i < n; i++)
+			dense[i] = !dense[i];
+	} else if (longcat) {
+		for (uint32_t i = 0; i < n; i++)
+			dense[i] = i % 2 != 0;
 	} else if (m->family == KV_FAMILY_JAMBA) {
 		e = get_uint(c, "expert_layer_period", false, 2, 1, MAX_LAYERS,
 			     &every);
@@ -1446,6 +1545,54 @@ static int read_mamba(struct cfg *c, struct kv_model *m,
 }
 
 /*
+ * Linear attention that keeps a fixed state per sequence in place of KV:
+ * MiniMax's lightning attention (attn_type_list's 0 layers, or layer_types'
+ * linear_attention), a num_attention_heads x head_dim x head_dim state in
+ * the model's dtype; Kimi Linear's KDA (linear_attn_config), a state of
+ * num_heads x head_dim x head_dim in float32 and a short convolution of
+ * short_conv_kernel_size over its q, k and v. Both go in the Mamba-2
+ * terms kv_model_state_bytes() reads: heads x head_dim channels of
+ * head_dim state each, and for KDA one group per head (its keys).
+ * Returns 0, with m untouched where neither applies (a KDA without its
+ * heads and head size is not sized).
+ */
+static int read_linear(struct cfg *c, struct kv_model *m)
+{
+	static const char *const lightning[] = {
+		"minimax", "minimax_m1", "minimax_text_01", NULL};
+	struct cfg lin;
+	uint32_t heads, hd, conv = 0;
+	int e;
+	if (present(c, "attn_type_list") || is(m->model_type, lightning)) {
+		m->ssm_version = 4;
+		m->ssm_dtype = m->dtype;
+		heads = m->n_heads;
+		hd = m->head_dim;
+	} else if (nested(c, "linear_attn_config", &lin) &&
+		   present(&lin, "num_heads") && present(&lin, "head_dim")) {
+		m->ssm_version = 5;
+		m->ssm_dtype = KV_DTYPE_F32;
+		if ((e = get_u32(&lin, "num_heads", true, 0, 1, MAX_HEADS,
+				 &heads)) ||
+		    (e = get_u32(&lin, "head_dim", true, 0, 1, MAX_HEAD_DIM,
+				 &hd)) ||
+		    (e = get_u32(&lin, "short_conv_kernel_size", false, 4, 1,
+				 1 << 10, &conv)))
+			return e;
+		m->ssm_groups = heads;
+	} else {
+		return 0;
+	}
+	m->ssm_heads = heads;
+	m->ssm_d_inner = (uint64_t)heads * hd;
+	m->ssm_d_state = hd;
+	m->ssm_d_conv = conv;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		m->layers[i].ssm = m->layers[i].attn == KV_ATTN_NONE;
+	return 0;
+}
+
+/*
  * Nemotron-NAS (DeciLM) block_configs, one per layer: an attention of
  * num_attention_heads / n_heads_in_group KV heads (sliding when it names
  * a window_length), or none where it is no_op or replace_with_linear (a
@@ -1687,6 +1834,11 @@ static int build(struct cfg *c, struct kv_model *m)
 		   ((m->family == KV_FAMILY_DEEPSEEK &&
 		     strcmp(m->model_type, "deepseek") != 0) ||
 		    present(c, "kv_lora_rank"));
+	/* Step3's queries go through a normed low rank, share_q_dim */
+	if (!e && !mla &&
+	    (e = get_u32(c, "share_q_dim", false, 0, 0, MAX_HEAD_DIM,
+			 &m->q_lora_rank)))
+		goto out;
 	if (!e && mla) {
 		uint64_t q;
 		if ((e = get_u32(c, "kv_lora_rank", false, 512, 1, MAX_HEAD_DIM,
@@ -1798,6 +1950,8 @@ static int build(struct cfg *c, struct kv_model *m)
 		l->ssm = nemotron ? pattern && pattern[i] == 'M'
 				  : beside || l->attn == KV_ATTN_NONE;
 	}
+	if (!e && !mf)
+		e = read_linear(c, m);
 	if (e)
 		goto out;
 

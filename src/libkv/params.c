@@ -67,14 +67,21 @@ static void mla(struct acc *a, const struct kv_model *m, uint64_t heads)
 	mac(a, heads * m->v_head_dim, m->hidden);       /* o_proj */
 }
 
-/* Attention with GQA: q, k, v, o, their biases and the q/k norms. */
+/* Attention with GQA: q (through a low rank where q_lora_rank says), k,
+ * v, o, their biases and the q/k norms. */
 static void attention(struct acc *a, const struct kv_model *m,
 		      const struct kv_layer *l)
 {
 	uint64_t q = (uint64_t)l->q_heads * m->head_dim;
 	uint64_t k = (uint64_t)l->kv_heads * l->head_dim_k;
 	uint64_t v = (uint64_t)l->kv_heads * l->head_dim_v;
-	mac(a, m->hidden, q + k + v);
+	if (m->q_lora_rank) { /* Step3: q_proj, inter_norm, wq */
+		mac(a, m->hidden + 1, m->q_lora_rank);
+		mac(a, m->q_lora_rank, q);
+		mac(a, m->hidden, k + v);
+	} else {
+		mac(a, m->hidden, q + k + v);
+	}
 	if (m->attn_gate)
 		mac(a, m->hidden, q); /* the output gate's half of q_proj */
 	mac(a, (uint64_t)l->q_heads * l->head_dim_v, m->hidden);
@@ -134,6 +141,32 @@ static void mamba2(struct acc *a, const struct kv_model *m)
 	mac(a, in, m->hidden);              /* out_proj */
 }
 
+/* MiniMax's lightning attention: one unbiased projection to q, k and v of
+ * every head, an output gate, a norm over all heads, out_proj. */
+static void lightning(struct acc *a, const struct kv_model *m)
+{
+	uint64_t in = m->ssm_d_inner;
+	mac(a, m->hidden, 4 * in); /* qkv_proj, output_gate */
+	mac(a, 1, in);             /* norm */
+	mac(a, in, m->hidden);     /* out_proj */
+}
+
+/* Kimi Linear's KDA: unbiased q, k, v projections, each with a short
+ * convolution; the decay's and the output gate's low-rank projections
+ * (hidden to a head, a head to all heads), dt bias, beta's projection,
+ * A per head, a gated norm over a head, o_proj. */
+static void kda(struct acc *a, const struct kv_model *m)
+{
+	uint64_t in = m->ssm_d_inner, h = m->ssm_heads, d = m->ssm_d_state;
+	mac(a, m->hidden, 3 * in);        /* q_proj, k_proj, v_proj */
+	mac(a, 3 * in, m->ssm_d_conv);    /* q, k, v conv1d */
+	mac(a, 2 * m->hidden + 2 * in, d); /* f_a, f_b, g_a, g_b */
+	mac(a, 1, in);                    /* dt_bias */
+	mac(a, m->hidden + 1, h);         /* b_proj, A_log */
+	mac(a, 1, d);                     /* o_norm */
+	mac(a, in, m->hidden);            /* o_proj */
+}
+
 int kv_layer_params(const struct kv_model *m, uint32_t i,
 		    struct kv_params *p)
 {
@@ -141,7 +174,11 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	struct acc a = {0, 0};
 	*p = (struct kv_params){0};
 
-	if (l->ssm && m->ssm_version == 3)
+	if (l->ssm && m->ssm_version == 5)
+		kda(&a, m);
+	else if (l->ssm && m->ssm_version == 4)
+		lightning(&a, m);
+	else if (l->ssm && m->ssm_version == 3)
 		deltanet(&a, m);
 	else if (l->ssm && m->ssm_version == 2)
 		mamba2(&a, m);

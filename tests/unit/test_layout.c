@@ -294,6 +294,41 @@ static void test_deltanet_state(void)
 	kv_model_free(m);
 }
 
+/* MiniMax's lightning attention: layers 0 and 2 linear, each a state of
+ * 4 heads x 16 x 16 in bf16: 2 x 2,048 B a sequence; over 2 ranks, 2
+ * heads each. The 2 softmax layers keep 2 KV heads of 16: 256 B a
+ * token. */
+static void test_lightning_state(void)
+{
+	struct kv_model *m = parse(
+		"{\"model_type\":\"minimax\",\"num_hidden_layers\":4,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"num_key_value_heads\":2,\"head_dim\":16,"
+		"\"attn_type_list\":[0,1,0,1],\"torch_dtype\":\"bfloat16\"}");
+	if (!m)
+		return;
+	struct kv_opts o = kv_opts_default(m);
+	CHECK_U64(state_of(m, 1, 1), 2 * 4 * 16 * 16 * 2);
+	CHECK_U64(state_of(m, 2, 3), 3 * 2 * 2 * 16 * 16 * 2);
+	CHECK_U64(per_token(m, &o), 2 * 2 * 16 * 2 * 2);
+	kv_model_free(m);
+}
+
+/* Kimi Linear's KDA (the published config): 20 KDA layers, each a
+ * convolution of kernel 4 over q, k and v of 32 heads x 128 in bf16 and
+ * a float32 state of 32 heads x 128 x 128: 20 x (12,288 x 4 x 2 +
+ * 4,096 x 128 x 4) = 43,909,120 B a sequence. */
+static void test_kda_state(void)
+{
+	struct kv_model *m = test_load("../tests/configs/kimi-linear-48b-a3b");
+	if (!m)
+		return;
+	CHECK_U64(m->ssm_version, 5);
+	CHECK_U64(state_of(m, 1, 1),
+		  20ULL * (12288 * 4 * 2 + 4096ULL * 128 * 4));
+	kv_model_free(m);
+}
+
 /* Jamba: attention every period-th layer; Mamba state separately */
 static void test_hybrid(void)
 {
@@ -438,6 +473,8 @@ int main(void)
 	test_indexer();
 	test_mamba2_state();
 	test_deltanet_state();
+	test_lightning_state();
+	test_kda_state();
 	test_hybrid();
 	test_overflow();
 	test_articles();

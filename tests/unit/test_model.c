@@ -830,6 +830,102 @@ static void test_mamba(void)
 	}
 }
 
+static bool moe_at(const struct kv_model *m, const char *pattern)
+{
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		if ((m->layers[i].mlp == KV_MLP_MOE) != (pattern[i] == 'E'))
+			return false;
+	return pattern[m->n_layers] == '\0';
+}
+
+/* Where each MoE family keeps its experts' count, width, shared experts
+ * and layers. */
+static void test_moe_fields(void)
+{
+	struct kv_model *m;
+	/* Ernie 4.5: moe_k, two shared experts by default, MoE from
+	 * moe_layer_start_index, every moe_layer_interval-th */
+	if ((m = parse("{\"model_type\":\"ernie4_5_moe\"," BASE
+		       ",\"moe_num_experts\":8,\"moe_k\":3,"
+		       "\"moe_intermediate_size\":32,"
+		       "\"moe_layer_end_index\":-1}"))) {
+		CHECK(moe_at(m, "-EEE"));
+		CHECK_U64(m->n_experts, 8);
+		CHECK_U64(m->n_experts_active, 3);
+		CHECK_U64(m->n_shared_experts, 2);
+		CHECK_U64(m->shared_ffn_dim, 64);
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"model_type\":\"ernie4_5_moe\"," BASE
+		       ",\"moe_layer_interval\":2,\"moe_layer_end_index\":2,"
+		       "\"moe_num_shared_experts\":0}"))) {
+		CHECK(moe_at(m, "-E--"));
+		CHECK_U64(m->n_experts, 64);
+		CHECK_U64(m->n_experts_active, 6);
+		CHECK_U64(m->shared_ffn_dim, 0);
+		kv_model_free(m);
+	}
+	/* DBRX: ffn_config */
+	if ((m = parse("{\"model_type\":\"dbrx\",\"n_layers\":2,"
+		       "\"d_model\":64,\"n_heads\":4,"
+		       "\"ffn_config\":{\"ffn_hidden_size\":96,"
+		       "\"moe_num_experts\":16,\"moe_top_k\":4}}"))) {
+		CHECK(moe_at(m, "EE"));
+		CHECK_U64(m->n_experts, 16);
+		CHECK_U64(m->n_experts_active, 4);
+		CHECK_U64(m->layers[1].ffn_dim, 96);
+		kv_model_free(m);
+	}
+	/* Step3: moe_layers_enum, share_expert_dim, share_q_dim */
+	if ((m = parse("{\"model_type\":\"step3_text\"," BASE
+		       ",\"moe_num_experts\":4,\"moe_top_k\":2,"
+		       "\"moe_intermediate_size\":32,\"share_expert_dim\":48,"
+		       "\"share_q_dim\":24,\"moe_layers_enum\":\"1,3\"}"))) {
+		CHECK(moe_at(m, "-E-E"));
+		CHECK_U64(m->shared_ffn_dim, 48);
+		CHECK_U64(m->q_lora_rank, 24);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"step3_text\"," BASE
+		      ",\"moe_num_experts\":4,\"moe_layers_enum\":\"1,4\"}"),
+		  "x.json: moe_layers_enum: must list layer indices below 4 "
+		  "separated by commas, got \"1,4\"");
+	CHECK_STR(bad("{\"model_type\":\"step3_text\"," BASE
+		      ",\"moe_num_experts\":4,\"moe_layers_enum\":\"1,\"}"),
+		  "x.json: moe_layers_enum: must list layer indices below 4 "
+		  "separated by commas, got \"1,\"");
+	/* Ling: shared experts of their own width, dense first layers;
+	 * Kimi Linear: num_experts_per_token, num_shared_experts */
+	if ((m = parse("{\"model_type\":\"bailing_moe\"," BASE
+		       ",\"num_experts\":8,\"num_experts_per_tok\":2,"
+		       "\"moe_intermediate_size\":32,\"num_shared_experts\":2,"
+		       "\"moe_shared_expert_intermediate_size\":48,"
+		       "\"first_k_dense_replace\":1}"))) {
+		CHECK(moe_at(m, "-EEE"));
+		CHECK_U64(m->shared_ffn_dim, 96);
+		kv_model_free(m);
+	}
+	if ((m = test_load("../tests/configs/kimi-linear-48b-a3b"))) {
+		CHECK_U64(m->n_experts_active, 8);
+		CHECK_U64(m->shared_ffn_dim, 1024);
+		CHECK(m->layers[0].mlp == KV_MLP_DENSE &&
+		      m->layers[1].mlp == KV_MLP_MOE);
+		kv_model_free(m);
+	}
+	/* LongCat-Flash: each layer's dense MLP, the first of each pair
+	 * with the shortcut MoE beside it (its shared expert) */
+	if ((m = parse("{\"model_type\":\"longcat_flash\",\"num_layers\":2,"
+		       "\"hidden_size\":64,\"num_attention_heads\":4,"
+		       "\"ffn_hidden_size\":128,\"expert_ffn_hidden_size\":32,"
+		       "\"n_routed_experts\":8,\"moe_topk\":2}"))) {
+		CHECK(moe_at(m, "E-E-"));
+		CHECK_U64(m->layers[0].ffn_dim, 32);
+		CHECK_U64(m->layers[1].ffn_dim, 128);
+		CHECK_U64(m->shared_ffn_dim, 128);
+		kv_model_free(m);
+	}
+}
+
 /* Text that parses but means two things, or more than one value, or
  * more nesting than the reader takes. */
 static void test_json_edges(void)
@@ -923,6 +1019,7 @@ int main(void)
 	test_hybrid_lists();
 	test_families();
 	test_mamba();
+	test_moe_fields();
 	test_json_edges();
 	test_big_file();
 	test_find();

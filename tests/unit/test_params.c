@@ -94,6 +94,68 @@ int main(void)
 
 	CHECK_U64(count("openelm-270m").total, 271527168ULL);
 
+	/* DBRX, experts in ffn_config ("132B, 36B active"): per layer q
+	 * and o 6144^2 each, k and v 6144 x 1024, two norms, a router of 16,
+	 * 16 experts of 3 x 6144 x 10752; untied 100352 x 6144 twice and a
+	 * final norm; 4 experts a token */
+	p = count("../tests/configs/dbrx-instruct");
+	CHECK_U64(p.total, 40ULL * (88080384 + 12288 + 98304 +
+				    16ULL * 198180864) +
+				   2ULL * 100352 * 6144 + 6144);
+	CHECK_U64(p.active, 40ULL * (88080384 + 12288 + 98304 +
+				     4ULL * 198180864) +
+				    2ULL * 100352 * 6144 + 6144);
+
+	/* Kimi Linear's first layer, KDA and a dense MLP: q, k, v 2304 x
+	 * 4096 with convolutions of 4, f and g's low ranks 2304 x 128 and
+	 * 128 x 4096, dt bias 4096, b_proj 2304 x 32 and A 32, a norm of
+	 * 128, o_proj 4096 x 2304; two norms; MLP 3 x 2304 x 9216 */
+	struct kv_model *k = test_load("../tests/configs/kimi-linear-48b-a3b");
+	if (k) {
+		struct kv_params lp;
+		CHECK(kv_layer_params(k, 0, &lp) == 0);
+		CHECK_U64(lp.total, 3ULL * 2304 * 4096 + 3 * 4096 * 4 +
+					    2 * (2304 * 128 + 128 * 4096) +
+					    4096 + 2304 * 32 + 32 + 128 +
+					    4096ULL * 2304 + 2 * 2304 +
+					    3ULL * 2304 * 9216);
+		kv_model_free(k);
+	}
+
+	/* MiniMax's lightning attention (layer 0): qkv and the output gate
+	 * 64 x 4 x 64, a norm of 64, out_proj 64 x 64, two norms; experts 4
+	 * x 3 x 64 x 32 and a router of 4, 2 of them a token */
+	struct kv_model *mm = test_parse(
+		"{\"model_type\":\"minimax\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"num_key_value_heads\":2,\"head_dim\":16,"
+		"\"intermediate_size\":32,\"num_local_experts\":4,"
+		"\"num_experts_per_tok\":2,\"attn_type_list\":[0,1]}");
+	if (mm) {
+		struct kv_params lp;
+		CHECK(kv_layer_params(mm, 0, &lp) == 0);
+		CHECK_U64(lp.total, 64 * 256 + 64 + 64 * 64 + 2 * 64 + 64 * 4 +
+					    4 * 3 * 64 * 32);
+		CHECK_U64(lp.active, lp.total - 2 * 3 * 64 * 32);
+		kv_model_free(mm);
+	}
+
+	/* Step3's queries through share_q_dim 24: 64 x 24, a norm of 24,
+	 * 24 x 4 heads x 16; k and v of one group 64 x 32; o 64 x 64; two
+	 * norms; a dense MLP 3 x 64 x 128 */
+	struct kv_model *st = test_parse(
+		"{\"model_type\":\"step3_text\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"num_attention_groups\":1,\"head_dim\":16,"
+		"\"intermediate_size\":128,\"share_q_dim\":24}");
+	if (st) {
+		struct kv_params lp;
+		CHECK(kv_layer_params(st, 0, &lp) == 0);
+		CHECK_U64(lp.total, 65 * 24 + 24 * 64 + 64 * 32 + 64 * 64 +
+					    2 * 64 + 3 * 64 * 128);
+		kv_model_free(st);
+	}
+
 	/* one Llama 3.1 8B layer by hand: attention 41,943,040 + MLP
 	 * 176,160,768 + two RMSNorms 8,192 */
 	{
