@@ -554,6 +554,12 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 		d = (struct defaults){32000, 2048, 0, 0, false, false, 0};
 	else if (f == KV_FAMILY_JAMBA)
 		d = (struct defaults){65536, 262144, 0, 0, false, false, 14336};
+	/* config classes whose head is tied unless the config says not */
+	static const char *const tied[] = {"bloom",	 "mpt",     "opt",
+					   "starcoder2", "cohere",  "cohere2",
+					   "gpt_neo",	 NULL};
+	if (is(t, tied))
+		d.tie = true;
 	/* Qwen's kin gate their windows by use_sliding_window too */
 	if (!strcmp(t, "dots1") || !strncmp(t, "qwen2_5_omni", 12) ||
 	    !strncmp(t, "qwen3_omni", 10))
@@ -1194,21 +1200,33 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	 * or one width in all */
 	static const char *const shared_names[] = {
 		"n_shared_experts", "num_shared_experts",
-		"moe_num_shared_experts", NULL};
+		"moe_num_shared_experts", "num_shared_expert", NULL};
 	const char *sn = first_of(c, shared_names);
+	bool mixed = true; /* Hunyuan's only with use_mixed_mlp_moe */
+	if (!strncmp(t, "hunyuan", 7) &&
+	    (e = get_bool(c, "use_mixed_mlp_moe", false, &mixed)))
+		return e;
 	if (m->family == KV_FAMILY_DEEPSEEK || sn ||
 	    !strcmp(t, "ernie4_5_moe")) {
 		uint64_t w = expert_ffn;
-		if ((e = get_uint(c, sn ? sn : shared_names[0], false,
-				  m->family == KV_FAMILY_DEEPSEEK ? 1
-				  : sn			       ? 0
-							       : 2,
-				  0, MAX_EXPERTS, &v)) ||
+		if ((e = get_uint_same(c, sn ? sn : shared_names[0],
+				       m->family == KV_FAMILY_DEEPSEEK ? 1
+				       : sn			    ? 0
+								    : 2,
+				       0, MAX_EXPERTS, &v)) ||
 		    (e = get_uint(c, "moe_shared_expert_intermediate_size",
 				  false, expert_ffn, 1, MAX_FFN, &w)))
 			return e;
+		v = mixed ? v : 0;
 		m->n_shared_experts = (uint32_t)v;
 		m->shared_ffn_dim = v * w;
+	} else if (!strcmp(t, "arctic")) {
+		/* a dense MLP beside the experts (the residual one) */
+		bool res;
+		if ((e = get_bool(c, "parallel_attn_mlp_res", false, &res)))
+			return e;
+		m->n_shared_experts = res;
+		m->shared_ffn_dim = res ? m->intermediate : 0;
 	} else if (present(c, "share_expert_dim")) { /* Step3 */
 		if ((e = get_uint(c, "share_expert_dim", false, 0, 0, MAX_FFN,
 				  &v)))
@@ -1986,8 +2004,15 @@ static int build(struct cfg *c, struct kv_model *m)
 		if (qwen2)
 			m->o_bias = false;
 	}
+	/* MLPs of two matrices (up, down), no gate */
+	static const char *const plain_mlp[] = {
+		"gpt_neox",   "gptj", "gpt_neo",   "codegen",  "bloom",
+		"mpt",	      "opt",  "starcoder2", "phi",	"persimmon",
+		"nemotron",   "arcee", "apertus",   NULL};
 	m->gated_mlp = m->family != KV_FAMILY_GPT2 &&
-		       m->family != KV_FAMILY_FALCON && !nemotron; /* relu^2 */
+		       m->family != KV_FAMILY_FALCON &&
+		       !nemotron && /* relu^2 */
+		       !is(m->model_type, plain_mlp);
 	m->layernorm = m->family == KV_FAMILY_GPT2 ||
 		       m->family == KV_FAMILY_FALCON;
 	m->attn_gate = !strcmp(m->model_type, "qwen3_next");

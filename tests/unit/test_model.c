@@ -838,6 +838,31 @@ static bool moe_at(const struct kv_model *m, const char *pattern)
 	return pattern[m->n_layers] == '\0';
 }
 
+/* The families whose MLP has no gate, and whose head is tied unless the
+ * config says not, as their config classes and modeling files build
+ * them. */
+static void test_plain_mlp(void)
+{
+	static const char *const types[] = {"opt", "bloom", "mpt",
+					    "starcoder2", "gpt_neox", "gptj"};
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+		char j[256];
+		snprintf(j, sizeof j, "{\"model_type\":\"%s\"," BASE "}",
+			 types[i]);
+		struct kv_model *m = parse(j);
+		if (!m)
+			continue;
+		CHECK(!m->gated_mlp);
+		CHECK(m->tie_embeddings == (i < 4)); /* gpt_neox, gptj untied */
+		kv_model_free(m);
+	}
+	struct kv_model *m = parse("{\"model_type\":\"cohere\"," BASE "}");
+	if (m) {
+		CHECK(m->gated_mlp && m->tie_embeddings);
+		kv_model_free(m);
+	}
+}
+
 /* Where each MoE family keeps its experts' count, width, shared experts
  * and layers. */
 static void test_moe_fields(void)
@@ -910,6 +935,29 @@ static void test_moe_fields(void)
 		CHECK_U64(m->shared_ffn_dim, 1024);
 		CHECK(m->layers[0].mlp == KV_MLP_DENSE &&
 		      m->layers[1].mlp == KV_MLP_MOE);
+		kv_model_free(m);
+	}
+	/* Hunyuan's shared expert only under use_mixed_mlp_moe; Arctic's
+	 * residual MLP beside its experts */
+	if ((m = parse("{\"model_type\":\"hunyuan\"," BASE
+		       ",\"intermediate_size\":96,\"num_experts\":4,"
+		       "\"moe_topk\":[1,1,1,1],\"num_shared_expert\":[1,1,1,1],"
+		       "\"use_mixed_mlp_moe\":true}"))) {
+		CHECK_U64(m->shared_ffn_dim, 96);
+		CHECK_U64(m->n_experts_active, 1);
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"model_type\":\"hunyuan\"," BASE
+		       ",\"num_experts\":4,\"num_shared_expert\":1}"))) {
+		CHECK_U64(m->shared_ffn_dim, 0);
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"model_type\":\"arctic\"," BASE
+		       ",\"intermediate_size\":80,\"num_local_experts\":8,"
+		       "\"parallel_attn_mlp_res\":true}"))) {
+		CHECK(moe_at(m, "EEEE"));
+		CHECK_U64(m->shared_ffn_dim, 80);
+		CHECK_U64(m->layers[0].ffn_dim, 80);
 		kv_model_free(m);
 	}
 	/* LongCat-Flash: each layer's dense MLP, the first of each pair
@@ -1020,6 +1068,7 @@ int main(void)
 	test_families();
 	test_mamba();
 	test_moe_fields();
+	test_plain_mlp();
 	test_json_edges();
 	test_big_file();
 	test_find();

@@ -94,6 +94,15 @@ int main(void)
 
 	CHECK_U64(count("openelm-270m").total, 271527168ULL);
 
+	/* MLPs of two matrices: GPT-J 6B ("6,053,381,344", the difference
+	 * its biases and LayerNorms' shifts), RedPajama-INCITE 3B (GPT-NeoX:
+	 * "2.8B") */
+	CHECK_NEAR((double)count("../tests/configs/gpt-j-6b").total / 1e9,
+		   6.05, 0.005);
+	CHECK_NEAR((double)count("../tests/configs/redpajama-incite-3b").total /
+			   1e9,
+		   2.775, 0.005);
+
 	/* DBRX, experts in ffn_config ("132B, 36B active"): per layer q
 	 * and o 6144^2 each, k and v 6144 x 1024, two norms, a router of 16,
 	 * 16 experts of 3 x 6144 x 10752; untied 100352 x 6144 twice and a
