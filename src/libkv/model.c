@@ -555,9 +555,9 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 	else if (f == KV_FAMILY_JAMBA)
 		d = (struct defaults){65536, 262144, 0, 0, false, false, 14336};
 	/* config classes whose head is tied unless the config says not */
-	static const char *const tied[] = {"bloom",	 "mpt",     "opt",
+	static const char *const tied[] = {"bloom",	 "mpt",	    "opt",
 					   "starcoder2", "cohere",  "cohere2",
-					   "gpt_neo",	 NULL};
+					   "gpt_neo",	 "phi3small", NULL};
 	if (is(t, tied))
 		d.tie = true;
 	/* Qwen's kin gate their windows by use_sliding_window too */
@@ -1127,13 +1127,17 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	struct cfg ffn;
 	if (nested(c, "ffn_config", &ffn))
 		c = &ffn;
-	static const char *const ffn_names[] = {"intermediate_size", "n_inner",
-						"ffn_hidden_size", "ffn_dim",
-						NULL};
+	static const char *const ffn_names[] = {
+		"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim",
+		"ff_intermediate_size", NULL};
 	uint64_t ffn_def = d->ffn ? d->ffn : 4 * m->hidden;
 	if ((e = get_uint_any(c, ffn_names, false, ffn_def, 1, MAX_FFN,
 			      &m->intermediate)))
 		return e;
+	/* Molmo's intermediate_size is its gate and up fused: twice the
+	 * width */
+	if (!strcmp(t, "molmo"))
+		m->intermediate = m->intermediate / 2 ? m->intermediate / 2 : 1;
 	for (uint32_t i = 0; i < n; i++) {
 		m->layers[i].mlp = KV_MLP_DENSE;
 		m->layers[i].ffn_dim = m->intermediate;

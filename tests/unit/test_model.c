@@ -861,6 +861,19 @@ static void test_plain_mlp(void)
 		CHECK(m->gated_mlp && m->tie_embeddings);
 		kv_model_free(m);
 	}
+	/* Phi-3-small's ff_intermediate_size, tied; Molmo's fused gate and
+	 * up, twice the width */
+	if ((m = parse("{\"model_type\":\"phi3small\"," BASE
+		       ",\"ff_intermediate_size\":96}"))) {
+		CHECK_U64(m->intermediate, 96);
+		CHECK(m->gated_mlp && m->tie_embeddings);
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"model_type\":\"molmo\"," BASE
+		       ",\"intermediate_size\":96}"))) {
+		CHECK_U64(m->layers[0].ffn_dim, 48);
+		kv_model_free(m);
+	}
 }
 
 /* Where each MoE family keeps its experts' count, width, shared experts
