@@ -597,7 +597,7 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_bytes(t, f.bytes_per_token);
 	cli_put_bytes(t, f.dup_per_token);
 	cli_put_u64(t, f.kv_tokens);
-	cli_put_f(t, f.users, 2);
+	cli_put_f(t, kv_fit_users_shown(f.users), 2);
 	cli_put_u64(t, f.users_whole);
 	cli_put_bytes(t, f.kv_bytes);
 	cli_put_bytes(t, f.dup_bytes);

@@ -134,6 +134,11 @@ struct kv_fit {
  * Weights that do not fit are an answer: users 0, `missing` set. */
 int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *out, char *err);
 
+/* users to two decimals as shown: rounded, except where that would reach
+ * the next whole sequence, which does not fit (17.999 is 17.99, not
+ * 18.00). */
+double kv_fit_users_shown(double users);
+
 /* The longest context (tokens, from max(1, prefix) to 2^40) at which
  * `users` sequences fit; 0 when none does. Returns 0 or KV_E*. */
 int kv_fit_solve_ctx(const struct kv_fit_in *in, uint64_t users,

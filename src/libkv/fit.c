@@ -576,3 +576,9 @@ char *kv_fit_bar(const struct kv_fit_in *in, const struct kv_fit *f,
 	buf[width] = '\0';
 	return buf;
 }
+
+double kv_fit_users_shown(double users)
+{
+	double r = round(users * 100) / 100;
+	return floor(r) > floor(users) ? floor(users * 100) / 100 : r;
+}

@@ -353,8 +353,21 @@ static void test_sparse(void)
 	kv_model_free(m);
 }
 
+/* users as kvfit shows them: rounded to 0.01 (the seed's 54.0167 is
+ * 54.02), but never up to a sequence that does not fit */
+static void test_users_shown(void)
+{
+	CHECK_NEAR(kv_fit_users_shown(58e9 / (131072.0 * 8192)), 54.02, 1e-9);
+	CHECK_NEAR(kv_fit_users_shown(17.999), 17.99, 1e-9);
+	CHECK_NEAR(kv_fit_users_shown(17.995), 17.99, 1e-9);
+	CHECK_NEAR(kv_fit_users_shown(0.996), 0.99, 1e-9);
+	CHECK_NEAR(kv_fit_users_shown(3), 3, 1e-9);
+	CHECK_NEAR(kv_fit_users_shown(2.994), 2.99, 1e-9);
+}
+
 int main(void)
 {
+	test_users_shown();
 	struct kv_model *m = test_load("llama-3.1-8b");
 	if (!m)
 		return 1;
