@@ -32,13 +32,6 @@ const char *kv_strerror(int err);
 int kv_mul(uint64_t a, uint64_t b, uint64_t *out);
 int kv_add(uint64_t a, uint64_t b, uint64_t *out);
 
-/* A buffer of bytes for a large array that is streamed (the cache, the
- * weights, the bandwidth probe): 64-byte aligned, and from 2 MiB up
- * aligned to 2 MiB with transparent huge pages asked for (Linux), so
- * that a stream's pages take few TLB entries. NULL when out of memory;
- * freed with free(). */
-void *kv_alloc_big(uint64_t bytes);
-
 /* Length of the message buffers filled by libkv. */
 #define KV_ERRLEN 1024
 

@@ -102,7 +102,8 @@ int kv_membw_new(uint64_t bytes, uint32_t threads, struct kv_membw **out)
 	b->words = (size_t)(bytes / threads / 64 * 8);
 	b->slices = calloc(threads, sizeof *b->slices);
 	if (!b->slices ||
-	    !(b->buf = kv_alloc_big(b->words * threads * sizeof *b->buf))) {
+	    posix_memalign((void **)&b->buf, 64,
+			   b->words * threads * sizeof *b->buf)) {
 		free(b->slices);
 		free(b);
 		return KV_ENOMEM;
