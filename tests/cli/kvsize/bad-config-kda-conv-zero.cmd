@@ -1,0 +1,1 @@
+kvsize tests/bad/kda-conv-zero.json

@@ -1,0 +1,1 @@
+kvsize tests/bad/moe-layers-enum.json
