@@ -108,8 +108,10 @@ struct kv_model {
 	 * DeltaNet (Qwen3-Next, Qwen3.5: groups key heads of d_state, heads
 	 * value heads of d_inner / heads), 4: MiniMax's lightning attention,
 	 * 5: Kimi Linear's KDA (both: heads of d_state = head_dim channels;
-	 * KDA's groups are its key heads, d_conv its short convolution) */
-	uint32_t ssm_version;  /* 1 to 5; 0 without */
+	 * KDA's groups are its key heads, d_conv its short convolution), 6:
+	 * RecurrentGemma's RG-LRU (d_inner = lru_width in heads' blocks,
+	 * d_state 1, d_conv conv1d_width) */
+	uint32_t ssm_version;  /* 1 to 6; 0 without */
 	enum kv_dtype ssm_dtype; /* of the recurrent state (mamba_ssm_dtype) */
 	uint32_t ssm_d_state;  /* SSM state per channel */
 	uint32_t ssm_d_conv;   /* convolution kernel */

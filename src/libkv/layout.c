@@ -205,7 +205,10 @@ int kv_model_state_bytes(const struct kv_model *m, const struct kv_opts *o,
 		conv += 2ULL * m->ssm_groups * m->ssm_d_state;
 	uint64_t inner = (m->ssm_d_inner + tp - 1) / tp;
 	conv = (conv + tp - 1) / tp;
-	per = conv * m->ssm_d_conv * bc + inner * m->ssm_d_state * bs;
+	/* RecurrentGemma's reference keeps the convolution's last width - 1
+	 * inputs; the others' keep a whole window (Transformers' caches) */
+	uint64_t taps = m->ssm_version == 6 ? m->ssm_d_conv - 1 : m->ssm_d_conv;
+	per = conv * taps * bc + inner * m->ssm_d_state * bs;
 	if (kv_mul(per, n, &b) || kv_mul(b, users, out))
 		return KV_ERANGE;
 	return 0;

@@ -557,7 +557,8 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 	/* config classes whose head is tied unless the config says not */
 	static const char *const tied[] = {"bloom",	 "mpt",	    "opt",
 					   "starcoder2", "cohere",  "cohere2",
-					   "gpt_neo",	 "phi3small", NULL};
+					   "gpt_neo",	 "phi3small",
+					   "recurrent_gemma", NULL};
 	if (is(t, tied))
 		d.tie = true;
 	/* Qwen's kin gate their windows by use_sliding_window too */
@@ -1134,9 +1135,9 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	if ((e = get_uint_any(c, ffn_names, false, ffn_def, 1, MAX_FFN,
 			      &m->intermediate)))
 		return e;
-	/* Molmo's intermediate_size is its gate and up fused: twice the
-	 * width */
-	if (!strcmp(t, "molmo"))
+	/* Molmo's intermediate_size is its gate and up fused, and
+	 * RecurrentGemma's MLP halves its own: twice the width */
+	if (!strcmp(t, "molmo") || !strcmp(t, "recurrent_gemma"))
 		m->intermediate = m->intermediate / 2 ? m->intermediate / 2 : 1;
 	for (uint32_t i = 0; i < n; i++) {
 		m->layers[i].mlp = KV_MLP_DENSE;
@@ -1575,8 +1576,10 @@ static int read_mamba(struct cfg *c, struct kv_model *m,
  * short_conv_kernel_size over its q, k and v. Both go in the Mamba-2
  * terms kv_model_state_bytes() reads: heads x head_dim channels of
  * head_dim state each, and for KDA one group per head (its keys).
- * Returns 0, with m untouched where neither applies (a KDA without its
- * heads and head size is not sized).
+ * RecurrentGemma's recurrent blocks (RG-LRU) keep a float32 value per
+ * channel of lru_width and the convolution's last conv1d_width - 1
+ * inputs. Returns 0, with m untouched where none applies (a KDA without
+ * its heads and head size is not sized).
  */
 static int read_linear(struct cfg *c, struct kv_model *m)
 {
@@ -1585,6 +1588,27 @@ static int read_linear(struct cfg *c, struct kv_model *m)
 	struct cfg lin;
 	uint32_t heads, hd, conv = 0;
 	int e;
+	if (!strcmp(m->model_type, "recurrent_gemma")) {
+		uint64_t w;
+		m->ssm_version = 6;
+		m->ssm_dtype = KV_DTYPE_F32;
+		if ((e = get_uint(c, "lru_width", false, m->hidden, 1,
+				  MAX_HIDDEN, &w)) ||
+		    (e = get_u32(c, "conv1d_width", false, 4, 1, 1 << 10,
+				 &conv)))
+			return e;
+		if (w % m->n_heads)
+			return fail(c, "lru_width: must split into the %u "
+				    "heads' blocks, got %llu",
+				    m->n_heads, (unsigned long long)w);
+		m->ssm_heads = m->n_heads;
+		m->ssm_d_inner = w;
+		m->ssm_d_state = 1;
+		m->ssm_d_conv = conv;
+		for (uint32_t i = 0; i < m->n_layers; i++)
+			m->layers[i].ssm = m->layers[i].attn == KV_ATTN_NONE;
+		return 0;
+	}
 	if (present(c, "attn_type_list") || is(m->model_type, lightning)) {
 		m->ssm_version = 4;
 		m->ssm_dtype = m->dtype;
@@ -2001,7 +2025,10 @@ static int build(struct cfg *c, struct kv_model *m)
 		m->qkv_bias = m->o_bias = m->mlp_bias = b;
 	} else {
 		if ((e = get_bool(c, "attention_bias", bias_def, &m->o_bias)) ||
-		    (e = get_bool(c, "mlp_bias", m->family == KV_FAMILY_GPT2,
+		    (e = get_bool(c, "mlp_bias",
+				  m->family == KV_FAMILY_GPT2 ||
+					  !strcmp(m->model_type,
+						  "recurrent_gemma"),
 				  &m->mlp_bias)))
 			goto out;
 		m->qkv_bias = m->o_bias || qwen2;

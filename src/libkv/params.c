@@ -167,6 +167,20 @@ static void kda(struct acc *a, const struct kv_model *m)
 	mac(a, in, m->hidden);            /* o_proj */
 }
 
+/* RecurrentGemma's recurrent block: biased x and y projections to the
+ * LRU's width, a biased depthwise convolution, the RG-LRU's input and
+ * recurrence gates (a block-diagonal matrix and a bias per head's block)
+ * and its recurrence parameter, a biased out projection. */
+static void rglru(struct acc *a, const struct kv_model *m)
+{
+	uint64_t w = m->ssm_d_inner, bw = w / m->ssm_heads;
+	mac(a, m->hidden + 1, 2 * w);     /* linear_x, linear_y */
+	mac(a, w, m->ssm_d_conv + 1);     /* conv_1d */
+	mac(a, 2 * w, bw + 1);            /* input and recurrence gates */
+	mac(a, 1, w);                     /* recurrent_param */
+	mac(a, w + 1, m->hidden);         /* linear_out */
+}
+
 int kv_layer_params(const struct kv_model *m, uint32_t i,
 		    struct kv_params *p)
 {
@@ -174,7 +188,9 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	struct acc a = {0, 0};
 	*p = (struct kv_params){0};
 
-	if (l->ssm && m->ssm_version == 5)
+	if (l->ssm && m->ssm_version == 6)
+		rglru(&a, m);
+	else if (l->ssm && m->ssm_version == 5)
 		kda(&a, m);
 	else if (l->ssm && m->ssm_version == 4)
 		lightning(&a, m);

@@ -329,6 +329,19 @@ static void test_kda_state(void)
 	kv_model_free(m);
 }
 
+/* RecurrentGemma 2B: 18 recurrent layers, each the convolution's last 3
+ * inputs of 2,560 channels and a float32 value per channel, in f32 (the
+ * config names no dtype): 18 x (2560 x 3 x 4 + 2560 x 4) B a sequence. */
+static void test_rglru_state(void)
+{
+	struct kv_model *m = test_load("../tests/configs/recurrentgemma-2b");
+	if (!m)
+		return;
+	CHECK_U64(m->ssm_version, 6);
+	CHECK_U64(state_of(m, 1, 1), 18ULL * (2560 * 3 * 4 + 2560 * 4));
+	kv_model_free(m);
+}
+
 /* Jamba: attention every period-th layer; Mamba state separately */
 static void test_hybrid(void)
 {
@@ -475,6 +488,7 @@ int main(void)
 	test_deltanet_state();
 	test_lightning_state();
 	test_kda_state();
+	test_rglru_state();
 	test_hybrid();
 	test_overflow();
 	test_articles();

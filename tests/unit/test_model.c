@@ -821,6 +821,18 @@ static void test_mamba(void)
 		CHECK_U64(m->ssm_d_state, 256);
 		kv_model_free(m);
 	}
+	/* RecurrentGemma: the RG-LRU's width splits into the heads' blocks */
+	CHECK_STR(bad("{\"model_type\":\"recurrent_gemma\"," BASE
+		      ",\"lru_width\":66}"),
+		  "x.json: lru_width: must split into the 4 heads' blocks, "
+		  "got 66");
+	if ((m = parse("{\"model_type\":\"recurrent_gemma\"," BASE "}"))) {
+		CHECK(m->layers[0].ssm && !m->layers[2].ssm);
+		CHECK_U64(m->ssm_d_inner, 64);
+		CHECK_U64(m->ssm_d_conv, 4);
+		CHECK(m->tie_embeddings && m->mlp_bias);
+		kv_model_free(m);
+	}
 	/* Falcon-H1: a mixer beside the attention of every layer */
 	if ((m = parse("{\"model_type\":\"falcon_h1\"," BASE
 		       ",\"mamba_n_heads\":4,\"mamba_d_ssm\":64}"))) {

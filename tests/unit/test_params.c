@@ -131,6 +131,25 @@ int main(void)
 		kv_model_free(k);
 	}
 
+	/* RecurrentGemma 2B ("2.7B", tied): a recurrent layer's biased x and
+	 * y projections 2560 x 2560, convolution 2560 x (4 + 1), gates 2 x
+	 * 2560 x (256 + 1), recurrence 2560, out 2560 x 2560 biased; two
+	 * norms; the MLP biased and half as wide as intermediate_size,
+	 * 3 x 2560 x 7680 */
+	struct kv_model *rg = test_load("../tests/configs/recurrentgemma-2b");
+	if (rg) {
+		struct kv_params lp;
+		CHECK(kv_layer_params(rg, 0, &lp) == 0);
+		CHECK_U64(lp.total, 2561ULL * 5120 + 2560 * 5 + 5120 * 257 +
+					    2560 + 2561ULL * 2560 + 2 * 2560 +
+					    3ULL * 2560 * 7680 + 2 * 7680 +
+					    2560);
+		kv_model_free(rg);
+	}
+	CHECK_NEAR((double)count("../tests/configs/recurrentgemma-2b").total /
+			   1e9,
+		   2.683, 0.001);
+
 	/* MiniMax's lightning attention (layer 0): qkv and the output gate
 	 * 64 x 4 x 64, a norm of 64, out_proj 64 x 64, two norms; experts 4
 	 * x 3 x 64 x 32 and a router of 4, 2 of them a token */
