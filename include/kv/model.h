@@ -102,6 +102,11 @@ struct kv_model {
 	uint64_t shared_ffn_dim;   /* width of the shared expert(s) in total */
 	bool expert_bias;          /* experts carry biases (gpt-oss) */
 	uint32_t n_mtp_layers;     /* extra next-token prediction layers */
+	uint32_t n_mem_blocks;     /* Zamba2: attention blocks whose weights
+				      its attention layers share in turn
+				      (num_mem_blocks); 0 none shared */
+	uint32_t adapter_rank;     /* Zamba2: rank of each such layer's own
+				      MLP adapter */
 
 	/* state-space mixers: Mamba-1 (Jamba, Mamba, Falcon Mamba), Mamba-2
 	 * (Mamba2, Bamba, Granite 4.0 H, NemotronH, Falcon-H1), 3: gated

@@ -558,7 +558,8 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 	static const char *const tied[] = {"bloom",	 "mpt",	    "opt",
 					   "starcoder2", "cohere",  "cohere2",
 					   "gpt_neo",	 "phi3small",
-					   "recurrent_gemma", NULL};
+					   "recurrent_gemma", "zamba",
+					   "zamba2", NULL};
 	if (is(t, tied))
 		d.tie = true;
 	/* Qwen's kin gate their windows by use_sliding_window too */
@@ -1468,6 +1469,9 @@ static const struct mamba_fields MAMBA[] = {
 	{" nemotron_h ", 2, "mamba_num_heads", "mamba_head_dim", "n_groups",
 	 "ssm_state_size", "conv_kernel", "expand", NULL, 128, 64, 8, 128, 4,
 	 true},
+	/* Zamba2: heads of mamba_headdim over mamba_expand x hidden */
+	{" zamba2 ", 2, NULL, "mamba_headdim", "mamba_ngroups", "mamba_d_state",
+	 "mamba_d_conv", "mamba_expand", NULL, 0, 64, 1, 64, 4, false},
 	/* gated DeltaNet: value heads, key heads (groups) of d_state */
 	{" qwen3_next qwen3_5_text qwen3_5_moe_text ", 3,
 	 "linear_num_value_heads", "linear_value_head_dim",
@@ -1988,9 +1992,24 @@ static int build(struct cfg *c, struct kv_model *m)
 	if (!e && mf)
 		e = read_mamba(c, m, mf);
 	/* the Mamba layers: Jamba's, Bamba's and Granite's that do not
-	 * attend, NemotronH's 'M', every Falcon-H1 layer beside its
-	 * attention */
-	bool beside = !strcmp(m->model_type, "falcon_h1");
+	 * attend, NemotronH's 'M', every Falcon-H1 and Zamba2 layer beside
+	 * its attention */
+	bool beside = !strcmp(m->model_type, "falcon_h1") ||
+		      !strcmp(m->model_type, "zamba2");
+	/* Zamba2's attention layers share num_mem_blocks blocks' weights
+	 * (attention and MLP) in turn, each with an MLP adapter of its own;
+	 * its layers hold no MLP of their own */
+	uint64_t mem = 0, rank = 0;
+	if (!e && !strcmp(m->model_type, "zamba2") &&
+	    !(e = get_uint(c, "num_mem_blocks", false, 1, 1, MAX_LAYERS,
+			   &mem)) &&
+	    !(e = get_uint(c, "adapter_rank", false, 128, 0, MAX_HIDDEN,
+			   &rank))) {
+		m->n_mem_blocks = (uint32_t)mem;
+		m->adapter_rank = (uint32_t)rank;
+		for (uint32_t i = 0; i < n; i++)
+			m->layers[i].mlp = KV_MLP_NONE;
+	}
 	for (uint32_t i = 0; !e && mf && i < n; i++) {
 		struct kv_layer *l = &m->layers[i];
 		l->ssm = nemotron ? pattern && pattern[i] == 'M'

@@ -181,6 +181,30 @@ static void rglru(struct acc *a, const struct kv_model *m)
 	mac(a, w + 1, m->hidden);         /* linear_out */
 }
 
+/* A Zamba2 attention layer: the shared block it takes in turn, counted
+ * at the first n_mem_blocks such layers (attention over the hidden state
+ * and the embedding side by side, 2 hidden in; the MLP; a norm of 2
+ * hidden and one of hidden), then its own linear and MLP adapter. */
+static void zamba2_shared(struct acc *a, const struct kv_model *m,
+			  uint32_t i)
+{
+	const struct kv_layer *l = &m->layers[i];
+	uint32_t turn = 0;
+	for (uint32_t j = 0; j < i; j++)
+		turn += m->layers[j].attn != KV_ATTN_NONE;
+	uint64_t q = (uint64_t)l->q_heads * l->head_dim_k;
+	uint64_t kv = (uint64_t)l->kv_heads * (l->head_dim_k + l->head_dim_v);
+	uint64_t ffn = m->intermediate;
+	if (turn < m->n_mem_blocks) {
+		mac(a, 2 * m->hidden, q + kv);
+		mac(a, (uint64_t)l->q_heads * l->head_dim_v, m->hidden);
+		mlp(a, m, ffn, false);
+		mac(a, 3, m->hidden); /* the two norms */
+	}
+	mac(a, m->hidden, m->hidden);                 /* linear */
+	mac(a, m->hidden + 2 * ffn, m->adapter_rank); /* MLP adapter */
+}
+
 int kv_layer_params(const struct kv_model *m, uint32_t i,
 		    struct kv_params *p)
 {
@@ -202,6 +226,8 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 		mamba(&a, m);
 	if (l->attn == KV_ATTN_MLA)
 		mla(&a, m, l->q_heads);
+	else if (l->attn != KV_ATTN_NONE && m->n_mem_blocks)
+		zamba2_shared(&a, m, i);
 	else if (l->attn != KV_ATTN_NONE)
 		attention(&a, m, l);
 	/* a layer of one part (a mixer or an MLP alone) has one norm */

@@ -342,6 +342,17 @@ static void test_rglru_state(void)
 	kv_model_free(m);
 }
 
+/* Zamba2 2.7B: a Mamba-2 mixer in all 54 layers, the attention ones
+ * too: (5120 + 2 x 64) x 4 + 5120 x 64 values in bf16 each. */
+static void test_zamba2_state(void)
+{
+	struct kv_model *m = test_load("../tests/configs/zamba2-2.7b");
+	if (!m)
+		return;
+	CHECK_U64(state_of(m, 1, 1), 54ULL * ((5248 * 4 + 5120 * 64) * 2));
+	kv_model_free(m);
+}
+
 /* Jamba: attention every period-th layer; Mamba state separately */
 static void test_hybrid(void)
 {
@@ -489,6 +500,7 @@ int main(void)
 	test_lightning_state();
 	test_kda_state();
 	test_rglru_state();
+	test_zamba2_state();
 	test_hybrid();
 	test_overflow();
 	test_articles();

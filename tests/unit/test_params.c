@@ -150,6 +150,20 @@ int main(void)
 			   1e9,
 		   2.683, 0.001);
 
+	/* Zamba2 2.7B ("2.7B", tied): 54 Mamba-2 mixers (in_proj 2560 x
+	 * 10448, conv 5248 x 5, dt, A and D of 80 heads, a norm of 5120,
+	 * out_proj 5120 x 2560) with a norm each; 2 shared blocks (q, k, v
+	 * over 5120 inputs, 3 x 5120 outputs; o 5120 x 2560; MLP 3 x 2560 x
+	 * 10240; norms 3 x 2560) taken in turn by 9 attention layers, each
+	 * with a linear 2560 x 2560 and an MLP adapter (2560 + 20480) x 128 */
+	CHECK_U64(count("../tests/configs/zamba2-2.7b").total,
+		  54ULL * (2560ULL * 10448 + 5248 * 5 + 240 + 5120 +
+			   5120ULL * 2560 + 2560) +
+			  2ULL * (5120ULL * 15360 + 5120ULL * 2560 +
+				  3ULL * 2560 * 10240 + 3 * 2560) +
+			  9ULL * (2560ULL * 2560 + 23040ULL * 128) +
+			  32000ULL * 2560 + 2560);
+
 	/* MiniMax's lightning attention (layer 0): qkv and the output gate
 	 * 64 x 4 x 64, a norm of 64, out_proj 64 x 64, two norms; experts 4
 	 * x 3 x 64 x 32 and a router of 4, 2 of them a token */
