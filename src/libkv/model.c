@@ -1590,34 +1590,27 @@ static int read_linear(struct cfg *c, struct kv_model *m)
 	static const char *const lightning[] = {
 		"minimax", "minimax_m1", "minimax_text_01", NULL};
 	struct cfg lin;
-	uint32_t heads, hd, conv = 0;
+	uint32_t heads = m->n_heads, hd = m->head_dim, conv = 0;
+	uint64_t inner;
 	int e;
 	if (!strcmp(m->model_type, "recurrent_gemma")) {
-		uint64_t w;
 		m->ssm_version = 6;
 		m->ssm_dtype = KV_DTYPE_F32;
 		if ((e = get_uint(c, "lru_width", false, m->hidden, 1,
-				  MAX_HIDDEN, &w)) ||
+				  MAX_HIDDEN, &inner)) ||
 		    (e = get_u32(c, "conv1d_width", false, 4, 1, 1 << 10,
 				 &conv)))
 			return e;
-		if (w % m->n_heads)
+		if (inner % heads)
 			return fail(c, "lru_width: must split into the %u "
 				    "heads' blocks, got %llu",
-				    m->n_heads, (unsigned long long)w);
-		m->ssm_heads = m->n_heads;
-		m->ssm_d_inner = w;
-		m->ssm_d_state = 1;
-		m->ssm_d_conv = conv;
-		for (uint32_t i = 0; i < m->n_layers; i++)
-			m->layers[i].ssm = m->layers[i].attn == KV_ATTN_NONE;
-		return 0;
-	}
-	if (present(c, "attn_type_list") || is(m->model_type, lightning)) {
+				    heads, (unsigned long long)inner);
+		hd = 1; /* the state: one value a channel */
+	} else if (present(c, "attn_type_list") ||
+		   is(m->model_type, lightning)) {
 		m->ssm_version = 4;
 		m->ssm_dtype = m->dtype;
-		heads = m->n_heads;
-		hd = m->head_dim;
+		inner = (uint64_t)heads * hd;
 	} else if (nested(c, "linear_attn_config", &lin) &&
 		   present(&lin, "num_heads") && present(&lin, "head_dim")) {
 		m->ssm_version = 5;
@@ -1630,11 +1623,12 @@ static int read_linear(struct cfg *c, struct kv_model *m)
 				 1 << 10, &conv)))
 			return e;
 		m->ssm_groups = heads;
+		inner = (uint64_t)heads * hd;
 	} else {
 		return 0;
 	}
 	m->ssm_heads = heads;
-	m->ssm_d_inner = (uint64_t)heads * hd;
+	m->ssm_d_inner = inner;
 	m->ssm_d_state = hd;
 	m->ssm_d_conv = conv;
 	for (uint32_t i = 0; i < m->n_layers; i++)

@@ -212,18 +212,15 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	struct acc a = {0, 0};
 	*p = (struct kv_params){0};
 
-	if (l->ssm && m->ssm_version == 6)
-		rglru(&a, m);
-	else if (l->ssm && m->ssm_version == 5)
-		kda(&a, m);
-	else if (l->ssm && m->ssm_version == 4)
-		lightning(&a, m);
-	else if (l->ssm && m->ssm_version == 3)
-		deltanet(&a, m);
-	else if (l->ssm && m->ssm_version == 2)
-		mamba2(&a, m);
-	else if (l->ssm)
-		mamba(&a, m);
+	switch (l->ssm ? m->ssm_version : 0) {
+	case 0: break;
+	case 1: mamba(&a, m); break;
+	case 2: mamba2(&a, m); break;
+	case 3: deltanet(&a, m); break;
+	case 4: lightning(&a, m); break;
+	case 5: kda(&a, m); break;
+	default: rglru(&a, m); break;
+	}
 	if (l->attn == KV_ATTN_MLA)
 		mla(&a, m, l->q_heads);
 	else if (l->attn != KV_ATTN_NONE && m->n_mem_blocks)
