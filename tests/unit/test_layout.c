@@ -314,43 +314,37 @@ static void test_lightning_state(void)
 	kv_model_free(m);
 }
 
-/* Kimi Linear's KDA (the published config): 20 KDA layers, each a
- * convolution of kernel 4 over q, k and v of 32 heads x 128 in bf16 and
- * a float32 state of 32 heads x 128 x 128: 20 x (12,288 x 4 x 2 +
- * 4,096 x 128 x 4) = 43,909,120 B a sequence. */
-static void test_kda_state(void)
+/* The states of published configs, a sequence each, worked by hand:
+ * - Kimi Linear's KDA: 20 layers, each a convolution of kernel 4 over q,
+ *   k and v of 32 heads x 128 in bf16 and a float32 state of 32 heads x
+ *   128 x 128 (43,909,120 B);
+ * - RecurrentGemma 2B: 18 recurrent layers, each the convolution's last 3
+ *   inputs of 2,560 channels and a float32 value per channel, in f32 (the
+ *   config names no dtype);
+ * - Zamba2 2.7B: a Mamba-2 mixer in all 54 layers, the attention ones
+ *   too, (5120 + 2 x 64) x 4 + 5120 x 64 values in bf16 each. */
+static void test_published_states(void)
 {
-	struct kv_model *m = test_load("../tests/configs/kimi-linear-48b-a3b");
-	if (!m)
-		return;
-	CHECK_U64(m->ssm_version, 5);
-	CHECK_U64(state_of(m, 1, 1),
-		  20ULL * (12288 * 4 * 2 + 4096ULL * 128 * 4));
-	kv_model_free(m);
-}
-
-/* RecurrentGemma 2B: 18 recurrent layers, each the convolution's last 3
- * inputs of 2,560 channels and a float32 value per channel, in f32 (the
- * config names no dtype): 18 x (2560 x 3 x 4 + 2560 x 4) B a sequence. */
-static void test_rglru_state(void)
-{
-	struct kv_model *m = test_load("../tests/configs/recurrentgemma-2b");
-	if (!m)
-		return;
-	CHECK_U64(m->ssm_version, 6);
-	CHECK_U64(state_of(m, 1, 1), 18ULL * (2560 * 3 * 4 + 2560 * 4));
-	kv_model_free(m);
-}
-
-/* Zamba2 2.7B: a Mamba-2 mixer in all 54 layers, the attention ones
- * too: (5120 + 2 x 64) x 4 + 5120 x 64 values in bf16 each. */
-static void test_zamba2_state(void)
-{
-	struct kv_model *m = test_load("../tests/configs/zamba2-2.7b");
-	if (!m)
-		return;
-	CHECK_U64(state_of(m, 1, 1), 54ULL * ((5248 * 4 + 5120 * 64) * 2));
-	kv_model_free(m);
+	static const struct {
+		const char *config;
+		uint32_t version;
+		uint64_t state;
+	} cases[] = {
+		{"../tests/configs/kimi-linear-48b-a3b", 5,
+		 20ULL * (12288 * 4 * 2 + 4096ULL * 128 * 4)},
+		{"../tests/configs/recurrentgemma-2b", 6,
+		 18ULL * (2560 * 3 * 4 + 2560 * 4)},
+		{"../tests/configs/zamba2-2.7b", 2,
+		 54ULL * ((5248 * 4 + 5120 * 64) * 2)},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct kv_model *m = test_load(cases[i].config);
+		if (!m)
+			continue;
+		CHECK_U64(m->ssm_version, cases[i].version);
+		CHECK_U64(state_of(m, 1, 1), cases[i].state);
+		kv_model_free(m);
+	}
 }
 
 /* Jamba: attention every period-th layer; Mamba state separately */
@@ -498,9 +492,7 @@ int main(void)
 	test_mamba2_state();
 	test_deltanet_state();
 	test_lightning_state();
-	test_kda_state();
-	test_rglru_state();
-	test_zamba2_state();
+	test_published_states();
 	test_hybrid();
 	test_overflow();
 	test_articles();

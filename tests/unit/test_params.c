@@ -108,12 +108,12 @@ int main(void)
 	 * 16 experts of 3 x 6144 x 10752; untied 100352 x 6144 twice and a
 	 * final norm; 4 experts a token */
 	p = count("../tests/configs/dbrx-instruct");
-	CHECK_U64(p.total, 40ULL * (88080384 + 12288 + 98304 +
-				    16ULL * 198180864) +
-				   2ULL * 100352 * 6144 + 6144);
-	CHECK_U64(p.active, 40ULL * (88080384 + 12288 + 98304 +
-				     4ULL * 198180864) +
-				    2ULL * 100352 * 6144 + 6144);
+	{
+		uint64_t layer = 88080384 + 12288 + 98304, expert = 198180864;
+		uint64_t edges = 2ULL * 100352 * 6144 + 6144;
+		CHECK_U64(p.total, 40 * (layer + 16 * expert) + edges);
+		CHECK_U64(p.active, 40 * (layer + 4 * expert) + edges);
+	}
 
 	/* Kimi Linear's first layer, KDA and a dense MLP: q, k, v 2304 x
 	 * 4096 with convolutions of 4, f and g's low ranks 2304 x 128 and
