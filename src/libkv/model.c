@@ -949,6 +949,27 @@ static int block_types(struct cfg *c, const struct kv_model *m,
 	return 0;
 }
 
+/* Zamba's layers without a layers_block_type list, as its config class
+ * makes one: layer 2, then every attn_layer_period-th from
+ * attn_layer_offset past it, attend (a "hybrid" layer), the rest are
+ * Mamba layers alone. */
+static int zamba_kinds(struct cfg *c, const struct kv_model *m,
+		       enum kv_attn *k)
+{
+	uint64_t period, offset;
+	int e;
+	if ((e = get_uint(c, "attn_layer_period", false, 6, 1, MAX_LAYERS,
+			  &period)) ||
+	    (e = get_uint(c, "attn_layer_offset", false, 4, 0, MAX_LAYERS,
+			  &offset)))
+		return e;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		k[i] = i == 2 || (i > 2 && (i - 3) % period == offset)
+			       ? KV_ATTN_FULL
+			       : KV_ATTN_NONE;
+	return 0;
+}
+
 /*
  * The attention kind of every layer: an explicit layer_types list wins;
  * otherwise the family's rule (Gemma's alternation, Jamba's period, Llama 4's
@@ -972,6 +993,8 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 		return e;
 	if (!strcmp(t, "recurrent_gemma"))
 		return block_types(c, m, k);
+	if (!strcmp(t, "zamba"))
+		return zamba_kinds(c, m, k);
 	if (m->family == KV_FAMILY_JAMBA) {
 		uint64_t period, offset;
 		if ((e = get_uint(c, "attn_layer_period", false, 8, 1, MAX_LAYERS,
@@ -1454,7 +1477,7 @@ struct mamba_fields {
 };
 
 static const struct mamba_fields MAMBA[] = {
-	{" jamba ", 1, NULL, NULL, NULL, "mamba_d_state", "mamba_d_conv",
+	{" jamba zamba ", 1, NULL, NULL, NULL, "mamba_d_state", "mamba_d_conv",
 	 "mamba_expand", NULL, 0, 0, 0, 16, 4, false},
 	{" mamba falcon_mamba ", 1, NULL, NULL, NULL, "state_size",
 	 "conv_kernel", "expand", "intermediate_size", 0, 0, 0, 16, 4, false},
@@ -1533,8 +1556,9 @@ static int read_mamba(struct cfg *c, struct kv_model *m,
 			    "float32, float16 or bfloat16, got \"%.60s\"", sd);
 	m->ssm_d_inner = inner ? inner : expand * m->hidden;
 	if (f->version == 1) {
-		const char *dt = m->family == KV_FAMILY_JAMBA ? "mamba_dt_rank"
-							      : "time_step_rank";
+		const char *dt = !strcmp(f->state, "mamba_d_state")
+					 ? "mamba_dt_rank"
+					 : "time_step_rank";
 		if ((e = get_auto(c, dt, MAX_HIDDEN, &v)))
 			return e;
 		m->ssm_dt_rank = (uint32_t)(v ? v : (m->hidden + 15) / 16);
@@ -1986,19 +2010,22 @@ static int build(struct cfg *c, struct kv_model *m)
 	if (!e && mf)
 		e = read_mamba(c, m, mf);
 	/* the Mamba layers: Jamba's, Bamba's and Granite's that do not
-	 * attend, NemotronH's 'M', every Falcon-H1 and Zamba2 layer beside
-	 * its attention */
-	bool beside = !strcmp(m->model_type, "falcon_h1") ||
-		      !strcmp(m->model_type, "zamba2");
+	 * attend, NemotronH's 'M', every Falcon-H1, Zamba and Zamba2 layer
+	 * beside its attention */
+	bool zamba = !strncmp(m->model_type, "zamba", 5);
+	bool beside = !strcmp(m->model_type, "falcon_h1") || zamba;
 	/* Zamba2's attention layers share num_mem_blocks blocks' weights
 	 * (attention and MLP) in turn, each with an MLP adapter of its own;
-	 * its layers hold no MLP of their own */
-	uint64_t mem = 0, rank = 0;
-	if (!e && !strcmp(m->model_type, "zamba2") &&
+	 * Zamba's share one block and have no adapters. Their layers hold no
+	 * MLP of their own */
+	uint64_t mem = 1, rank = 0;
+	bool two = !strcmp(m->model_type, "zamba2");
+	if (!e && two &&
 	    !(e = get_uint(c, "num_mem_blocks", false, 1, 1, MAX_LAYERS,
-			   &mem)) &&
-	    !(e = get_uint(c, "adapter_rank", false, 128, 0, MAX_HIDDEN,
-			   &rank))) {
+			   &mem)))
+		e = get_uint(c, "adapter_rank", false, 128, 0, MAX_HIDDEN,
+			     &rank);
+	if (!e && zamba) {
 		m->n_mem_blocks = (uint32_t)mem;
 		m->adapter_rank = (uint32_t)rank;
 		for (uint32_t i = 0; i < n; i++)

@@ -322,7 +322,9 @@ static void test_lightning_state(void)
  *   inputs of 2,560 channels and a float32 value per channel, in f32 (the
  *   config names no dtype);
  * - Zamba2 2.7B: a Mamba-2 mixer in all 54 layers, the attention ones
- *   too, (5120 + 2 x 64) x 4 + 5120 x 64 values in bf16 each. */
+ *   too, (5120 + 2 x 64) x 4 + 5120 x 64 values in bf16 each;
+ * - Zamba 7B: a Mamba-1 mixer in all 76 layers, 7424 channels x (4 + 16)
+ *   values in bf16 each. */
 static void test_published_states(void)
 {
 	static const struct {
@@ -336,6 +338,7 @@ static void test_published_states(void)
 		 18ULL * (2560 * 3 * 4 + 2560 * 4)},
 		{"../tests/configs/zamba2-2.7b", 2,
 		 54ULL * ((5248 * 4 + 5120 * 64) * 2)},
+		{"../tests/configs/zamba-7b", 1, 76ULL * 7424 * (4 + 16) * 2},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct kv_model *m = test_load(cases[i].config);

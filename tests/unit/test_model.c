@@ -524,6 +524,11 @@ static void test_hybrid_lists(void)
 		 "NNFN"},
 		{"{\"model_type\":\"zamba2\"," BASE ",\"layers_block_type\":"
 		 "[\"mamba\",\"hybrid\",\"mamba\",\"hybrid\"]}", "NFNF"},
+		/* Zamba without the list: layer 2, then every period-th
+		 * from the offset past it */
+		{"{\"model_type\":\"zamba\"," BASE "}", "NNFN"},
+		{"{\"model_type\":\"zamba\"," BASE ",\"attn_layer_period\":2,"
+		 "\"attn_layer_offset\":0}", "NNFF"},
 		{"{\"model_type\":\"recurrent_gemma\"," BASE "}", "NNSN"},
 		{"{\"model_type\":\"recurrent_gemma\"," BASE
 		 ",\"_block_types\":[\"attention\",\"recurrent\"]}", "SNSN"},

@@ -164,6 +164,20 @@ int main(void)
 			  9ULL * (2560ULL * 2560 + 23040ULL * 128) +
 			  32000ULL * 2560 + 2560);
 
+	/* Zamba 7B (tied): 76 Mamba-1 mixers (in_proj 3712 x 14848, conv
+	 * 7424 x 5, x_proj 7424 x (232 + 32), dt_proj 232 x 7424 and its
+	 * bias, A and D 7424 x 17, out_proj 7424 x 3712) with a norm each;
+	 * one shared block (q, k, v over 7424 inputs, 3 x 7424 outputs; o
+	 * 7424 x 3712; MLP 3 x 3712 x 14848; norms 3 x 3712) taken by 13
+	 * attention layers, each with a linear 3712 x 3712 */
+	CHECK_U64(count("../tests/configs/zamba-7b").total,
+		  76ULL * (3712ULL * 14848 + 7424 * 5 + 7424 * 264 +
+			   233ULL * 7424 + 7424 * 17 + 7424ULL * 3712 +
+			   3712) +
+			  7424ULL * 22272 + 7424ULL * 3712 +
+			  3ULL * 3712 * 14848 + 3 * 3712 +
+			  13ULL * 3712 * 3712 + 32000ULL * 3712 + 3712);
+
 	/* MiniMax's lightning attention (layer 0): qkv and the output gate
 	 * 64 x 4 x 64, a norm of 64, out_proj 64 x 64, two norms; experts 4
 	 * x 3 x 64 x 32 and a router of 4, 2 of them a token */
