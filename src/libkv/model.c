@@ -494,7 +494,7 @@ static enum kv_family family_of(const char *t, bool *known)
 		"seed_oss", "smollm3", "ministral3", "lfm2", "olmo3",
 		"qwen3_5_text", "qwen3_5_moe_text", "mamba", "mamba2",
 		"falcon_mamba", "step3_text", "qwen2_5_omni_text",
-		"qwen3_omni_moe_text", "dots1", NULL};
+		"qwen3_omni_moe_text", "dots1", "qwen", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -1159,9 +1159,11 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	if ((e = get_uint_any(c, ffn_names, false, ffn_def, 1, MAX_FFN,
 			      &m->intermediate)))
 		return e;
-	/* Molmo's intermediate_size is its gate and up fused, and
-	 * RecurrentGemma's MLP halves its own: twice the width */
-	if (!strcmp(t, "molmo") || !strcmp(t, "recurrent_gemma"))
+	/* Molmo's and Qwen's (the first) intermediate_size is their gate
+	 * and up fused, and RecurrentGemma's MLP halves its own: twice the
+	 * width */
+	if (!strcmp(t, "molmo") || !strcmp(t, "recurrent_gemma") ||
+	    !strcmp(t, "qwen"))
 		m->intermediate = m->intermediate / 2 ? m->intermediate / 2 : 1;
 	for (uint32_t i = 0; i < n; i++) {
 		m->layers[i].mlp = KV_MLP_DENSE;
@@ -1450,6 +1452,20 @@ static int read_dtype(struct cfg *c, struct kv_model *m)
 	 * reference implementation runs in bfloat16 and its config has none */
 	m->dtype = m->family == KV_FAMILY_GPT_OSS ? KV_DTYPE_BF16 : KV_DTYPE_F32;
 	m->dtype_given = s != NULL;
+	/* Qwen (the first) names its dtype by flags, bf16, fp16 or fp32;
+	 * with none set its code takes bf16 (on a GPU that has it) */
+	bool bf16 = false, fp16 = false, fp32 = false;
+	if (!s && !strcmp(m->model_type, "qwen")) {
+		if ((e = get_bool(c, "bf16", false, &bf16)) ||
+		    (e = get_bool(c, "fp16", false, &fp16)) ||
+		    (e = get_bool(c, "fp32", false, &fp32)))
+			return e;
+		m->dtype = KV_DTYPE_BF16;
+		if (!bf16 && fp16)
+			m->dtype = KV_DTYPE_F16;
+		else if (!bf16 && fp32)
+			m->dtype = KV_DTYPE_F32;
+	}
 	if (s && kv_dtype_from_torch(s, &m->dtype)) {
 		char where[128];
 		find(c, field, where, sizeof where);
@@ -2050,7 +2066,9 @@ static int build(struct cfg *c, struct kv_model *m)
 						  "padded_vocab_size", NULL};
 	bool bias_def = m->family == KV_FAMILY_GPT2 ||
 			m->family == KV_FAMILY_GPT_OSS;
-	bool qwen2 = !strncmp(m->model_type, "qwen2", 5);
+	/* Qwen2's and the first Qwen's q, k and v are biased */
+	bool qwen2 = !strncmp(m->model_type, "qwen2", 5) ||
+		     !strcmp(m->model_type, "qwen");
 	if ((e = get_uint_any(c, vocab_names, false, d.vocab, 1, MAX_VOCAB,
 			      &m->vocab)) ||
 	    (e = get_uint_any(c, pos_names, false, d.max_pos, 1, MAX_POS,

@@ -891,6 +891,34 @@ static void test_plain_mlp(void)
 		CHECK_U64(m->layers[0].ffn_dim, 48);
 		kv_model_free(m);
 	}
+	/* Qwen (the first): the same fused width, biased q, k and v, and its
+	 * dtype from flags, bf16 when none is set */
+	static const struct {
+		const char *flags;
+		enum kv_dtype t;
+	} q[] = {
+		{"", KV_DTYPE_BF16},
+		{",\"bf16\":false,\"fp16\":false,\"fp32\":false", KV_DTYPE_BF16},
+		{",\"fp16\":true", KV_DTYPE_F16},
+		{",\"fp32\":true", KV_DTYPE_F32},
+		{",\"bf16\":true,\"fp32\":true", KV_DTYPE_BF16},
+		{",\"fp32\":true,\"torch_dtype\":\"float16\"", KV_DTYPE_F16},
+	};
+	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+		char j[256];
+		snprintf(j, sizeof j,
+			 "{\"model_type\":\"qwen\"," BASE
+			 ",\"intermediate_size\":96%s}",
+			 q[i].flags);
+		if (!(m = parse(j)))
+			continue;
+		CHECK_U64(m->layers[0].ffn_dim, 48);
+		CHECK(m->qkv_bias && !m->o_bias);
+		CHECK(m->dtype == q[i].t);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"qwen\"," BASE ",\"bf16\":1}"),
+		  "x.json: bf16: must be true or false, got 1");
 }
 
 /* Where each MoE family keeps its experts' count, width, shared experts

@@ -164,6 +164,14 @@ int main(void)
 			  9ULL * (2560ULL * 2560 + 23040ULL * 128) +
 			  32000ULL * 2560 + 2560);
 
+	/* Qwen-7B (the first, "7.7B", untied): c_attn 4096 x 12288 and its
+	 * bias, c_proj 4096 x 4096, w1, w2 and c_proj of 11008 (half the
+	 * config's 22016), two norms a layer */
+	CHECK_U64(count("../tests/configs/qwen-7b").total,
+		  32ULL * (4097ULL * 12288 + 4096ULL * 4096 +
+			   3ULL * 4096 * 11008 + 2 * 4096) +
+			  2ULL * 151936 * 4096 + 4096);
+
 	/* Zamba 7B (tied): 76 Mamba-1 mixers (in_proj 3712 x 14848, conv
 	 * 7424 x 5, x_proj 7424 x (232 + 32), dt_proj 232 x 7424 and its
 	 * bias, A and D 7424 x 17, out_proj 7424 x 3712) with a norm each;

@@ -1,0 +1,1 @@
+kvsize tests/configs/qwen-7b.json --ctx 8192,131072
