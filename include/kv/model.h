@@ -72,6 +72,9 @@ struct kv_model {
 	bool tie_embeddings;   /* output head shares the input embedding */
 	bool parallel_block;   /* attention and MLP read one norm (Falcon) */
 	bool attn_gate;        /* q_proj also makes an output gate (Qwen3-Next) */
+	bool head_bias;        /* the output head has a bias (GPT-J, Phi) */
+	bool embed_norm;       /* a norm after the embedding (BLOOM) */
+	uint64_t learned_pos;  /* rows of learned positions (GPT-2, OPT) */
 
 	uint32_t n_layers;     /* decoder layers */
 	uint64_t hidden;       /* residual width */

@@ -494,7 +494,8 @@ static enum kv_family family_of(const char *t, bool *known)
 		"seed_oss", "smollm3", "ministral3", "lfm2", "olmo3",
 		"qwen3_5_text", "qwen3_5_moe_text", "mamba", "mamba2",
 		"falcon_mamba", "step3_text", "qwen2_5_omni_text",
-		"qwen3_omni_moe_text", "dots1", "qwen", NULL};
+		"qwen3_omni_moe_text", "dots1", "qwen", "gpt_neo", "codegen",
+		"persimmon", "nemotron", "arcee", "apertus", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -1755,6 +1756,59 @@ static int read_blocks(struct cfg *c, struct kv_model *m, bool ffn,
 }
 
 /*
+ * The LayerNorm families of GPT-2's and GPT-NeoX's lineage: the biases
+ * their config classes fix, or take from a field of their own (attention,
+ * MLP; NULL: none), a block of one norm (attention and MLP side by side),
+ * learned positions (OPT's two rows past max_position_embeddings), a norm
+ * of the embedding, q and k LayerNorms over a head (qk_layernorm). MPT's
+ * LayerNorms drop their bias, and it takes no_bias: it is not one of them.
+ */
+static int read_ln_family(struct cfg *c, struct kv_model *m)
+{
+	static const struct {
+		const char *type, *attn, *mlp; /* fields */
+		bool o, qkv, mlp_def, head, parallel, embed_norm;
+		uint32_t pos;  /* 1: max_pos rows, 3: max_pos + 2 */
+		uint32_t qkln; /* qk_layernorm: 0 not read, 1 default false,
+				  2 default true */
+	} F[] = {
+		{"gpt_neox", "attention_bias", NULL, 1, 1, 1, 0, 0, 0, 0, 0},
+		{"gptj", NULL, NULL, 0, 0, 1, 1, 1, 0, 0, 0},
+		{"codegen", NULL, NULL, 0, 0, 1, 1, 1, 0, 0, 0},
+		{"gpt_neo", NULL, NULL, 1, 0, 1, 0, 0, 0, 1, 0},
+		{"bloom", NULL, NULL, 1, 1, 1, 0, 0, 1, 0, 0},
+		{"opt", "enable_bias", "enable_bias", 1, 1, 1, 0, 0, 0, 3, 0},
+		{"starcoder2", "use_bias", "use_bias", 1, 1, 1, 0, 0, 0, 0, 0},
+		{"phi", NULL, NULL, 1, 1, 1, 1, 1, 0, 0, 1},
+		{"persimmon", NULL, NULL, 1, 1, 1, 0, 0, 0, 0, 2},
+		{"nemotron", "attention_bias", "mlp_bias", 0, 0, 0, 0, 0, 0, 0,
+		 0},
+	};
+	for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
+		if (strcmp(m->model_type, F[i].type))
+			continue;
+		bool o = F[i].o, mlp = F[i].mlp_def;
+		int e = 0;
+		if ((F[i].attn && (e = get_bool(c, F[i].attn, o, &o))) ||
+		    (F[i].mlp && (e = get_bool(c, F[i].mlp, mlp, &mlp))) ||
+		    (F[i].qkln && (e = get_bool(c, "qk_layernorm",
+						F[i].qkln == 2, &m->qk_norm))))
+			return e;
+		m->layernorm = true;
+		m->o_bias = o;
+		m->qkv_bias = F[i].attn ? o : F[i].qkv;
+		m->mlp_bias = mlp;
+		m->head_bias = F[i].head;
+		m->parallel_block = F[i].parallel;
+		m->embed_norm = F[i].embed_norm;
+		if (F[i].pos)
+			m->learned_pos = m->max_pos + F[i].pos - 1;
+		return 0;
+	}
+	return 0;
+}
+
+/*
  * A model of Mamba layers only (Mamba, Falcon Mamba, Mamba2, or
  * state-spaces' own configs, whose ssm_cfg names the layer): no attention,
  * so no KV cache; each layer keeps a fixed state, and is a norm and a
@@ -2104,6 +2158,8 @@ static int build(struct cfg *c, struct kv_model *m)
 		       !is(m->model_type, plain_mlp);
 	m->layernorm = m->family == KV_FAMILY_GPT2 ||
 		       m->family == KV_FAMILY_FALCON;
+	if (m->family == KV_FAMILY_GPT2)
+		m->learned_pos = m->max_pos;
 	m->attn_gate = !strcmp(m->model_type, "qwen3_next");
 	if ((e = get_bool(c, "attn_output_gate", m->attn_gate, &m->attn_gate)))
 		goto out;
@@ -2112,6 +2168,8 @@ static int build(struct cfg *c, struct kv_model *m)
 		     !strcmp(m->model_type, "gemma3_text") ||
 		     !strcmp(m->model_type, "gemma3") ||
 		     m->ssm_version == 3; /* Qwen3-Next's, Qwen3.5's */
+	if ((e = read_ln_family(c, m)))
+		goto out;
 	static const char *const eps_names[] = {
 		"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps",
 		"norm_epsilon", NULL};

@@ -90,7 +90,7 @@ static void attention(struct acc *a, const struct kv_model *m,
 	if (m->o_bias)
 		mac(a, 1, m->hidden);
 	if (m->qk_norm)
-		mac(a, 2, m->head_dim);
+		mac(a, 2, norm(m, m->head_dim));
 	if (m->family == KV_FAMILY_GPT_OSS)
 		mac(a, 1, l->q_heads); /* attention sinks, one per head */
 }
@@ -266,11 +266,14 @@ int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 {
 	struct acc f = {0, 0}, l = {0, 0};
 	mac(&f, m->vocab, m->hidden);
-	if (m->family == KV_FAMILY_GPT2)
-		mac(&f, m->max_pos, m->hidden); /* learned positions */
-	mac(&l, 1, norm(m, m->hidden));         /* final norm */
+	mac(&f, m->learned_pos, m->hidden); /* learned positions */
+	if (m->embed_norm)
+		mac(&f, 1, norm(m, m->hidden));
+	mac(&l, 1, norm(m, m->hidden));     /* final norm */
 	if (!m->tie_embeddings)
 		mac(&l, m->vocab, m->hidden);
+	if (m->head_bias)
+		mac(&l, 1, m->vocab);
 	*first = f.n;
 	*last = l.n;
 	return f.err ? f.err : l.err;
@@ -298,7 +301,7 @@ int kv_model_params(const struct kv_model *m, struct kv_params *p,
 	int e = kv_model_edge_params(m, &first, &last);
 	*p = (struct kv_params){0};
 	p->embed = first;
-	p->head = m->tie_embeddings ? 0 : last - norm(m, m->hidden);
+	p->head = last - norm(m, m->hidden);
 	if (!e && (e = kv_add(first, last, &p->total)) == 0)
 		p->active = p->total;
 	for (uint32_t i = 0; !e && i < m->n_layers; i++) {

@@ -873,6 +873,48 @@ static void test_plain_mlp(void)
 		CHECK(m->tie_embeddings == (i < 4)); /* gpt_neox, gptj untied */
 		kv_model_free(m);
 	}
+	/* their LayerNorms and biases: q, k, v; o; MLP; head; one norm a
+	 * block; learned positions (max_position_embeddings 16); a norm of
+	 * the embedding; q and k norms */
+	static const struct {
+		const char *json, *want;
+		uint64_t pos;
+	} ln[] = {
+		{"\"gpt_neox\"", "LQOM", 0},
+		{"\"gpt_neox\",\"attention_bias\":false", "LM", 0},
+		{"\"gptj\"", "LMHP", 0},
+		{"\"codegen\"", "LMHP", 0},
+		{"\"gpt_neo\"", "LOM", 16},
+		{"\"bloom\"", "LQOME", 0},
+		{"\"opt\"", "LQOM", 18},
+		{"\"opt\",\"enable_bias\":false", "L", 18},
+		{"\"starcoder2\"", "LQOM", 0},
+		{"\"starcoder2\",\"use_bias\":false", "L", 0},
+		{"\"phi\"", "LQOMHP", 0},
+		{"\"phi\",\"qk_layernorm\":true", "LQOMHPK", 0},
+		{"\"persimmon\"", "LQOMK", 0},
+		{"\"nemotron\",\"mlp_bias\":true", "LM", 0},
+		{"\"mpt\"", "", 0},
+		{"\"llama\"", "", 0},
+	};
+	for (size_t i = 0; i < sizeof ln / sizeof ln[0]; i++) {
+		char j[256], got[16];
+		snprintf(j, sizeof j,
+			 "{\"model_type\":%s," BASE
+			 ",\"max_position_embeddings\":16}",
+			 ln[i].json);
+		struct kv_model *m = parse(j);
+		if (!m)
+			continue;
+		snprintf(got, sizeof got, "%s%s%s%s%s%s%s%s",
+			 m->layernorm ? "L" : "", m->qkv_bias ? "Q" : "",
+			 m->o_bias ? "O" : "", m->mlp_bias ? "M" : "",
+			 m->head_bias ? "H" : "", m->parallel_block ? "P" : "",
+			 m->embed_norm ? "E" : "", m->qk_norm ? "K" : "");
+		CHECK_STR(got, ln[i].want);
+		CHECK_U64(m->learned_pos, ln[i].pos);
+		kv_model_free(m);
+	}
 	struct kv_model *m = parse("{\"model_type\":\"cohere\"," BASE "}");
 	if (m) {
 		CHECK(m->gated_mlp && m->tie_embeddings);

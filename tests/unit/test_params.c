@@ -94,14 +94,21 @@ int main(void)
 
 	CHECK_U64(count("openelm-270m").total, 271527168ULL);
 
-	/* MLPs of two matrices: GPT-J 6B ("6,053,381,344", the difference
-	 * its biases and LayerNorms' shifts), RedPajama-INCITE 3B (GPT-NeoX:
-	 * "2.8B") */
-	CHECK_NEAR((double)count("../tests/configs/gpt-j-6b").total / 1e9,
-		   6.05, 0.005);
-	CHECK_NEAR((double)count("../tests/configs/redpajama-incite-3b").total /
-			   1e9,
-		   2.775, 0.005);
+	/* MLPs of two matrices and LayerNorms. GPT-J 6B (published as
+	 * 6,053,381,344): per layer q, k, v, o 4096^2 unbiased, fc_in and
+	 * fc_out 4096 x 16384 with their biases, one LayerNorm; untied 50400
+	 * x 4096 twice, the head's bias, a final LayerNorm */
+	CHECK_U64(count("../tests/configs/gpt-j-6b").total,
+		  28ULL * (4ULL * 4096 * 4096 + 2ULL * 4096 * 16384 + 16384 +
+			   4096 + 2 * 4096) +
+			  2ULL * 50400 * 4096 + 50400 + 2 * 4096);
+	/* RedPajama-INCITE 3B (GPT-NeoX, "2.8B"): qkv 2560 x 7680 and
+	 * dense 2560^2, biased; the MLP 2 x 2560 x 10240 and its biases; two
+	 * LayerNorms a layer; untied 50432 x 2560 twice, a final LayerNorm */
+	CHECK_U64(count("../tests/configs/redpajama-incite-3b").total,
+		  32ULL * (2560ULL * 7680 + 7680 + 2560ULL * 2560 + 2560 +
+			   2ULL * 2560 * 10240 + 10240 + 2560 + 4 * 2560) +
+			  2ULL * 50432 * 2560 + 2 * 2560);
 
 	/* DBRX, experts in ffn_config ("132B, 36B active"): per layer q
 	 * and o 6144^2 each, k and v 6144 x 1024, two norms, a router of 16,
