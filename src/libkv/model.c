@@ -495,7 +495,8 @@ static enum kv_family family_of(const char *t, bool *known)
 		"qwen3_5_text", "qwen3_5_moe_text", "mamba", "mamba2",
 		"falcon_mamba", "step3_text", "qwen2_5_omni_text",
 		"qwen3_omni_moe_text", "dots1", "qwen", "gpt_neo", "codegen",
-		"persimmon", "nemotron", "arcee", "apertus", NULL};
+		"persimmon", "nemotron", "arcee", "apertus", "glm4_moe_lite",
+		NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -612,6 +613,16 @@ static const struct class_shape *class_shape(const struct cfg *c,
 		if (!strcmp(type, shapes[i].type))
 			return &shapes[i];
 	return NULL;
+}
+
+/* Whether the config names a latent rank, kv_lora_rank not null and
+ * use_mla not false: MLA, whatever its family. */
+static bool latent_named(struct cfg *c)
+{
+	char where[128];
+	const cJSON *k = find(c, "kv_lora_rank", where, sizeof where);
+	const cJSON *u = find(c, "use_mla", where, sizeof where);
+	return k && !cJSON_IsNull(k) && !cJSON_IsFalse(u);
 }
 
 /* The shape every family shares: layers, width, heads, KV heads, head_dim. */
@@ -756,6 +767,10 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 		if ((e = get_uint(c, "head_dim", false, d->head_dim, 1,
 				  MAX_HEAD_DIM, &v)))
 			return e;
+	} else if (m->hidden % m->n_heads && latent_named(c)) {
+		/* MLA's heads are qk_nope + qk_rope wide, set with its latent
+		 * (GLM-4.7-Flash: hidden 2048, 20 heads) */
+		v = 1;
 	} else {
 		if (m->hidden % m->n_heads) {
 			char where[128];

@@ -593,6 +593,22 @@ static void test_families(void)
 		CHECK_U64(count(m, KV_ATTN_MLA), 0);
 		kv_model_free(m);
 	}
+	/* GLM-4.7-Flash: MLA needs no hidden / heads (64 over 5 heads);
+	 * plain heads do */
+	if ((m = parse("{\"model_type\":\"glm4_moe_lite\","
+		       "\"num_hidden_layers\":2,\"hidden_size\":64,"
+		       "\"num_attention_heads\":5,\"kv_lora_rank\":32,"
+		       "\"qk_rope_head_dim\":8,\"qk_nope_head_dim\":16}"))) {
+		CHECK_U64(count(m, KV_ATTN_MLA), 2);
+		CHECK_U64(m->layers[1].head_dim_k, 40);
+		CHECK_U64(m->head_dim, 24);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"glm4_moe_lite\","
+		      "\"num_hidden_layers\":2,\"hidden_size\":64,"
+		      "\"num_attention_heads\":5,\"kv_lora_rank\":null}"),
+		  "x.json: head_dim: missing, and hidden size 64 is not a "
+		  "multiple of 5 attention heads");
 	/* Zamba2: heads of 2 x 64 / 4 = 32, or attention_head_dim */
 	if ((m = parse("{\"model_type\":\"zamba2\"," BASE "}"))) {
 		CHECK_U64(m->layers[0].head_dim_k, 32);
