@@ -496,7 +496,7 @@ static enum kv_family family_of(const char *t, bool *known)
 		"falcon_mamba", "step3_text", "qwen2_5_omni_text",
 		"qwen3_omni_moe_text", "dots1", "qwen", "gpt_neo", "codegen",
 		"persimmon", "nemotron", "arcee", "apertus", "glm4_moe_lite",
-		NULL};
+		"xglm", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -561,7 +561,7 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 					   "starcoder2", "cohere",  "cohere2",
 					   "gpt_neo",	 "phi3small",
 					   "recurrent_gemma", "zamba",
-					   "zamba2", NULL};
+					   "zamba2", "xglm", NULL};
 	if (is(t, tied))
 		d.tie = true;
 	/* Qwen's kin gate their windows by use_sliding_window too */
@@ -575,8 +575,10 @@ static const char *const NAMES_LAYERS[] = {"num_hidden_layers", "n_layer",
 					   "n_layers", "num_layers", NULL};
 static const char *const NAMES_HIDDEN[] = {"hidden_size", "n_embd", "d_model",
 					   NULL};
+/* GPT-Neo's num_heads, XGLM's attention_heads (their attribute_map) */
 static const char *const NAMES_HEADS[] = {"num_attention_heads", "n_head",
-					  "n_heads", NULL};
+					  "n_heads", "num_heads",
+					  "attention_heads", NULL};
 static const char *const NAMES_KV[] = {"num_key_value_heads", "num_kv_heads",
 				       "n_head_kv", "num_attention_groups",
 				       NULL};
@@ -965,6 +967,64 @@ static int block_types(struct cfg *c, const struct kv_model *m,
 	return 0;
 }
 
+/* GPT-Neo's layers: attention_layers, one kind a layer, or its source,
+ * attention_types, a list of [kinds, times] (the kinds repeated times
+ * over); global attends to all, local to window_size tokens. Neither:
+ * global and local in turn, as the class's default. */
+static int neo_kinds(struct cfg *c, uint32_t n, enum kv_attn *k)
+{
+	int e = get_kinds(c, "attention_layers", n, k);
+	char where[128], got[96];
+	const cJSON *it = find(c, "attention_types", where, sizeof where);
+	if (e != 1)
+		return e;
+	if (!it) { /* GPTNeoConfig's default: global and local in turn */
+		for (uint32_t i = 0; i < n; i++)
+			k[i] = i % 2 ? KV_ATTN_SLIDING : KV_ATTN_FULL;
+		return 0;
+	}
+	if (!cJSON_IsArray(it)) {
+		show(it, got, sizeof got);
+		return fail(c, "%s: must be a list of [kinds, times], got %s",
+			    where, got);
+	}
+	uint32_t i = 0, at = 0;
+	const cJSON *el;
+	cJSON_ArrayForEach(el, it)
+	{
+		const cJSON *kinds = cJSON_GetArrayItem(el, 0);
+		const cJSON *times = cJSON_GetArrayItem(el, 1);
+		bool ok = cJSON_IsArray(el) && cJSON_GetArraySize(el) == 2 &&
+			  cJSON_IsArray(kinds) &&
+			  cJSON_GetArraySize(kinds) > 0 &&
+			  cJSON_IsNumber(times) && times->valuedouble >= 1 &&
+			  times->valuedouble <= MAX_LAYERS &&
+			  times->valuedouble == (int)times->valuedouble;
+		for (int t = 0; ok && t < (int)times->valuedouble && i <= n;
+		     t++) {
+			const cJSON *s;
+			cJSON_ArrayForEach(s, kinds)
+			{
+				ok = ok && cJSON_IsString(s) &&
+				     !layer_kind(s->valuestring, &k[i % n]);
+				i++;
+			}
+		}
+		if (!ok) {
+			show(el, got, sizeof got);
+			return fail(c,
+				    "%s[%u]: must be [[kinds], times] of "
+				    "global and local layers, got %s",
+				    where, at, got);
+		}
+		at++;
+	}
+	if (i != n)
+		return fail(c, "%s: must give one kind per layer (%u), got %u",
+			    where, n, i);
+	return 0;
+}
+
 /* Zamba's layers without a layers_block_type list, as its config class
  * makes one: layer 2, then every attn_layer_period-th from
  * attn_layer_offset past it, attend (a "hybrid" layer), the rest are
@@ -999,6 +1059,8 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 	int e = get_kinds(c, "layer_types", n, k);
 	if (e == 1)
 		e = get_kinds(c, "layers_block_type", n, k);
+	if (e == 1 && !strcmp(m->model_type, "gpt_neo"))
+		e = neo_kinds(c, n, k);
 	if (e <= 0)
 		return e;
 
@@ -1798,6 +1860,7 @@ static int read_ln_family(struct cfg *c, struct kv_model *m)
 		{"persimmon", NULL, NULL, 1, 1, 1, 0, 0, 0, 0, 2},
 		{"nemotron", "attention_bias", "mlp_bias", 0, 0, 0, 0, 0, 0, 0,
 		 0},
+		{"xglm", NULL, NULL, 1, 1, 1, 0, 0, 0, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
 		if (strcmp(m->model_type, F[i].type))
@@ -1960,6 +2023,9 @@ static int build(struct cfg *c, struct kv_model *m)
 	if (!strcmp(m->model_type, "recurrent_gemma"))
 		e = get_uint(c, "attention_window_size", false, 2048, 1,
 			     MAX_POS, &window);
+	else if (!strcmp(m->model_type, "gpt_neo"))
+		e = get_uint(c, "window_size", false, 256, 1, MAX_POS,
+			     &window);
 	else
 		e = read_window(c, &d, &window);
 	if (!e && m->family == KV_FAMILY_LLAMA4)
@@ -2166,7 +2232,7 @@ static int build(struct cfg *c, struct kv_model *m)
 	static const char *const plain_mlp[] = {
 		"gpt_neox",   "gptj", "gpt_neo",   "codegen",  "bloom",
 		"mpt",	      "opt",  "starcoder2", "phi",	"persimmon",
-		"nemotron",   "arcee", "apertus",   NULL};
+		"nemotron",   "arcee", "apertus",   "xglm", NULL};
 	m->gated_mlp = m->family != KV_FAMILY_GPT2 &&
 		       m->family != KV_FAMILY_FALCON &&
 		       !nemotron && /* relu^2 */

@@ -524,6 +524,12 @@ static void test_hybrid_lists(void)
 		 "NNFN"},
 		{"{\"model_type\":\"zamba2\"," BASE ",\"layers_block_type\":"
 		 "[\"mamba\",\"hybrid\",\"mamba\",\"hybrid\"]}", "NFNF"},
+		/* GPT-Neo's kinds, listed or as [kinds, times] pairs */
+		{"{\"model_type\":\"gpt_neo\"," BASE ",\"attention_layers\":"
+		 "[\"global\",\"local\",\"local\",\"global\"]}", "FSSF"},
+		{"{\"model_type\":\"gpt_neo\"," BASE ",\"attention_types\":"
+		 "[[[\"global\",\"local\"],1],[[\"local\"],2]]}", "FSSS"},
+		{"{\"model_type\":\"gpt_neo\"," BASE "}", "FSFS"},
 		/* Zamba without the list: layer 2, then every period-th
 		 * from the offset past it */
 		{"{\"model_type\":\"zamba\"," BASE "}", "NNFN"},
@@ -592,6 +598,41 @@ static void test_families(void)
 		       ",\"kv_lora_rank\":null}"))) {
 		CHECK_U64(count(m, KV_ATTN_MLA), 0);
 		kv_model_free(m);
+	}
+	/* GPT-Neo: local layers keep window_size (256) tokens; its
+	 * attention_types checked */
+	if ((m = parse("{\"model_type\":\"gpt_neo\"," BASE
+		       ",\"attention_layers\":[\"global\",\"local\","
+		       "\"global\",\"local\"]}"))) {
+		CHECK_U64(m->layers[1].window, 256);
+		CHECK_U64(m->layers[0].window, 0);
+		kv_model_free(m);
+	}
+	static const struct {
+		const char *types, *err;
+	} neo[] = {
+		{"[[[\"global\"],3]]", "attention_types: must give one kind "
+		 "per layer (4), got 3"},
+		{"[[[\"global\"],9000]]", "attention_types: must give one "
+		 "kind per layer (4), got 5"},
+		{"[[[\"lokal\"],4]]", "attention_types[0]: must be [[kinds], "
+		 "times] of global and local layers, got an array"},
+		{"[[[\"global\"],4],[\"local\",1]]", "attention_types[1]: "
+		 "must be [[kinds], times] of global and local layers, got an "
+		 "array"},
+		{"[[[\"global\"],1.5]]", "attention_types[0]: must be "
+		 "[[kinds], times] of global and local layers, got an array"},
+		{"\"global\"", "attention_types: must be a list of [kinds, "
+		 "times], got \"global\""},
+	};
+	for (size_t i = 0; i < sizeof neo / sizeof neo[0]; i++) {
+		char j[256], want[160];
+		snprintf(j, sizeof j,
+			 "{\"model_type\":\"gpt_neo\"," BASE
+			 ",\"attention_types\":%s}",
+			 neo[i].types);
+		snprintf(want, sizeof want, "x.json: %s", neo[i].err);
+		CHECK_STR(bad(j), want);
 	}
 	/* GLM-4.7-Flash: MLA needs no hidden / heads (64 over 5 heads);
 	 * plain heads do */

@@ -171,6 +171,23 @@ int main(void)
 			  9ULL * (2560ULL * 2560 + 23040ULL * 128) +
 			  32000ULL * 2560 + 2560);
 
+	/* GPT-Neo 125M ("125M", tied): learned positions 2048 x 768; per
+	 * layer q, k, v 768^2 unbiased, out_proj 768^2 and its bias, the MLP
+	 * 2 x 768 x 3072 and its biases, two LayerNorms; a final LayerNorm */
+	CHECK_U64(count("../tests/configs/gpt-neo-125m").total,
+		  50257ULL * 768 + 2048ULL * 768 +
+			  12ULL * (4ULL * 768 * 768 + 768 +
+				   2ULL * 768 * 3072 + 3072 + 768 + 4 * 768) +
+			  2 * 768);
+	/* XGLM 1.7B (tied, sinusoidal positions): per layer q, k, v, o
+	 * 2048^2 and their biases, fc1 and fc2 2048 x 8192 and theirs, two
+	 * LayerNorms; a final LayerNorm */
+	CHECK_U64(count("../tests/configs/xglm-1.7b").total,
+		  256008ULL * 2048 +
+			  24ULL * (4ULL * 2049 * 2048 + 2ULL * 2048 * 8192 +
+				   8192 + 2048 + 4 * 2048) +
+			  2 * 2048);
+
 	/* Qwen-7B (the first, "7.7B", untied): c_attn 4096 x 12288 and its
 	 * bias, c_proj 4096 x 4096, w1, w2 and c_proj of 11008 (half the
 	 * config's 22016), two norms a layer */
