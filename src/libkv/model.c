@@ -608,6 +608,9 @@ static const struct class_shape *class_shape(const struct cfg *c,
 		{"llama", "LlamaConfig", 32, 32, 0, 4096},
 		{"mistral", "MistralConfig", 32, 32, 8, 4096},
 		{"qwen2", "Qwen2Config", 32, 32, 0, 4096},
+		/* PaliGemma's text models */
+		{"gemma", "GemmaConfig", 28, 16, 0, 3072},
+		{"gemma2", "Gemma2Config", 26, 8, 4, 2304},
 	};
 	if (c->text == c->root)
 		return NULL;
@@ -1518,10 +1521,17 @@ static int read_openelm(struct cfg *c, struct kv_model *m)
 	return 0;
 }
 
-/* The dtype: torch_dtype (or the newer "dtype"), f32 when absent. */
-static int read_dtype(struct cfg *c, struct kv_model *m)
+/* The dtype: torch_dtype (or the newer "dtype"), f32 when absent. A
+ * wrapper's own comes first, its text_config's only when it has none:
+ * Transformers loads the whole model in the root's dtype, and vLLM falls
+ * back to the text config's only without one. */
+static int read_dtype(struct cfg *wc, struct kv_model *m)
 {
 	const char *s;
+	struct cfg top = *wc, *c = wc;
+	top.text = top.root;
+	if (present(&top, "torch_dtype") || present(&top, "dtype"))
+		c = &top;
 	const char *field = present(c, "torch_dtype") ? "torch_dtype" : "dtype";
 	int e = get_str(c, field, &s);
 	if (e)

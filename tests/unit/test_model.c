@@ -762,6 +762,39 @@ static void test_families(void)
 				   "heads), as Transformers reads it");
 		kv_model_free(m);
 	}
+	/* PaliGemma 2's text_config leaves out Gemma2Config's 8 heads (of
+	 * 256, its head_dim) */
+	if ((m = parse("{\"model_type\":\"paligemma\",\"text_config\":"
+		       "{\"model_type\":\"gemma2\",\"hidden_size\":2304,"
+		       "\"num_hidden_layers\":26,\"num_key_value_heads\":4}}"))) {
+		CHECK_U64(m->n_heads, 8);
+		CHECK_U64(m->layers[0].kv_heads, 4);
+		CHECK_U64(m->layers[0].head_dim_k, 256);
+		CHECK_HAS(m->note, "Gemma2Config's defaults taken (8 heads)");
+		kv_model_free(m);
+	}
+	/* a wrapper's own dtype before its text model's (BLIP-2 OPT: f32
+	 * at the root, f16 in text_config); the text model's without one */
+	static const struct {
+		const char *json;
+		enum kv_dtype t;
+	} wd[] = {
+		{"{\"torch_dtype\":\"float32\",\"text_config\":{" BASE
+		 ",\"torch_dtype\":\"float16\"}}", KV_DTYPE_F32},
+		{"{\"dtype\":\"bfloat16\",\"text_config\":{" BASE
+		 ",\"torch_dtype\":\"float16\"}}", KV_DTYPE_BF16},
+		{"{\"text_config\":{" BASE ",\"dtype\":\"float16\"}}",
+		 KV_DTYPE_F16},
+	};
+	for (size_t i = 0; i < sizeof wd / sizeof wd[0]; i++)
+		if ((m = parse(wd[i].json))) {
+			CHECK(m->dtype == wd[i].t);
+			kv_model_free(m);
+		}
+	CHECK_STR(bad("{\"torch_dtype\":\"int4\",\"text_config\":{" BASE
+		      ",\"torch_dtype\":\"float16\"}}"),
+		  "x.json: torch_dtype: unknown dtype, expected float32, "
+		  "float16 or bfloat16, got \"int4\"");
 	/* Omni models: the thinker's text model, under thinker_config */
 	if ((m = parse("{\"model_type\":\"qwen2_5_omni\",\"talker_config\":"
 		       "{\"num_hidden_layers\":9},\"thinker_config\":"
