@@ -97,6 +97,8 @@ struct kv_model {
 	uint32_t qk_rope_dim;
 	uint32_t qk_nope_dim;
 	uint32_t v_head_dim;
+	bool mla_expanded;     /* the cache keeps each head's K and V made
+				* from the latent (MiniCPM3's reference) */
 
 	/* mixture of experts; n_experts == 0 for dense models */
 	uint32_t n_experts;        /* routed experts per MoE layer */

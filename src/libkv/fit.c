@@ -412,7 +412,7 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	c.o.tp = in->tp;
 	bool mla = false;
 	for (uint32_t i = 0; i < m->n_layers; i++) {
-		mla |= m->layers[i].attn == KV_ATTN_MLA;
+		mla |= m->layers[i].attn == KV_ATTN_MLA && !m->mla_expanded;
 		c.ssm_layers += m->layers[i].ssm;
 	}
 	c.block = in->block ? in->block : mla ? c.ei->block_mla : c.ei->block;

@@ -27,7 +27,8 @@ int kv_layer_geom(const struct kv_model *m, uint32_t i,
 		g->heads = g->dim_k = g->dim_v = g->index_bytes = 0;
 		return 0;
 	}
-	if (o->mha) {
+	/* MiniCPM3's reference keeps the heads its latent makes */
+	if (o->mha || (l->attn == KV_ATTN_MLA && m->mla_expanded)) {
 		g->heads = l->q_heads;
 		if (l->attn == KV_ATTN_MLA) {
 			g->attn = KV_ATTN_FULL;

@@ -561,7 +561,7 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 					   "starcoder2", "cohere",  "cohere2",
 					   "gpt_neo",	 "phi3small",
 					   "recurrent_gemma", "zamba",
-					   "zamba2", "xglm", NULL};
+					   "zamba2", "xglm", "minicpm3", NULL};
 	if (is(t, tied))
 		d.tie = true;
 	/* Qwen's kin gate their windows by use_sliding_window too */
@@ -2068,6 +2068,10 @@ static int build(struct cfg *c, struct kv_model *m)
 	    (e = get_u32(c, "share_q_dim", false, 0, 0, MAX_HEAD_DIM,
 			 &m->q_lora_rank)))
 		goto out;
+	/* MiniCPM3: its class's v_head_dim is hidden / heads, and its
+	 * reference (Transformers' MiniCPM3Attention) caches every head's K
+	 * and V as the latent makes them, not the latent */
+	bool minicpm3 = !strcmp(m->model_type, "minicpm3");
 	if (!e && mla) {
 		uint64_t q;
 		if ((e = get_u32(c, "kv_lora_rank", false, 512, 1, MAX_HEAD_DIM,
@@ -2076,9 +2080,12 @@ static int build(struct cfg *c, struct kv_model *m)
 				 MAX_HEAD_DIM, &m->qk_rope_dim)) ||
 		    (e = get_u32(c, "qk_nope_head_dim", false, 128, 0,
 				 MAX_HEAD_DIM, &m->qk_nope_dim)) ||
-		    (e = get_u32(c, "v_head_dim", false, 128, 1, MAX_HEAD_DIM,
-				 &m->v_head_dim)))
+		    (e = get_u32(c, "v_head_dim", false,
+				 minicpm3 ? (uint32_t)(m->hidden / m->n_heads)
+					  : 128,
+				 1, MAX_HEAD_DIM, &m->v_head_dim)))
 			goto out;
+		m->mla_expanded = minicpm3;
 		const cJSON *ql;
 		char where[128];
 		ql = find(c, "q_lora_rank", where, sizeof where);

@@ -205,6 +205,21 @@ static void test_mla(void)
 	o.k_dtype = o.v_dtype = KV_DTYPE_INT8; /* one scale per latent */
 	CHECK_U64(per_token(m, &o), 2 * (40 + 4));
 	kv_model_free(m);
+
+	/* MiniCPM3 caches the heads its latent makes: 4 heads x (K 16 + 8,
+	 * V 64 / 4 = 16, its class's default) x 2 B x 2 layers; split, not
+	 * copied, over tensor-parallel ranks */
+	m = parse("{\"model_type\":\"minicpm3\",\"num_hidden_layers\":2,"
+		  "\"hidden_size\":64,\"num_attention_heads\":4,"
+		  "\"kv_lora_rank\":32,\"qk_rope_head_dim\":8,"
+		  "\"qk_nope_head_dim\":16,\"torch_dtype\":\"bfloat16\"}");
+	if (!m)
+		return;
+	o = kv_opts_default(m);
+	CHECK_U64(per_token(m, &o), 4 * (24 + 16) * 2 * 2);
+	o.tp = 4;
+	CHECK_U64(per_token(m, &o), (24 + 16) * 2 * 2);
+	kv_model_free(m);
 }
 
 /* DeepSeek V3.2: beside each latent, the indexer's key of index_head_dim

@@ -171,6 +171,16 @@ int main(void)
 			  9ULL * (2560ULL * 2560 + 23040ULL * 128) +
 			  32000ULL * 2560 + 2560);
 
+	/* MiniCPM3 4B (tied, its class's default): per layer q_a 2560 x 768
+	 * and its norm, q_b 768 x 40 x 96, kv_a 2560 x (256 + 32) and its
+	 * norm, kv_b 256 x 40 x (64 + 64), o 40 x 64 x 2560, MLP 3 x 2560 x
+	 * 6400, two norms; 73448 x 2560 and a final norm */
+	CHECK_U64(count("../tests/configs/minicpm3-4b").total,
+		  62ULL * (2560ULL * 768 + 768 + 768ULL * 3840 + 2560ULL * 288 +
+			   256 + 256ULL * 5120 + 2560ULL * 2560 +
+			   3ULL * 2560 * 6400 + 2 * 2560) +
+			  73448ULL * 2560 + 2560);
+
 	/* GPT-Neo 125M ("125M", tied): learned positions 2048 x 768; per
 	 * layer q, k, v 768^2 unbiased, out_proj 768^2 and its bias, the MLP
 	 * 2 x 768 x 3072 and its biases, two LayerNorms; a final LayerNorm */
