@@ -120,13 +120,15 @@ struct kv_model {
 	 * 5: Kimi Linear's KDA (both: heads of d_state = head_dim channels;
 	 * KDA's groups are its key heads, d_conv its short convolution), 6:
 	 * RecurrentGemma's RG-LRU (d_inner = lru_width in heads' blocks,
-	 * d_state 1, d_conv conv1d_width) */
-	uint32_t ssm_version;  /* 1 to 6; 0 without */
+	 * d_state 1, d_conv conv1d_width), 7: LFM2's short convolution
+	 * (d_inner = hidden, d_state 0, d_conv conv_L_cache) */
+	uint32_t ssm_version;  /* 1 to 7; 0 without */
 	enum kv_dtype ssm_dtype; /* of the recurrent state (mamba_ssm_dtype) */
 	uint32_t ssm_d_state;  /* SSM state per channel */
 	uint32_t ssm_d_conv;   /* convolution kernel */
 	uint64_t ssm_d_inner;  /* channels: mamba_expand x hidden */
 	uint32_t ssm_dt_rank;  /* Mamba-1's step projection */
+	bool ssm_bias;         /* LFM2's convolution blocks are biased */
 	uint32_t ssm_heads;    /* Mamba-2 heads of d_inner / heads channels */
 	uint32_t ssm_groups;   /* Mamba-2 groups sharing B and C */
 

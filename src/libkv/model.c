@@ -561,7 +561,8 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 					   "starcoder2", "cohere",  "cohere2",
 					   "gpt_neo",	 "phi3small",
 					   "recurrent_gemma", "zamba",
-					   "zamba2", "xglm", "minicpm3", NULL};
+					   "zamba2", "xglm", "minicpm3", "lfm2",
+					   "lfm2_moe", NULL};
 	if (is(t, tied))
 		d.tie = true;
 	/* Qwen's kin gate their windows by use_sliding_window too */
@@ -811,9 +812,10 @@ static int read_window(struct cfg *c, const struct defaults *d, uint64_t *win)
 /*
  * Hybrids that name their attention layers other ways than layer_types:
  * NemotronH's hybrid_override_pattern ("M-M*...": '*' attention, one
- * character a layer), Bamba's attn_layer_indices, MiniMax's attn_type_list
- * (1 softmax attention, 0 linear), Qwen3-Next's full_attention_interval
- * (every interval-th layer; the others linear attention, no KV), Kimi
+ * character a layer), Bamba's attn_layer_indices (LFM2's full_attn_idxs),
+ * MiniMax's attn_type_list (1 softmax attention, 0 linear), Qwen3-Next's
+ * full_attention_interval (every interval-th layer; the others linear
+ * attention, no KV), Kimi
  * Linear's linear_attn_config (full_attn_layers, or the complement of
  * kda_layers, counted from 1; its KDA layers keep a fixed state). Returns 0
  * when one applied, 1 when none is there, or an error.
@@ -844,6 +846,8 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 	if (!mark)
 		return KV_ENOMEM;
 	int e = layer_list(c, "attn_layer_indices", n, 0, mark);
+	if (e == 1) /* LFM2's older name, without layer_types */
+		e = layer_list(c, "full_attn_idxs", n, 0, mark);
 	struct cfg lin;
 	bool kda = false;
 	if (e == 1 && nested(c, "linear_attn_config", &lin)) {
@@ -1216,6 +1220,41 @@ static int ernie_moe(struct cfg *c, uint32_t n, bool *dense)
 	return 0;
 }
 
+/* LFM2's MLP width: block_ff_dim (or intermediate_size) made 2/3 as wide
+ * under block_auto_adjust_ff_dim, times block_ffn_dim_multiplier, rounded
+ * up to block_multiple_of, as Lfm2MLP builds it. */
+static int lfm2_width(struct cfg *c, struct kv_model *m)
+{
+	bool adjust;
+	double mult = 1;
+	uint64_t of, w = m->intermediate;
+	char where[128];
+	const cJSON *mu = find(c, "block_ffn_dim_multiplier", where,
+			       sizeof where);
+	int e;
+	if ((present(c, "block_ff_dim") &&
+	     (e = get_uint(c, "block_ff_dim", false, 0, 1, MAX_FFN, &w))) ||
+	    (e = get_bool(c, "block_auto_adjust_ff_dim", true, &adjust)) ||
+	    (e = get_uint(c, "block_multiple_of", false, 256, 1, MAX_FFN,
+			  &of)))
+		return e;
+	if (!adjust) {
+		m->intermediate = w;
+		return 0;
+	}
+	if (mu && !cJSON_IsNull(mu) &&
+	    (e = get_double(c, "block_ffn_dim_multiplier", 1, &mult)))
+		return e;
+	w = (uint64_t)(2 * (double)w / 3);
+	w = (uint64_t)(mult * (double)w);
+	w = (w + of - 1) / of * of;
+	if (w < 1 || w > MAX_FFN)
+		return fail(c, "block_ffn_dim_multiplier: makes an MLP %llu "
+			    "wide, got %g", (unsigned long long)w, mult);
+	m->intermediate = w;
+	return 0;
+}
+
 /*
  * MLP kind and width of each layer: dense, or MoE by the family's rule.
  * DBRX keeps its MLP's fields in ffn_config. LongCat-Flash's layers
@@ -1246,6 +1285,8 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	if (!strcmp(t, "molmo") || !strcmp(t, "recurrent_gemma") ||
 	    !strcmp(t, "qwen"))
 		m->intermediate = m->intermediate / 2 ? m->intermediate / 2 : 1;
+	if (!strcmp(t, "lfm2") && (e = lfm2_width(c, m)))
+		return e;
 	for (uint32_t i = 0; i < n; i++) {
 		m->layers[i].mlp = KV_MLP_DENSE;
 		m->layers[i].ffn_dim = m->intermediate;
@@ -1371,8 +1412,13 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	if (!dense)
 		return KV_ENOMEM;
 	if (m->family == KV_FAMILY_DEEPSEEK ||
-	    present(c, "first_k_dense_replace")) {
-		e = get_uint(c, "first_k_dense_replace", false,
+	    present(c, "first_k_dense_replace") ||
+	    present(c, "num_dense_layers")) { /* LFM2-MoE's name */
+		e = get_uint(c,
+			     present(c, "num_dense_layers")
+				     ? "num_dense_layers"
+				     : "first_k_dense_replace",
+			     false,
 			     !strcmp(t, "deepseek_v3") ? 3 : 0, 0, MAX_LAYERS,
 			     &first);
 		if (!e)
@@ -1734,6 +1780,19 @@ static int read_linear(struct cfg *c, struct kv_model *m)
 				    "heads' blocks, got %llu",
 				    heads, (unsigned long long)inner);
 		hd = 1; /* the state: one value a channel */
+	} else if (!strcmp(m->model_type, "lfm2") ||
+		   !strcmp(m->model_type, "lfm2_moe")) {
+		/* a gated convolution over the hidden state: its cache the
+		 * last conv_L_cache inputs, in the model's dtype */
+		m->ssm_version = 7;
+		m->ssm_dtype = m->dtype;
+		inner = m->hidden;
+		heads = 1;
+		hd = 0;
+		if ((e = get_u32(c, "conv_L_cache", false, 3, 1, 1 << 10,
+				 &conv)) ||
+		    (e = get_bool(c, "conv_bias", false, &m->ssm_bias)))
+			return e;
 	} else if (present(c, "attn_type_list") ||
 		   is(m->model_type, lightning)) {
 		m->ssm_version = 4;
@@ -1894,6 +1953,14 @@ static int read_ln_family(struct cfg *c, struct kv_model *m)
 		return 0;
 	}
 	return 0;
+}
+
+/* LFM2's configs may name the head's tie tie_embedding. */
+static const char *tie_name(struct cfg *c)
+{
+	return !present(c, "tie_word_embeddings") && present(c, "tie_embedding")
+		       ? "tie_embedding"
+		       : "tie_word_embeddings";
 }
 
 /*
@@ -2225,7 +2292,7 @@ static int build(struct cfg *c, struct kv_model *m)
 			      &m->vocab)) ||
 	    (e = get_uint_any(c, pos_names, false, d.max_pos, 1, MAX_POS,
 			      &m->max_pos)) ||
-	    (e = get_bool(c, "tie_word_embeddings", d.tie, &m->tie_embeddings)))
+	    (e = get_bool(c, tie_name(c), d.tie, &m->tie_embeddings)))
 		goto out;
 	if (m->family == KV_FAMILY_FALCON) {
 		bool b;
@@ -2265,6 +2332,7 @@ static int build(struct cfg *c, struct kv_model *m)
 		     !strcmp(m->model_type, "qwen3_moe") ||
 		     !strcmp(m->model_type, "gemma3_text") ||
 		     !strcmp(m->model_type, "gemma3") ||
+		     !strncmp(m->model_type, "lfm2", 4) ||
 		     m->ssm_version == 3; /* Qwen3-Next's, Qwen3.5's */
 	if ((e = read_ln_family(c, m)))
 		goto out;

@@ -181,6 +181,16 @@ static void rglru(struct acc *a, const struct kv_model *m)
 	mac(a, w + 1, m->hidden);         /* linear_out */
 }
 
+/* LFM2's short convolution: in_proj to B, C and x, a depthwise
+ * convolution, out_proj; biased with conv_bias. */
+static void short_conv(struct acc *a, const struct kv_model *m)
+{
+	uint64_t h = m->hidden, b = m->ssm_bias;
+	mac(a, h + b, 3 * h);          /* in_proj */
+	mac(a, h, m->ssm_d_conv + b);  /* conv */
+	mac(a, h + b, h);              /* out_proj */
+}
+
 /* A Zamba2 attention layer: the shared block it takes in turn, counted
  * at the first n_mem_blocks such layers (attention over the hidden state
  * and the embedding side by side, 2 hidden in; the MLP; a norm of 2
@@ -219,7 +229,8 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	case 3: deltanet(&a, m); break;
 	case 4: lightning(&a, m); break;
 	case 5: kda(&a, m); break;
-	default: rglru(&a, m); break;
+	case 6: rglru(&a, m); break;
+	default: short_conv(&a, m); break;
 	}
 	if (l->attn == KV_ATTN_MLA)
 		mla(&a, m, l->q_heads);

@@ -339,7 +339,9 @@ static void test_lightning_state(void)
  * - Zamba2 2.7B: a Mamba-2 mixer in all 54 layers, the attention ones
  *   too, (5120 + 2 x 64) x 4 + 5120 x 64 values in bf16 each;
  * - Zamba 7B: a Mamba-1 mixer in all 76 layers, 7424 channels x (4 + 16)
- *   values in bf16 each. */
+ *   values in bf16 each;
+ * - LFM2.5-VL 1.6B: 10 short-convolution layers, each the last 3 inputs
+ *   of 2048 channels in bf16. */
 static void test_published_states(void)
 {
 	static const struct {
@@ -354,6 +356,7 @@ static void test_published_states(void)
 		{"../tests/configs/zamba2-2.7b", 2,
 		 54ULL * ((5248 * 4 + 5120 * 64) * 2)},
 		{"../tests/configs/zamba-7b", 1, 76ULL * 7424 * (4 + 16) * 2},
+		{"../tests/configs/lfm2.5-vl-1.6b", 7, 10ULL * 2048 * 3 * 2},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct kv_model *m = test_load(cases[i].config);

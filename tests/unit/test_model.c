@@ -524,6 +524,8 @@ static void test_hybrid_lists(void)
 		 "NNFN"},
 		{"{\"model_type\":\"zamba2\"," BASE ",\"layers_block_type\":"
 		 "[\"mamba\",\"hybrid\",\"mamba\",\"hybrid\"]}", "NFNF"},
+		{"{\"model_type\":\"lfm2\"," BASE ",\"full_attn_idxs\":[1,3]}",
+		 "NFNF"},
 		/* GPT-Neo's kinds, listed or as [kinds, times] pairs */
 		{"{\"model_type\":\"gpt_neo\"," BASE ",\"attention_layers\":"
 		 "[\"global\",\"local\",\"local\",\"global\"]}", "FSSF"},
@@ -1023,6 +1025,41 @@ static void test_plain_mlp(void)
 		CHECK_U64(m->layers[0].ffn_dim, 48);
 		kv_model_free(m);
 	}
+	/* LFM2's MLP: 2/3 of block_ff_dim (else intermediate_size), times
+	 * block_ffn_dim_multiplier, up to a multiple of block_multiple_of;
+	 * as given without block_auto_adjust_ff_dim */
+	static const struct {
+		const char *fields;
+		uint64_t width;
+	} lw[] = {
+		{",\"intermediate_size\":96", 256},
+		{",\"intermediate_size\":96,\"block_multiple_of\":16", 64},
+		{",\"block_ff_dim\":96,\"block_multiple_of\":16,"
+		 "\"block_ffn_dim_multiplier\":1.5", 96},
+		{",\"intermediate_size\":96,\"block_multiple_of\":16,"
+		 "\"block_ffn_dim_multiplier\":null", 64},
+		{",\"intermediate_size\":96,\"block_auto_adjust_ff_dim\":false",
+		 96},
+	};
+	for (size_t i = 0; i < sizeof lw / sizeof lw[0]; i++) {
+		char j[256];
+		snprintf(j, sizeof j, "{\"model_type\":\"lfm2\"," BASE "%s}",
+			 lw[i].fields);
+		if (!(m = parse(j)))
+			continue;
+		CHECK_U64(m->layers[0].ffn_dim, lw[i].width);
+		CHECK(m->tie_embeddings && m->qk_norm);
+		kv_model_free(m);
+	}
+	if ((m = parse("{\"model_type\":\"lfm2\"," BASE
+		       ",\"tie_embedding\":false}"))) {
+		CHECK(!m->tie_embeddings);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"lfm2\"," BASE
+		      ",\"block_ffn_dim_multiplier\":0}"),
+		  "x.json: block_ffn_dim_multiplier: makes an MLP 0 wide, "
+		  "got 0");
 	/* Qwen (the first): the same fused width, biased q, k and v, and its
 	 * dtype from flags, bf16 when none is set */
 	static const struct {

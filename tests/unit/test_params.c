@@ -171,6 +171,18 @@ int main(void)
 			  9ULL * (2560ULL * 2560 + 23040ULL * 128) +
 			  32000ULL * 2560 + 2560);
 
+	/* LFM2.5-VL 1.6B's text model (LFM2 1.2B's shape, "1.2B", tied):
+	 * 6 attention layers (q and o 2048^2, k and v 2048 x 512, q and k
+	 * norms of 64), 10 short convolutions (in_proj 2048 x 6144, conv
+	 * 2048 x 3, out_proj 2048^2), all with an MLP of 3 x 2048 x 8192
+	 * (2/3 of block_ff_dim 12288) and two norms */
+	CHECK_U64(count("../tests/configs/lfm2.5-vl-1.6b").total,
+		  6ULL * (2ULL * 2048 * 2048 + 2ULL * 2048 * 512 + 128) +
+			  10ULL * (2048ULL * 6144 + 2048 * 3 +
+				   2048ULL * 2048) +
+			  16ULL * (3ULL * 2048 * 8192 + 2 * 2048) +
+			  65536ULL * 2048 + 2048);
+
 	/* MiniCPM3 4B (tied, its class's default): per layer q_a 2560 x 768
 	 * and its norm, q_b 768 x 40 x 96, kv_a 2560 x (256 + 32) and its
 	 * norm, kv_b 256 x 40 x (64 + 64), o 40 x 64 x 2560, MLP 3 x 2560 x
