@@ -54,6 +54,8 @@ struct kv_layer {
 	uint32_t index_heads; /* its query heads */
 	uint64_t index_topk; /* tokens the attention then reads */
 	bool ssm;            /* holds a Mamba mixer, and its fixed state */
+	bool cross;          /* attends over an image's states, no cache of
+			      * its own (Llama 3.2 Vision) */
 	enum kv_mlp mlp;
 	uint64_t ffn_dim;    /* MLP width, per expert for MoE */
 };
@@ -74,6 +76,8 @@ struct kv_model {
 	bool attn_gate;        /* q_proj also makes an output gate (Qwen3-Next) */
 	bool head_bias;        /* the output head has a bias (GPT-J, Phi) */
 	bool embed_norm;       /* a norm after the embedding (BLOOM) */
+	uint32_t embed_extra;  /* embedding rows past the vocabulary (Llama
+				* 3.2 Vision's 8) */
 	uint64_t learned_pos;  /* rows of learned positions (GPT-2, OPT) */
 
 	uint32_t n_layers;     /* decoder layers */

@@ -893,7 +893,7 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
  * Llama 3.2 Vision's cross_attention_layers attend over the image's states,
  * a fixed size per image that does not grow with the text.
  */
-static int kv_less_layers(struct cfg *c, const struct kv_model *m,
+static int kv_less_layers(struct cfg *c, struct kv_model *m,
 			  enum kv_attn *k)
 {
 	uint32_t n = m->n_layers;
@@ -926,9 +926,14 @@ static int kv_less_layers(struct cfg *c, const struct kv_model *m,
 		return KV_ENOMEM;
 	e = layer_list(c, "cross_attention_layers", n, 0, cross);
 	for (uint32_t i = 0; e == 0 && i < n; i++)
-		if (cross[i])
+		if (cross[i]) {
 			k[i] = KV_ATTN_NONE;
+			m->layers[i].cross = true;
+		}
 	free(cross);
+	/* its embedding has 8 rows more than the vocabulary */
+	if (e == 0)
+		m->embed_extra = 8;
 	return e < 0 ? e : 0;
 }
 

@@ -232,6 +232,17 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	case 6: rglru(&a, m); break;
 	default: short_conv(&a, m); break;
 	}
+	if (l->cross) {
+		/* Llama 3.2 Vision's: attention of the model's heads, its q
+		 * and k normed, and a gate each on it and on its MLP */
+		struct kv_layer x = *l;
+		x.q_heads = m->n_heads;
+		x.kv_heads = m->n_kv_heads;
+		x.head_dim_k = m->head_dim;
+		x.head_dim_v = m->head_dim_v;
+		attention(&a, m, &x);
+		mac(&a, 2, m->head_dim + 1);
+	}
 	if (l->attn == KV_ATTN_MLA)
 		mla(&a, m, l->q_heads);
 	else if (l->attn != KV_ATTN_NONE && m->n_mem_blocks)
@@ -239,7 +250,7 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	else if (l->attn != KV_ATTN_NONE)
 		attention(&a, m, l);
 	/* a layer of one part (a mixer or an MLP alone) has one norm */
-	bool mixer = l->ssm || l->attn != KV_ATTN_NONE;
+	bool mixer = l->ssm || l->cross || l->attn != KV_ATTN_NONE;
 	mac(&a, mixer && l->mlp != KV_MLP_NONE ? layer_norms(m) : 1,
 	    norm(m, m->hidden));
 
@@ -276,7 +287,7 @@ int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 			 uint64_t *last)
 {
 	struct acc f = {0, 0}, l = {0, 0};
-	mac(&f, m->vocab, m->hidden);
+	mac(&f, m->vocab + m->embed_extra, m->hidden);
 	mac(&f, m->learned_pos, m->hidden); /* learned positions */
 	if (m->embed_norm)
 		mac(&f, 1, norm(m, m->hidden));

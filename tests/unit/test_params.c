@@ -171,6 +171,17 @@ int main(void)
 			  9ULL * (2560ULL * 2560 + 23040ULL * 128) +
 			  32000ULL * 2560 + 2560);
 
+	/* Llama 3.2 90B Vision's text model (88.6B with its vision
+	 * encoder): 100 layers of q and o 8192^2, k and v 8192 x 1024, an MLP
+	 * of 3 x 8192 x 28672 and two norms; its 20 cross-attention layers
+	 * also norm q and k (128 each) and gate attention and MLP; 8
+	 * embedding rows past the vocabulary, an untied head */
+	CHECK_U64(count("../tests/configs/llama-3.2-90b-vision-instruct").total,
+		  100ULL * (2ULL * 8192 * 8192 + 2ULL * 8192 * 1024 +
+			    3ULL * 8192 * 28672 + 2 * 8192) +
+			  20ULL * (2 * 128 + 2) + (128256ULL + 8) * 8192 +
+			  128256ULL * 8192 + 8192);
+
 	/* LFM2.5-VL 1.6B's text model (LFM2 1.2B's shape, "1.2B", tied):
 	 * 6 attention layers (q and o 2048^2, k and v 2048 x 512, q and k
 	 * norms of 64), 10 short convolutions (in_proj 2048 x 6144, conv
