@@ -496,7 +496,7 @@ static enum kv_family family_of(const char *t, bool *known)
 		"falcon_mamba", "step3_text", "qwen2_5_omni_text",
 		"qwen3_omni_moe_text", "dots1", "qwen", "gpt_neo", "codegen",
 		"persimmon", "nemotron", "arcee", "apertus", "glm4_moe_lite",
-		"xglm", NULL};
+		"xglm", "jetmoe", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -682,6 +682,21 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 		snprintf(m->note, sizeof m->note,
 			 "num_attention_heads absent: Gemma3TextConfig's "
 			 "defaults taken (8 heads, 4 KV heads)");
+	} else if (!hf && !strcmp(m->model_type, "jetmoe")) {
+		/* JetMoeConfig: a query head per KV head and chosen expert */
+		uint64_t kvh, k;
+		if ((e = get_uint(c, "num_key_value_heads", false, 16, 1,
+				  MAX_HEADS, &kvh)) ||
+		    (e = get_uint(c, "num_experts_per_tok", false, 2, 1,
+				  MAX_HEADS, &k)))
+			return e;
+		v = kvh * k; /* each at most 2^16 */
+		if (v > MAX_HEADS)
+			return fail(c, "num_key_value_heads: times "
+				    "num_experts_per_tok must be at most %u "
+				    "heads, got %llu x %llu", MAX_HEADS,
+				    (unsigned long long)kvh,
+				    (unsigned long long)k);
 	} else if ((e = get_uint_any(c, gpt2 ? NAMES_GPT2_HEADS : NAMES_HEADS,
 				     !cs, cs ? cs->heads : 0, 1, MAX_HEADS,
 				     &v))) {

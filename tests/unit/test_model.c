@@ -636,6 +636,21 @@ static void test_families(void)
 		snprintf(want, sizeof want, "x.json: %s", neo[i].err);
 		CHECK_STR(bad(j), want);
 	}
+	/* JetMoE: a query head per KV head and chosen expert */
+	if ((m = parse("{\"model_type\":\"jetmoe\",\"num_hidden_layers\":2,"
+		       "\"hidden_size\":64,\"num_key_value_heads\":2,"
+		       "\"kv_channels\":16,\"num_local_experts\":4,"
+		       "\"num_experts_per_tok\":3}"))) {
+		CHECK_U64(m->n_heads, 6);
+		CHECK_U64(m->layers[0].kv_heads, 2);
+		CHECK_U64(m->layers[0].head_dim_k, 16);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"jetmoe\",\"num_hidden_layers\":2,"
+		      "\"hidden_size\":64,\"num_key_value_heads\":256,"
+		      "\"num_experts_per_tok\":512}"),
+		  "x.json: num_key_value_heads: times num_experts_per_tok must "
+		  "be at most 65536 heads, got 256 x 512");
 	/* GLM-4.7-Flash: MLA needs no hidden / heads (64 over 5 heads);
 	 * plain heads do */
 	if ((m = parse("{\"model_type\":\"glm4_moe_lite\","
