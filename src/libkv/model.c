@@ -496,7 +496,8 @@ static enum kv_family family_of(const char *t, bool *known)
 		"falcon_mamba", "step3_text", "qwen2_5_omni_text",
 		"qwen3_omni_moe_text", "dots1", "qwen", "gpt_neo", "codegen",
 		"persimmon", "nemotron", "arcee", "apertus", "glm4_moe_lite",
-		"xglm", "jetmoe", NULL};
+		"xglm", "jetmoe", "qwen3_vl_text", "qwen3_vl_moe_text",
+		NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -2059,6 +2060,9 @@ static int build(struct cfg *c, struct kv_model *m)
 	if (!type && (present(c, "n_layer") || present(c, "n_embd")) &&
 	    !present(c, "ssm_cfg"))
 		type = "gpt2";
+	/* Fuyu's text model is Persimmon's, its shape at the top level */
+	if (type && !strcmp(type, "fuyu"))
+		type = "persimmon";
 	snprintf(m->model_type, sizeof m->model_type, "%s", type ? type : "");
 	static const char *const enc_dec[] = {
 		"t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper",
@@ -2348,8 +2352,7 @@ static int build(struct cfg *c, struct kv_model *m)
 	m->attn_gate = !strcmp(m->model_type, "qwen3_next");
 	if ((e = get_bool(c, "attn_output_gate", m->attn_gate, &m->attn_gate)))
 		goto out;
-	m->qk_norm = !strcmp(m->model_type, "qwen3") ||
-		     !strcmp(m->model_type, "qwen3_moe") ||
+	m->qk_norm = !strncmp(m->model_type, "qwen3", 5) || /* VL, Omni */
 		     !strcmp(m->model_type, "gemma3_text") ||
 		     !strcmp(m->model_type, "gemma3") ||
 		     !strncmp(m->model_type, "lfm2", 4) ||

@@ -1000,6 +1000,8 @@ static void test_plain_mlp(void)
 		{"\"phi\"", "LQOMHP", 0},
 		{"\"phi\",\"qk_layernorm\":true", "LQOMHPK", 0},
 		{"\"persimmon\"", "LQOMK", 0},
+		{"\"fuyu\"", "LQOMK", 0}, /* Persimmon's text model */
+		{"\"qwen3_vl_text\"", "K", 0},
 		{"\"nemotron\",\"mlp_bias\":true", "LM", 0},
 		{"\"mpt\"", "", 0},
 		{"\"llama\"", "", 0},
