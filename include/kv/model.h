@@ -78,6 +78,9 @@ struct kv_model {
 	bool embed_norm;       /* a norm after the embedding (BLOOM) */
 	uint32_t embed_extra;  /* embedding rows past the vocabulary (Llama
 				* 3.2 Vision's 8) */
+	uint64_t embed_dim;    /* the embedding's width, projected in and out
+				* when not hidden (OPT-350m); 0: hidden */
+	bool no_final_norm;    /* no norm before the head (OPT-350m) */
 	uint64_t learned_pos;  /* rows of learned positions (GPT-2, OPT) */
 
 	uint32_t n_layers;     /* decoder layers */

@@ -1971,6 +1971,18 @@ static int read_ln_family(struct cfg *c, struct kv_model *m)
 		m->embed_norm = F[i].embed_norm;
 		if (F[i].pos)
 			m->learned_pos = m->max_pos + F[i].pos - 1;
+		if (strcmp(F[i].type, "opt"))
+			return 0;
+		/* OPT's embedding may be narrower than the model, projected
+		 * in and out; without do_layer_norm_before, no final norm */
+		bool before, removed;
+		if ((e = get_uint(c, "word_embed_proj_dim", false, m->hidden, 1,
+				  MAX_HIDDEN, &m->embed_dim)) ||
+		    (e = get_bool(c, "do_layer_norm_before", true, &before)) ||
+		    (e = get_bool(c, "_remove_final_layer_norm", false,
+				  &removed)))
+			return e;
+		m->no_final_norm = !before || removed;
 		return 0;
 	}
 	return 0;

@@ -287,13 +287,17 @@ int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 			 uint64_t *last)
 {
 	struct acc f = {0, 0}, l = {0, 0};
-	mac(&f, m->vocab + m->embed_extra, m->hidden);
+	uint64_t ed = m->embed_dim ? m->embed_dim : m->hidden;
+	mac(&f, m->vocab + m->embed_extra, ed);
+	if (ed != m->hidden)
+		mac(&f, 2 * ed, m->hidden);  /* project_in, project_out */
 	mac(&f, m->learned_pos, m->hidden); /* learned positions */
 	if (m->embed_norm)
 		mac(&f, 1, norm(m, m->hidden));
-	mac(&l, 1, norm(m, m->hidden));     /* final norm */
+	if (!m->no_final_norm)
+		mac(&l, 1, norm(m, m->hidden));
 	if (!m->tie_embeddings)
-		mac(&l, m->vocab, m->hidden);
+		mac(&l, m->vocab, ed);
 	if (m->head_bias)
 		mac(&l, 1, m->vocab);
 	*first = f.n;
@@ -323,7 +327,7 @@ int kv_model_params(const struct kv_model *m, struct kv_params *p,
 	int e = kv_model_edge_params(m, &first, &last);
 	*p = (struct kv_params){0};
 	p->embed = first;
-	p->head = last - norm(m, m->hidden);
+	p->head = last - (m->no_final_norm ? 0 : norm(m, m->hidden));
 	if (!e && (e = kv_add(first, last, &p->total)) == 0)
 		p->active = p->total;
 	for (uint32_t i = 0; !e && i < m->n_layers; i++) {

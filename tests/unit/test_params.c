@@ -212,6 +212,15 @@ int main(void)
 			  12ULL * (4ULL * 768 * 768 + 768 +
 				   2ULL * 768 * 3072 + 3072 + 768 + 4 * 768) +
 			  2 * 768);
+	/* OPT-350m (tied): a 512-wide embedding, projected in and out of
+	 * 1024; learned positions 2050 x 1024; per layer q, k, v, o 1024^2
+	 * and fc1, fc2 1024 x 4096, all biased, two LayerNorms; no final
+	 * norm */
+	CHECK_U64(count("../tests/configs/opt-350m").total,
+		  50272ULL * 512 + 2ULL * 512 * 1024 + 2050ULL * 1024 +
+			  24ULL * (4ULL * 1025 * 1024 + 2ULL * 1024 * 4096 +
+				   4096 + 1024 + 4 * 1024));
+
 	/* XGLM 1.7B (tied, sinusoidal positions): per layer q, k, v, o
 	 * 2048^2 and their biases, fc1 and fc2 2048 x 8192 and theirs, two
 	 * LayerNorms; a final LayerNorm */
