@@ -497,7 +497,7 @@ static enum kv_family family_of(const char *t, bool *known)
 		"qwen3_omni_moe_text", "dots1", "qwen", "gpt_neo", "codegen",
 		"persimmon", "nemotron", "arcee", "apertus", "glm4_moe_lite",
 		"xglm", "jetmoe", "qwen3_vl_text", "qwen3_vl_moe_text",
-		NULL};
+		"mimo_v2_flash", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -620,6 +620,13 @@ static const struct class_shape *class_shape(const struct cfg *c,
 		if (!strcmp(type, shapes[i].type))
 			return &shapes[i];
 	return NULL;
+}
+
+/* Whether a field is a list. */
+static bool list_field(const struct cfg *c, const char *field)
+{
+	char where[128];
+	return cJSON_IsArray(find(c, field, where, sizeof where));
 }
 
 /* Whether the config names a latent rank, kv_lora_rank not null and
@@ -1089,6 +1096,16 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 		e = get_kinds(c, "layers_block_type", n, k);
 	if (e == 1 && !strcmp(m->model_type, "gpt_neo"))
 		e = neo_kinds(c, n, k);
+	if (e == 1 && present(c, "hybrid_layer_pattern")) {
+		/* MiMo-V2-Flash: 1 a sliding layer, 0 a full one */
+		uint32_t *v = calloc(n, sizeof *v);
+		if (!v)
+			return KV_ENOMEM;
+		e = get_uint_list(c, "hybrid_layer_pattern", n, 0, 1, v);
+		for (uint32_t i = 0; !e && i < n; i++)
+			k[i] = v[i] ? KV_ATTN_SLIDING : KV_ATTN_FULL;
+		free(v);
+	}
 	if (e <= 0)
 		return e;
 
@@ -1432,9 +1449,17 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	bool *dense = calloc(n, sizeof *dense);
 	if (!dense)
 		return KV_ENOMEM;
-	if (m->family == KV_FAMILY_DEEPSEEK ||
-	    present(c, "first_k_dense_replace") ||
-	    present(c, "num_dense_layers")) { /* LFM2-MoE's name */
+	if (list_field(c, "moe_layer_freq")) {
+		/* MiMo-V2-Flash's: 1 a MoE layer, 0 a dense one */
+		uint32_t *moe = calloc(n, sizeof *moe);
+		e = moe ? get_uint_list(c, "moe_layer_freq", n, 0, 1, moe)
+			: KV_ENOMEM;
+		for (uint32_t i = 0; !e && i < n; i++)
+			dense[i] = !moe[i];
+		free(moe);
+	} else if (m->family == KV_FAMILY_DEEPSEEK ||
+		   present(c, "first_k_dense_replace") ||
+		   present(c, "num_dense_layers")) { /* LFM2-MoE's name */
 		e = get_uint(c,
 			     present(c, "num_dense_layers")
 				     ? "num_dense_layers"
@@ -1996,6 +2021,38 @@ static const char *tie_name(struct cfg *c)
 		       : "tie_word_embeddings";
 }
 
+/* MiMo-V2-Flash's two attentions: its full layers' V heads of v_head_dim,
+ * its sliding ones' K/V heads of their own (swa_num_key_value_heads,
+ * swa_head_dim, swa_v_head_dim), each defaulting to the full layers'. */
+static int mimo_heads(struct cfg *c, struct kv_model *m)
+{
+	uint32_t v, kvh, hk, hv;
+	int e;
+	if ((e = get_u32(c, "v_head_dim", false, m->head_dim, 1, MAX_HEAD_DIM,
+			 &v)) ||
+	    (e = get_u32(c, "swa_num_key_value_heads", false, m->n_kv_heads, 1,
+			 m->n_heads, &kvh)) ||
+	    (e = get_u32(c, "swa_head_dim", false, m->head_dim, 1,
+			 MAX_HEAD_DIM, &hk)) ||
+	    (e = get_u32(c, "swa_v_head_dim", false, v, 1, MAX_HEAD_DIM, &hv)))
+		return e;
+	if (m->n_heads % kvh)
+		return fail(c, "swa_num_key_value_heads: must divide "
+			    "num_attention_heads (%u), got %u", m->n_heads, kvh);
+	m->head_dim_v = v;
+	for (uint32_t i = 0; i < m->n_layers; i++) {
+		struct kv_layer *l = &m->layers[i];
+		if (l->attn == KV_ATTN_SLIDING) {
+			l->kv_heads = kvh;
+			l->head_dim_k = hk;
+			l->head_dim_v = hv;
+		} else if (l->attn != KV_ATTN_NONE) {
+			l->head_dim_v = v;
+		}
+	}
+	return 0;
+}
+
 /*
  * A model of Mamba layers only (Mamba, Falcon Mamba, Mamba2, or
  * state-spaces' own configs, whose ssm_cfg names the layer): no attention,
@@ -2252,6 +2309,8 @@ static int build(struct cfg *c, struct kv_model *m)
 			l->window = chunk;
 		}
 	}
+	if (!e && !strcmp(m->model_type, "mimo_v2_flash"))
+		e = mimo_heads(c, m);
 	if (!e)
 		e = read_mlp(c, m, &d);
 	if (!e && blocks)

@@ -636,6 +636,36 @@ static void test_families(void)
 		snprintf(want, sizeof want, "x.json: %s", neo[i].err);
 		CHECK_STR(bad(j), want);
 	}
+	/* MiMo-V2-Flash: hybrid_layer_pattern's sliding layers have their
+	 * own K/V heads; moe_layer_freq as a list */
+	if ((m = parse("{\"model_type\":\"mimo_v2_flash\"," BASE
+		       ",\"num_key_value_heads\":1,\"head_dim\":24,"
+		       "\"v_head_dim\":8,\"swa_num_key_value_heads\":2,"
+		       "\"swa_v_head_dim\":4,\"sliding_window\":16,"
+		       "\"hybrid_layer_pattern\":[0,1,1,0],"
+		       "\"n_routed_experts\":4,\"num_experts_per_tok\":2,"
+		       "\"moe_layer_freq\":[0,1,1,1]}"))) {
+		CHECK(m->layers[0].attn == KV_ATTN_FULL);
+		CHECK_U64(m->layers[0].kv_heads, 1);
+		CHECK_U64(m->layers[0].head_dim_k, 24);
+		CHECK_U64(m->layers[0].head_dim_v, 8);
+		CHECK(m->layers[1].attn == KV_ATTN_SLIDING);
+		CHECK_U64(m->layers[1].kv_heads, 2);
+		CHECK_U64(m->layers[1].head_dim_k, 24);
+		CHECK_U64(m->layers[1].head_dim_v, 4);
+		CHECK_U64(m->layers[1].window, 16);
+		CHECK(m->layers[0].mlp == KV_MLP_DENSE);
+		CHECK(m->layers[3].mlp == KV_MLP_MOE);
+		kv_model_free(m);
+	}
+	CHECK_STR(bad("{\"model_type\":\"mimo_v2_flash\"," BASE
+		      ",\"swa_num_key_value_heads\":3}"),
+		  "x.json: swa_num_key_value_heads: must divide "
+		  "num_attention_heads (4), got 3");
+	CHECK_STR(bad("{\"model_type\":\"mimo_v2_flash\"," BASE
+		      ",\"hybrid_layer_pattern\":[0,1,2,0]}"),
+		  "x.json: hybrid_layer_pattern[2]: absurd value, at most 1, "
+		  "got 2");
 	/* JetMoE: a query head per KV head and chosen expert */
 	if ((m = parse("{\"model_type\":\"jetmoe\",\"num_hidden_layers\":2,"
 		       "\"hidden_size\":64,\"num_key_value_heads\":2,"
