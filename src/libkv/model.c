@@ -557,6 +557,8 @@ static struct defaults defaults_of(const char *t, enum kv_family f)
 		d = (struct defaults){32000, 2048, 0, 0, false, false, 0};
 	else if (f == KV_FAMILY_JAMBA)
 		d = (struct defaults){65536, 262144, 0, 0, false, false, 14336};
+	else if (!strcmp(t, "exaone4") || !strcmp(t, "olmo3"))
+		d.window = 4096;
 	/* config classes whose head is tied unless the config says not */
 	static const char *const tied[] = {"bloom",	 "mpt",	    "opt",
 					   "starcoder2", "cohere",  "cohere2",
@@ -1180,6 +1182,26 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 		for (uint32_t i = 0; i < n; i++)
 			k[i] = pat->valuestring[i % len] == 'L' ? KV_ATTN_SLIDING
 								 : KV_ATTN_FULL;
+		return 0;
+	}
+	/* every n-th layer full, the others sliding, as these config
+	 * classes make layer_types when a config has none */
+	static const struct {
+		const char *type, *field; /* field: n, default 4 */
+	} nth[] = {
+		{"exaone4", "sliding_window_pattern"},
+		{"olmo3", NULL},
+		{"afmoe", "global_attn_every_n_layers"},
+	};
+	for (size_t j = 0; j < sizeof nth / sizeof nth[0]; j++) {
+		uint64_t every = 4;
+		if (strcmp(t, nth[j].type))
+			continue;
+		if (nth[j].field && (e = get_uint(c, nth[j].field, false, 4, 1,
+						  MAX_LAYERS, &every)))
+			return e;
+		for (uint32_t i = 0; i < n; i++)
+			k[i] = (i + 1) % every ? KV_ATTN_SLIDING : KV_ATTN_FULL;
 		return 0;
 	}
 	if (m->family == KV_FAMILY_GEMMA || present(c, "sliding_window_pattern")) {

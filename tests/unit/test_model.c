@@ -526,6 +526,15 @@ static void test_hybrid_lists(void)
 		 "[\"mamba\",\"hybrid\",\"mamba\",\"hybrid\"]}", "NFNF"},
 		{"{\"model_type\":\"lfm2\"," BASE ",\"full_attn_idxs\":[1,3]}",
 		 "NFNF"},
+		/* every n-th layer full as their classes make layer_types
+		 * (EXAONE 4's and OLMo 3's window 4096 by default) */
+		{"{\"model_type\":\"exaone4\"," BASE "}", "SSSF"},
+		{"{\"model_type\":\"exaone4\"," BASE
+		 ",\"sliding_window_pattern\":2}", "SFSF"},
+		{"{\"model_type\":\"olmo3\"," BASE "}", "SSSF"},
+		{"{\"model_type\":\"afmoe\"," BASE ",\"sliding_window\":8,"
+		 "\"global_attn_every_n_layers\":2}", "SFSF"},
+		{"{\"model_type\":\"afmoe\"," BASE "}", "FFFF"},
 		/* GPT-Neo's kinds, listed or as [kinds, times] pairs */
 		{"{\"model_type\":\"gpt_neo\"," BASE ",\"attention_layers\":"
 		 "[\"global\",\"local\",\"local\",\"global\"]}", "FSSF"},
