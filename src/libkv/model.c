@@ -429,13 +429,23 @@ static int get_kinds(struct cfg *c, const char *field, uint32_t n,
 	int len = cJSON_GetArraySize(it);
 	if (len == 0)
 		return 1;
-	if (len != (int)n)
+	/* Step 3.5 lists its multi-token-prediction layers too, after the
+	 * model's own */
+	uint64_t mtp = 0;
+	int e = len > (int)n ? get_uint(c, "num_nextn_predict_layers", false,
+					0, 0, MAX_LAYERS, &mtp)
+			     : 0;
+	if (e)
+		return e;
+	if (len != (int)n && (uint64_t)len != n + mtp)
 		return fail(c, "%s: must list one kind per layer (%u), got %d",
 			    where, n, len);
 	uint32_t i = 0;
 	const cJSON *el;
 	cJSON_ArrayForEach(el, it)
 	{
+		if (i == n)
+			break;
 		if (!cJSON_IsString(el) ||
 		    layer_kind(el->valuestring, &kinds[i])) {
 			show(el, got, sizeof got);

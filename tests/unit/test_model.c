@@ -526,6 +526,11 @@ static void test_hybrid_lists(void)
 		 "[\"mamba\",\"hybrid\",\"mamba\",\"hybrid\"]}", "NFNF"},
 		{"{\"model_type\":\"lfm2\"," BASE ",\"full_attn_idxs\":[1,3]}",
 		 "NFNF"},
+		/* Step 3.5's list goes on over its prediction layers */
+		{"{" BASE ",\"num_nextn_predict_layers\":1,\"sliding_window\":8,"
+		 "\"layer_types\":[\"full_attention\",\"sliding_attention\","
+		 "\"full_attention\",\"sliding_attention\",\"full\"]}",
+		 "FSFS"},
 		/* every n-th layer full as their classes make layer_types
 		 * (EXAONE 4's and OLMo 3's window 4096 by default) */
 		{"{\"model_type\":\"exaone4\"," BASE "}", "SSSF"},
@@ -645,6 +650,10 @@ static void test_families(void)
 		snprintf(want, sizeof want, "x.json: %s", neo[i].err);
 		CHECK_STR(bad(j), want);
 	}
+	CHECK_STR(bad("{" BASE ",\"layer_types\":[\"full\",\"full\","
+		      "\"full\",\"full\",\"full\"]}"),
+		  "x.json: layer_types: must list one kind per layer (4), got "
+		  "5");
 	/* MiMo-V2-Flash: hybrid_layer_pattern's sliding layers have their
 	 * own K/V heads; moe_layer_freq as a list */
 	if ((m = parse("{\"model_type\":\"mimo_v2_flash\"," BASE
