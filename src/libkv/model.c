@@ -507,7 +507,7 @@ static enum kv_family family_of(const char *t, bool *known)
 		"qwen3_omni_moe_text", "dots1", "qwen", "gpt_neo", "codegen",
 		"persimmon", "nemotron", "arcee", "apertus", "glm4_moe_lite",
 		"xglm", "jetmoe", "qwen3_vl_text", "qwen3_vl_moe_text",
-		"mimo_v2_flash", NULL};
+		"mimo_v2_flash", "bailing_moe_linear", NULL};
 	*known = is(t, llama_like);
 	return KV_FAMILY_LLAMA;
 }
@@ -905,6 +905,15 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 		for (uint32_t i = 0; !e && i < n; i++)
 			k[i] = v[i] ? KV_ATTN_FULL : KV_ATTN_NONE;
 		free(v);
+		return e;
+	}
+	if (!strcmp(m->model_type, "bailing_moe_linear")) {
+		/* Ring linear: every layer_group_size-th layer attends, the
+		 * others are linear attention */
+		uint64_t g;
+		e = get_uint(c, "layer_group_size", false, 5, 1, MAX_LAYERS, &g);
+		for (uint32_t i = 0; !e && i < n; i++)
+			k[i] = (i + 1) % g == 0 ? KV_ATTN_FULL : KV_ATTN_NONE;
 		return e;
 	}
 	if (present(c, "full_attention_interval") ||
@@ -1840,7 +1849,8 @@ static int read_mamba(struct cfg *c, struct kv_model *m,
 static int read_linear(struct cfg *c, struct kv_model *m)
 {
 	static const char *const lightning[] = {
-		"minimax", "minimax_m1", "minimax_text_01", NULL};
+		"minimax", "minimax_m1", "minimax_text_01", "bailing_moe_linear",
+		NULL};
 	struct cfg lin;
 	uint32_t heads = m->n_heads, hd = m->head_dim, conv = 0;
 	uint64_t inner;

@@ -526,6 +526,9 @@ static void test_hybrid_lists(void)
 		 "[\"mamba\",\"hybrid\",\"mamba\",\"hybrid\"]}", "NFNF"},
 		{"{\"model_type\":\"lfm2\"," BASE ",\"full_attn_idxs\":[1,3]}",
 		 "NFNF"},
+		/* Ring linear: every layer_group_size-th layer attends */
+		{"{\"model_type\":\"bailing_moe_linear\"," BASE
+		 ",\"layer_group_size\":2}", "NFNF"},
 		/* Step 3.5's list goes on over its prediction layers */
 		{"{" BASE ",\"num_nextn_predict_layers\":1,\"sliding_window\":8,"
 		 "\"layer_types\":[\"full_attention\",\"sliding_attention\","
