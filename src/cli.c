@@ -49,13 +49,34 @@ void cli_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void cli_warn_beyond(const char *name, const uint64_t *ctx, size_t n,
+		     uint64_t max_pos)
+{
+	size_t over = 0;
+	uint64_t top = 0;
+	for (size_t i = 0; i < n && max_pos; i++)
+		if (ctx[i] > max_pos) {
+			over++;
+			top = ctx[i] > top ? ctx[i] : top;
+		}
+	if (over == 1)
+		cli_warn("%s: context %llu is beyond the config's %llu "
+			 "positions",
+			 name, (unsigned long long)top,
+			 (unsigned long long)max_pos);
+	else if (over)
+		cli_warn("%s: %zu contexts, up to %llu, are beyond the "
+			 "config's %llu positions",
+			 name, over, (unsigned long long)top,
+			 (unsigned long long)max_pos);
+}
+
 int cli_usage(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg("", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try '%s --help'.\n", prog);
 	return CLI_USAGE;
 }
 

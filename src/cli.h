@@ -27,7 +27,11 @@ const char *cli_prog(void);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: warning: message" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* An error followed by "Try 'prog --help'."; returns CLI_USAGE. */
+/* One warning for the contexts of ctx[0 .. n] beyond a model's max_pos
+ * positions (none when max_pos is 0). */
+void cli_warn_beyond(const char *name, const uint64_t *ctx, size_t n,
+		     uint64_t max_pos);
+/* A usage error, one line as every error; returns CLI_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* What getopt_long returned for a bad option ('?', or ':' with an option

@@ -679,13 +679,8 @@ static int each(struct cli_table *t, const struct args *a,
 		const uint64_t *ctx = from_rows ? &pl[i].ctx
 				      : a->ctx ? a->ctx : &defctx;
 		size_t nctx = from_rows || !a->ctx ? 1 : a->nctx;
-		for (size_t c = 0; c < nctx && !dry && a->solve != SOLVE_CTX;
-		     c++)
-			if (m->max_pos && ctx[c] > m->max_pos)
-				cli_warn("%s: context %llu is beyond the "
-					 "config's %llu positions",
-					 m->name, (unsigned long long)ctx[c],
-					 (unsigned long long)m->max_pos);
+		if (!dry && a->solve != SOLVE_CTX)
+			cli_warn_beyond(m->name, ctx, nctx, m->max_pos);
 		int e0 = a->engine < 0 ? 0 : a->engine;
 		int e1 = a->engine < 0 ? KV_POLICY_COUNT - 1 : a->engine;
 		for (size_t d = 0; d < ndts && !status; d++)

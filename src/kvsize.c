@@ -194,12 +194,8 @@ static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 		uint64_t defctx[2] = {1, m->max_pos};
 		const uint64_t *ctx = a->ctx ? a->ctx : defctx;
 		size_t nctx = a->ctx ? a->nctx : (m->max_pos > 1 ? 2 : 1);
-		for (size_t c = 0; c < nctx && !t; c++)
-			if (m->max_pos && ctx[c] > m->max_pos)
-				cli_warn("%s: context %llu is beyond the "
-					 "config's %llu positions",
-					 m->name, (unsigned long long)ctx[c],
-					 (unsigned long long)m->max_pos);
+		if (!t)
+			cli_warn_beyond(m->name, ctx, nctx, m->max_pos);
 		for (size_t d = 0; d < ndts && !status; d++) {
 			struct kv_opts o = kv_opts_default(m);
 			if (dts[d] >= 0)
