@@ -356,11 +356,11 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				 kv_dtype_name(a->k_dtype != KV_DTYPE_F32
 						       ? a->k_dtype
 						       : a->v_dtype));
-	if (a->prompt + a->gen > MAX_POSITIONS)
+	if (a->prompt > MAX_POSITIONS || a->gen > MAX_POSITIONS - a->prompt)
 		return cli_usage("--prompt + --new: at most %llu positions, "
-				 "got %llu",
-				 MAX_POSITIONS,
-				 (unsigned long long)(a->prompt + a->gen));
+				 "got %llu + %llu",
+				 MAX_POSITIONS, (unsigned long long)a->prompt,
+				 (unsigned long long)a->gen);
 	if (a->prefix && a->lengths)
 		return cli_usage("--prefix-reuse and --lengths are two runs; "
 				 "choose one");
@@ -804,6 +804,9 @@ static int run_lengths(const struct args *a, const struct kv_model *m,
 	}
 	/* each user would reserve the longest length allowed */
 	o->max_ctx = max;
+	/* blocks of 16 by default, of the longest length when shorter */
+	if (!a->block_set && o->block_size > max)
+		o->block_size = (uint32_t)(max ? max : 1);
 	o->max_chunk = 1;
 	o->cache = true;
 	if ((rc = kv_engine_estimate(m, o, &sz, err)) ||
@@ -814,7 +817,7 @@ static int run_lengths(const struct args *a, const struct kv_model *m,
 	}
 	struct kv_opts ko = kv_opts_default(eff);
 	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
-	struct kv_paged_opts po = {(uint32_t)a->block_size, 0, (uint32_t)U,
+	struct kv_paged_opts po = {o->block_size, 0, (uint32_t)U,
 				   max, false};
 	po.blocks = a->pool_blocks
 			    ? a->pool_blocks
@@ -841,7 +844,7 @@ static int run_lengths(const struct args *a, const struct kv_model *m,
 	struct cli_table t;
 	cli_table_begin(&t, lcols, 11, a->json, a->header, false);
 	cli_put_u64(&t, U);
-	cli_put_u64(&t, a->block_size);
+	cli_put_u64(&t, o->block_size);
 	cli_put_u64(&t, max);
 	cli_put_u64(&t, u.tokens);
 	cli_put_u64(&t, u.blocks);
@@ -859,7 +862,7 @@ static int run_lengths(const struct args *a, const struct kv_model *m,
 		"blocks of %llu\n",
 		m->name, eff->n_layers, (unsigned long long)U,
 		(unsigned long long)u.tokens,
-		(unsigned long long)a->block_size);
+		(unsigned long long)o->block_size);
 	fprintf(stderr, "paged: %s in %llu blocks, %.1f%% of it unused\n",
 		kv_format_iec(u.paged_bytes, b1, sizeof b1),
 		(unsigned long long)u.blocks, 100 * u.paged_waste);

@@ -1,0 +1,1 @@
+kvdecode --layers 1 --vocab 256 --threads 1 --lengths 1,3
