@@ -25,12 +25,17 @@ const char *cli_prog(void)
 	return prog;
 }
 
+/* A message on one line: control characters that a config or an
+ * argument brought in (a newline, an escape) print as '?'. */
 static void vmsg(const char *tag, const char *fmt, va_list ap)
 {
+	char msg[2048];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	fflush(stdout);
-	fprintf(stderr, "%s: %s", prog, tag);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s: %s%s\n", prog, tag, msg);
 }
 
 void cli_error(const char *fmt, ...)

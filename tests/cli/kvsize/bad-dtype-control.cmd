@@ -1,0 +1,1 @@
+kvsize tests/bad/dtype-control.json
