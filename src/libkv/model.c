@@ -844,6 +844,20 @@ static int read_window(struct cfg *c, const struct defaults *d, uint64_t *win)
 	return check_uint(c, it, where, 1, MAX_POS, win);
 }
 
+/* A list of 0 and 1 over the layers into their kinds: 1 on, 0 off. */
+static int flag_kinds(struct cfg *c, const char *field, uint32_t n,
+		      enum kv_attn on, enum kv_attn off, enum kv_attn *k)
+{
+	uint32_t *v = calloc(n, sizeof *v);
+	if (!v)
+		return KV_ENOMEM;
+	int e = get_uint_list(c, field, n, 0, 1, v);
+	for (uint32_t i = 0; !e && i < n; i++)
+		k[i] = v[i] ? on : off;
+	free(v);
+	return e;
+}
+
 /*
  * Hybrids that name their attention layers other ways than layer_types:
  * NemotronH's hybrid_override_pattern ("M-M*...": '*' attention, one
@@ -897,16 +911,9 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 	if (e <= 0)
 		return e;
 	it = find(c, "attn_type_list", where, sizeof where);
-	if (it && cJSON_IsArray(it)) {
-		uint32_t *v = calloc(n, sizeof *v);
-		if (!v)
-			return KV_ENOMEM;
-		e = get_uint_list(c, "attn_type_list", n, 0, 1, v);
-		for (uint32_t i = 0; !e && i < n; i++)
-			k[i] = v[i] ? KV_ATTN_FULL : KV_ATTN_NONE;
-		free(v);
-		return e;
-	}
+	if (it && cJSON_IsArray(it))
+		return flag_kinds(c, "attn_type_list", n, KV_ATTN_FULL,
+				  KV_ATTN_NONE, k);
 	if (!strcmp(m->model_type, "bailing_moe_linear")) {
 		/* Ring linear: every layer_group_size-th layer attends, the
 		 * others are linear attention */
@@ -1117,16 +1124,9 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 		e = get_kinds(c, "layers_block_type", n, k);
 	if (e == 1 && !strcmp(m->model_type, "gpt_neo"))
 		e = neo_kinds(c, n, k);
-	if (e == 1 && present(c, "hybrid_layer_pattern")) {
-		/* MiMo-V2-Flash: 1 a sliding layer, 0 a full one */
-		uint32_t *v = calloc(n, sizeof *v);
-		if (!v)
-			return KV_ENOMEM;
-		e = get_uint_list(c, "hybrid_layer_pattern", n, 0, 1, v);
-		for (uint32_t i = 0; !e && i < n; i++)
-			k[i] = v[i] ? KV_ATTN_SLIDING : KV_ATTN_FULL;
-		free(v);
-	}
+	if (e == 1 && present(c, "hybrid_layer_pattern")) /* MiMo-V2 */
+		e = flag_kinds(c, "hybrid_layer_pattern", n, KV_ATTN_SLIDING,
+			       KV_ATTN_FULL, k);
 	if (e <= 0)
 		return e;
 
