@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "kv/gpu.h"
 #include "kv/model.h"
 
@@ -127,10 +128,10 @@ int kv_gpus_parse(const char *json, size_t len, const char *path,
 		  struct kv_gpus **out, char *err)
 {
 	*out = NULL;
-	cJSON *root = cJSON_ParseWithLength(json, len);
-	if (!root)
-		return fail(err, path, "not JSON");
-	int r = 0;
+	cJSON *root = NULL;
+	int r = kv_json_read(json, len, path, &root, err);
+	if (r)
+		return r;
 	struct kv_gpus *g = NULL;
 	const cJSON *arr = cJSON_IsObject(root)
 				   ? cJSON_GetObjectItemCaseSensitive(root,

@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "kv/model.h"
 
 #define MAX_CONFIG_BYTES (64u << 20)
@@ -2489,190 +2490,17 @@ out:
 	return e;
 }
 
-/* Line and column of a byte offset, for "not JSON" messages. */
-static void locate(const char *json, size_t off, unsigned *line, unsigned *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < off; i++) {
-		if (json[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
-/* cJSON says NULL both for bad JSON and for a failed allocation: its
- * allocations go through here, so that the two can be told apart. */
-static _Thread_local bool json_oom;
-
-static void *json_malloc(size_t n)
-{
-	void *p = malloc(n);
-	if (!p)
-		json_oom = true;
-	return p;
-}
-
-/* The first offset from off that is not a JSON blank. */
-static size_t skip_blanks(const char *json, size_t off, size_t len)
-{
-	while (off < len && strchr(" \t\r\n", json[off]))
-		off++;
-	return off;
-}
-
-/* Deepest nesting of arrays and objects in json[0 .. len), strings
- * skipped: cJSON stops at CJSON_NESTING_LIMIT levels and says only that
- * it stopped. */
-static unsigned json_depth(const char *json, size_t len)
-{
-	unsigned depth = 0, most = 0;
-	bool str = false;
-	for (size_t i = 0; i < len; i++) {
-		char ch = json[i];
-		if (str) {
-			if (ch == '\\')
-				i++;
-			else if (ch == '"')
-				str = false;
-		} else if (ch == '"') {
-			str = true;
-		} else if (ch == '[' || ch == '{') {
-			most = ++depth > most ? depth : most;
-		} else if ((ch == ']' || ch == '}') && depth) {
-			depth--;
-		}
-	}
-	return most;
-}
-
-static int by_key(const void *a, const void *b)
-{
-	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-	return strcmp(x->string, y->string);
-}
-
-/* A key given twice in one object, anywhere under it, into where (its
- * dotted path); Python's json keeps the last and cJSON the first, so a
- * config that has one means two things. */
-static int duplicate_key(const cJSON *obj, char *where, size_t n, size_t at)
-{
-	int cnt = 0;
-	const cJSON *it;
-	cJSON_ArrayForEach(it, obj)
-		cnt++;
-	if (cJSON_IsObject(obj) && cnt > 1) {
-		const cJSON **keys = malloc((size_t)cnt * sizeof *keys);
-		if (!keys)
-			return KV_ENOMEM;
-		int k = 0;
-		cJSON_ArrayForEach(it, obj)
-			keys[k++] = it;
-		qsort(keys, (size_t)cnt, sizeof *keys, by_key);
-		const cJSON *dup = NULL;
-		for (k = 1; k < cnt && !dup; k++)
-			if (!strcmp(keys[k - 1]->string, keys[k]->string))
-				dup = keys[k];
-		free(keys);
-		if (dup) {
-			snprintf(where + at, n - at, "%s%.60s", at ? "." : "",
-				 dup->string);
-			return 1;
-		}
-	}
-	cJSON_ArrayForEach(it, obj)
-	{
-		if (!cJSON_IsObject(it) && !cJSON_IsArray(it))
-			continue;
-		size_t next = at;
-		if (it->string && at < n)
-			next += (size_t)snprintf(where + at, n - at, "%s%.60s",
-						 at ? "." : "", it->string);
-		if (next >= n)
-			next = n - 1;
-		int e = duplicate_key(it, where, n, next);
-		if (e)
-			return e;
-		where[at] = '\0';
-	}
-	return 0;
-}
-
 int kv_model_parse(const char *json, size_t len, const char *path,
 		   struct kv_model **out, char *err)
 {
 	*out = NULL;
 	err[0] = '\0';
-	const char *end = NULL;
-	cJSON_Hooks hooks = {json_malloc, free};
-	cJSON_InitHooks(&hooks);
-	json_oom = false;
-	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-	if (!root && json_oom) {
-		snprintf(err, KV_ERRLEN, "%.400s: out of memory", path);
-		return KV_ENOMEM;
-	}
-	if (!root) {
-		size_t off = end && end >= json ? (size_t)(end - json) : 0;
-		if (off > len)
-			off = len;
-		unsigned line, col;
-		locate(json, off, &line, &col);
-		size_t rest = skip_blanks(json, off, len);
-		if (json_depth(json, off + 1 < len ? off + 1 : len) >
-		    CJSON_NESTING_LIMIT) {
-			snprintf(err, KV_ERRLEN,
-				 "%.400s: arrays and objects nested deeper "
-				 "than the %d levels the JSON reader takes, at "
-				 "line %u, column %u",
-				 path, CJSON_NESTING_LIMIT, line, col);
-			return KV_EINVAL;
-		}
-		if (rest >= len) {
-			snprintf(err, KV_ERRLEN,
-				 "%.400s: not JSON: unexpected end of input at "
-				 "line %u, column %u",
-				 path, line, col);
-			return KV_EINVAL;
-		}
-		/* a few bytes of the line where it broke, to find it */
-		char near[24];
-		size_t k = 0;
-		for (; k + 1 < sizeof near && off + k < len; k++) {
-			char ch = json[off + k];
-			if (ch == '\n' || ch == '\r' || ch == '\0')
-				break;
-			near[k] = (unsigned char)ch < 0x20 ? ' ' : ch;
-		}
-		near[k] = '\0';
-		snprintf(err, KV_ERRLEN,
-			 "%.400s: not JSON: syntax error at line %u, column %u, "
-			 "near '%s'",
-			 path, line, col, near);
-		return KV_EINVAL;
-	}
-	struct cfg c = {root, root, NULL, path, err, NULL};
-	int e = 0;
-	struct kv_model *m = NULL;
-	size_t off = skip_blanks(json,
-				 end && end >= json ? (size_t)(end - json) : len,
-				 len);
-	if (off < len && json[off] != '\0') {
-		unsigned line, col;
-		locate(json, off, &line, &col);
-		e = fail(&c, "not JSON: more after the end of the value, at "
-			     "line %u, column %u", line, col);
-		goto done;
-	}
-	char dup[256] = "";
-	if ((e = duplicate_key(root, dup, sizeof dup, 0)) == 1)
-		e = fail(&c, "%s: given twice; Python's json reads the last, "
-			     "other readers the first", dup);
+	cJSON *root = NULL;
+	int e = kv_json_read(json, len, path, &root, err);
 	if (e)
-		goto done;
+		return e;
+	struct cfg c = {root, root, NULL, path, err, NULL};
+	struct kv_model *m = NULL;
 	if (!cJSON_IsObject(root)) {
 		char got[96];
 		show(root, got, sizeof got);

@@ -61,7 +61,13 @@ int main(void)
 
 	/* bad tables */
 	CHECK(parse_err("{", err) == KV_EINVAL);
-	CHECK_HAS(err, "t.json: not JSON");
+	CHECK_STR(err, "t.json: not JSON: syntax error at line 1, column 1, "
+		       "near '{'");
+	CHECK(parse_err("[{\"name\":\"x\",\"source\":\"s\","
+			"\"memory_bytes\":080,\"bandwidth_gbps\":1}]",
+			err) == KV_EINVAL);
+	CHECK_STR(err, "t.json: not JSON: malformed number at line 1, column "
+		       "42, near '080,\"bandwidth_gbps\":1}'");
 	CHECK(parse_err("{\"gpus\":[]}", err) == KV_EINVAL);
 	CHECK_HAS(err, "gpus: must be a non-empty list");
 	CHECK(parse_err("[{\"name\":\"x\",\"source\":\"s\","

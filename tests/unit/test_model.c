@@ -270,6 +270,55 @@ static void test_errors(void)
 	CHECK_STR(bad("{\n\"a\": [1,\n"),
 		  "x.json: not JSON: unexpected end of input at line 2, "
 		  "column 9");
+	/* what cJSON reads but RFC 8259 (and Python's json) refuses */
+	CHECK_STR(bad("{\"a\": 08}"), "x.json: not JSON: malformed number at "
+				     "line 1, column 7, near '08}'");
+	CHECK_STR(bad("{\"a\": [1,\n -01]}"),
+		  "x.json: not JSON: malformed number at line 2, column 2, "
+		  "near '-01]}'");
+	CHECK_STR(bad("{\"a\": 8.}"), "x.json: not JSON: malformed number at "
+				     "line 1, column 7, near '8.}'");
+	CHECK_STR(bad("{\"a\": 1.5e+}"), "x.json: not JSON: malformed number "
+					"at line 1, column 7, near '1.5e+}'");
+	CHECK_STR(bad("{\"a\": 1.2.3}"), "x.json: not JSON: malformed number "
+					"at line 1, column 7, near '1.2.3}'");
+	CHECK_STR(bad("{\"a\": \"x\ty\"}"),
+		  "x.json: not JSON: a control character in a string at line "
+		  "1, column 9, near '?y\"}'");
+	CHECK_STR(bad("{\"a\": \"\\u00g9\"}"),
+		  "x.json: not JSON: a bad \\u escape at line 1, column 8, "
+		  "near '\\u00g9\"}'");
+	CHECK_STR(bad("{\"a\": \"\\x41\"}"),
+		  "x.json: not JSON: a bad escape at line 1, column 8, near "
+		  "'\\x41\"}'");
+	CHECK_STR(bad("{\"a\": \"\xc3\"}"),
+		  "x.json: not JSON: bytes that are not UTF-8 at line 1, "
+		  "column 8, near '?\"}'");
+	CHECK_STR(bad("{\"a\": \"\xed\xa0\x80\"}"), /* a surrogate */
+		  "x.json: not JSON: bytes that are not UTF-8 at line 1, "
+		  "column 8, near '???\"}'");
+	CHECK_STR(bad("{\"a\": \"\xc0\xaf\"}"), /* overlong '/' */
+		  "x.json: not JSON: bytes that are not UTF-8 at line 1, "
+		  "column 8, near '??\"}'");
+	{ /* a NUL inside a string, where cJSON would end it */
+		static const char nul[] = "{\"a\": \"x\0y\"}";
+		char e2[KV_ERRLEN];
+		struct kv_model *m2 = NULL;
+		CHECK(kv_model_parse(nul, sizeof nul - 1, "x.json", &m2, e2) ==
+		      KV_EINVAL);
+		CHECK_STR(e2, "x.json: not JSON: a control character in a "
+			      "string at line 1, column 9");
+	}
+	/* an earlier syntax error is the one named */
+	CHECK_STR(bad("{\"a\" 1, \"b\": 08}"),
+		  "x.json: not JSON: syntax error at line 1, column 6, near "
+		  "'1, \"b\": 08}'");
+	/* and what RFC 8259 writes still reads */
+	CHECK_STR(bad("{\"num_hidden_layers\":2,\"hidden_size\":64,"
+		      "\"num_attention_heads\":4,\"x\":[-0,0.5e-3,1E+2,-7.25,"
+		      "\"\\u00e9\\/\\\"\\b\\f\\n\\r\\t\",\"caf\xc3\xa9 \xe2\x82\xac "
+		      "\xf0\x9f\x98\x80\"]}"),
+		  "");
 	CHECK_STR(bad("{\"text_config\":{\"num_hidden_layers\":0,"
 		      "\"hidden_size\":64,\"num_attention_heads\":4}}"),
 		  "x.json: text_config.num_hidden_layers: must be at least 1, "

@@ -1,0 +1,1 @@
+kvsize tests/bad/number-leading-zero.json

@@ -1,0 +1,1 @@
+kvsize tests/bad/number-trailing-dot.json

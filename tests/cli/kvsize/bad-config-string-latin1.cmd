@@ -1,0 +1,1 @@
+kvsize tests/bad/string-latin1.json
