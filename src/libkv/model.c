@@ -428,8 +428,6 @@ static int get_kinds(struct cfg *c, const char *field, uint32_t n,
 			    where, got);
 	}
 	int len = cJSON_GetArraySize(it);
-	if (len == 0)
-		return 1;
 	/* Step 3.5 lists its multi-token-prediction layers too, after the
 	 * model's own */
 	uint64_t mtp = 0;

@@ -706,6 +706,9 @@ static void test_families(void)
 		      "\"full\",\"full\",\"full\"]}"),
 		  "x.json: layer_types: must list one kind per layer (4), got "
 		  "5");
+	CHECK_STR(bad("{" BASE ",\"layer_types\":[]}"),
+		  "x.json: layer_types: must list one kind per layer (4), got "
+		  "0");
 	/* MiMo-V2-Flash: hybrid_layer_pattern's sliding layers have their
 	 * own K/V heads; moe_layer_freq as a list */
 	if ((m = parse("{\"model_type\":\"mimo_v2_flash\"," BASE
