@@ -435,6 +435,10 @@ static int read_rows(char *buf, struct plan **pl, size_t *np)
 		cli_error("-: empty input, expected a config or kvsize's rows");
 		return CLI_USAGE;
 	}
+	if (*np == 0) {
+		cli_error("-: kvsize's header and no rows");
+		return CLI_USAGE;
+	}
 	return 0;
 }
 
