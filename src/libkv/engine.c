@@ -28,6 +28,7 @@
  * KV_MLA_ID(l, slot) of mla.h, drawn the same way.
  */
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -528,6 +529,20 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 		return KV_EUNSUP;
 	}
 	const struct kv_layer *l0 = &m->layers[0];
+	if (m->family != KV_FAMILY_GPT2 && !(m->rope_theta > 0)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: rope_theta: rotary positions need a base above "
+			 "0, got %g",
+			 m->name, m->rope_theta);
+		return KV_EINVAL;
+	}
+	if (!(m->norm_eps <= FLT_MAX)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: the norms' epsilon is beyond a float's range, "
+			 "got %g",
+			 m->name, m->norm_eps);
+		return KV_EINVAL;
+	}
 	uint32_t layers = o->layers ? o->layers : m->n_layers;
 	uint64_t vocab = o->vocab ? o->vocab : m->vocab;
 	uint32_t kvh = o->kv_heads ? o->kv_heads : l0->kv_heads;

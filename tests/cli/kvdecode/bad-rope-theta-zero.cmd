@@ -1,0 +1,1 @@
+kvdecode --new 4 tests/bad/rope-theta-zero.json
