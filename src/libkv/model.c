@@ -2524,6 +2524,14 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 			c.text_name = *w;
 			break;
 		}
+		if (t && !cJSON_IsNull(t)) {
+			char got[96];
+			show(t, got, sizeof got);
+			e = fail(&c, "%s: must be an object (the text model's "
+				     "config), got %s",
+				 *w, got);
+			goto done;
+		}
 	}
 	m = calloc(1, sizeof *m);
 	if (!m) {

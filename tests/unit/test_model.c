@@ -319,6 +319,15 @@ static void test_errors(void)
 		      "\"\\u00e9\\/\\\"\\b\\f\\n\\r\\t\",\"caf\xc3\xa9 \xe2\x82\xac "
 		      "\xf0\x9f\x98\x80\"]}"),
 		  "");
+	CHECK_STR(bad("{\"model_type\":\"llava\",\"text_config\":\"llama\"}"),
+		  "x.json: text_config: must be an object (the text model's "
+		  "config), got \"llama\"");
+	CHECK_STR(bad("{\"llm_config\":[1],\"num_hidden_layers\":4}"),
+		  "x.json: llm_config: must be an object (the text model's "
+		  "config), got an array");
+	CHECK_STR(bad("{\"text_config\":null,\"num_hidden_layers\":4,"
+		      "\"hidden_size\":64,\"num_attention_heads\":4}"),
+		  "");
 	CHECK_STR(bad("{\"text_config\":{\"num_hidden_layers\":0,"
 		      "\"hidden_size\":64,\"num_attention_heads\":4}}"),
 		  "x.json: text_config.num_hidden_layers: must be at least 1, "
