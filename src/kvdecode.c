@@ -361,6 +361,11 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				 "got %llu + %llu",
 				 MAX_POSITIONS, (unsigned long long)a->prompt,
 				 (unsigned long long)a->gen);
+	if (a->summary && !a->summary[0])
+		return cli_usage("--summary: needs a file name, got ''");
+	if (a->prefix && a->summary)
+		return cli_usage("--summary: --prefix-reuse reports its runs "
+				 "on stderr, not as a summary row");
 	if (a->prefix && a->lengths)
 		return cli_usage("--prefix-reuse and --lengths are two runs; "
 				 "choose one");

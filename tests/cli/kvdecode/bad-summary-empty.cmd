@@ -1,0 +1,1 @@
+kvdecode --summary '' --new 2

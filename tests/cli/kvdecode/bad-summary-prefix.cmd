@@ -1,0 +1,1 @@
+kvdecode --prefix-reuse --summary /tmp/kvdecode-prefix-summary.tsv --new 2
