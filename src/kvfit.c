@@ -386,7 +386,7 @@ static int read_rows(char *buf, struct plan **pl, size_t *np)
 {
 	char *cell[64], *save = NULL;
 	int im = -1, id = -1, ic = -1;
-	size_t line = 0, ncol = 0;
+	size_t line = 0, ncol = 0, np0 = *np;
 	for (char *ln = strtok_r(buf, "\n", &save); ln;
 	     ln = strtok_r(NULL, "\n", &save)) {
 		line++;
@@ -435,7 +435,7 @@ static int read_rows(char *buf, struct plan **pl, size_t *np)
 		cli_error("-: empty input, expected a config or kvsize's rows");
 		return CLI_USAGE;
 	}
-	if (*np == 0) {
+	if (*np == np0) {
 		cli_error("-: kvsize's header and no rows");
 		return CLI_USAGE;
 	}

@@ -1,0 +1,1 @@
+kvsize gpt2 --ctx 1k | head -1 | kvfit --gpu h100-sxm configs/gpt2.json -
