@@ -843,6 +843,19 @@ static int read_window(struct cfg *c, const struct defaults *d, uint64_t *win)
 	return check_uint(c, it, where, 1, MAX_POS, win);
 }
 
+/* Every n-th layer full, the others of kind `other`, n from field
+ * (def when absent; def itself when field is NULL). */
+static int nth_full(struct cfg *c, const char *field, uint64_t def,
+		    uint32_t n, enum kv_attn other, enum kv_attn *k)
+{
+	uint64_t every = def;
+	int e = field ? get_uint(c, field, false, def, 1, MAX_LAYERS, &every)
+		      : 0;
+	for (uint32_t i = 0; !e && i < n; i++)
+		k[i] = (i + 1) % every ? other : KV_ATTN_FULL;
+	return e;
+}
+
 /* A list of 0 and 1 over the layers into their kinds: 1 on, 0 off. */
 static int flag_kinds(struct cfg *c, const char *field, uint32_t n,
 		      enum kv_attn on, enum kv_attn off, enum kv_attn *k)
@@ -913,25 +926,14 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 	if (it && cJSON_IsArray(it))
 		return flag_kinds(c, "attn_type_list", n, KV_ATTN_FULL,
 				  KV_ATTN_NONE, k);
-	if (!strcmp(m->model_type, "bailing_moe_linear")) {
-		/* Ring linear: every layer_group_size-th layer attends, the
-		 * others are linear attention */
-		uint64_t g;
-		e = get_uint(c, "layer_group_size", false, 5, 1, MAX_LAYERS, &g);
-		for (uint32_t i = 0; !e && i < n; i++)
-			k[i] = (i + 1) % g == 0 ? KV_ATTN_FULL : KV_ATTN_NONE;
-		return e;
-	}
+	/* Ring linear: every layer_group_size-th layer attends, the
+	 * others are linear attention */
+	if (!strcmp(m->model_type, "bailing_moe_linear"))
+		return nth_full(c, "layer_group_size", 5, n, KV_ATTN_NONE, k);
 	if (present(c, "full_attention_interval") ||
-	    !strcmp(m->model_type, "qwen3_next")) {
-		uint64_t every;
-		e = get_uint(c, "full_attention_interval", false, 4, 1,
-				 MAX_LAYERS, &every);
-		for (uint32_t i = 0; !e && i < n; i++)
-			k[i] = (i + 1) % every == 0 ? KV_ATTN_FULL
-						    : KV_ATTN_NONE;
-		return e;
-	}
+	    !strcmp(m->model_type, "qwen3_next"))
+		return nth_full(c, "full_attention_interval", 4, n,
+				KV_ATTN_NONE, k);
 	return 1;
 }
 
@@ -1211,28 +1213,15 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 		{"olmo3", NULL},
 		{"afmoe", "global_attn_every_n_layers"},
 	};
-	for (size_t j = 0; j < sizeof nth / sizeof nth[0]; j++) {
-		uint64_t every = 4;
-		if (strcmp(t, nth[j].type))
-			continue;
-		if (nth[j].field && (e = get_uint(c, nth[j].field, false, 4, 1,
-						  MAX_LAYERS, &every)))
-			return e;
-		for (uint32_t i = 0; i < n; i++)
-			k[i] = (i + 1) % every ? KV_ATTN_SLIDING : KV_ATTN_FULL;
-		return 0;
-	}
+	for (size_t j = 0; j < sizeof nth / sizeof nth[0]; j++)
+		if (!strcmp(t, nth[j].type))
+			return nth_full(c, nth[j].field, 4, n, KV_ATTN_SLIDING,
+					k);
 	if (m->family == KV_FAMILY_GEMMA || present(c, "sliding_window_pattern")) {
 		if (!strcmp(t, "gemma"))
 			return 0;
-		uint64_t pattern;
-		if ((e = get_uint(c, "sliding_window_pattern", false, 6, 1,
-				  MAX_LAYERS, &pattern)))
-			return e;
-		for (uint32_t i = 0; i < n; i++)
-			k[i] = (i + 1) % pattern ? KV_ATTN_SLIDING
-						 : KV_ATTN_FULL;
-		return 0;
+		return nth_full(c, "sliding_window_pattern", 6, n,
+				KV_ATTN_SLIDING, k);
 	}
 	bool swa = !d->swa_flag;
 	uint64_t from = 0;
