@@ -4,6 +4,7 @@
  * a file Python's json refuses is refused here too, with the line and
  * column of the fault.
  */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,10 +122,7 @@ static const char *scan(const char *json, size_t len, size_t *at)
 				if (json[i] == 'u') {
 					for (size_t h = 1; h <= 4; h++)
 						if (i + h >= len ||
-						    !strchr("0123456789abcdef"
-							    "ABCDEF",
-							    json[i + h]) ||
-						    !json[i + h])
+						    !isxdigit(u[i + h]))
 							return "a bad \\u escape";
 					i += 4;
 				} else if (!json[i] ||
