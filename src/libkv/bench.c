@@ -12,6 +12,7 @@
 
 #include <cblas.h>
 
+#include "engine_int.h"
 #include "kv/bench.h"
 #include "kv/engine.h"
 
@@ -101,9 +102,9 @@ int kv_membw_new(uint64_t bytes, uint32_t threads, struct kv_membw **out)
 	b->threads = threads;
 	b->words = (size_t)(bytes / threads / 64 * 8);
 	b->slices = calloc(threads, sizeof *b->slices);
-	if (!b->slices ||
-	    posix_memalign((void **)&b->buf, 64,
-			   b->words * threads * sizeof *b->buf)) {
+	if (b->slices)
+		b->buf = kv_alloc_big(b->words * threads * sizeof *b->buf);
+	if (!b->buf) {
 		free(b->slices);
 		free(b);
 		return KV_ENOMEM;

@@ -832,15 +832,6 @@ static void rope_table(struct kv_engine *e)
 		}
 }
 
-static void *alloc_floats(uint64_t bytes)
-{
-	void *p = NULL;
-	if (bytes > SIZE_MAX ||
-	    posix_memalign(&p, 64, bytes ? (size_t)bytes : 64))
-		return NULL;
-	return p;
-}
-
 int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 		  struct kv_engine **out, char *err)
 {
@@ -860,15 +851,15 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	snprintf(err, KV_ERRLEN, "out of memory (%llu bytes)",
 		 (unsigned long long)sz.total);
 	e->lw = calloc(e->s.layers, sizeof *e->lw);
-	e->weights = alloc_floats(sz.weights);
+	e->weights = kv_alloc_big(sz.weights);
 	e->weight_bytes = sz.weights;
-	e->scratch = alloc_floats(sz.scratch);
+	e->scratch = kv_alloc_big(sz.scratch);
 	e->scratch_bytes = sz.scratch;
 	if (!e->lw || !e->weights || !e->scratch)
 		goto fail;
 	memset(e->scratch, 0, (size_t)sz.scratch);
 	if (e->s.cache) {
-		e->cache = alloc_floats(sz.cache);
+		e->cache = kv_alloc_big(sz.cache);
 		e->cache_bytes = sz.cache;
 		if (!e->cache)
 			goto fail;

