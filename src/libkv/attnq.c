@@ -1140,10 +1140,17 @@ AVX512W static float wquant_z(const float *si, const uint16_t *dh,
 	for (uint32_t c = 0; c < nc; c++) {
 		uint32_t m = cnt - 16 * c < 16 ? cnt - 16 * c : 16;
 		__mmask16 k = (__mmask16)((1u << m) - 1);
-		__m512 d = _mm512_cvtph_ps(
-			_mm256_maskz_loadu_epi16(k, dh + 16 * c));
-		w[c] = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, si + p0 + 16 * c),
-				     d);
+		__m256i h;
+		__m512 x;
+		if (m == 16) { /* plain loads: dh was just stored, and a
+				* masked load waits for the store to retire */
+			h = _mm256_loadu_si256((const void *)(dh + 16 * c));
+			x = _mm512_loadu_ps(si + p0 + 16 * c);
+		} else {
+			h = _mm256_maskz_loadu_epi16(k, dh + 16 * c);
+			x = _mm512_maskz_loadu_ps(k, si + p0 + 16 * c);
+		}
+		w[c] = _mm512_mul_ps(x, _mm512_cvtph_ps(h));
 		mx = _mm512_max_ps(mx, _mm512_abs_ps(w[c]));
 	}
 	float wmax = _mm512_reduce_max_ps(mx);
@@ -1291,39 +1298,65 @@ AVX512W INLINE void d_rows(const uint8_t *vb, uint32_t cnt, uint32_t nb,
 	}
 }
 
-/* One run of the weighted sum: rows p0 .. p0 + cnt (cnt <= QVRUN) of
- * the rows of nb blocks at v, row i's weights at s + i sn, added into o;
- * two blocks of the head at a time (one at the end of an odd count). The
- * first row's first blocks prefetch the rows ahead (ahead(), in steps of
- * QBLOCK rows, the distance measured best for V as for K). */
-AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
-			    const uint8_t *v, uint32_t nb, uint64_t p0,
-			    uint32_t cnt, float *o)
-{
-	uint32_t vrow = 18 * nb;
+/* One query row's weights over a run of positions, rounded to 16 bits
+ * per block of the head (wquant_z()): the words, their sum, the scale. */
+struct q4w {
 	_Alignas(64) int16_t wq[ZMAXB][QVRUN + 4];
-	_Alignas(64) uint16_t dh[ZMAXB][QVRUN]; /* the blocks' d */
 	float sc[ZMAXB];
 	int32_t qsum[ZMAXB];
-	const uint8_t *vb = v + p0 * vrow;
+};
+
+/* The d of every block of the cnt rows of nb blocks at vb into dh. */
+AVX512W INLINE void q4v_d(const uint8_t *vb, uint32_t cnt, uint32_t nb,
+			  uint16_t (*dh)[QVRUN])
+{
 	if (nb == 2 || nb == 4)
 		d_rows(vb, cnt, nb, dh);
 	else
 		for (uint32_t j = 0; j < cnt; j++)
 			for (uint32_t b = 0; b < nb; b++)
-				memcpy(&dh[b][j], vb + j * vrow + 18 * b, 2);
+				memcpy(&dh[b][j], vb + j * 18 * nb + 18 * b, 2);
+}
+
+/* The weights si[0 .. cnt] of a run times its blocks' d (dh), rounded,
+ * into *w. */
+AVX512W INLINE void q4v_prep(const float *si, uint16_t (*dh)[QVRUN],
+			     uint32_t nb, uint32_t cnt, struct q4w *w)
+{
+	for (uint32_t b = 0; b < nb; b++)
+		w->sc[b] = wquant_z(si, dh[b], 0, cnt, w->wq[b], &w->qsum[b]);
+}
+
+/* oi += the weighted sum of the cnt rows at vb by the weights of *w; two
+ * blocks of the head at a time (one at the end of an odd count). With
+ * pf, the first blocks prefetch the rows ahead (ahead(), in steps of
+ * QBLOCK rows, the distance measured best for V as for K). */
+AVX512W INLINE void q4v_sum(struct q4w *w, const uint8_t *vb, uint32_t nb,
+			    uint32_t cnt, float *oi, bool pf)
+{
+	uint32_t vrow = 18 * nb, b = 0;
+	for (; b + 2 <= nb; b += 2)
+		nib_run(vb, vrow, cnt, b, 2, w->wq, w->sc, w->qsum, oi,
+			pf && b == 0);
+	if (b < nb)
+		nib_run(vb, vrow, cnt, b, 1, w->wq, w->sc, w->qsum, oi,
+			pf && b == 0);
+}
+
+/* One run of the weighted sum: rows p0 .. p0 + cnt (cnt <= QVRUN) of
+ * the rows of nb blocks at v, row i's weights at s + i sn, added into o;
+ * the first row's sums prefetch. */
+AVX512W INLINE void q4v_run(const float *s, uint64_t sn, uint32_t g,
+			    const uint8_t *v, uint32_t nb, uint64_t p0,
+			    uint32_t cnt, float *o)
+{
+	_Alignas(64) uint16_t dh[ZMAXB][QVRUN]; /* the blocks' d */
+	struct q4w w;
+	const uint8_t *vb = v + p0 * 18 * nb;
+	q4v_d(vb, cnt, nb, dh);
 	for (uint32_t i = 0; i < g; i++) {
-		float *oi = o + (uint64_t)i * 32 * nb;
-		for (uint32_t b = 0; b < nb; b++)
-			sc[b] = wquant_z(s + i * sn, dh[b], 0, cnt, wq[b],
-					 &qsum[b]);
-		uint32_t b = 0;
-		for (; b + 2 <= nb; b += 2)
-			nib_run(vb, vrow, cnt, b, 2, wq, sc, qsum, oi,
-				i == 0 && b == 0);
-		if (b < nb)
-			nib_run(vb, vrow, cnt, b, 1, wq, sc, qsum, oi,
-				i == 0 && b == 0);
+		q4v_prep(s + i * sn, dh, nb, cnt, &w);
+		q4v_sum(&w, vb, nb, cnt, o + (uint64_t)i * 32 * nb, i == 0);
 	}
 }
 
@@ -1354,8 +1387,12 @@ AVX512W static void values_q4_0i(const float *s, uint32_t g,
  * in the first and memory idle in the second. So while chunk c's V is
  * summed, run by run, chunk c + 1's scores are computed between the
  * runs, and both streams move together; each chunk's softmax and sum
- * merge into o, m and l as the engine merges parts. The scratch s holds
- * two chunks' scores, then a chunk's o, m and l.
+ * merge into o, m and l as the engine merges parts. A V run's weights are
+ * rounded (q4v_prep()) before the K run that precedes its sums: rounding
+ * is a chain of dependent steps (a max, a division, a sum) that stalled
+ * the sums right after it, and beside K's arithmetic it runs in K's
+ * shadow (the step about 7% faster with a head in L2 on the Zen 5). The
+ * scratch s holds two chunks' scores, then a chunk's o, m and l.
  */
 #define QCHUNK 1024
 
@@ -1366,6 +1403,8 @@ AVX512G INLINE void q4_piped(const float *q, uint32_t g, const uint8_t *k,
 {
 	uint32_t hd = 32 * nb;
 	struct q4row qr[QROWS];
+	struct q4w w[QROWS];
+	_Alignas(64) uint16_t dh[ZMAXB][QVRUN];
 	for (uint32_t i = 0; i < g; i++)
 		make_q4row(q + (uint64_t)i * hd, nb, scale, &qr[i]);
 	__m512i perm = q4_perm(nb);
@@ -1382,14 +1421,21 @@ AVX512G INLINE void q4_piped(const float *q, uint32_t g, const uint8_t *k,
 		kv_attn_softmax(cur, g, g, len, c ? cm : m, c ? cl : l, true);
 		memset(oc, 0, sizeof *oc * g * hd);
 		for (uint64_t r = 0; r < len; r += QVRUN) {
-			q4v_run(cur + r, len, g, v, nb, p + r,
-				(uint32_t)(len - r < QVRUN ? len - r : QVRUN),
-				oc);
+			uint32_t cnt = (uint32_t)(len - r < QVRUN ? len - r
+								  : QVRUN);
+			const uint8_t *vb = v + (p + r) * 18 * nb;
+			q4v_d(vb, cnt, nb, dh);
+			for (uint32_t i = 0; i < g; i++)
+				q4v_prep(cur + i * len + r, dh, nb, cnt,
+					 &w[i]);
 			if (r < len1)
 				q4_range(k, n, qr, g, nb, perm, p1 + r,
 					 p1 + (len1 - r < QVRUN ? len1
 								: r + QVRUN),
 					 nxt + r, len1);
+			for (uint32_t i = 0; i < g; i++)
+				q4v_sum(&w[i], vb, nb, cnt, oc + i * hd,
+					i == 0);
 		}
 		if (c)
 			kv_attn_merge(o, m, l, co, cm, cl, g, hd);
