@@ -50,7 +50,8 @@ static const char usage[] =
 	"      --layers N         decoder layers instead of the config's\n"
 	"      --vocab N          vocabulary instead of the config's\n"
 	"  -r, --reps N           timed repetitions per point (default 5)\n"
-	"      --warmup N         untimed repetitions first (default 1)\n"
+	"      --warmup N         untimed repetitions first (default: for 0.2 s,\n"
+	"                         at least 1)\n"
 	"      --membw-size SIZE  bytes the bandwidth probe reads (default\n"
 	"                         512MiB, 16x a 32 MiB last-level cache)\n"
 	"      --sgemm-n N        size of the sgemm probe (default 1024)\n"
@@ -141,6 +142,7 @@ struct args {
 	int *dtypes; /* formats of the cached benches */
 	size_t ndtypes;
 	uint64_t layers, vocab, reps, warmup, membw, sgemm_n, seed, mla_rope;
+	uint64_t warmup_ns; /* warm-up time, 0 where --warmup gives reps */
 	uint64_t gen;
 	double logit_scale;
 	double max_regress; /* < 0: no gate */
@@ -246,7 +248,8 @@ static int parse_list(const char *opt, const char *s, uint64_t **v, size_t *n,
 static int parse(int argc, char **argv, struct args *a, bool *done)
 {
 	int c, e;
-	*a = (struct args){.reps = 5, .warmup = 1, .membw = 512ULL << 20,
+	*a = (struct args){.reps = 5, .warmup = 1, .warmup_ns = KV_BENCH_WARMUP_NS,
+			   .membw = 512ULL << 20,
 			   .sgemm_n = 1024, .max_regress = -1, .header = true,
 			   .gen = 32, .logit_scale = 1};
 	opterr = 0;
@@ -360,6 +363,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			if ((e = cli_u64("--warmup", optarg, 0, 100000,
 					 &a->warmup)))
 				return e;
+			a->warmup_ns = 0;
 			break;
 		case OPT_MEMBW:
 			if ((e = cli_size("--membw-size", optarg, &a->membw)))
@@ -708,11 +712,12 @@ static int run_engine(const struct args *a, struct kv_model **models,
 	/* the effective model's name: "+mla256" with --mla */
 	snprintf(label, 256, "%s", kv_engine_get_model(e)->name);
 	int st = kv_bench_time(e, p->bench, p->ctx, (uint32_t)a->reps,
-			       (uint32_t)a->warmup, &stop, r);
+			       (uint32_t)a->warmup, a->warmup_ns, &stop, r);
 	if (!st && p->bench == KV_BENCH_BATCH) {
 		struct kv_bench_result w;
 		st = kv_bench_time(e, KV_BENCH_DECODE, 1, (uint32_t)a->reps,
-				   (uint32_t)a->warmup, &stop, &w);
+				   (uint32_t)a->warmup, a->warmup_ns, &stop,
+				   &w);
 		r->weights_ms = w.ms.median;
 	}
 	kv_engine_free(e);

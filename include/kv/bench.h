@@ -96,7 +96,8 @@ struct kv_engine;
 /*
  * Times bench b (decode, nocache, attn or batch) at context ctx on engine
  * e: prepares the cache (a stand-in prefill of ctx - 1 or ctx positions),
- * runs `warmup` untimed then `reps` timed repetitions, and fills bytes,
+ * runs `warmup` untimed repetitions, and more until warmup_ns nanoseconds
+ * have passed since the first, then `reps` timed ones, and fills bytes,
  * kv_bytes, flops, ms and reps of *r from the engine's own counts. A
  * decode step is one new token per sequence at position ctx - 1, reading
  * ctx positions; attn reads the same ctx positions on every layer; nocache
@@ -105,9 +106,16 @@ struct kv_engine;
  * logit buffers. Returns 0, KV_EINVAL (ctx beyond the engine's sizes, no
  * cache for a cached bench) or KV_ENOMEM.
  */
+/* The warm-up a timing gets by default: on the Zen 5 the README's tables
+ * come from, the first five q4_0 attention steps over 8,192 tokens after
+ * the cache is filled took 2.6-2.9, then 2.0-2.3 ms, and from about the
+ * sixth on 1.8-1.9 ms; a single untimed step left that ramp in the
+ * median. A fifth of a second covers it at every size tried. */
+#define KV_BENCH_WARMUP_NS 200000000ULL
+
 int kv_bench_time(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
-		  uint32_t reps, uint32_t warmup, const volatile int *stop,
-		  struct kv_bench_result *r);
+		  uint32_t reps, uint32_t warmup, uint64_t warmup_ns,
+		  const volatile int *stop, struct kv_bench_result *r);
 
 /* The reference points themselves: `reps` passes of the bandwidth probe
  * (bytes read per pass), or `reps` n x n x n sgemm products on `threads`

@@ -275,8 +275,8 @@ static int bench_once(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
 }
 
 int kv_bench_time(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
-		  uint32_t reps, uint32_t warmup, const volatile int *stop,
-		  struct kv_bench_result *r)
+		  uint32_t reps, uint32_t warmup, uint64_t warmup_ns,
+		  const volatile int *stop, struct kv_bench_result *r)
 {
 	const struct kv_model *m = kv_engine_get_model(e);
 	uint64_t users = kv_engine_users(e), vocab = kv_engine_vocab(e);
@@ -298,15 +298,21 @@ int kv_bench_time(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
 	for (uint64_t u = 0; u < users; u++)
 		for (uint64_t i = 0; i < n; i++)
 			tokens[u * n + i] = kv_rand_token(1, u, i, vocab);
-	for (uint32_t i = 0; i < warmup + reps && !err; i++) {
+	uint64_t w0 = kv_now_ns();
+	for (uint32_t i = 0; !err; i++) {
+		if (i >= warmup && kv_now_ns() - w0 >= warmup_ns)
+			break;
+		err = stop && *stop ? KV_EINVAL
+				    : bench_once(e, b, ctx, tokens, logits);
+	}
+	for (uint32_t i = 0; i < reps && !err; i++) {
 		if (stop && *stop) {
 			err = KV_EINVAL;
 			break;
 		}
 		uint64_t t0 = kv_now_ns();
 		err = bench_once(e, b, ctx, tokens, logits);
-		if (i >= warmup)
-			ms[i - warmup] = (double)(kv_now_ns() - t0) / 1e6;
+		ms[i] = (double)(kv_now_ns() - t0) / 1e6;
 	}
 	if (err)
 		goto out;
