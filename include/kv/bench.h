@@ -107,10 +107,10 @@ struct kv_engine;
  * cache for a cached bench) or KV_ENOMEM.
  */
 /* The warm-up a timing gets by default: on the Zen 5 the README's tables
- * come from, the first five q4_0 attention steps over 8,192 tokens after
- * the cache is filled took 2.6-2.9, then 2.0-2.3 ms, and from about the
- * sixth on 1.8-1.9 ms; a single untimed step left that ramp in the
- * median. A fifth of a second covers it at every size tried. */
+ * come from, the first q4_0 attention step over 8,192 tokens after the
+ * cache is filled took 2.6-2.9 ms, the next four 1.9-2.5 and from about
+ * the sixth on mostly 1.8-2.0; a single untimed step left that ramp in
+ * the median. A fifth of a second is some hundred such steps. */
 #define KV_BENCH_WARMUP_NS 200000000ULL
 
 int kv_bench_time(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
