@@ -50,8 +50,8 @@ static const char usage[] =
 	"      --layers N         decoder layers instead of the config's\n"
 	"      --vocab N          vocabulary instead of the config's\n"
 	"  -r, --reps N           timed repetitions per point (default 5)\n"
-	"      --warmup N         untimed repetitions first (default: for 0.2 s,\n"
-	"                         at least 1)\n"
+	"      --warmup N         untimed repetitions first (default: 0.2 s\n"
+	"                         of them, at least 1)\n"
 	"      --membw-size SIZE  bytes the bandwidth probe reads (default\n"
 	"                         512MiB, 16x a 32 MiB last-level cache)\n"
 	"      --sgemm-n N        size of the sgemm probe (default 1024)\n"
@@ -248,10 +248,11 @@ static int parse_list(const char *opt, const char *s, uint64_t **v, size_t *n,
 static int parse(int argc, char **argv, struct args *a, bool *done)
 {
 	int c, e;
-	*a = (struct args){.reps = 5, .warmup = 1, .warmup_ns = KV_BENCH_WARMUP_NS,
-			   .membw = 512ULL << 20,
-			   .sgemm_n = 1024, .max_regress = -1, .header = true,
-			   .gen = 32, .logit_scale = 1};
+	*a = (struct args){.reps = 5, .warmup = 1,
+			   .warmup_ns = KV_BENCH_WARMUP_NS,
+			   .membw = 512ULL << 20, .sgemm_n = 1024,
+			   .max_regress = -1, .header = true, .gen = 32,
+			   .logit_scale = 1};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:c:hj:n:r:s:t:u:", longopts,
 				NULL)) != -1) {

@@ -93,6 +93,13 @@ struct kv_bench_result {
 
 struct kv_engine;
 
+/* The warm-up a timing gets by default: on the Zen 5 the README's tables
+ * come from, the first q4_0 attention step over 8,192 tokens after the
+ * cache is filled took 2.6-2.9 ms, the next four 1.9-2.5 and from about
+ * the sixth on mostly 1.8-2.0; a single untimed step left that ramp in
+ * the median. A fifth of a second is some hundred such steps. */
+#define KV_BENCH_WARMUP_NS 200000000ULL
+
 /*
  * Times bench b (decode, nocache, attn or batch) at context ctx on engine
  * e: prepares the cache (a stand-in prefill of ctx - 1 or ctx positions),
@@ -106,13 +113,6 @@ struct kv_engine;
  * logit buffers. Returns 0, KV_EINVAL (ctx beyond the engine's sizes, no
  * cache for a cached bench) or KV_ENOMEM.
  */
-/* The warm-up a timing gets by default: on the Zen 5 the README's tables
- * come from, the first q4_0 attention step over 8,192 tokens after the
- * cache is filled took 2.6-2.9 ms, the next four 1.9-2.5 and from about
- * the sixth on mostly 1.8-2.0; a single untimed step left that ramp in
- * the median. A fifth of a second is some hundred such steps. */
-#define KV_BENCH_WARMUP_NS 200000000ULL
-
 int kv_bench_time(struct kv_engine *e, enum kv_bench b, uint64_t ctx,
 		  uint32_t reps, uint32_t warmup, uint64_t warmup_ns,
 		  const volatile int *stop, struct kv_bench_result *r);

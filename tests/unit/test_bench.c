@@ -102,19 +102,19 @@ int main(void)
 	if (m && kv_engine_new(m, &o, &eng, err) == 0) {
 		/* one token over 32 positions: 2 layers x 2 (K, V) x 64
 		 * values x 4 bytes x 32 */
-		CHECK(kv_bench_time(eng, KV_BENCH_ATTN, 32, 2, 1, 0, NULL, &r) ==
-		      0);
+		CHECK(kv_bench_time(eng, KV_BENCH_ATTN, 32, 2, 1, 0, NULL,
+				    &r) == 0);
 		CHECK_U64(r.bytes, 2 * 2 * 64 * 4 * 32);
 		CHECK_U64(r.kv_bytes, r.bytes);
 		CHECK_NEAR(r.flops, 2.0 * 2 * 4 * 16 * 32 * 2, 0);
-		CHECK(kv_bench_time(eng, KV_BENCH_DECODE, 32, 2, 0, 0, NULL, &r) ==
-		      0);
+		CHECK(kv_bench_time(eng, KV_BENCH_DECODE, 32, 2, 0, 0, NULL,
+				    &r) == 0);
 		CHECK_U64(r.kv_bytes, 2 * 2 * 64 * 4 * 32);
 		CHECK(r.bytes > r.kv_bytes);
-		CHECK(kv_bench_time(eng, KV_BENCH_DECODE, 33, 1, 0, 0, NULL, &r) ==
-		      KV_EINVAL);
-		CHECK(kv_bench_time(eng, KV_BENCH_NOCACHE, 8, 1, 0, 0, NULL, &r) !=
-		      0); /* sized for one token a pass */
+		CHECK(kv_bench_time(eng, KV_BENCH_DECODE, 33, 1, 0, 0, NULL,
+				    &r) == KV_EINVAL);
+		CHECK(kv_bench_time(eng, KV_BENCH_NOCACHE, 8, 1, 0, 0, NULL,
+				    &r) != 0); /* sized for one token a pass */
 		/* a warm-up by time: no reps asked, 20 ms spent all the
 		 * same before the timed one */
 		uint64_t w0 = kv_now_ns();
