@@ -31,7 +31,7 @@ static void locate(const char *json, size_t off, unsigned *line, unsigned *col)
 /* The first offset from off that is not a JSON blank. */
 static size_t skip_blanks(const char *json, size_t off, size_t len)
 {
-	while (off < len && strchr(" \t\r\n", json[off]))
+	while (off < len && json[off] && strchr(" \t\r\n", json[off]))
 		off++;
 	return off;
 }
@@ -69,7 +69,7 @@ static size_t number_end(const char *json, size_t i, size_t len)
 		while (j < len && digit(json[j]))
 			j++;
 	}
-	if (j < len && (digit(json[j]) || strchr(".eE+-", json[j])))
+	if (j < len && json[j] && (digit(json[j]) || strchr(".eE+-", json[j])))
 		return 0;
 	return j;
 }
@@ -294,13 +294,13 @@ int kv_json_read(const char *json, size_t len, const char *path,
 	off = skip_blanks(json, off, len);
 	int e = 0;
 	char dup[256] = "";
-	if (off < len && json[off] != '\0') {
+	if (off < len) { /* a NUL too, as Python's json.load() reads it */
 		unsigned line, col;
 		locate(json, off, &line, &col);
 		snprintf(err, KV_ERRLEN,
-			 "%.400s: not JSON: more after the end of the value, "
+			 "%.400s: not JSON: %s after the end of the value, "
 			 "at line %u, column %u",
-			 path, line, col);
+			 path, json[off] ? "more" : "a NUL byte", line, col);
 		e = KV_EINVAL;
 	} else if ((e = duplicate_key(root, dup, sizeof dup, 0)) == 1) {
 		snprintf(err, KV_ERRLEN,

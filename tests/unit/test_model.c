@@ -1338,6 +1338,19 @@ static void test_json_edges(void)
 		  "x.json: not JSON: more after the end of the value, at line "
 		  "1, column 66");
 	CHECK_STR(bad("{" BASE "}\n \n"), "");
+	{ /* a NUL after the value (a C string's end, written out) is data */
+		static const char nul[] = "{" BASE "}\n\0";
+		char err[KV_ERRLEN] = "";
+		struct kv_model *m = NULL;
+		CHECK(kv_model_parse(nul, sizeof nul, "x.json", &m, err) ==
+		      KV_EINVAL);
+		CHECK(m == NULL);
+		CHECK_STR(err, "x.json: not JSON: a NUL byte after the end of "
+			       "the value, at line 2, column 1");
+		CHECK(kv_model_parse(nul, sizeof nul - 2, "x.json", &m, err) ==
+		      0); /* the same text without it */
+		kv_model_free(m);
+	}
 	CHECK_STR(bad("{" BASE ",\"num_hidden_layers\":40}"),
 		  "x.json: num_hidden_layers: given twice; Python's json reads "
 		  "the last, other readers the first");
