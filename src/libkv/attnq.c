@@ -1132,8 +1132,7 @@ AVX512G static void vscores_q4_0(const float *q, uint32_t g,
 /* wquant_c() for 16 positions at a time (cnt <= QVRUN); wq has room for
  * QVRUN + 4 weights, those past cnt set to 0. */
 AVX512W static float wquant_z(const float *si, const uint16_t *dh,
-			      uint64_t p0, uint32_t cnt, int16_t *wq,
-			      int32_t *qsum)
+			      uint32_t cnt, int16_t *wq, int32_t *qsum)
 {
 	__m512 w[QVRUN / 16], mx = _mm512_setzero_ps();
 	uint32_t nc = (cnt + 15) / 16;
@@ -1145,10 +1144,10 @@ AVX512W static float wquant_z(const float *si, const uint16_t *dh,
 		if (m == 16) { /* plain loads: dh was just stored, and a
 				* masked load waits for the store to retire */
 			h = _mm256_loadu_si256((const void *)(dh + 16 * c));
-			x = _mm512_loadu_ps(si + p0 + 16 * c);
+			x = _mm512_loadu_ps(si + 16 * c);
 		} else {
 			h = _mm256_maskz_loadu_epi16(k, dh + 16 * c);
-			x = _mm512_maskz_loadu_ps(k, si + p0 + 16 * c);
+			x = _mm512_maskz_loadu_ps(k, si + 16 * c);
 		}
 		w[c] = _mm512_mul_ps(x, _mm512_cvtph_ps(h));
 		mx = _mm512_max_ps(mx, _mm512_abs_ps(w[c]));
@@ -1324,7 +1323,7 @@ AVX512W INLINE void q4v_prep(const float *si, uint16_t (*dh)[QVRUN],
 			     uint32_t nb, uint32_t cnt, struct q4w *w)
 {
 	for (uint32_t b = 0; b < nb; b++)
-		w->sc[b] = wquant_z(si, dh[b], 0, cnt, w->wq[b], &w->qsum[b]);
+		w->sc[b] = wquant_z(si, dh[b], cnt, w->wq[b], &w->qsum[b]);
 }
 
 /* oi += the weighted sum of the cnt rows at vb by the weights of *w; two
