@@ -75,20 +75,6 @@ static const cJSON *find(const struct cfg *c, const char *field, char *where,
 	return it;
 }
 
-/* A view of a nested object (DBRX's attn_config), or NULL when absent. */
-static bool nested(const struct cfg *c, const char *name, struct cfg *sub)
-{
-	char where[128];
-	const cJSON *it = find(c, name, where, sizeof where);
-	if (!it || !cJSON_IsObject(it))
-		return false;
-	*sub = *c;
-	sub->root = sub->text = it;
-	sub->text_name = NULL;
-	sub->prefix = name;
-	return true;
-}
-
 /* The field's name as a message should print it when it is absent. */
 static void absent_name(const struct cfg *c, const char *field, char *where,
 			size_t n)
@@ -115,6 +101,66 @@ static void show(const cJSON *it, char *buf, size_t n)
 		snprintf(buf, n, "an array");
 	else
 		snprintf(buf, n, "an object");
+}
+
+/* The kinds a field may take, for get_kind(). */
+enum { K_OBJ = 1, K_LIST = 2, K_STR = 4, K_NUM = 8, K_BOOL = 16 };
+
+/*
+ * The item of a field that must be of one of `kinds` (K_* or'ed): *out is
+ * NULL when the field is absent or null. A field of another kind is
+ * KV_EINVAL, the message naming the field, the kinds it may take and what
+ * it found. Every object or list a config holds is read through here; the
+ * scalar readers below (get_uint, get_str, get_bool, ...) check theirs the
+ * same way.
+ */
+static int get_kind(struct cfg *c, const char *field, unsigned kinds,
+		    const cJSON **out)
+{
+	static const struct {
+		unsigned kind;
+		const char *name;
+		cJSON_bool (*is)(const cJSON *);
+	} K[] = {{K_OBJ, "an object", cJSON_IsObject},
+		 {K_LIST, "a list", cJSON_IsArray},
+		 {K_STR, "a string", cJSON_IsString},
+		 {K_NUM, "a number", cJSON_IsNumber},
+		 {K_BOOL, "true or false", cJSON_IsBool}};
+	char where[128], want[96] = "", got[96];
+	const cJSON *it = find(c, field, where, sizeof where);
+	*out = NULL;
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	size_t len = 0;
+	for (size_t i = 0; i < sizeof K / sizeof *K; i++) {
+		if (!(kinds & K[i].kind))
+			continue;
+		if (K[i].is(it)) {
+			*out = it;
+			return 0;
+		}
+		len += (size_t)snprintf(want + len, sizeof want - len, "%s%s",
+					len ? " or " : "", K[i].name);
+	}
+	show(it, got, sizeof got);
+	return fail(c, "%s: must be %s, got %s", where, want, got);
+}
+
+/* A view of a nested object (DBRX's attn_config): *has says whether the
+ * field is there. Returns 0, or KV_EINVAL when it is not an object. */
+static int nested(struct cfg *c, const char *name, struct cfg *sub,
+		  bool *has)
+{
+	const cJSON *it;
+	int e = get_kind(c, name, K_OBJ, &it);
+	*has = it != NULL;
+	if (e || !it)
+		return e;
+	*sub = *c;
+	sub->root = sub->text = it;
+	sub->text_name = NULL;
+	sub->prefix = name;
+	return 0;
 }
 
 static bool present(const struct cfg *c, const char *field)
@@ -329,21 +375,22 @@ static int get_uint_list(struct cfg *c, const char *field, uint32_t n_layers,
  * A list of layer indices (Bamba's attn_layer_indices, Llama 4's moe_layers,
  * Qwen's mlp_only_layers, Mllama's cross_attention_layers), counted from
  * `base` (Kimi Linear's from 1): sets mark[i] for each layer listed.
- * Returns 1 when the field is absent or not a list, 0 when read, or
- * KV_EINVAL for an index that is not a layer.
+ * Returns 1 when the field is absent, 0 when read, or KV_EINVAL for a
+ * field that is not a list or an index that is not a layer.
  */
 static int layer_list(struct cfg *c, const char *field, uint32_t n,
 		      uint32_t base, bool *mark)
 {
 	char where[128];
-	const cJSON *it = find(c, field, where, sizeof where), *el;
-	if (!it || !cJSON_IsArray(it))
-		return 1;
+	const cJSON *it, *el;
+	int e = get_kind(c, field, K_LIST, &it);
+	if (e || !it)
+		return e ? e : 1;
+	find(c, field, where, sizeof where);
 	cJSON_ArrayForEach(el, it)
 	{
 		uint64_t li = 0;
-		int e = check_uint(c, el, where, base, n - 1 + base, &li);
-		if (e)
+		if ((e = check_uint(c, el, where, base, n - 1 + base, &li)))
 			return e;
 		mark[li - base] = true;
 	}
@@ -725,6 +772,10 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 
 	/* KV heads: Falcon's flags, GPT-BigCode's multi_query, or the field */
 	struct cfg sub;
+	bool dbrx = false;
+	if (!strcmp(m->model_type, "dbrx") &&
+	    (e = nested(c, "attn_config", &sub, &dbrx)))
+		return e;
 	if (m->family == KV_FAMILY_FALCON) {
 		bool newarch, mq;
 		/* the old RefinedWeb form (Falcon-40B) names n_head_kv */
@@ -741,8 +792,7 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 		} else {
 			v = mq ? 1 : m->n_heads;
 		}
-	} else if (!strcmp(m->model_type, "dbrx") &&
-		   nested(c, "attn_config", &sub)) {
+	} else if (dbrx) {
 		if ((e = get_uint(&sub, "kv_n_heads", false, m->n_heads, 1,
 				  MAX_HEADS, &v)))
 			return e;
@@ -910,20 +960,20 @@ static int hybrid_pattern(struct cfg *c, const struct kv_model *m,
 	if (e == 1) /* LFM2's older name, without layer_types */
 		e = layer_list(c, "full_attn_idxs", n, 0, mark);
 	struct cfg lin;
-	bool kda = false;
-	if (e == 1 && nested(c, "linear_attn_config", &lin)) {
-		e = layer_list(&lin, "full_attn_layers", n, 1, mark);
-		if (e == 1 && (e = layer_list(&lin, "kda_layers", n, 1,
-					      mark)) == 0)
-			kda = true;
-	}
+	bool kda = false, has = false;
+	if (e == 1 && (e = nested(c, "linear_attn_config", &lin, &has)) == 0)
+		e = has ? layer_list(&lin, "full_attn_layers", n, 1, mark) : 1;
+	if (e == 1 && has &&
+	    (e = layer_list(&lin, "kda_layers", n, 1, mark)) == 0)
+		kda = true;
 	for (uint32_t i = 0; e == 0 && i < n; i++)
 		k[i] = mark[i] != kda ? KV_ATTN_FULL : KV_ATTN_NONE;
 	free(mark);
 	if (e <= 0)
 		return e;
-	it = find(c, "attn_type_list", where, sizeof where);
-	if (it && cJSON_IsArray(it))
+	if ((e = get_kind(c, "attn_type_list", K_LIST, &it)))
+		return e;
+	if (it)
 		return flag_kinds(c, "attn_type_list", n, KV_ATTN_FULL,
 				  KV_ATTN_NONE, k);
 	/* Ring linear: every layer_group_size-th layer attends, the
@@ -1169,11 +1219,11 @@ static int read_kinds(struct cfg *c, struct kv_model *m,
 		uint32_t *rope = calloc(n, sizeof *rope);
 		if (!rope)
 			return KV_ENOMEM;
-		char where[128];
-		const cJSON *it = find(c, "no_rope_layers", where, sizeof where);
-		if (it && cJSON_IsArray(it) && cJSON_GetArraySize(it) > 0) {
+		const cJSON *it;
+		e = get_kind(c, "no_rope_layers", K_LIST, &it);
+		if (!e && it && cJSON_GetArraySize(it) > 0) {
 			e = get_uint_list(c, "no_rope_layers", n, 0, 1, rope);
-		} else {
+		} else if (!e) {
 			uint64_t every;
 			e = get_uint(c, "no_rope_layer_interval", false, 4, 1,
 				     MAX_LAYERS, &every);
@@ -1337,7 +1387,10 @@ static int read_mlp(struct cfg *c, struct kv_model *m, const struct defaults *d)
 	uint32_t n = m->n_layers;
 	bool longcat = !strcmp(t, "longcat_flash");
 	struct cfg ffn;
-	if (nested(c, "ffn_config", &ffn))
+	bool has_ffn;
+	if ((e = nested(c, "ffn_config", &ffn, &has_ffn)))
+		return e;
+	if (has_ffn)
 		c = &ffn;
 	static const char *const ffn_names[] = {
 		"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim",
@@ -1842,7 +1895,10 @@ static int read_linear(struct cfg *c, struct kv_model *m)
 	struct cfg lin;
 	uint32_t heads = m->n_heads, hd = m->head_dim, conv = 0;
 	uint64_t inner;
-	int e;
+	bool has_lin;
+	int e = nested(c, "linear_attn_config", &lin, &has_lin);
+	if (e)
+		return e;
 	if (!strcmp(m->model_type, "recurrent_gemma")) {
 		m->ssm_version = 6;
 		m->ssm_dtype = KV_DTYPE_F32;
@@ -1874,8 +1930,7 @@ static int read_linear(struct cfg *c, struct kv_model *m)
 		m->ssm_version = 4;
 		m->ssm_dtype = m->dtype;
 		inner = (uint64_t)heads * hd;
-	} else if (nested(c, "linear_attn_config", &lin) &&
-		   present(&lin, "num_heads") && present(&lin, "head_dim")) {
+	} else if (has_lin && present(&lin, "num_heads") && present(&lin, "head_dim")) {
 		m->ssm_version = 5;
 		m->ssm_dtype = KV_DTYPE_F32;
 		if ((e = get_u32(&lin, "num_heads", true, 0, 1, MAX_HEADS,
@@ -1926,8 +1981,13 @@ static int read_blocks(struct cfg *c, struct kv_model *m, bool ffn,
 		b.text_name = NULL;
 		snprintf(what, sizeof what, "%s[%u]", where, i);
 		b.prefix = what;
-		if (!cJSON_IsObject(el) ||
-		    !nested(&b, ffn ? "ffn" : "attention", &sub)) {
+		bool has = false;
+		int e = cJSON_IsObject(el)
+				? nested(&b, ffn ? "ffn" : "attention", &sub, &has)
+				: 0;
+		if (e)
+			return e;
+		if (!has) {
 			show(el, got, sizeof got);
 			return fail(c, "%s: must be an object with attention "
 				    "and ffn, got %s", what, got);
@@ -1937,7 +1997,6 @@ static int read_blocks(struct cfg *c, struct kv_model *m, bool ffn,
 			 ffn ? "ffn" : "attention");
 		sub.prefix = name;
 		bool no_op, linear;
-		int e;
 		if ((e = get_bool(&sub, "no_op", false, &no_op)) ||
 		    (e = get_bool(&sub, "replace_with_linear", false, &linear)))
 			return e;
@@ -2110,13 +2169,19 @@ static int build_ssm(struct cfg *c, struct kv_model *m)
 	struct cfg sub, *mc = c;
 	const char *layer = NULL;
 	const char *type = m->model_type;
-	if (!type[0] && nested(c, "ssm_cfg", &sub)) {
+	bool has = false;
+	if (!type[0] && (e = nested(c, "ssm_cfg", &sub, &has)))
+		return e;
+	if (has) {
 		/* mamba_ssm's hybrids: attention layers and MLPs it names */
 		static const char *const extra[] = {"attn_layer_idx",
 						    "d_intermediate", NULL};
 		for (const char *const *x = extra; *x; x++) {
 			char where[128];
-			const cJSON *it = find(c, *x, where, sizeof where);
+			const cJSON *it;
+			if ((e = get_kind(c, *x, K_LIST | K_NUM, &it)))
+				return e;
+			find(c, *x, where, sizeof where);
 			if ((cJSON_IsArray(it) && cJSON_GetArraySize(it)) ||
 			    (cJSON_IsNumber(it) && it->valuedouble != 0))
 				return fail(c, "%s: attention layers or MLPs "
@@ -2497,12 +2562,13 @@ int kv_model_parse(const char *json, size_t len, const char *path,
 	static const char *const wrappers[] = {"text_config", "llm_config",
 					       "language_config", NULL};
 	/* Qwen2.5-Omni and Qwen3-Omni: the thinker's text model answers */
-	const cJSON *th = cJSON_GetObjectItemCaseSensitive(root,
-							  "thinker_config");
-	th = cJSON_IsObject(th) ? cJSON_GetObjectItemCaseSensitive(
-					  th, "text_config")
-				: NULL;
-	if (cJSON_IsObject(th)) {
+	struct cfg thinker;
+	const cJSON *th = NULL;
+	bool has;
+	if ((e = nested(&c, "thinker_config", &thinker, &has)) ||
+	    (has && (e = get_kind(&thinker, "text_config", K_OBJ, &th))))
+		goto done;
+	if (th) {
 		c.text = th;
 		c.text_name = "thinker_config.text_config";
 	}

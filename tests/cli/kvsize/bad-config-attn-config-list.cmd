@@ -1,0 +1,1 @@
+kvsize tests/bad/attn-config-list.json --ctx 8192

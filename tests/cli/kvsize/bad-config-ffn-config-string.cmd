@@ -1,0 +1,1 @@
+kvsize tests/bad/ffn-config-string.json --ctx 8192

@@ -1,0 +1,1 @@
+kvsize tests/bad/full-attn-idxs-string.json --ctx 8192

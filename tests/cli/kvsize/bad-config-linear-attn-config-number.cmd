@@ -1,0 +1,1 @@
+kvsize tests/bad/linear-attn-config-number.json --ctx 8192

@@ -1,0 +1,1 @@
+kvsize tests/bad/no-rope-layers-string.json --ctx 8192

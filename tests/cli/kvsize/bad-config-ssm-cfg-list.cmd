@@ -1,0 +1,1 @@
+kvsize tests/bad/ssm-cfg-list.json --ctx 8192

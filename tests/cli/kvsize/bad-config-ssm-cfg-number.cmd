@@ -1,0 +1,1 @@
+kvsize tests/bad/ssm-cfg-number.json --ctx 8192

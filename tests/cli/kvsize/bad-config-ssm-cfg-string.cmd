@@ -1,0 +1,1 @@
+kvsize tests/bad/ssm-cfg-string.json --ctx 8192

@@ -1,0 +1,1 @@
+kvsize tests/bad/thinker-config-list.json --ctx 8192

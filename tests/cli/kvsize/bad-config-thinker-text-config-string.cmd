@@ -1,0 +1,1 @@
+kvsize tests/bad/thinker-text-config-string.json --ctx 8192
