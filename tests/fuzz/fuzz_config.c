@@ -1,13 +1,16 @@
 /*
  * fuzz_config.c - any bytes as a config.json: the reader must answer with a
  * model or a message, never crash, leak or overflow; a model it accepts must
- * size without overflow for a modest context in every format.
+ * size without overflow for a modest context in every format, and keep the
+ * properties every sizing must keep (props.h). Linked alone it is the
+ * byte-level target; with mutate_json.c it is the structure-aware one.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv/layout.h"
+#include "props.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,6 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.block = 16;
 		o.mha = true;
 		kv_model_bytes(m, &o, UINT64_MAX - 3, 1, &total, err);
+	}
+	const char *why = kv_props_check(m);
+	if (why) {
+		props_report(m, why);
+		abort();
 	}
 	kv_model_free(m);
 	return 0;
