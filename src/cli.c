@@ -245,6 +245,144 @@ int cli_load_model(const char *arg, struct kv_model **m)
 	return 0;
 }
 
+/* --- TSV in --- */
+
+int cli_tsv_split(char *buf, const char *src, struct cli_tsv *t)
+{
+	*t = (struct cli_tsv){0};
+	size_t cap = 0, lineno = 0;
+	for (char *ln = buf, *next; ln; ln = next) {
+		next = strchr(ln, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		size_t len = strlen(ln);
+		if (len && ln[len - 1] == '\r')
+			ln[--len] = '\0';
+		if (!len)
+			continue;
+		size_t cells = 1;
+		for (const char *p = ln; (p = strchr(p, '\t')); p++)
+			cells++;
+		size_t r = t->ncol ? t->nrow + 1 : 0;
+		if (!t->ncol && cells > CLI_TSV_MAX_COLS) {
+			cli_error("%s: line %zu: a header of %zu columns, "
+				  "more than %d",
+				  src, lineno, cells, CLI_TSV_MAX_COLS);
+			return CLI_USAGE;
+		}
+		if (!t->ncol)
+			t->ncol = cells;
+		if (r >= cap) {
+			cap = cap ? 2 * cap : 16;
+			char **c = realloc(t->cell, cap * t->ncol * sizeof *c);
+			size_t *l = c ? realloc(t->line, cap * sizeof *l) : NULL;
+			size_t *w = l ? realloc(t->width, cap * sizeof *w) : NULL;
+			if (c)
+				t->cell = c;
+			if (l)
+				t->line = l;
+			if (!w) {
+				cli_error("out of memory");
+				cli_tsv_free(t);
+				return CLI_FAIL;
+			}
+			t->width = w;
+		}
+		char **row = t->cell + r * t->ncol;
+		size_t k = 0;
+		for (char *p = ln; p; k++) {
+			char *tab = strchr(p, '\t');
+			if (tab)
+				*tab++ = '\0';
+			if (k < t->ncol)
+				row[k] = p;
+			p = tab;
+		}
+		for (size_t j = k; j < t->ncol; j++)
+			row[j] = NULL;
+		t->line[r] = lineno;
+		t->width[r] = k;
+		if (r)
+			t->nrow++;
+	}
+	return 0;
+}
+
+int cli_tsv_col(const struct cli_tsv *t, const char *name)
+{
+	for (size_t i = 0; i < t->ncol; i++)
+		if (!strcmp(t->cell[i], name))
+			return (int)i;
+	return -1;
+}
+
+const char *cli_tsv_get(const struct cli_tsv *t, size_t row, int col)
+{
+	if (col < 0 || (size_t)col >= t->ncol || row > t->nrow)
+		return NULL;
+	return t->cell[row * t->ncol + (size_t)col];
+}
+
+void cli_tsv_free(struct cli_tsv *t)
+{
+	free(t->cell);
+	free(t->line);
+	free(t->width);
+	*t = (struct cli_tsv){0};
+}
+
+int cli_kvsize_rows(char *text, const char *src,
+		    struct cli_kvsize_row **rows, size_t *n)
+{
+	struct cli_tsv t;
+	int status = cli_tsv_split(text, src, &t);
+	*rows = NULL;
+	*n = 0;
+	if (status)
+		return status;
+	int im = cli_tsv_col(&t, "model"), id = cli_tsv_col(&t, "kv_dtype"),
+	    ic = cli_tsv_col(&t, "ctx");
+	if (!t.ncol) {
+		cli_error("%s: empty input, expected a config or kvsize's rows",
+			  src);
+		status = CLI_USAGE;
+	} else if (im < 0 || id < 0 || ic < 0 ||
+		   cli_tsv_col(&t, "layer") >= 0) {
+		cli_error("%s: line %zu: not kvsize's header (model, kv_dtype, "
+			  "ctx; no --per-layer)",
+			  src, t.line[0]);
+		status = CLI_USAGE;
+	} else if (!t.nrow) {
+		cli_error("%s: kvsize's header and no rows", src);
+		status = CLI_USAGE;
+	} else if (!(*rows = calloc(t.nrow, sizeof **rows))) {
+		cli_error("out of memory");
+		status = CLI_FAIL;
+	}
+	for (size_t r = 1; !status && r <= t.nrow; r++) {
+		enum kv_dtype d;
+		uint64_t ctx;
+		if (t.width[r] != t.ncol ||
+		    kv_dtype_parse(cli_tsv_get(&t, r, id), &d) ||
+		    kv_parse_u64(cli_tsv_get(&t, r, ic), &ctx) || ctx == 0) {
+			cli_error("%s: line %zu: not a kvsize row", src,
+				  t.line[r]);
+			status = CLI_USAGE;
+			break;
+		}
+		(*rows)[(*n)++] = (struct cli_kvsize_row){
+			cli_tsv_get(&t, r, im), (int)d, ctx};
+	}
+	if (status) {
+		free(*rows);
+		*rows = NULL;
+		*n = 0;
+	}
+	cli_tsv_free(&t);
+	return status;
+}
+
 /* --- output --- */
 
 void cli_table_begin(struct cli_table *t, const char *const *cols,

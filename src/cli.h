@@ -58,6 +58,46 @@ int cli_dtypes(const char *opt, const char *s, int **vals, size_t *n);
  * a path). Prints the error and returns CLI_USAGE on failure. */
 int cli_load_model(const char *arg, struct kv_model **m);
 
+/*
+ * A TSV text split in place: the first line that is not blank is the
+ * header, each later one a row (blank lines skipped, a CR before the
+ * newline dropped). cli_tsv_get(t, r, c) is row r's cell of column c (row
+ * 0 the header), or NULL past the row's own cells.
+ */
+struct cli_tsv {
+	char **cell;   /* (1 + nrow) x ncol cells, into the caller's text */
+	size_t *line;  /* each row's line number in the text, from 1 */
+	size_t *width; /* cells each row had (more than ncol when too many) */
+	size_t ncol;   /* the header's columns; 0 when the text has none */
+	size_t nrow;   /* rows after the header */
+};
+
+#define CLI_TSV_MAX_COLS 256
+
+/* Splits buf (NUL-terminated; the caller keeps it while t is read;
+ * src names it in messages).
+ * Returns 0, CLI_USAGE for a header of more than CLI_TSV_MAX_COLS
+ * columns, or CLI_FAIL out of memory (each said). */
+int cli_tsv_split(char *buf, const char *src, struct cli_tsv *t);
+/* The header's column of that name, or -1. */
+int cli_tsv_col(const struct cli_tsv *t, const char *name);
+const char *cli_tsv_get(const struct cli_tsv *t, size_t row, int col);
+void cli_tsv_free(struct cli_tsv *t);
+
+/* A row of kvsize's TSV, what kvfit plans from. */
+struct cli_kvsize_row {
+	const char *model; /* as kvsize printed it, into the text */
+	int dtype;         /* enum kv_dtype */
+	uint64_t ctx;      /* >= 1 */
+};
+
+/* kvsize's rows in text (cut in place; `src` names it in messages): one
+ * per row, *rows from malloc. Returns 0 with at least one row, or
+ * CLI_USAGE (said: not kvsize's header, a row that is not kvsize's, a
+ * header and no rows, no header) or CLI_FAIL. */
+int cli_kvsize_rows(char *text, const char *src,
+		    struct cli_kvsize_row **rows, size_t *n);
+
 /* The TSV / JSON writer: one header row, one record per line, flushed. */
 struct cli_table {
 	const char *const *cols; /* column names */

@@ -359,87 +359,28 @@ static int params_row(struct cli_table *t, const struct args *a,
 	return 0;
 }
 
-/* Splits a TSV line in place into at most n cells; returns the count. */
-static size_t split(char *line, char **cell, size_t n)
-{
-	size_t k = 0;
-	for (char *p = line; k < n;) {
-		cell[k++] = p;
-		p = strchr(p, '\t');
-		if (!p)
-			break;
-		*p++ = '\0';
-	}
-	return k;
-}
-
-static int col(char **cell, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(cell[i], name))
-			return (int)i;
-	return -1;
-}
-
 /* kvsize's rows on stdin: one plan per row (model, kv_dtype, ctx). */
 static int read_rows(char *buf, struct plan **pl, size_t *np)
 {
-	char *cell[64], *save = NULL;
-	int im = -1, id = -1, ic = -1;
-	size_t line = 0, ncol = 0, np0 = *np;
-	for (char *ln = strtok_r(buf, "\n", &save); ln;
-	     ln = strtok_r(NULL, "\n", &save)) {
-		line++;
-		size_t len = strlen(ln);
-		if (len && ln[len - 1] == '\r')
-			ln[len - 1] = '\0';
-		if (!*ln)
-			continue;
-		size_t n = split(ln, cell, 64);
-		if (im < 0) {
-			im = col(cell, n, "model");
-			id = col(cell, n, "kv_dtype");
-			ic = col(cell, n, "ctx");
-			ncol = n;
-			if (im < 0 || id < 0 || ic < 0 ||
-			    col(cell, n, "layer") >= 0) {
-				cli_error("-: line %zu: not kvsize's header "
-					  "(model, kv_dtype, ctx; no "
-					  "--per-layer)",
-					  line);
-				return CLI_USAGE;
-			}
-			continue;
-		}
-		enum kv_dtype t;
-		uint64_t ctx;
-		if (n != ncol || kv_dtype_parse(cell[id], &t) ||
-		    kv_parse_u64(cell[ic], &ctx) || ctx == 0) {
-			cli_error("-: line %zu: not a kvsize row", line);
-			return CLI_USAGE;
-		}
+	struct cli_kvsize_row *rows;
+	size_t n;
+	int status = cli_kvsize_rows(buf, "-", &rows, &n);
+	for (size_t i = 0; !status && i < n; i++) {
 		struct kv_model *m;
-		int e = cli_load_model(cell[im], &m);
-		if (e)
-			return e;
+		if ((status = cli_load_model(rows[i].model, &m)))
+			break;
 		struct plan *p = realloc(*pl, (*np + 1) * sizeof *p);
 		if (!p) {
 			kv_model_free(m);
 			cli_error("out of memory");
-			return CLI_FAIL;
+			status = CLI_FAIL;
+			break;
 		}
 		*pl = p;
-		p[(*np)++] = (struct plan){m, true, (int)t, ctx};
+		p[(*np)++] = (struct plan){m, true, rows[i].dtype, rows[i].ctx};
 	}
-	if (im < 0) {
-		cli_error("-: empty input, expected a config or kvsize's rows");
-		return CLI_USAGE;
-	}
-	if (*np == np0) {
-		cli_error("-: kvsize's header and no rows");
-		return CLI_USAGE;
-	}
-	return 0;
+	free(rows);
+	return status;
 }
 
 /* stdin: a JSON config (first non-blank byte '{') or kvsize's TSV. */
