@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kv/ckpt.h"
 #include "kv/fit.h"
 #include "kv/gpu.h"
 #include "kv/params.h"
@@ -115,18 +116,20 @@ struct plan {
 	bool own;
 	int dtype;
 	uint64_t ctx;       /* 0: from --ctx, or the config's maximum */
+	enum kv_ckpt_source ckpt; /* a checkpoint beside the config */
+	uint64_t ckpt_bytes;      /* its weights' bytes, as stored */
 };
 
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
-	"ctx", "weights_bytes", "free_kv_bytes", "bytes_per_token",
+	"ctx", "weights_bytes", "weights_source", "free_kv_bytes", "bytes_per_token",
 	"dup_bytes_per_token", "kv_tokens", "users", "users_whole",
 	"kv_bytes", "dup_bytes",
 	"step_users", "step_weight_bytes", "step_kv_bytes",
 	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
 	"compute_ms"};
 static const char *const param_cols[] = {"model", "params", "params_active",
-					 "weights_bytes"};
+					 "weights_bytes", "weights_source"};
 static const char *const gpu_cols[] = {"gpu", "memory_bytes",
 				       "bandwidth_gbps", "bf16_tflops",
 				       "fp8_tflops", "label"};
@@ -333,12 +336,42 @@ static enum kv_dtype weight_dtype(const struct args *a,
 			      : kv_policy_weights_dtype(e, m->dtype);
 }
 
+/* Where a plan's weights come from under engine e, in the order that
+ * wins: --weights, --weights-dtype (parameters x that format), the
+ * checkpoint's own index or header (when the engine runs it as stored:
+ * not a float32 checkpoint it runs in 16 bits), its quantization_config,
+ * the config (parameters x the dtype the engine runs). Sets in->weights or
+ * in->stored; returns the weights_source column's word. */
+static const char *weights_from(const struct args *a, const struct plan *p,
+				enum kv_policy e, struct kv_fit_in *in)
+{
+	const struct kv_model *m = p->m;
+	enum kv_quant_fmt q = m->quant.fmt;
+	if (a->weights)
+		return "--weights";
+	if (a->wdtype >= 0)
+		return "--weights-dtype";
+	if (p->ckpt != KV_CKPT_NONE &&
+	    kv_policy_weights_dtype(e, m->dtype) == m->dtype) {
+		in->weights = p->ckpt_bytes;
+		return kv_ckpt_source_name(p->ckpt);
+	}
+	if (q != KV_QUANT_NONE && q != KV_QUANT_UNKNOWN) {
+		in->stored = true;
+		return "quantization_config";
+	}
+	return "config";
+}
+
 static int params_row(struct cli_table *t, const struct args *a,
-		      const struct kv_model *m)
+		      const struct plan *pl)
 {
 	char err[KV_ERRLEN];
+	const struct kv_model *m = pl->m;
 	struct kv_params p;
+	struct kv_fit_in in = {0};
 	uint64_t b;
+	const char *src = weights_from(a, pl, KV_POLICY_IDEAL, &in);
 	if (kv_model_params(m, &p, err)) {
 		cli_error("%s", err);
 		return CLI_USAGE;
@@ -350,7 +383,10 @@ static int params_row(struct cli_table *t, const struct args *a,
 	cli_put_str(t, m->name);
 	cli_put_u64(t, p.total);
 	cli_put_u64(t, p.active);
-	cli_put_bytes(t, a->weights ? a->weights : b);
+	cli_put_bytes(t, a->weights ? a->weights
+			 : in.weights ? in.weights
+			 : in.stored ? p.bytes : b);
+	cli_put_str(t, src);
 	cli_row_end(t);
 	if (p.mtp)
 		cli_warn("%s: %llu parameters of multi-token-prediction "
@@ -377,7 +413,7 @@ static int read_rows(char *buf, struct plan **pl, size_t *np)
 			break;
 		}
 		*pl = p;
-		p[(*np)++] = (struct plan){m, true, rows[i].dtype, rows[i].ctx};
+		p[(*np)++] = (struct plan){m, true, rows[i].dtype, rows[i].ctx, KV_CKPT_NONE, 0};
 	}
 	free(rows);
 	return status;
@@ -425,7 +461,7 @@ static int read_stdin(struct plan **pl, size_t *np)
 			struct plan *p = realloc(*pl, (*np + 1) * sizeof *p);
 			if (p) {
 				*pl = p;
-				p[(*np)++] = (struct plan){m, true, -2, 0};
+				p[(*np)++] = (struct plan){m, true, -2, 0, KV_CKPT_NONE, 0};
 			} else {
 				kv_model_free(m);
 				status = CLI_FAIL;
@@ -474,8 +510,8 @@ static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
 
 /* One row: solve as asked, print, check --min-users. */
 static int row(struct cli_table *t, const struct args *a,
-	       const char *gpu_name, struct kv_fit_in *in, bool dry,
-	       bool *below)
+	       const char *gpu_name, struct kv_fit_in *in, const char *wsrc,
+	       bool dry, bool *below)
 {
 	char err[KV_ERRLEN];
 	struct kv_fit f;
@@ -538,6 +574,7 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_str(t, kv_dtype_name(in->kv_dtype));
 	cli_put_u64(t, in->ctx);
 	cli_put_bytes(t, f.weights);
+	cli_put_str(t, wsrc);
 	cli_put_bytes(t, f.free_kv);
 	cli_put_bytes(t, f.bytes_per_token);
 	cli_put_bytes(t, f.dup_per_token);
@@ -634,14 +671,16 @@ static int each(struct cli_table *t, const struct args *a,
 					struct kv_fit_in in = fit_in(
 						a, m, dts[d], ctx[c],
 						(enum kv_policy)en);
+					const char *ws = weights_from(
+						a, &pl[i], in.engine, &in);
 					/* --engine all: the engines that
 					 * keep the format */
 					if (a->engine < 0 &&
 					    !kv_policy_stores(in.engine,
 							      in.kv_dtype))
 						continue;
-					status = row(t, a, gpu_name, &in, dry,
-						     below);
+					status = row(t, a, gpu_name, &in, ws,
+						     dry, below);
 				}
 	}
 	return status;
@@ -719,7 +758,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		pl = p;
-		pl[np++] = (struct plan){m, true, -2, 0};
+		pl[np++] = (struct plan){m, true, -2, 0, KV_CKPT_NONE, 0};
 	}
 	for (size_t i = 0; i < np; i++)
 		if (pl[i].dtype != -2 && (a.ctx || a.dtypes) && !a.params) {
@@ -730,13 +769,32 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < np; i++)
 		if (pl[i].own && pl[i].m->note[0])
 			cli_warn("%s: %s", pl[i].m->name, pl[i].m->note);
+	/* each config's checkpoint, read once; its quantization */
+	for (size_t i = 0; i < np && !status; i++) {
+		const struct kv_model *m = pl[i].m;
+		char err[KV_ERRLEN];
+		if (kv_ckpt_bytes(m->path, &pl[i].ckpt, &pl[i].ckpt_bytes,
+				  err)) {
+			status = cli_usage("%s", err);
+			goto out;
+		}
+		if (pl[i].own && m->quant.fmt == KV_QUANT_UNKNOWN &&
+		    !a.weights && a.wdtype < 0)
+			cli_warn("%s: quantization_config: quant_method \"%s\" "
+				 "is not modelled; its weights are counted as "
+				 "parameters x %s (weights_source config)",
+				 m->name, m->quant.method,
+				 kv_dtype_name(m->dtype));
+	}
 
 	if (a.params) {
-		cli_table_begin(&t, param_cols, 4, a.json, a.header, a.human);
+		cli_table_begin(&t, param_cols,
+				sizeof param_cols / sizeof *param_cols, a.json,
+				a.header, a.human);
 		table = true;
 		for (size_t i = 0; i < np && !status; i++)
 			if (i == 0 || pl[i].m != pl[i - 1].m)
-				status = params_row(&t, &a, pl[i].m);
+				status = params_row(&t, &a, &pl[i]);
 		goto end;
 	}
 

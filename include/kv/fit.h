@@ -73,7 +73,12 @@ struct kv_fit_in {
 	const struct kv_model *m;
 	enum kv_dtype kv_dtype;  /* storage of K and V */
 	enum kv_dtype w_dtype;   /* storage of the weights */
-	uint64_t weights;        /* whole-model weight bytes; 0: from params */
+	uint64_t weights;        /* whole-model weight bytes, shared out by
+				    parameters; 0: from the config */
+	bool stored;             /* from the config as the checkpoint stores
+				    it (kv_params.bytes: its
+				    quantization_config), not parameters x
+				    w_dtype */
 	uint64_t mem;            /* memory of one GPU */
 	uint64_t reserve;        /* kept back for activations and runtime */
 	double util;             /* fraction of memory the engine may use;

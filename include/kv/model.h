@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "dtype.h"
+#include "quant.h"
 #include "kv.h"
 
 enum kv_attn {
@@ -138,6 +139,8 @@ struct kv_model {
 	bool ssm_bias;         /* LFM2's convolution blocks are biased */
 	uint32_t ssm_heads;    /* Mamba-2 heads of d_inner / heads channels */
 	uint32_t ssm_groups;   /* Mamba-2 groups sharing B and C */
+
+	struct kv_quant quant;   /* the checkpoint's quantization_config */
 
 	struct kv_layer *layers; /* n_layers entries */
 	char note[512];          /* something a person should know, or "" */

@@ -27,6 +27,9 @@ struct kv_params {
 	uint64_t embed;   /* token embedding + learned positions (model) */
 	uint64_t head;    /* untied output head, 0 when tied (model) */
 	uint64_t mtp;     /* multi-token-prediction layers, not in total */
+	uint64_t bytes;   /* of total, as the checkpoint stores them: its
+			   * quantization_config's formats, scales
+			   * included, the rest in its dtype */
 	uint32_t experts; /* routed experts per MoE layer (layer) */
 	uint32_t experts_active; /* routed experts per token (layer) */
 };
@@ -40,6 +43,12 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
  * holds (embeddings) and the last one holds (final norm, output head). */
 int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 			 uint64_t *last);
+
+/* The same, with the bytes the checkpoint stores each part in (see
+ * kv_params.bytes). */
+int kv_model_edge_bytes(const struct kv_model *m, uint64_t *first,
+			uint64_t *last, uint64_t *first_bytes,
+			uint64_t *last_bytes);
 
 /* Parameters of the whole model. Returns 0, or KV_ERANGE with err filled. */
 int kv_model_params(const struct kv_model *m, struct kv_params *p,

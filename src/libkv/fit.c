@@ -125,6 +125,7 @@ static uint64_t muldiv(uint64_t a, uint64_t b, uint64_t c)
 struct stage {
 	uint32_t first, n;     /* layers [first, first + n) */
 	uint64_t params;       /* parameters of the stage, whole (not / tp) */
+	uint64_t stored;       /* their bytes as the checkpoint stores them */
 	uint64_t routed;       /* of params: routed experts */
 	uint32_t experts, experts_active;
 	uint64_t weights;      /* weight bytes on one rank */
@@ -201,18 +202,20 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 {
 	const struct kv_fit_in *in = c->in;
 	const struct kv_model *m = in->m;
-	uint64_t f, l;
+	uint64_t f, l, fb, lb;
 	uint32_t ssm = 0;
 	int e;
-	if ((e = kv_model_edge_params(m, &f, &l)))
+	if ((e = kv_model_edge_bytes(m, &f, &l, &fb, &lb)))
 		return e;
 	s->params = (first ? f : 0) + (last ? l : 0);
+	s->stored = (first ? fb : 0) + (last ? lb : 0);
 	for (uint32_t i = s->first; i < s->first + s->n; i++) {
 		struct kv_params lp;
 		struct kv_geom g;
 		uint64_t tb, pv, sh, rp, rs;
 		if ((e = kv_layer_params(m, i, &lp)) ||
 		    (e = kv_add(s->params, lp.total, &s->params)) ||
+		    (e = kv_add(s->stored, lp.bytes, &s->stored)) ||
 		    (e = kv_add(s->routed, lp.routed, &s->routed)))
 			return e;
 		if (lp.experts) {
@@ -276,6 +279,8 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		w = c->total_params ? muldiv(in->weights, s->params,
 					     c->total_params)
 				    : 0;
+	else if (in->stored)
+		w = s->stored;
 	else if ((e = kv_weight_bytes(s->params, in->w_dtype, &w)))
 		return e;
 	s->weights = w / in->tp + (w % in->tp != 0);

@@ -9,17 +9,55 @@
 
 #include "kv/params.h"
 
-/* An accumulator of products that remembers an overflow. */
+/* An accumulator of parameters, and of the bytes the checkpoint stores
+ * them in, that remembers an overflow. */
 struct acc {
 	uint64_t n;
 	int err;
+	const struct kv_model *m; /* NULL: parameters only */
+	uint32_t layer;           /* of the modules named */
+	bool expert;              /* a routed expert's matrices */
+	uint64_t bytes;           /* as stored (rest_dtype, quantization) */
 };
 
-/* a->n += x * y */
+/* What the checkpoint keeps unquantized parts in: its dtype, bf16 for a
+ * quantized one that names none. */
+static enum kv_dtype rest_dtype(const struct kv_model *m)
+{
+	bool quant = m->quant.fmt != KV_QUANT_NONE &&
+		     m->quant.fmt != KV_QUANT_UNKNOWN;
+	return quant && !m->dtype_given ? KV_DTYPE_BF16 : m->dtype;
+}
+
+/* a->n += x * y: parameters kept as the checkpoint's dtype (norms,
+ * biases, routers, convolutions, embeddings) */
 static void mac(struct acc *a, uint64_t x, uint64_t y)
 {
-	uint64_t p;
+	uint64_t p, b;
 	if (kv_mul(x, y, &p) || kv_add(a->n, p, &a->n))
+		a->err = KV_ERANGE;
+	else if (a->m && (kv_weight_bytes(p, rest_dtype(a->m), &b) ||
+			  kv_add(a->bytes, b, &a->bytes)))
+		a->err = KV_ERANGE;
+}
+
+/* The matrix of a linear layer, k inputs to n outputs, named as the
+ * checkpoint names the module ("self_attn.q_proj"): what a
+ * quantization_config quantizes. */
+static void lin(struct acc *a, const char *module, uint64_t k, uint64_t n)
+{
+	uint64_t p, b;
+	char name[160];
+	if (kv_mul(k, n, &p) || kv_add(a->n, p, &a->n)) {
+		a->err = KV_ERANGE;
+		return;
+	}
+	if (!a->m)
+		return;
+	snprintf(name, sizeof name, "model.layers.%u.%s", a->layer, module);
+	if (kv_quant_matrix_bytes(&a->m->quant, name, a->expert, k, n,
+				  rest_dtype(a->m), &b) ||
+	    kv_add(a->bytes, b, &a->bytes))
 		a->err = KV_ERANGE;
 }
 
@@ -41,11 +79,19 @@ static uint64_t layer_norms(const struct kv_model *m)
 	return 2;
 }
 
-/* One MLP of width ffn: gated (gate, up, down) or plain (up, down). */
-static void mlp(struct acc *a, const struct kv_model *m, uint64_t ffn,
-		bool bias)
+/* One MLP of width ffn: gated (gate, up, down) or plain (up, down);
+ * `mod` names it ("mlp", "mlp.shared_experts"). */
+static void mlp(struct acc *a, const struct kv_model *m, const char *mod,
+		uint64_t ffn, bool bias)
 {
-	mac(a, m->hidden, ffn * (m->gated_mlp ? 3 : 2));
+	char n[3][64];
+	snprintf(n[0], sizeof n[0], "%s.gate_proj", mod);
+	snprintf(n[1], sizeof n[1], "%s.up_proj", mod);
+	snprintf(n[2], sizeof n[2], "%s.down_proj", mod);
+	if (m->gated_mlp)
+		lin(a, n[0], m->hidden, ffn);
+	lin(a, n[1], m->hidden, ffn);
+	lin(a, n[2], ffn, m->hidden);
 	if (bias)
 		mac(a, 1, ffn * (m->gated_mlp ? 2 : 1) + m->hidden);
 }
@@ -55,16 +101,18 @@ static void mla(struct acc *a, const struct kv_model *m, uint64_t heads)
 {
 	uint64_t qk = (uint64_t)m->qk_nope_dim + m->qk_rope_dim;
 	if (m->q_lora_rank) {
-		mac(a, m->hidden, m->q_lora_rank);      /* q_a_proj */
+		lin(a, "self_attn.q_a_proj", m->hidden, m->q_lora_rank);
 		mac(a, 1, m->q_lora_rank);              /* q_a_layernorm */
-		mac(a, m->q_lora_rank, heads * qk);     /* q_b_proj */
+		lin(a, "self_attn.q_b_proj", m->q_lora_rank, heads * qk);
 	} else {
-		mac(a, m->hidden, heads * qk);          /* q_proj */
+		lin(a, "self_attn.q_proj", m->hidden, heads * qk);
 	}
-	mac(a, m->hidden, (uint64_t)m->kv_lora_rank + m->qk_rope_dim);
+	lin(a, "self_attn.kv_a_proj_with_mqa", m->hidden,
+	    (uint64_t)m->kv_lora_rank + m->qk_rope_dim);
 	mac(a, 1, m->kv_lora_rank);                     /* kv_a_layernorm */
-	mac(a, m->kv_lora_rank, heads * (m->qk_nope_dim + m->v_head_dim));
-	mac(a, heads * m->v_head_dim, m->hidden);       /* o_proj */
+	lin(a, "self_attn.kv_b_proj", m->kv_lora_rank,
+	    heads * (m->qk_nope_dim + m->v_head_dim));
+	lin(a, "self_attn.o_proj", heads * m->v_head_dim, m->hidden);
 }
 
 /* Attention with GQA: q (through a low rank where q_lora_rank says), k,
@@ -76,15 +124,16 @@ static void attention(struct acc *a, const struct kv_model *m,
 	uint64_t k = (uint64_t)l->kv_heads * l->head_dim_k;
 	uint64_t v = (uint64_t)l->kv_heads * l->head_dim_v;
 	if (m->q_lora_rank) { /* Step3: q_proj, inter_norm, wq */
-		mac(a, m->hidden + 1, m->q_lora_rank);
-		mac(a, m->q_lora_rank, q);
-		mac(a, m->hidden, k + v);
-	} else {
-		mac(a, m->hidden, q + k + v);
+		lin(a, "self_attn.q_proj", m->hidden, m->q_lora_rank);
+		mac(a, 1, m->q_lora_rank);
+		lin(a, "self_attn.wq", m->q_lora_rank, q);
+	} else { /* with an output gate, q_proj makes it too */
+		lin(a, "self_attn.q_proj", m->hidden, m->attn_gate ? 2 * q : q);
 	}
-	if (m->attn_gate)
-		mac(a, m->hidden, q); /* the output gate's half of q_proj */
-	mac(a, (uint64_t)l->q_heads * l->head_dim_v, m->hidden);
+	lin(a, "self_attn.k_proj", m->hidden, k);
+	lin(a, "self_attn.v_proj", m->hidden, v);
+	lin(a, "self_attn.o_proj", (uint64_t)l->q_heads * l->head_dim_v,
+	    m->hidden);
 	if (m->qkv_bias)
 		mac(a, 1, q + k + v);
 	if (m->o_bias)
@@ -101,13 +150,13 @@ static void attention(struct acc *a, const struct kv_model *m,
 static void mamba(struct acc *a, const struct kv_model *m)
 {
 	uint64_t in = m->ssm_d_inner, st = m->ssm_d_state, r = m->ssm_dt_rank;
-	mac(a, m->hidden, 2 * in);          /* in_proj */
+	lin(a, "mamba.in_proj", m->hidden, 2 * in);
 	mac(a, in, m->ssm_d_conv + 1);      /* conv1d weight and bias */
-	mac(a, in, r + 2 * st);             /* x_proj */
-	mac(a, r, in);                      /* dt_proj weight */
+	lin(a, "mamba.x_proj", in, r + 2 * st);
+	lin(a, "mamba.dt_proj", r, in);
 	mac(a, 1, in);                      /* dt_proj bias */
 	mac(a, in, st + 1);                 /* A_log, D */
-	mac(a, in, m->hidden);              /* out_proj */
+	lin(a, "mamba.out_proj", in, m->hidden);
 	if (m->family == KV_FAMILY_JAMBA)
 		mac(a, 1, r + 2 * st);      /* dt, B, C layernorms */
 }
@@ -120,11 +169,12 @@ static void deltanet(struct acc *a, const struct kv_model *m)
 {
 	uint64_t v = m->ssm_d_inner, h = m->ssm_heads;
 	uint64_t k = (uint64_t)m->ssm_groups * m->ssm_d_state;
-	mac(a, m->hidden, 2 * k + 2 * v + 2 * h); /* in_proj_qkvz, _ba */
+	lin(a, "linear_attn.in_proj_qkvz", m->hidden, 2 * k + 2 * v);
+	lin(a, "linear_attn.in_proj_ba", m->hidden, 2 * h);
 	mac(a, 2 * k + v, m->ssm_d_conv);         /* conv1d */
 	mac(a, 2, h);                             /* dt_bias, A_log */
 	mac(a, 1, v / h);                         /* the gated norm */
-	mac(a, v, m->hidden);                     /* out_proj */
+	lin(a, "linear_attn.out_proj", v, m->hidden);
 }
 
 /* A Mamba-2 mixer (Mamba2Mixer and its Bamba, NemotronH, Granite and
@@ -134,11 +184,11 @@ static void mamba2(struct acc *a, const struct kv_model *m)
 {
 	uint64_t in = m->ssm_d_inner, h = m->ssm_heads;
 	uint64_t bc = 2ULL * m->ssm_groups * m->ssm_d_state;
-	mac(a, m->hidden, 2 * in + bc + h); /* in_proj */
+	lin(a, "mixer.in_proj", m->hidden, 2 * in + bc + h);
 	mac(a, in + bc, m->ssm_d_conv + 1); /* conv1d weight and bias */
 	mac(a, 3, h);                       /* dt_bias, A_log, D */
 	mac(a, 1, in);                      /* the gated RMSNorm */
-	mac(a, in, m->hidden);              /* out_proj */
+	lin(a, "mixer.out_proj", in, m->hidden);
 }
 
 /* MiniMax's lightning attention: one unbiased projection to q, k and v of
@@ -146,9 +196,10 @@ static void mamba2(struct acc *a, const struct kv_model *m)
 static void lightning(struct acc *a, const struct kv_model *m)
 {
 	uint64_t in = m->ssm_d_inner;
-	mac(a, m->hidden, 4 * in); /* qkv_proj, output_gate */
+	lin(a, "self_attn.qkv_proj", m->hidden, 3 * in);
+	lin(a, "self_attn.output_gate", m->hidden, in);
 	mac(a, 1, in);             /* norm */
-	mac(a, in, m->hidden);     /* out_proj */
+	lin(a, "self_attn.out_proj", in, m->hidden);
 }
 
 /* Kimi Linear's KDA: unbiased q, k, v projections, each with a short
@@ -158,13 +209,19 @@ static void lightning(struct acc *a, const struct kv_model *m)
 static void kda(struct acc *a, const struct kv_model *m)
 {
 	uint64_t in = m->ssm_d_inner, h = m->ssm_heads, d = m->ssm_d_state;
-	mac(a, m->hidden, 3 * in);        /* q_proj, k_proj, v_proj */
+	lin(a, "self_attn.q_proj", m->hidden, in);
+	lin(a, "self_attn.k_proj", m->hidden, in);
+	lin(a, "self_attn.v_proj", m->hidden, in);
 	mac(a, 3 * in, m->ssm_d_conv);    /* q, k, v conv1d */
-	mac(a, 2 * m->hidden + 2 * in, d); /* f_a, f_b, g_a, g_b */
+	lin(a, "self_attn.f_a_proj", m->hidden, d);
+	lin(a, "self_attn.f_b_proj", d, in);
+	lin(a, "self_attn.g_a_proj", m->hidden, d);
+	lin(a, "self_attn.g_b_proj", d, in);
 	mac(a, 1, in);                    /* dt_bias */
-	mac(a, m->hidden + 1, h);         /* b_proj, A_log */
+	lin(a, "self_attn.b_proj", m->hidden, h);
+	mac(a, 1, h);                     /* A_log */
 	mac(a, 1, d);                     /* o_norm */
-	mac(a, in, m->hidden);            /* o_proj */
+	lin(a, "self_attn.o_proj", in, m->hidden);
 }
 
 /* RecurrentGemma's recurrent block: biased x and y projections to the
@@ -174,11 +231,14 @@ static void kda(struct acc *a, const struct kv_model *m)
 static void rglru(struct acc *a, const struct kv_model *m)
 {
 	uint64_t w = m->ssm_d_inner, bw = w / m->ssm_heads;
-	mac(a, m->hidden + 1, 2 * w);     /* linear_x, linear_y */
+	lin(a, "temporal_block.linear_x", m->hidden, w);
+	lin(a, "temporal_block.linear_y", m->hidden, w);
+	mac(a, 1, 2 * w);                 /* their biases */
 	mac(a, w, m->ssm_d_conv + 1);     /* conv_1d */
 	mac(a, 2 * w, bw + 1);            /* input and recurrence gates */
 	mac(a, 1, w);                     /* recurrent_param */
-	mac(a, w + 1, m->hidden);         /* linear_out */
+	lin(a, "temporal_block.linear_out", w, m->hidden);
+	mac(a, 1, m->hidden);
 }
 
 /* LFM2's short convolution: in_proj to B, C and x, a depthwise
@@ -186,9 +246,11 @@ static void rglru(struct acc *a, const struct kv_model *m)
 static void short_conv(struct acc *a, const struct kv_model *m)
 {
 	uint64_t h = m->hidden, b = m->ssm_bias;
-	mac(a, h + b, 3 * h);          /* in_proj */
+	lin(a, "conv.in_proj", h, 3 * h);
+	mac(a, b, 3 * h);              /* its bias */
 	mac(a, h, m->ssm_d_conv + b);  /* conv */
-	mac(a, h + b, h);              /* out_proj */
+	lin(a, "conv.out_proj", h, h);
+	mac(a, b, h);
 }
 
 /* A Zamba2 attention layer: the shared block it takes in turn, counted
@@ -206,12 +268,14 @@ static void zamba2_shared(struct acc *a, const struct kv_model *m,
 	uint64_t kv = (uint64_t)l->kv_heads * (l->head_dim_k + l->head_dim_v);
 	uint64_t ffn = m->intermediate;
 	if (turn < m->n_mem_blocks) {
-		mac(a, 2 * m->hidden, q + kv);
-		mac(a, (uint64_t)l->q_heads * l->head_dim_v, m->hidden);
-		mlp(a, m, ffn, false);
+		lin(a, "shared_transformer.self_attn.qkv", 2 * m->hidden,
+		    q + kv);
+		lin(a, "shared_transformer.self_attn.o_proj",
+		    (uint64_t)l->q_heads * l->head_dim_v, m->hidden);
+		mlp(a, m, "shared_transformer.feed_forward", ffn, false);
 		mac(a, 3, m->hidden); /* the two norms */
 	}
-	mac(a, m->hidden, m->hidden);                 /* linear */
+	lin(a, "linear", m->hidden, m->hidden);
 	mac(a, m->hidden + 2 * ffn, m->adapter_rank); /* MLP adapter */
 }
 
@@ -219,7 +283,7 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 		    struct kv_params *p)
 {
 	const struct kv_layer *l = &m->layers[i];
-	struct acc a = {0, 0};
+	struct acc a = {.m = m, .layer = i};
 	*p = (struct kv_params){0};
 
 	switch (l->ssm ? m->ssm_version : 0) {
@@ -254,13 +318,11 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	mac(&a, mixer && l->mlp != KV_MLP_NONE ? layer_norms(m) : 1,
 	    norm(m, m->hidden));
 
-	if (l->mlp == KV_MLP_NONE) {
+	if (l->mlp == KV_MLP_DENSE)
+		mlp(&a, m, "mlp", l->ffn_dim, m->mlp_bias);
+	if (l->mlp != KV_MLP_MOE) {
 		p->total = p->active = a.n;
-		return a.err;
-	}
-	if (l->mlp == KV_MLP_DENSE) {
-		mlp(&a, m, l->ffn_dim, m->mlp_bias);
-		p->total = p->active = a.n;
+		p->bytes = a.bytes;
 		return a.err;
 	}
 	/* router, shared experts: every token reads them */
@@ -269,15 +331,17 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	    !strcmp(m->model_type, "deepseek_v3"))
 		mac(&a, 1, m->n_experts); /* router bias / score correction */
 	if (m->shared_ffn_dim)
-		mlp(&a, m, m->shared_ffn_dim, false);
+		mlp(&a, m, "mlp.shared_experts", m->shared_ffn_dim, false);
 	if (!strcmp(m->model_type, "qwen2_moe"))
 		mac(&a, m->hidden, 1); /* shared_expert_gate */
-	struct acc e = {0, 0};
-	mlp(&e, m, l->ffn_dim, m->expert_bias);
+	struct acc e = {.m = m, .layer = i, .expert = true};
+	mlp(&e, m, "mlp.experts", l->ffn_dim, m->expert_bias);
 	p->experts = m->n_experts;
 	p->experts_active = m->n_experts_active;
 	if (kv_mul(e.n, m->n_experts, &p->routed) ||
-	    kv_add(a.n, p->routed, &p->total))
+	    kv_add(a.n, p->routed, &p->total) ||
+	    kv_mul(e.bytes, m->n_experts, &p->bytes) ||
+	    kv_add(p->bytes, a.bytes, &p->bytes))
 		return KV_ERANGE;
 	p->active = a.n + e.n * m->n_experts_active; /* <= total */
 	return a.err ? a.err : e.err;
@@ -286,7 +350,15 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 			 uint64_t *last)
 {
-	struct acc f = {0, 0}, l = {0, 0};
+	uint64_t fb, lb;
+	return kv_model_edge_bytes(m, first, last, &fb, &lb);
+}
+
+int kv_model_edge_bytes(const struct kv_model *m, uint64_t *first,
+			uint64_t *last, uint64_t *first_bytes,
+			uint64_t *last_bytes)
+{
+	struct acc f = {.m = m}, l = {.m = m};
 	uint64_t ed = m->embed_dim ? m->embed_dim : m->hidden;
 	mac(&f, m->vocab + m->embed_extra, ed);
 	if (ed != m->hidden)
@@ -302,6 +374,8 @@ int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 		mac(&l, 1, m->vocab);
 	*first = f.n;
 	*last = l.n;
+	*first_bytes = f.bytes;
+	*last_bytes = l.bytes;
 	return f.err ? f.err : l.err;
 }
 
@@ -310,7 +384,7 @@ int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 static int mtp_params(const struct kv_model *m, uint64_t *out)
 {
 	struct kv_params lp;
-	struct acc a = {0, 0};
+	struct acc a = {0};
 	int e = kv_layer_params(m, m->n_layers - 1, &lp);
 	if (e)
 		return e;
@@ -323,17 +397,19 @@ static int mtp_params(const struct kv_model *m, uint64_t *out)
 int kv_model_params(const struct kv_model *m, struct kv_params *p,
 		    char *err)
 {
-	uint64_t first, last;
-	int e = kv_model_edge_params(m, &first, &last);
+	uint64_t first, last, fb, lb;
+	int e = kv_model_edge_bytes(m, &first, &last, &fb, &lb);
 	*p = (struct kv_params){0};
 	p->embed = first;
 	p->head = last - (m->no_final_norm ? 0 : norm(m, m->hidden));
-	if (!e && (e = kv_add(first, last, &p->total)) == 0)
+	if (!e && (e = kv_add(first, last, &p->total)) == 0 &&
+	    (e = kv_add(fb, lb, &p->bytes)) == 0)
 		p->active = p->total;
 	for (uint32_t i = 0; !e && i < m->n_layers; i++) {
 		struct kv_params lp;
 		if ((e = kv_layer_params(m, i, &lp)) ||
 		    (e = kv_add(p->total, lp.total, &p->total)) ||
+		    (e = kv_add(p->bytes, lp.bytes, &p->bytes)) ||
 		    (e = kv_add(p->active, lp.active, &p->active)) ||
 		    (e = kv_add(p->routed, lp.routed, &p->routed)))
 			break;

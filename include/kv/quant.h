@@ -1,0 +1,73 @@
+/*
+ * quant.h - weights as a quantized checkpoint stores them: the bytes of one
+ * linear layer's matrix under the checkpoint's quantization_config, its
+ * scales, zero points and indices counted to the byte, as the serving
+ * engines' loaders create them (vLLM's create_weights of each method; see
+ * kvfit(1), WEIGHTS). Pure arithmetic; model.c reads the config into
+ * struct kv_quant, params.c walks the matrices.
+ */
+#ifndef KV_QUANT_H
+#define KV_QUANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtype.h"
+
+/* How the quantized matrices are stored. */
+enum kv_quant_fmt {
+	KV_QUANT_NONE,    /* no quantization_config: the checkpoint's dtype */
+	KV_QUANT_FP8,     /* fp8 e4m3, float32 scales per tensor or block */
+	KV_QUANT_MXFP4,   /* 4-bit e2m1, an e8m0 scale per 32 (gpt-oss) */
+	KV_QUANT_NVFP4,   /* 4-bit e2m1, an fp8 scale per 16, one fp32 */
+	KV_QUANT_AWQ,     /* ints packed in int32 along N, fp16 scales and
+			   * packed zeros per group */
+	KV_QUANT_GPTQ,    /* ints packed in int32 along K, fp16 scales,
+			   * packed zeros per group, an int32 g_idx */
+	KV_QUANT_CT_INT,  /* compressed-tensors pack-quantized ints */
+	KV_QUANT_CT_FP8,  /* compressed-tensors float-quantized fp8 */
+	KV_QUANT_BNB4,    /* bitsandbytes nf4/fp4: two per byte, absmax
+			   * per 64 */
+	KV_QUANT_BNB8,    /* bitsandbytes int8: a float32 scale per row */
+	KV_QUANT_UNKNOWN, /* a quant_method not modelled: counted as the
+			   * checkpoint's dtype, and said */
+};
+
+struct kv_quant {
+	enum kv_quant_fmt fmt;
+	char method[32];      /* quant_method as the config names it */
+	uint32_t bits;        /* bits per value (4, 8) */
+	uint64_t group;       /* values of a row per scale; 0: one per row
+			       * (channel); UINT64_MAX: one per tensor */
+	uint32_t block_n, block_k; /* fp8 block scales; 0: none */
+	uint32_t scale_bytes; /* bytes of a scale */
+	bool zeros;           /* zero points stored (asymmetric) */
+	bool g_idx;           /* a K-long int32 permutation stored */
+	bool input_scale;     /* a float32 activation scale per matrix */
+	bool double_quant;    /* bitsandbytes' absmax quantized again */
+	bool experts_only;    /* only routed experts are quantized (mxfp4) */
+	bool packed;          /* ints packed in int32 words (compressed-
+			       * tensors' pack-quantized) */
+	uint32_t n_ignore;
+	char **ignore;        /* modules left unquantized, as the config
+			       * lists them; owned by the model */
+};
+
+/* Bytes of one matrix of k inputs and n outputs stored under q (which is
+ * not NONE or UNKNOWN), or in `dtype` when q says to leave the module
+ * `name` ("model.layers.3.mlp.experts.down_proj") as it is. `expert`: a
+ * routed expert's matrix. Returns 0 or KV_ERANGE. */
+int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
+			  bool expert, uint64_t k, uint64_t n,
+			  enum kv_dtype dtype, uint64_t *out);
+
+/* Whether q leaves the module `name` unquantized: an entry of its list
+ * that is a substring of the name, a glob with '*' matching a prefix of
+ * it, or "re:REGEX" found in it (as Transformers' and compressed-tensors'
+ * ignore lists match). */
+bool kv_quant_ignores(const struct kv_quant *q, const char *name);
+
+/* "fp8", "mxfp4", ... for a weights_source column: the method's name. */
+const char *kv_quant_fmt_name(enum kv_quant_fmt f);
+
+#endif

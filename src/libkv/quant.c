@@ -1,0 +1,182 @@
+/*
+ * quant.c - the bytes of a matrix as a quantized checkpoint stores it.
+ * Each format's tensors are those the engines' loaders create for it
+ * (vLLM, model_executor/layers/quantization: Fp8LinearMethod,
+ * GptOssMxfp4MoEMethod, AWQ and GPTQ linear methods,
+ * CompressedTensorsWNA16 and W8A8Fp8, BitsAndBytesLinearMethod; NVFP4 as
+ * ModelOpt stores it), for a matrix of k inputs (columns) and n outputs
+ * (rows):
+ *
+ *   fp8       n k + float32 weight_scale_inv per block of bn x bk, or one
+ *             per tensor; a float32 input_scale when activations are
+ *             static
+ *   mxfp4     n k / 2 + an e8m0 byte per 32 values (routed experts only)
+ *   nvfp4     n k / 2 + an fp8 scale per 16 values + float32 weight_scale_2
+ *             and input_scale
+ *   awq       qweight k x n/8 int32, qzeros G x n/8 int32, scales G x n fp16
+ *   gptq      qweight k/8 x n int32, qzeros G x n/8 int32, scales G x n
+ *             fp16, g_idx k int32 (G = k / group_size groups, 4 bits)
+ *   ct int    weight_packed n x ceil(k b / 32) int32, weight_scale n x G,
+ *             weight_shape 2 int64, zero points n b/32 x G int32 when
+ *             asymmetric, g_idx k int32 with an activation order
+ *   ct fp8    n k + weight_scale per tensor, row or block
+ *   bnb 4-bit n k / 2 + a float32 absmax per 64 values (with double
+ *             quantization a byte per 64, a float32 per 256 of those and
+ *             the 256-entry code), a 16-entry float32 quant_map
+ *   bnb 8-bit n k + a float32 SCB per row
+ */
+#include <fnmatch.h>
+#include <regex.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kv/quant.h"
+
+static uint64_t cdiv(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+/* Whether `key` is a run of whole dot-separated components of name. */
+static bool component(const char *name, const char *key)
+{
+	size_t kl = strlen(key);
+	if (!kl)
+		return false;
+	for (const char *p = name; (p = strstr(p, key)); p++) {
+		bool start = p == name || p[-1] == '.';
+		bool end = p[kl] == '\0' || p[kl] == '.';
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
+bool kv_quant_ignores(const struct kv_quant *q, const char *name)
+{
+	for (uint32_t i = 0; i < q->n_ignore; i++) {
+		const char *k = q->ignore[i];
+		if (!strncmp(k, "re:", 3)) {
+			regex_t re;
+			if (regcomp(&re, k + 3, REG_EXTENDED | REG_NOSUB))
+				continue;
+			bool hit = regexec(&re, name, 0, NULL, 0) == 0;
+			regfree(&re);
+			if (hit)
+				return true;
+		} else if (strchr(k, '*')) {
+			char glob[128];
+			snprintf(glob, sizeof glob, "%s.*", k);
+			if (!fnmatch(k, name, 0) || !fnmatch(glob, name, 0))
+				return true;
+		} else if (component(name, k)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* acc += a * b * c, checked */
+static int mac3(uint64_t *acc, uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t t;
+	return kv_mul(a, b, &t) || kv_mul(t, c, &t) || kv_add(*acc, t, acc)
+		       ? KV_ERANGE
+		       : 0;
+}
+
+int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
+			  bool expert, uint64_t k, uint64_t n,
+			  enum kv_dtype dtype, uint64_t *out)
+{
+	const struct kv_dtype_info *d = kv_dtype_info(dtype);
+	uint64_t b = 0, e = d ? d->block_bytes / d->block : 2;
+	uint64_t g = q->group == 0 || q->group > k ? k : q->group;
+	uint64_t groups = g ? cdiv(k, g) : 1;
+	uint64_t words = cdiv((uint64_t)q->bits * n, 32); /* n packed */
+	int r = 0;
+	*out = 0;
+	if (q->fmt == KV_QUANT_NONE || q->fmt == KV_QUANT_UNKNOWN ||
+	    (q->experts_only && !expert) || kv_quant_ignores(q, name))
+		return mac3(out, n, k, e);
+	switch (q->fmt) {
+	case KV_QUANT_FP8:
+		r = mac3(&b, n, k, 1);
+		if (q->block_n && q->block_k)
+			r |= mac3(&b, cdiv(n, q->block_n), cdiv(k, q->block_k),
+				  4);
+		else
+			b += 4;
+		b += q->input_scale ? 4 : 0;
+		break;
+	case KV_QUANT_MXFP4:
+		r = mac3(&b, n, cdiv(k, 2), 1) | mac3(&b, n, cdiv(k, 32), 1);
+		break;
+	case KV_QUANT_NVFP4:
+		r = mac3(&b, n, cdiv(k, 2), 1) | mac3(&b, n, cdiv(k, 16), 1);
+		b += 8; /* weight_scale_2, input_scale */
+		break;
+	case KV_QUANT_AWQ:
+		r = mac3(&b, k, words, 4) | mac3(&b, groups, words, 4) |
+		    mac3(&b, groups, n, 2);
+		break;
+	case KV_QUANT_GPTQ:
+		r = mac3(&b, cdiv((uint64_t)q->bits * k, 32), n, 4) |
+		    mac3(&b, groups, words, 4) | mac3(&b, groups, n, 2) |
+		    mac3(&b, k, 4, 1);
+		break;
+	case KV_QUANT_CT_INT:
+		if (q->packed)
+			r = mac3(&b, n, cdiv((uint64_t)q->bits * k, 32), 4);
+		else
+			r = mac3(&b, n, cdiv((uint64_t)q->bits * k, 8), 1);
+		r |= mac3(&b, n, groups, q->scale_bytes);
+		b += 16; /* weight_shape */
+		if (q->zeros)
+			r |= mac3(&b, words, groups, 4);
+		if (q->g_idx)
+			r |= mac3(&b, k, 4, 1);
+		break;
+	case KV_QUANT_CT_FP8:
+		r = mac3(&b, n, k, 1);
+		if (q->block_n && q->block_k)
+			r |= mac3(&b, cdiv(n, q->block_n), cdiv(k, q->block_k),
+				  q->scale_bytes);
+		else if (q->group == UINT64_MAX)
+			b += q->scale_bytes;
+		else
+			r |= mac3(&b, n, groups, q->scale_bytes);
+		b += q->input_scale ? q->scale_bytes : 0;
+		break;
+	case KV_QUANT_BNB4: {
+		uint64_t values, blocks;
+		if (kv_mul(n, k, &values))
+			return KV_ERANGE;
+		blocks = cdiv(values, 64);
+		b = cdiv(values, 2) + 64; /* the values, quant_map */
+		if (q->double_quant)
+			r = mac3(&b, blocks, 1, 1) |
+			    mac3(&b, cdiv(blocks, 256), 4, 1) |
+			    mac3(&b, 256 + 1, 4, 1); /* code, offset */
+		else
+			r = mac3(&b, blocks, 4, 1);
+		break;
+	}
+	case KV_QUANT_BNB8:
+		r = mac3(&b, n, k, 1) | mac3(&b, n, 4, 1);
+		break;
+	default:
+		break;
+	}
+	*out = b;
+	return r ? KV_ERANGE : 0;
+}
+
+const char *kv_quant_fmt_name(enum kv_quant_fmt f)
+{
+	static const char *const names[] = {
+		"none", "fp8", "mxfp4", "nvfp4", "awq", "gptq",
+		"compressed-tensors", "compressed-tensors", "bitsandbytes",
+		"bitsandbytes", "unknown"};
+	return (unsigned)f < sizeof names / sizeof *names ? names[f] : "?";
+}

@@ -1,0 +1,143 @@
+/*
+ * test_quant.c - weights as quantized checkpoints store them: one matrix
+ * per format, worked by hand from the tensors vLLM's loaders create for it
+ * (vllm/model_executor/layers/quantization: fp8.py Fp8LinearMethod,
+ * mxfp4.py GptOssMxfp4MoEMethod, auto_awq.py, auto_gptq.py,
+ * compressed_tensors_wNa16.py, bitsandbytes.py), the ignore lists'
+ * matching, and whole checkpoints against their published index.
+ */
+#include "kv/params.h"
+#include "kv/quant.h"
+#include "test.h"
+
+static uint64_t bytes(const struct kv_quant *q, const char *name, bool expert,
+		      uint64_t k, uint64_t n)
+{
+	uint64_t b = 0;
+	CHECK(kv_quant_matrix_bytes(q, name, expert, k, n, KV_DTYPE_BF16,
+				    &b) == 0);
+	return b;
+}
+
+static void formats(void)
+{
+	/* DeepSeek-V3's q_a_proj, 7168 -> 1536, fp8 in blocks of 128 x 128:
+	 * 1536 x 7168 bytes and a float32 weight_scale_inv of 12 x 56 */
+	struct kv_quant fp8 = {.fmt = KV_QUANT_FP8, .bits = 8, .block_n = 128,
+			       .block_k = 128};
+	CHECK_U64(bytes(&fp8, "model.layers.0.self_attn.q_a_proj", false, 7168,
+			1536),
+		  11010048 + 12 * 56 * 4);
+	/* per tensor: one float32 scale; static activations one more */
+	struct kv_quant pt = {.fmt = KV_QUANT_FP8, .bits = 8};
+	CHECK_U64(bytes(&pt, "x", false, 4096, 1024), 4194304 + 4);
+	pt.input_scale = true;
+	CHECK_U64(bytes(&pt, "x", false, 4096, 1024), 4194304 + 8);
+
+	/* gpt-oss-20b's expert gate, 2880 -> 2880, mxfp4: two values a byte
+	 * (2880 x 1440) and an e8m0 byte per 32 (2880 x 90); its attention
+	 * stays bf16 */
+	struct kv_quant mx = {.fmt = KV_QUANT_MXFP4, .bits = 4,
+			      .experts_only = true};
+	CHECK_U64(bytes(&mx, "model.layers.0.mlp.experts.gate_proj", true,
+			2880, 2880),
+		  4147200 + 259200);
+	CHECK_U64(bytes(&mx, "model.layers.0.self_attn.q_proj", false, 2880,
+			4096),
+		  2880ULL * 4096 * 2);
+
+	/* AWQ 4-bit, group 128, 4096 -> 4096: qweight 4096 x 512 int32,
+	 * qzeros 32 x 512 int32, scales 32 x 4096 fp16 */
+	struct kv_quant awq = {.fmt = KV_QUANT_AWQ, .bits = 4, .group = 128,
+			       .zeros = true};
+	CHECK_U64(bytes(&awq, "x", false, 4096, 4096),
+		  8388608 + 65536 + 262144);
+	/* GPTQ the same, qweight 512 x 4096 int32, and g_idx 4096 int32 */
+	struct kv_quant gptq = awq;
+	gptq.fmt = KV_QUANT_GPTQ;
+	gptq.g_idx = true;
+	CHECK_U64(bytes(&gptq, "x", false, 4096, 4096),
+		  8388608 + 65536 + 262144 + 16384);
+	/* one scale per row (group_size -1): G = 1 */
+	gptq.group = 0;
+	CHECK_U64(bytes(&gptq, "x", false, 4096, 4096),
+		  8388608 + 512 * 4 + 4096 * 2 + 16384);
+
+	/* compressed-tensors W4A16, group 128, symmetric: weight_packed
+	 * 4096 x 512 int32, weight_scale 4096 x 32 bf16, weight_shape 2 int64 */
+	struct kv_quant ct = {.fmt = KV_QUANT_CT_INT, .bits = 4, .group = 128,
+			      .packed = true, .scale_bytes = 2};
+	CHECK_U64(bytes(&ct, "x", false, 4096, 4096), 8388608 + 262144 + 16);
+	ct.zeros = true; /* asymmetric: zero points 512 x 32 int32 */
+	CHECK_U64(bytes(&ct, "x", false, 4096, 4096),
+		  8388608 + 262144 + 16 + 65536);
+
+	/* bitsandbytes nf4 with double quantization, 4096 x 4096: 2^23 bytes
+	 * of values, 2^18 blocks of 64 (a byte each), 1024 float32 second
+	 * scales, the 256-entry code and its offset, the 16-entry map */
+	struct kv_quant nf4 = {.fmt = KV_QUANT_BNB4, .bits = 4,
+			       .double_quant = true};
+	CHECK_U64(bytes(&nf4, "x", false, 4096, 4096),
+		  8388608 + 64 + 262144 + 4096 + 1028);
+	nf4.double_quant = false; /* a float32 absmax per block */
+	CHECK_U64(bytes(&nf4, "x", false, 4096, 4096),
+		  8388608 + 64 + 262144 * 4);
+}
+
+static void ignores(void)
+{
+	char *list[] = {"model.layers.*.self_attn", "lm_head",
+			"re:.*mlp\\.gate$", "gate_up"};
+	struct kv_quant q = {.fmt = KV_QUANT_FP8, .n_ignore = 4,
+			     .ignore = list};
+	CHECK(kv_quant_ignores(&q, "model.layers.3.self_attn.q_proj"));
+	CHECK(kv_quant_ignores(&q, "lm_head"));
+	CHECK(kv_quant_ignores(&q, "model.layers.0.mlp.gate"));
+	CHECK(!kv_quant_ignores(&q, "model.layers.0.mlp.gate_proj"));
+	CHECK(!kv_quant_ignores(&q, "model.layers.0.mlp.down_proj"));
+	/* a plain name matches whole components, not part of one */
+	CHECK(kv_quant_ignores(&q, "model.layers.1.mlp.gate_up"));
+	CHECK(!kv_quant_ignores(&q, "model.layers.1.mlp.gate_up_proj"));
+	/* an ignored matrix is counted as the checkpoint's dtype */
+	CHECK_U64(bytes(&q, "model.layers.3.self_attn.q_proj", false, 128,
+			256),
+		  128 * 256 * 2);
+}
+
+static void checkpoints(void)
+{
+	struct kv_model *m;
+	struct kv_params p;
+	char err[KV_ERRLEN];
+	/* gpt-oss-20b: mxfp4 experts, the rest bf16; its published
+	 * model.safetensors.index.json says total_size 13761264768 */
+	if ((m = test_load("gpt-oss-20b"))) {
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_U64(p.bytes, 13761264768ULL);
+		CHECK_U64(p.total, 20914757184ULL);
+		kv_model_free(m);
+	}
+	/* an unquantized checkpoint: parameters x its dtype */
+	if ((m = test_load("llama-3.1-8b"))) {
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_U64(p.bytes, 2 * 8030261248ULL);
+		kv_model_free(m);
+	}
+	/* DeepSeek-V3 (fp8, 128 x 128 blocks): below half its bf16 bytes,
+	 * above its fp8 parameters */
+	if ((m = test_load("deepseek-v3"))) {
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_STR(m->quant.method, "fp8");
+		CHECK(m->quant.block_n == 128 && m->quant.block_k == 128);
+		CHECK(p.bytes > p.total && p.bytes < p.total + p.total / 50);
+		kv_model_free(m);
+	}
+}
+
+int main(void)
+{
+	formats();
+	ignores();
+	checkpoints();
+	return test_done("test_quant");
+}
