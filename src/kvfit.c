@@ -39,12 +39,20 @@ static const char usage[] =
 	"  -c, --ctx LIST         tokens per sequence: 8192,8k,128K or lo:hi:xF\n"
 	"                         (default: the config's maximum)\n"
 	"  -t, --kv-dtype LIST    KV formats, e.g. bf16,fp8 (default: auto)\n"
+	"      --kv-memory SIZE   KV bytes per GPU, as an engine's log gives\n"
+	"                         them (vLLM's \"Available KV cache memory\")\n"
+	"      --max-num-batched-tokens N\n"
+	"                         tokens one step schedules (default: the\n"
+	"                         engine's; vLLM's by GPU, llama.cpp's n_ubatch)\n"
+	"      --max-num-seqs N   sequences running at once, the cap on users\n"
+	"                         (default: the engine's; vLLM's by GPU)\n"
 	"  -u, --users N          sequences of the decode step (default: as\n"
 	"                         many as fit); what --solve needs\n"
 	"  -b, --block-size N     tokens per page (default: the engine's)\n"
 	"      --prefix N         tokens of a prompt shared by every sequence\n"
-	"  -e, --engine NAME      ideal, vllm, sglang, trtllm, llamacpp or all\n"
-	"                         (default: ideal)\n"
+	"  -e, --engine NAME      vllm, sglang, trtllm, llamacpp, ideal (exact\n"
+	"                         bytes, no engine's rules) or all (default:\n"
+	"                         vllm)\n"
 	"      --solve WHAT       users (default), ctx (longest context for\n"
 	"                         --users), tp (fewest GPUs for --users)\n"
 	"      --min-users N      exit 1 when fewer than N sequences fit\n"
@@ -60,7 +68,8 @@ static const char usage[] =
 	"Exit status: 0 success, 1 fewer than --min-users fit (or a solve\n"
 	"found nothing), 2 bad usage or input. See kvfit(1).\n";
 
-enum { OPT_BANDWIDTH = 256, OPT_WDTYPE, OPT_UTIL, OPT_TP, OPT_PP,
+enum { OPT_BANDWIDTH = 256, OPT_BATCHED, OPT_SEQS, OPT_KV_MEMORY,
+       OPT_WDTYPE, OPT_UTIL, OPT_TP, OPT_PP,
        OPT_PREFIX, OPT_SOLVE, OPT_MIN_USERS, OPT_PARAMS, OPT_LIST_GPUS,
        OPT_JSON, OPT_NO_HEADER, OPT_VERSION };
 
@@ -75,7 +84,10 @@ static const struct option longopts[] = {
 	{"human", no_argument, NULL, 'H'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"kv-dtype", required_argument, NULL, 't'},
+	{"kv-memory", required_argument, NULL, OPT_KV_MEMORY},
 	{"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
+	{"max-num-batched-tokens", required_argument, NULL, OPT_BATCHED},
+	{"max-num-seqs", required_argument, NULL, OPT_SEQS},
 	{"min-users", required_argument, NULL, OPT_MIN_USERS},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
 	{"params", no_argument, NULL, OPT_PARAMS},
@@ -98,6 +110,7 @@ struct args {
 	const char *gpu, *mem_text;
 	const struct kv_gpu *gpu_spec; /* the --gpu entry, or NULL */
 	uint64_t mem, weights, reserve, block, prefix, users, min_users;
+	uint64_t batched, seqs, kv_memory;
 	uint64_t tp, pp;
 	double bandwidth, util;
 	int wdtype;         /* -1: the config's */
@@ -123,7 +136,8 @@ struct plan {
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
 	"ctx", "weights_bytes", "weights_source", "free_kv_bytes", "bytes_per_token",
-	"dup_bytes_per_token", "kv_tokens", "users", "users_whole",
+	"dup_bytes_per_token", "kv_tokens", "num_blocks", "max_concurrency",
+	"max_num_seqs", "batched_tokens", "users", "users_whole",
 	"kv_bytes", "dup_bytes",
 	"step_users", "step_weight_bytes", "step_kv_bytes",
 	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
@@ -140,7 +154,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	enum kv_dtype t;
 	enum kv_policy en;
 	bool tp_given = false;
-	*a = (struct args){.tp = 1, .pp = 1, .wdtype = -1, .header = true};
+	*a = (struct args){.tp = 1, .pp = 1, .wdtype = -1, .header = true,
+			   .engine = KV_POLICY_VLLM};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:", longopts,
 				NULL)) != -1) {
@@ -204,6 +219,22 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			if ((e = cli_double("--bandwidth", optarg, 1e-3, 1e9,
 					    &a->bandwidth)))
 				return e;
+			break;
+		case OPT_BATCHED:
+			if ((e = cli_u64("--max-num-batched-tokens", optarg, 1,
+					 1ULL << 30, &a->batched)))
+				return e;
+			break;
+		case OPT_SEQS:
+			if ((e = cli_u64("--max-num-seqs", optarg, 1, 1ULL << 30,
+					 &a->seqs)))
+				return e;
+			break;
+		case OPT_KV_MEMORY:
+			if ((e = cli_size("--kv-memory", optarg, &a->kv_memory)))
+				return e;
+			if (!a->kv_memory)
+				return cli_usage("--kv-memory: must be above 0");
 			break;
 		case OPT_WDTYPE:
 			if (kv_dtype_parse(optarg, &t)) {
@@ -579,6 +610,19 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_bytes(t, f.bytes_per_token);
 	cli_put_bytes(t, f.dup_per_token);
 	cli_put_u64(t, f.kv_tokens);
+	if (f.num_blocks)
+		cli_put_u64(t, f.num_blocks);
+	else
+		cli_put_empty(t);
+	cli_put_f(t, kv_fit_users_shown(f.max_concurrency), 2);
+	if (f.max_seqs)
+		cli_put_u64(t, f.max_seqs);
+	else
+		cli_put_empty(t);
+	if (f.batched_tokens)
+		cli_put_u64(t, f.batched_tokens);
+	else
+		cli_put_empty(t);
 	cli_put_f(t, kv_fit_users_shown(f.users), 2);
 	cli_put_u64(t, f.users_whole);
 	cli_put_bytes(t, f.kv_bytes);
@@ -635,6 +679,10 @@ static struct kv_fit_in fit_in(const struct args *a,
 		.tp = (uint32_t)a->tp,
 		.pp = (uint32_t)a->pp,
 		.block = a->block,
+		.gpu = a->gpu_spec ? a->gpu_spec->name : NULL,
+		.batched_tokens = a->batched,
+		.max_seqs = a->seqs,
+		.kv_memory = a->kv_memory,
 		.ctx = ctx,
 		.prefix = a->prefix,
 		.engine = engine,
@@ -676,8 +724,10 @@ static int each(struct cli_table *t, const struct args *a,
 					/* --engine all: the engines that
 					 * keep the format */
 					if (a->engine < 0 &&
-					    !kv_policy_stores(in.engine,
-							      in.kv_dtype))
+					    (!kv_policy_stores(in.engine,
+							       in.kv_dtype) ||
+					     (in.engine == KV_POLICY_LLAMACPP &&
+					      in.tp > 1)))
 						continue;
 					status = row(t, a, gpu_name, &in, ws,
 						     dry, below);

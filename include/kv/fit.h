@@ -52,6 +52,13 @@ const struct kv_policy_info *kv_policy_info(enum kv_policy e);
  * Returns 0 or KV_EINVAL. */
 int kv_policy_parse(const char *s, enum kv_policy *out);
 
+/* vLLM's scheduler defaults for `vllm serve` on a GPU of `mem` bytes
+ * named `gpu` (EngineArgs.get_batch_defaults): 16384 tokens and 1024
+ * sequences from 160 GiB, 8192 and 1024 from 70 GiB but not on an A100,
+ * 2048 and 256 below. */
+void kv_vllm_batch_defaults(uint64_t mem, const char *gpu, uint64_t *tokens,
+			    uint64_t *seqs);
+
 /* The engine's default fraction for tp ranks (SGLang's depends on tp). */
 double kv_policy_frac(enum kv_policy e, uint32_t tp);
 
@@ -90,6 +97,17 @@ struct kv_fit_in {
 	enum kv_policy engine;
 	uint64_t users;          /* sequences of the decode step; 0: as many
 				    as fit */
+	const char *gpu;         /* the GPU's name or label, for rules that
+				    depend on it ("a100"); NULL: unknown */
+	uint64_t batched_tokens; /* tokens a step may schedule (vLLM's
+				    max_num_batched_tokens, llama.cpp's
+				    n_ubatch); 0: the engine's default */
+	uint64_t max_seqs;       /* sequences that may run at once (vLLM's
+				    max_num_seqs, llama.cpp's --parallel);
+				    0: the engine's default */
+	uint64_t kv_memory;      /* KV bytes per GPU as an engine's log
+				    gave them; 0: from memory, weights and
+				    the engine's fraction */
 	double bandwidth_gbps;   /* per GPU, 10^9 B/s; 0: unknown */
 	double tflops;           /* per GPU dense peak, 10^12 FLOP/s; 0:
 				    unknown (kv_gpu_tflops picks it) */
@@ -108,12 +126,24 @@ struct kv_fit {
 	uint64_t missing;          /* bytes the weights miss by, or 0 */
 	uint64_t bytes_per_token;  /* KV bytes one token adds on the GPU */
 	uint64_t dup_per_token;    /* of those, bytes other ranks also hold */
-	uint64_t kv_tokens;        /* free_kv / bytes_per_token */
+	uint64_t kv_tokens;        /* free_kv / bytes_per_token, in whole
+				      pages; vLLM: its log's "GPU KV cache
+				      size" (max_concurrency x ctx) */
+	uint64_t batched_tokens;   /* the engine's step (its default or
+				      in->batched_tokens) */
+	uint64_t max_seqs;         /* the engine's cap on running
+				      sequences; 0: none */
+	uint64_t num_blocks;       /* vLLM: blocks of the pool (its layer
+				      groups' pages); else 0 */
+	double max_concurrency;    /* sequences of ctx tokens the cache
+				      holds, before the max_seqs cap (vLLM's
+				      "Maximum concurrency") */
 	uint64_t seq_bytes;        /* bytes one more sequence takes, pages
 				      and state included */
 	uint64_t shared_bytes;     /* bytes held once: shared prefix, fixed
 				      engine cells */
-	double users;              /* sequences that fit, fractional */
+	double users;              /* sequences that fit, fractional, at
+				      most max_seqs */
 	uint64_t users_whole;      /* sequences that fit, whole */
 	uint64_t kv_bytes;         /* KV the whole sequences hold on the GPU:
 				      shared_bytes + users_whole x seq_bytes */

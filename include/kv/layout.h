@@ -9,6 +9,13 @@
 
 #include "model.h"
 
+/* How a Mamba layer's state is kept: as the reference implementation's
+ * cache keeps it (Transformers': the convolution's whole window), as the
+ * serving engines do (its last d_conv - 1 inputs; vLLM's
+ * MambaStateShapeCalculator, SGLang's), or so and in float32 (llama.cpp's
+ * llama_memory_recurrent, whatever the model's dtype). */
+enum kv_state { KV_STATE_REF, KV_STATE_ENGINE, KV_STATE_F32 };
+
 /* What is being sized, beyond the model. */
 struct kv_opts {
 	enum kv_dtype k_dtype; /* storage of K */
@@ -16,6 +23,7 @@ struct kv_opts {
 	bool mha;              /* every query head keeps its own K and V */
 	uint32_t tp;           /* tensor-parallel ranks, >= 1 */
 	uint64_t block;        /* tokens per page; 0 or 1: no rounding */
+	enum kv_state state;   /* how a recurrent layer's state is kept */
 };
 
 /* Options for a model: its own dtype for K and V, no MHA, tp 1, no pages. */

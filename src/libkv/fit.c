@@ -23,7 +23,7 @@
 static const struct kv_policy_info engines[KV_POLICY_COUNT] = {
 	[KV_POLICY_IDEAL] = {"ideal", 0, false, 1, 1, 1, KV_SWA_WINDOW, 0,
 			     (1u << KV_DTYPE_INT4) - 1, KV_DTYPE_COUNT},
-	[KV_POLICY_VLLM] = {"vllm", 0.9, false, 16, 64, 1, KV_SWA_VLLM, 2048,
+	[KV_POLICY_VLLM] = {"vllm", 0.92, false, 16, 16, 1, KV_SWA_VLLM, 0,
 			    FLOATS | F(FP8) | F(FP8_E5M2) | F(INT8),
 			    KV_DTYPE_COUNT},
 	[KV_POLICY_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0,
@@ -101,6 +101,36 @@ int kv_policy_parse(const char *s, enum kv_policy *out)
 	return KV_EINVAL;
 }
 
+void kv_vllm_batch_defaults(uint64_t mem, const char *gpu, uint64_t *tokens,
+			    uint64_t *seqs)
+{
+	const uint64_t gib = 1ULL << 30;
+	bool a100 = gpu && strcasestr(gpu, "a100");
+	*tokens = mem >= 160 * gib ? 16384 : mem >= 70 * gib && !a100 ? 8192
+									: 2048;
+	*seqs = mem >= 70 * gib && (!a100 || mem >= 160 * gib) ? 1024 : 256;
+}
+
+/* vLLM's MLA page by the back end it picks (vllm/platforms/cuda.py,
+ * _get_backend_priorities): on Hopper FlashAttention-MLA (16) for a
+ * 16-bit cache, FlashMLA (64) for fp8; on Blackwell FlashInfer-MLA (32);
+ * elsewhere Triton MLA (16). The GPU is told by its name. */
+static uint64_t vllm_mla_block(const char *gpu, enum kv_dtype kv)
+{
+	static const char *const hopper[] = {"h100", "h200", "h800", "h20",
+					     "gh200", NULL};
+	static const char *const blackwell[] = {"b200", "b300", "gb200",
+						"gb300", NULL};
+	for (const char *const *g = hopper; gpu && *g; g++)
+		if (strcasestr(gpu, *g))
+			return kv == KV_DTYPE_FP8 || kv == KV_DTYPE_FP8_E5M2 ? 64
+									     : 16;
+	for (const char *const *g = blackwell; gpu && *g; g++)
+		if (strcasestr(gpu, *g))
+			return 32;
+	return 16;
+}
+
 double kv_policy_frac(enum kv_policy e, uint32_t tp)
 {
 	if (e == KV_POLICY_SGLANG) /* server_args.py, by tp_size */
@@ -137,6 +167,12 @@ struct stage {
 	uint64_t free_kv, missing, budget;
 	double flops;          /* FLOPs one token costs on one rank */
 	double users;          /* INFINITY when the stage keeps nothing */
+	uint64_t whole;        /* whole sequences that fit */
+	uint64_t tokens;       /* KV tokens, as the engine reports them */
+	uint64_t blocks;       /* vLLM: blocks of its pool */
+	uint64_t block;        /* vLLM: tokens per page of full attention,
+				* raised for a Mamba page; else 0 */
+	double concurrency;    /* vLLM: num_blocks / blocks a request needs */
 };
 
 struct ctx {
@@ -144,11 +180,34 @@ struct ctx {
 	const struct kv_policy_info *ei;
 	struct kv_opts o;
 	uint64_t block;        /* tokens per page */
+	uint64_t batched;      /* tokens a step schedules */
+	uint64_t seqs;         /* sequences that may run; 0: no cap */
 	uint64_t ctx;          /* padded context */
 	uint64_t total_params;
 	uint64_t state;        /* Mamba state bytes per sequence, all layers */
 	uint32_t ssm_layers;   /* layers that keep that state */
 };
+
+/*
+ * Whether llama.cpp runs a model's sliding window: only where the loader
+ * of the architectures its converter makes sets one (src/models/<arch>.cpp
+ * load_arch_hparams, build b11118): Gemma 2, 3 and 3n, gpt-oss, Command
+ * R7B (cohere2), OLMo 3 (olmo2), AFMoE, MiMo-V2, Llama 4's chunks, and
+ * EXAONE 4 at 32B (64 layers) only. Mistral and Mixtral convert as
+ * `llama`, Qwen2 as `qwen2`, and Phi-3's loader turns its window off
+ * ("Phi SWA is currently disabled"): they keep the whole context.
+ */
+static bool llamacpp_swa(const struct kv_model *m)
+{
+	static const char *const swa[] = {
+		"gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text",
+		"gpt_oss", "cohere2", "olmo3", "afmoe", "mimo_v2_flash",
+		"llama4", "llama4_text", NULL};
+	for (const char *const *t = swa; *t; t++)
+		if (!strcmp(m->model_type, *t))
+			return true;
+	return !strcmp(m->model_type, "exaone4") && m->n_layers == 64;
+}
 
 /* Tokens layer g keeps: per sequence (`priv`, in pages) and once
  * (`shared`: whole pages of the shared prefix), and the tokens a step
@@ -160,16 +219,17 @@ static void layer_tokens(const struct ctx *c, const struct kv_geom *g,
 	const struct kv_fit_in *in = c->in;
 	struct kv_geom w = *g;
 	uint64_t b = c->block, p = in->prefix;
-	if (g->window && g->window < c->ctx) {
-		switch (c->ei->swa) {
-		case KV_SWA_WINDOW:
-		case KV_SWA_LLAMACPP: break;
-		case KV_SWA_VLLM:
-			w.window = round_up(g->window - 1 + c->ei->swa_extra,
-					    b) + b;
-			break;
-		case KV_SWA_FULL: w.window = 0; break;
-		}
+	if (g->window && c->ei->swa == KV_SWA_VLLM) {
+		/* SlidingWindowSpec.max_memory_usage_bytes: the window and
+		 * the tokens of the steps in flight (two, with async
+		 * scheduling), in pages, and one page more as the window
+		 * straddles one */
+		uint64_t t = g->window - 1 + 2 * c->batched;
+		w.window = round_up(t < c->ctx ? t : c->ctx, b) + b;
+	} else if (g->window && g->window < c->ctx &&
+		   (c->ei->swa == KV_SWA_FULL ||
+		    (c->ei->swa == KV_SWA_LLAMACPP && !llamacpp_swa(in->m)))) {
+		w.window = 0;
 	}
 	/* a layer keeps the last `kept` tokens; the prefix is the first p;
 	 * the token a sequence is generating is its own, so at least one
@@ -181,8 +241,8 @@ static void layer_tokens(const struct ctx *c, const struct kv_geom *g,
 	sh = b > 1 ? sh / b * b : sh; /* engines share whole pages */
 	*shared = sh;
 	*priv = sh ? round_up(kept - sh, b) : kv_geom_tokens(&w, c->ctx, b);
-	if (c->ei->swa == KV_SWA_LLAMACPP && g->window && g->window < c->ctx)
-		*shared += c->ei->swa_extra; /* n_ubatch cells */
+	if (c->ei->swa == KV_SWA_LLAMACPP && w.window && w.window < c->ctx)
+		*shared += c->batched; /* n_ubatch cells */
 	uint64_t rk = kv_geom_tokens(g, in->ctx, 1);
 	*rshared = p > in->ctx - rk ? p - (in->ctx - rk) : 0;
 	if (*rshared >= rk)
@@ -195,6 +255,162 @@ static int mac(uint64_t *acc, uint64_t a, uint64_t b)
 {
 	uint64_t t;
 	return kv_mul(a, b, &t) || kv_add(*acc, t, acc) ? KV_ERANGE : 0;
+}
+
+static uint64_t cdiv(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+/* Layers of one KV cache spec, as vLLM groups them. */
+struct spec {
+	enum kv_attn kind;  /* full (chunked and MLA too), sliding, none:
+			     * Mamba */
+	uint64_t window;
+	uint64_t tb;        /* bytes a token takes in one layer; Mamba:
+			     * the state's page */
+	uint64_t block;     /* tokens per page */
+	uint64_t page;      /* bytes per page of one layer */
+	uint32_t n;         /* layers */
+};
+
+/*
+ * vLLM's KV cache manager (v1; vllm/v1/core/kv_cache_utils.py, upstream
+ * main of August 2026, after v0.27): every layer of the stage has a spec
+ * (full attention, a sliding window, a Mamba state); the page sizes are
+ * made one (a Mamba page raises the attention block until a page covers
+ * it, Platform._align_hybrid_block_size, then is padded to it; a smaller
+ * attention page takes a larger block, unify_kv_cache_spec_page_size);
+ * layers of each spec go in groups of group_size (the fewest layers of a
+ * spec, or the most when that is below 1.5 times the fewest), the last
+ * group of a spec padded (_get_kv_cache_groups_uniform_page_size); the
+ * pool holds num_blocks = free // page // group_size pages per group
+ * slot (get_num_blocks); a request needs, per group, ceil(ctx / block)
+ * pages, a window's ceil(min(window - 1 + 2 x batched, ctx) / block) + 1,
+ * a Mamba state's 2 (prefix caching aligns it); max concurrency is
+ * num_blocks over their sum, and "GPU KV cache size" that times ctx
+ * (get_max_concurrency_for_kv_cache_config, get_kv_cache_capacity).
+ * Chunked local attention runs as full attention (the hybrid manager is
+ * off for it by default). A shared prefix's whole pages of full layers
+ * are held once.
+ */
+static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
+{
+	const struct kv_model *m = c->in->m;
+	struct spec sp[16];
+	uint32_t ns = 0;
+	uint64_t state = 0;
+	int e;
+	if (c->ssm_layers)
+		state = c->state / c->ssm_layers;
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		struct kv_geom g;
+		struct spec x = {0};
+		if ((e = kv_layer_geom(m, i, &c->o, &g, err)))
+			return e;
+		if (g.attn == KV_ATTN_NONE) {
+			if (!m->layers[i].ssm || !state)
+				continue;
+			x.kind = KV_ATTN_NONE;
+			x.tb = state;
+		} else {
+			if ((e = kv_geom_token_bytes(&g, &c->o, &x.tb, err)))
+				return e;
+			x.kind = g.attn == KV_ATTN_SLIDING && g.window
+					 ? KV_ATTN_SLIDING
+					 : KV_ATTN_FULL;
+			x.window = x.kind == KV_ATTN_SLIDING ? g.window : 0;
+		}
+		uint32_t k = 0;
+		while (k < ns && !(sp[k].kind == x.kind &&
+				   sp[k].window == x.window && sp[k].tb == x.tb))
+			k++;
+		if (k == ns) {
+			if (ns == 16) {
+				snprintf(err, KV_ERRLEN, "%s: more than 16 kinds "
+					 "of layer", m->name);
+				return KV_EINVAL;
+			}
+			sp[ns++] = x;
+		}
+		sp[k].n++;
+	}
+	if (!ns)
+		return 0;
+	/* the attention block a Mamba page asks for: a multiple of the
+	 * kernel's block (16; 128 for MLA) whose page covers the state */
+	uint64_t block = c->block, tb1 = 0, mpage = 0;
+	for (uint32_t k = 0; k < ns; k++) {
+		if (sp[k].kind == KV_ATTN_NONE)
+			mpage = sp[k].tb;
+		else if (!tb1)
+			tb1 = sp[k].tb;
+	}
+	if (mpage && tb1) {
+		uint64_t align = block > 16 ? block : 16;
+		if (m->kv_lora_rank && !m->mla_expanded && align < 128)
+			align = 128;
+		uint64_t ab = align * cdiv(mpage, align * tb1);
+		if (block < ab)
+			block = ab;
+	}
+	uint64_t page = 0;
+	for (uint32_t k = 0; k < ns; k++) {
+		sp[k].block = block;
+		sp[k].page = sp[k].kind == KV_ATTN_NONE ? sp[k].tb
+							: block * sp[k].tb;
+		if (sp[k].page > page)
+			page = sp[k].page;
+	}
+	if (mpage && tb1)
+		page = block * tb1 > mpage ? block * tb1 : mpage;
+	uint32_t lo = UINT32_MAX, hi = 0;
+	for (uint32_t k = 0; k < ns; k++) {
+		/* a smaller attention page takes more tokens per page */
+		if (sp[k].kind != KV_ATTN_NONE && sp[k].page < page &&
+		    page % sp[k].page == 0)
+			sp[k].block *= page / sp[k].page;
+		sp[k].page = page; /* a Mamba page is padded to it */
+		lo = sp[k].n < lo ? sp[k].n : lo;
+		hi = sp[k].n > hi ? sp[k].n : hi;
+	}
+	uint64_t gs = ns == 1 || hi * 2 < lo * 3 ? hi : lo;
+	uint64_t per = 0, held = 0, pfx = c->in->prefix;
+	for (uint32_t k = 0; k < ns; k++) {
+		const struct spec *x = &sp[k];
+		uint64_t groups = cdiv(x->n, gs), need, sh = 0;
+		if (x->kind == KV_ATTN_NONE) {
+			need = ns > 1 ? 2 : 1;
+		} else if (x->kind == KV_ATTN_SLIDING) {
+			uint64_t t = x->window - 1 + 2 * c->batched;
+			need = cdiv(t < c->ctx ? t : c->ctx, x->block) + 1;
+		} else {
+			need = cdiv(c->ctx, x->block);
+			sh = pfx / x->block;
+			if (sh >= need)
+				sh = need - 1;
+		}
+		per += groups * need;
+		held += groups * sh;
+		if (x->kind == KV_ATTN_FULL && x->block > s->block)
+			s->block = x->block;
+	}
+	uint64_t bytes_per_block = page * gs;
+	s->blocks = s->free_kv / page / gs;
+	s->concurrency = (double)s->blocks / (double)per;
+	s->tokens = (uint64_t)(s->concurrency * (double)c->ctx);
+	s->seq = (per - held) * bytes_per_block;
+	s->shared = held * bytes_per_block;
+	s->seq_dup = s->shared_dup = 0;
+	if (s->dup && s->bpt) { /* replicated heads (MLA, tp > heads) */
+		s->seq_dup = muldiv(s->seq, s->dup, s->bpt);
+		s->shared_dup = muldiv(s->shared, s->dup, s->bpt);
+	}
+	s->whole = s->blocks > held ? (s->blocks - held) / (per - held) : 0;
+	s->users = s->blocks > held ? (double)(s->blocks - held) /
+					      (double)(per - held)
+				    : 0;
+	return 0;
 }
 
 static int stage_size(const struct ctx *c, struct stage *s, bool first,
@@ -293,7 +509,10 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 	uint64_t need;
 	if ((e = kv_add(s->weights, in->reserve, &need)))
 		return e;
-	if (c->ei->of_free) {
+	if (in->kv_memory) { /* what the engine's log said it has */
+		s->free_kv = in->kv_memory;
+		s->budget = need + in->kv_memory;
+	} else if (c->ei->of_free) {
 		uint64_t avail = in->mem > need ? in->mem - need : 0;
 		s->missing = in->mem < need ? need - in->mem : 0;
 		s->free_kv = (uint64_t)floorl((long double)avail * frac);
@@ -311,6 +530,13 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		s->users = 0;
 	else
 		s->users = (double)(s->free_kv - s->shared) / (double)s->seq;
+	s->whole = s->seq && s->free_kv > s->shared
+			   ? (s->free_kv - s->shared) / s->seq
+			   : 0;
+	/* in whole pages */
+	s->tokens = s->bpt ? s->free_kv / s->bpt / c->block * c->block : 0;
+	if (in->engine == KV_POLICY_VLLM && s->seq)
+		return vllm_capacity(c, s, err);
 	return 0;
 }
 
@@ -364,6 +590,14 @@ static int check(const struct kv_fit_in *in, char *err)
 			 (unsigned long long)in->ctx);
 		return KV_EINVAL;
 	}
+	if (in->engine == KV_POLICY_LLAMACPP && in->tp > 1) {
+		snprintf(err, KV_ERRLEN,
+			 "llamacpp: tensor parallel %u: llama.cpp splits a "
+			 "model over GPUs by layers (-sm layer), as --pp does, "
+			 "not by heads",
+			 in->tp);
+		return KV_EINVAL;
+	}
 	if (in->ctx == 0 || in->mem == 0 || !(in->util >= 0 && in->util <= 1)
 	    || kv_policy_info(in->engine) == NULL) {
 		snprintf(err, KV_ERRLEN, "%s: context, memory, utilization or "
@@ -405,7 +639,7 @@ static int step(const struct stage *s, uint64_t b, struct kv_fit *f)
 int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 {
 	const struct kv_model *m = in->m;
-	struct ctx c = {in, kv_policy_info(in->engine), {0}, 0, 0, 0, 0, 0};
+	struct ctx c = {.in = in, .ei = kv_policy_info(in->engine)};
 	struct kv_params p;
 	struct stage best = {0};
 	int e;
@@ -415,12 +649,26 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	c.o = kv_opts_default(m);
 	c.o.k_dtype = c.o.v_dtype = in->kv_dtype;
 	c.o.tp = in->tp;
+	c.o.state = in->engine == KV_POLICY_IDEAL      ? KV_STATE_REF
+		    : in->engine == KV_POLICY_LLAMACPP ? KV_STATE_F32
+						       : KV_STATE_ENGINE;
 	bool mla = false;
 	for (uint32_t i = 0; i < m->n_layers; i++) {
 		mla |= m->layers[i].attn == KV_ATTN_MLA && !m->mla_expanded;
 		c.ssm_layers += m->layers[i].ssm;
 	}
 	c.block = in->block ? in->block : mla ? c.ei->block_mla : c.ei->block;
+	if (in->engine == KV_POLICY_VLLM) {
+		kv_vllm_batch_defaults(in->mem, in->gpu, &c.batched, &c.seqs);
+		if (mla && !in->block)
+			c.block = vllm_mla_block(in->gpu, in->kv_dtype);
+	} else if (in->engine == KV_POLICY_LLAMACPP) {
+		c.batched = 512; /* n_ubatch */
+	}
+	if (in->batched_tokens)
+		c.batched = in->batched_tokens;
+	if (in->max_seqs)
+		c.seqs = in->max_seqs;
 	c.ctx = round_up(in->ctx, c.ei->ctx_pad);
 	if ((e = kv_model_params(m, &p, err)))
 		return e;
@@ -446,7 +694,7 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		return KV_EINVAL;
 	}
 	f->stage_layers = best.n;
-	f->block = c.block;
+	f->block = best.block ? best.block : c.block;
 	f->ctx_kept = c.ctx;
 	f->budget = best.budget;
 	f->weights = best.weights;
@@ -454,15 +702,20 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->missing = best.missing;
 	f->bytes_per_token = best.bpt;
 	f->dup_per_token = best.dup;
-	/* in whole pages, as vLLM's "GPU KV cache size" counts them */
-	f->kv_tokens = best.bpt ? best.free_kv / best.bpt / c.block * c.block
-				: 0;
+	f->kv_tokens = best.tokens;
+	f->batched_tokens = c.batched;
+	f->max_seqs = c.seqs;
+	f->num_blocks = best.blocks;
+	f->max_concurrency = in->engine == KV_POLICY_VLLM ? best.concurrency
+							  : best.users;
 	f->seq_bytes = best.seq;
 	f->shared_bytes = best.shared;
 	f->users = best.users;
-	f->users_whole = best.free_kv > best.shared
-				 ? (best.free_kv - best.shared) / best.seq
-				 : 0;
+	f->users_whole = best.whole;
+	if (c.seqs && f->users > (double)c.seqs) { /* the scheduler's cap */
+		f->users = (double)c.seqs;
+		f->users_whole = c.seqs;
+	}
 
 	if (f->users_whole) { /* <= free_kv: cannot overflow */
 		f->kv_bytes = best.shared + best.seq * f->users_whole;

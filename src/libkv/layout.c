@@ -9,7 +9,7 @@
 
 struct kv_opts kv_opts_default(const struct kv_model *m)
 {
-	struct kv_opts o = {m->dtype, m->dtype, false, 1, 0};
+	struct kv_opts o = {m->dtype, m->dtype, false, 1, 0, KV_STATE_REF};
 	return o;
 }
 
@@ -196,8 +196,9 @@ int kv_model_state_bytes(const struct kv_model *m, const struct kv_opts *o,
 		return 0;
 	for (uint32_t i = 0; i < m->n_layers; i++)
 		n += m->layers[i].ssm;
-	uint64_t bc = kv_dtype_info(m->dtype)->block_bytes;
-	uint64_t bs = kv_dtype_info(m->ssm_dtype)->block_bytes;
+	bool f32 = o->state == KV_STATE_F32;
+	uint64_t bc = f32 ? 4 : kv_dtype_info(m->dtype)->block_bytes;
+	uint64_t bs = f32 ? 4 : kv_dtype_info(m->ssm_dtype)->block_bytes;
 	/* the convolution's window over its channels (Mamba-2's also carry
 	 * B and C of each group; a gated DeltaNet's, its queries and keys),
 	 * and the SSM state of the inner ones */
@@ -208,7 +209,9 @@ int kv_model_state_bytes(const struct kv_model *m, const struct kv_opts *o,
 	conv = (conv + tp - 1) / tp;
 	/* RecurrentGemma's reference keeps the convolution's last width - 1
 	 * inputs; the others' keep a whole window (Transformers' caches) */
-	uint64_t taps = m->ssm_version == 6 ? m->ssm_d_conv - 1 : m->ssm_d_conv;
+	uint64_t taps = m->ssm_version == 6 || o->state != KV_STATE_REF
+				? m->ssm_d_conv - 1
+				: m->ssm_d_conv;
 	per = conv * taps * bc + inner * m->ssm_d_state * bs;
 	if (kv_mul(per, n, &b) || kv_mul(b, users, out))
 		return KV_ERANGE;

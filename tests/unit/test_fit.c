@@ -97,13 +97,15 @@ static void test_engines(const struct kv_model *m)
 {
 	struct kv_fit_in in = seed(m, 8192);
 	in.reserve = 0;
-	in.engine = KV_POLICY_VLLM; /* 0.9 of total memory */
+	in.engine = KV_POLICY_VLLM; /* 0.92 of total memory */
 	struct kv_fit f = solve(&in);
-	CHECK_U64(f.budget, 72 * GB);
-	CHECK_U64(f.free_kv, 56 * GB);
+	CHECK_U64(f.budget, 73.6 * GB);
+	CHECK_U64(f.free_kv, 57.6 * GB);
 	CHECK_U64(f.block, 16);
-	/* in whole pages: 56e9 / (16 x 131072) = 26702.9 pages of 16 */
-	CHECK_U64(f.kv_tokens, 26702ULL * 16);
+	/* 57.6e9 // 65536 (a layer's page) // 32 layers = 27465 blocks,
+	 * 512 a request: 53.64x, 27465 x 16 tokens */
+	CHECK_U64(f.num_blocks, 27465);
+	CHECK_U64(f.kv_tokens, 27465ULL * 16);
 	in.ctx = 8193; /* a 16-token page more */
 	CHECK_U64(solve(&in).seq_bytes, 131072ULL * 8208);
 	in.ctx = 8192;
@@ -249,20 +251,139 @@ static void test_window(void)
 		return;
 	struct kv_fit_in in = seed(m, 32768);
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 4096);
-	in.engine = KV_POLICY_VLLM; /* window - 1 + 2048, in pages, + 1 */
-	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 6160);
+	/* vLLM: window - 1 + 2 x max_num_batched_tokens (8192: 80 GB is
+	 * above 70 GiB), in pages, + 1: ceil(20479 / 16) + 1 = 1281 pages */
+	in.engine = KV_POLICY_VLLM;
+	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1281 * 16);
+	in.batched_tokens = 2048; /* 4095 + 4096: 512 pages + 1 */
+	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 513 * 16);
+	in.batched_tokens = 0;
 	in.engine = KV_POLICY_SGLANG; /* one pool: every layer full */
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 32768);
-	in.engine = KV_POLICY_LLAMACPP; /* + n_ubatch cells once */
+	/* llama.cpp converts Mistral as `llama`, whose loader reads no
+	 * window: the whole context */
+	in.engine = KV_POLICY_LLAMACPP;
 	struct kv_fit f = solve(&in);
-	CHECK_U64(f.seq_bytes, 32ULL * 4096 * 4096);
-	CHECK_U64(f.shared_bytes, 32ULL * 4096 * 512);
-	/* a short chat is not cut by the window; llama.cpp pads it */
-	in.ctx = 1000;
+	CHECK_U64(f.seq_bytes, 32ULL * 4096 * 32768);
+	CHECK_U64(f.shared_bytes, 0);
+	in.ctx = 1000; /* padded to 256 cells */
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1024);
 	in.engine = KV_POLICY_IDEAL;
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1000);
 	kv_model_free(m);
+}
+
+/* llama.cpp's window where its loader sets one (Gemma 2: every other
+ * layer, 4096) and its --tp refused; vLLM's rules worked by hand from
+ * vllm/v1/core/kv_cache_utils.py and vllm/engine/arg_utils.py. */
+static void test_engine_rules(void)
+{
+	char err[KV_ERRLEN];
+	struct kv_fit g;
+	struct kv_model *m = test_load("gemma-2-9b");
+	if (m) { /* 42 layers of 8 KV heads x 256 x 2 x 2 bytes = 8192 */
+		struct kv_fit_in in = seed(m, 32768);
+		in.engine = KV_POLICY_LLAMACPP;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.seq_bytes, 21ULL * 8192 * 32768 + 21ULL * 8192 * 4096);
+		CHECK_U64(f.shared_bytes, 21ULL * 8192 * 512); /* n_ubatch */
+		in.tp = 2;
+		CHECK(kv_fit_solve(&in, &g, err) == KV_EINVAL);
+		CHECK_HAS(err, "by layers");
+		kv_model_free(m);
+	}
+
+	/* scheduler defaults by GPU: (max_num_batched_tokens, max_num_seqs) */
+	uint64_t t, n;
+	kv_vllm_batch_defaults(85520809984ULL, "h100-sxm", &t, &n);
+	CHECK(t == 8192 && n == 1024);
+	kv_vllm_batch_defaults(85899345920ULL, "a100-80gb", &t, &n);
+	CHECK(t == 2048 && n == 256);
+	kv_vllm_batch_defaults(48305799168ULL, "l40s", &t, &n);
+	CHECK(t == 2048 && n == 256);
+	kv_vllm_batch_defaults(192ULL << 30, "b200", &t, &n);
+	CHECK(t == 16384 && n == 1024);
+
+	/* Llama 3.1 8B with 60 GiB for KV: 60 GiB // 65536 // 32 = 30720
+	 * blocks; 8192 a request of 131072 tokens: 3.75x, 491520 tokens */
+	if ((m = test_load("llama-3.1-8b"))) {
+		struct kv_fit_in in = seed(m, 131072);
+		in.engine = KV_POLICY_VLLM;
+		in.gpu = "h100-sxm";
+		in.kv_memory = 60ULL << 30;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.num_blocks, 30720);
+		CHECK_NEAR(f.max_concurrency, 3.75, 1e-12);
+		CHECK_U64(f.kv_tokens, 491520);
+		CHECK_U64(f.users_whole, 3);
+		in.ctx = 128; /* 8 blocks a request: 3840x, capped at 1024 */
+		f = solve(&in);
+		CHECK_NEAR(f.max_concurrency, 3840, 1e-9);
+		CHECK_U64(f.users_whole, 1024);
+		in.max_seqs = 100;
+		CHECK_U64(solve(&in).users_whole, 100);
+		kv_model_free(m);
+	}
+	/* gpt-oss-20b: 12 sliding (128) and 12 full layers, pages of
+	 * 16 x 8 x 128 x 2 = 32768 bytes, one group of each: 60 GiB // 32768
+	 * // 12 = 163840 blocks; a request of 131072 tokens needs 8192 full
+	 * and ceil(min(127 + 16384, 131072) / 16) + 1 = 1033 sliding */
+	if ((m = test_load("gpt-oss-20b"))) {
+		struct kv_fit_in in = seed(m, 131072);
+		in.engine = KV_POLICY_VLLM;
+		in.gpu = "h100-sxm";
+		in.kv_memory = 60ULL << 30;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.num_blocks, 163840);
+		CHECK_NEAR(f.max_concurrency, 163840.0 / 9225, 1e-12);
+		CHECK_U64(f.kv_tokens, (uint64_t)(163840.0 / 9225 * 131072));
+		kv_model_free(m);
+	}
+	/* Gemma 3 27B: 52 sliding and 10 full layers, 131072-byte pages;
+	 * groups of 10 (52 >= 1.5 x 10): 6 sliding groups, one padded, and
+	 * 1 full; at 8192 tokens each needs 512 pages, a sliding one 513
+	 * (the window and twice 8192 exceed the context) */
+	if ((m = test_load("gemma-3-27b"))) {
+		struct kv_fit_in in = seed(m, 8192);
+		in.engine = KV_POLICY_VLLM;
+		in.gpu = "h100-sxm";
+		in.kv_memory = 24660452577ULL;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.num_blocks, 24660452577ULL / 131072 / 10);
+		CHECK_NEAR(f.max_concurrency, 18814.0 / (6 * 513 + 512), 1e-12);
+		kv_model_free(m);
+	}
+	/* Jamba: 4 attention layers (8 KV heads of 128: 4096 bytes a token)
+	 * and 28 Mamba layers of (4 - 1) x 8192 x 2 + 8192 x 16 x 2 = 311296
+	 * bytes; the block rises to 16 x ceil(311296 / 65536) = 80 tokens,
+	 * pages of 327680; groups of 4: 1 attention, 7 Mamba (2 pages a
+	 * request each, prefix caching's align mode) */
+	if ((m = test_load("jamba-v0.1"))) {
+		struct kv_fit_in in = seed(m, 262144);
+		in.engine = KV_POLICY_VLLM;
+		in.gpu = "h200";
+		in.kv_memory = 35553787832ULL;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.block, 80);
+		CHECK_U64(f.num_blocks, 35553787832ULL / 327680 / 4);
+		CHECK_NEAR(f.max_concurrency, 27125.0 / (3277 + 14), 1e-12);
+		kv_model_free(m);
+	}
+	/* DeepSeek-V3's latent: FlashAttention-MLA's 16 on Hopper, FlashMLA's
+	 * 64 for fp8, FlashInfer-MLA's 32 on Blackwell */
+	if ((m = test_load("deepseek-v3"))) {
+		struct kv_fit_in in = seed(m, 8192);
+		in.engine = KV_POLICY_VLLM;
+		in.tp = 8;
+		in.mem = 150ULL * GB;
+		in.gpu = "h200";
+		CHECK_U64(solve(&in).block, 16);
+		in.kv_dtype = KV_DTYPE_FP8;
+		CHECK_U64(solve(&in).block, 64);
+		in.gpu = "b200";
+		CHECK_U64(solve(&in).block, 32);
+		kv_model_free(m);
+	}
 }
 
 /* The ideal per-sequence bytes are layout's kv_model_bytes plus state. */
@@ -368,6 +489,7 @@ static void test_users_shown(void)
 int main(void)
 {
 	test_users_shown();
+	test_engine_rules();
 	struct kv_model *m = test_load("llama-3.1-8b");
 	if (!m)
 		return 1;

@@ -1,1 +1,1 @@
-kvfit llama-3.1-8b --gpu-mem 80GB --weights 16GB --reserve 6GB --ctx 8k,128k
+kvfit --engine ideal llama-3.1-8b --gpu-mem 80GB --weights 16GB --reserve 6GB --ctx 8k,128k

@@ -1,1 +1,1 @@
-kvfit llama-3.1-8b --gpu-mem 80GB --weights 16GB --reserve 6GB --kv-dtype fp8 --ctx 8192,131072
+kvfit --engine ideal llama-3.1-8b --gpu-mem 80GB --weights 16GB --reserve 6GB --kv-dtype fp8 --ctx 8192,131072

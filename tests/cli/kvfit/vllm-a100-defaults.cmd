@@ -1,0 +1,1 @@
+kvfit gemma-2-9b --gpu a100-80gb --ctx 8k,32k
