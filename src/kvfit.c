@@ -33,6 +33,7 @@ static const char usage[] =
 	"      --weights-dtype T  bf16, fp8, int8, int4, ... (default: the\n"
 	"                         config's torch_dtype)\n"
 	"  -r, --reserve SIZE     kept back per GPU for activations, runtime\n"
+	"                         (default: the engine's, modelled)\n"
 	"      --util F           fraction of memory the engine may use, (0,1]\n"
 	"      --tp N             tensor-parallel GPUs (heads split)\n"
 	"      --pp N             pipeline stages (layers split)\n"
@@ -121,6 +122,7 @@ struct args {
 	int *dtypes;
 	size_t ndtypes;
 	bool params, list_gpus, json, header, human;
+	bool reserve_given;
 };
 
 /* One row to plan: a model, a KV format (-1: auto) and a context. */
@@ -135,7 +137,8 @@ struct plan {
 
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
-	"ctx", "weights_bytes", "weights_source", "free_kv_bytes", "bytes_per_token",
+	"ctx", "weights_bytes", "weights_source", "runtime_bytes",
+	"free_kv_bytes", "bytes_per_token",
 	"dup_bytes_per_token", "kv_tokens", "num_blocks", "max_concurrency",
 	"max_num_seqs", "batched_tokens", "users", "users_whole",
 	"kv_bytes", "dup_bytes",
@@ -197,6 +200,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case 'r':
 			if ((e = cli_size("--reserve", optarg, &a->reserve)))
 				return e;
+			a->reserve_given = true;
 			break;
 		case 't':
 			free(a->dtypes);
@@ -606,6 +610,7 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_u64(t, in->ctx);
 	cli_put_bytes(t, f.weights);
 	cli_put_str(t, wsrc);
+	cli_put_bytes(t, f.runtime);
 	cli_put_bytes(t, f.free_kv);
 	cli_put_bytes(t, f.bytes_per_token);
 	cli_put_bytes(t, f.dup_per_token);
@@ -675,6 +680,7 @@ static struct kv_fit_in fit_in(const struct args *a,
 		.weights = a->weights,
 		.mem = a->mem,
 		.reserve = a->reserve,
+		.runtime = !a->reserve_given,
 		.util = a->util,
 		.tp = (uint32_t)a->tp,
 		.pp = (uint32_t)a->pp,

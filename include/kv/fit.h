@@ -59,8 +59,12 @@ int kv_policy_parse(const char *s, enum kv_policy *out);
 void kv_vllm_batch_defaults(uint64_t mem, const char *gpu, uint64_t *tokens,
 			    uint64_t *seqs);
 
-/* The engine's default fraction for tp ranks (SGLang's depends on tp). */
-double kv_policy_frac(enum kv_policy e, uint32_t tp);
+/* The engine's default fraction of a GPU of `mem` bytes under tp x pp
+ * ranks: vLLM's gpu_memory_utilization, TensorRT-LLM's
+ * free_gpu_memory_fraction, SGLang's mem_fraction_static (derived from the
+ * GPU's memory: server_args.py, _handle_gpu_memory_settings). */
+double kv_policy_frac(enum kv_policy e, uint64_t mem, uint32_t tp,
+		      uint32_t pp);
 
 /* Whether the engine keeps a cache in format t. */
 bool kv_policy_stores(enum kv_policy e, enum kv_dtype t);
@@ -88,6 +92,9 @@ struct kv_fit_in {
 				    w_dtype */
 	uint64_t mem;            /* memory of one GPU */
 	uint64_t reserve;        /* kept back for activations and runtime */
+	bool runtime;            /* model the engine's own runtime memory
+				    (activations, logits, compute buffers),
+				    where reserve is not given */
 	double util;             /* fraction of memory the engine may use;
 				    0: the engine's default */
 	uint32_t tp, pp;         /* tensor- and pipeline-parallel ranks */
@@ -122,6 +129,9 @@ struct kv_fit {
 	uint64_t ctx_kept;         /* context after the engine's padding */
 	uint64_t budget;           /* bytes the engine may use on the GPU */
 	uint64_t weights;          /* weight bytes on the GPU */
+	uint64_t runtime;          /* bytes the engine keeps for its own
+				      work, modelled (0 under ideal, or with
+				      in->runtime false) */
 	uint64_t free_kv;          /* bytes left for KV; 0 if weights miss */
 	uint64_t missing;          /* bytes the weights miss by, or 0 */
 	uint64_t bytes_per_token;  /* KV bytes one token adds on the GPU */

@@ -131,14 +131,40 @@ static uint64_t vllm_mla_block(const char *gpu, enum kv_dtype kv)
 	return 16;
 }
 
-double kv_policy_frac(enum kv_policy e, uint32_t tp)
+/*
+ * SGLang's mem_fraction_static (v0.5, server_args.py,
+ * _handle_gpu_memory_settings), from the GPU's memory in MiB: a reserve of
+ * 512 MiB, 1.5 MiB per token of the chunked prefill (its default by
+ * memory), 2 MiB per CUDA-graph batch size (max_bs by memory and tp) and
+ * tp x pp / 8 GiB, at least 10 GiB on a GPU above 60 GiB; the fraction is
+ * what is left, to three decimals.
+ */
+static double sglang_frac(uint64_t mem, uint32_t tp, uint32_t pp)
 {
-	if (e == KV_POLICY_SGLANG) /* server_args.py, by tp_size */
-		return tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85
-		       : tp >= 2 ? 0.87 : 0.88;
+	double mib = (double)mem / (1 << 20), g = 1024;
+	double chunk = mib < 60 * g ? (mib < 35 * g ? 2048 : 4096)
+		       : mib < 160 * g ? 8192 : 16384;
+	double bs = mib < 20 * g    ? 8
+		    : mib < 35 * g  ? (tp < 4 ? 24 : 80)
+		    : mib < 60 * g  ? (tp < 4 ? 32 : 160)
+		    : mib < 160 * g ? (tp < 4 ? 256 : 512)
+				    : 512;
+	double r = 512 + (chunk > 2048 ? chunk : 2048) * 1.5 + bs * 2 +
+		   (double)tp * pp / 8 * 1024;
+	if (mib > 60 * g && r < 10 * g)
+		r = 10 * g;
+	return mib > r ? round((mib - r) / mib * 1000) / 1000 : 0;
+}
+
+double kv_policy_frac(enum kv_policy e, uint64_t mem, uint32_t tp,
+		      uint32_t pp)
+{
+	if (e == KV_POLICY_SGLANG)
+		return sglang_frac(mem, tp, pp);
 	const struct kv_policy_info *i = kv_policy_info(e);
 	return i ? i->frac : 0;
 }
+
 
 static uint64_t round_up(uint64_t v, uint64_t to)
 {
@@ -165,6 +191,7 @@ struct stage {
 	uint64_t seq_dup, shared_dup; /* of them, copies other ranks hold */
 	uint64_t rseq, rshared; /* bytes a step reads per sequence, once */
 	uint64_t free_kv, missing, budget;
+	uint64_t runtime;      /* the engine's own memory, modelled */
 	double flops;          /* FLOPs one token costs on one rank */
 	double users;          /* INFINITY when the stage keeps nothing */
 	uint64_t whole;        /* whole sequences that fit */
@@ -413,6 +440,51 @@ static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
 	return 0;
 }
 
+/*
+ * What an engine keeps on each GPU for its own work, outside weights and
+ * cache, modelled from what it allocates (kvfit(1), ENGINES):
+ *   vLLM: the peak of its profile run (gpu_worker.py,
+ *     determine_available_memory): a forward pass of max_num_batched_tokens
+ *     tokens, whose live tensors at the MLP are the residual and its norm
+ *     (2 hidden) and the MLP's gate, up and activation (3 x its width / tp;
+ *     MoE: for the top-k experts and the shared ones), in 16 bits; or the
+ *     sampler's pass over min(tokens, max_num_seqs) rows of logits (in the
+ *     model's 16 bits, a float32 copy, the probabilities and the
+ *     exponential noise: 14 bytes a logit), whichever is larger.
+ *   TensorRT-LLM: the forward pass of max_num_tokens (8192) the same way
+ *     (_util.py, KvCacheCreator: the activation peak before its fraction).
+ *   llama.cpp: its compute buffer: n_ubatch rows of float32 logits and of
+ *     the hidden state (512 x (vocab + hidden) x 4: Llama 3 8B's logged
+ *     258.50 MiB).
+ *   SGLang: none here; its fraction leaves room for it.
+ * CUDA graphs and non-torch memory (cuBLAS and NCCL workspaces) are not
+ * modelled: --reserve gives them, and replaces the whole.
+ */
+static uint64_t runtime_bytes(const struct ctx *c)
+{
+	const struct kv_model *m = c->in->m;
+	uint64_t tp = c->in->tp, width = m->intermediate;
+	if (m->n_experts)
+		width = m->layers[m->n_layers - 1].ffn_dim * m->n_experts_active +
+			m->shared_ffn_dim;
+	double tok = 2.0 * (double)m->hidden + 3.0 * (double)width / tp;
+	double fwd = (double)c->batched * tok * 2;
+	switch (c->in->engine) {
+	case KV_POLICY_VLLM: {
+		uint64_t rows = c->seqs && c->seqs < c->batched ? c->seqs
+								: c->batched;
+		double logits = (double)rows * (double)m->vocab * 14;
+		return (uint64_t)(fwd > logits ? fwd : logits);
+	}
+	case KV_POLICY_TRTLLM:
+		return (uint64_t)fwd;
+	case KV_POLICY_LLAMACPP:
+		return c->batched * (m->vocab + m->hidden) * 4;
+	default:
+		return 0;
+	}
+}
+
 static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		      bool last, char *err)
 {
@@ -505,9 +577,11 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 
 	/* the engine's budget */
 	double frac = in->util > 0 ? in->util
-				   : kv_policy_frac(in->engine, in->tp);
+				   : kv_policy_frac(in->engine, in->mem, in->tp,
+						    in->pp);
 	uint64_t need;
-	if ((e = kv_add(s->weights, in->reserve, &need)))
+	s->runtime = in->runtime && !in->reserve ? runtime_bytes(c) : 0;
+	if ((e = kv_add(s->weights, in->reserve + s->runtime, &need)))
 		return e;
 	if (in->kv_memory) { /* what the engine's log said it has */
 		s->free_kv = in->kv_memory;
@@ -664,6 +738,9 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 			c.block = vllm_mla_block(in->gpu, in->kv_dtype);
 	} else if (in->engine == KV_POLICY_LLAMACPP) {
 		c.batched = 512; /* n_ubatch */
+	} else if (in->engine == KV_POLICY_TRTLLM) {
+		c.batched = 8192; /* max_num_tokens (llmapi/llm_args.py) */
+		c.seqs = 2048;    /* max_batch_size */
 	}
 	if (in->batched_tokens)
 		c.batched = in->batched_tokens;
@@ -698,6 +775,7 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->ctx_kept = c.ctx;
 	f->budget = best.budget;
 	f->weights = best.weights;
+	f->runtime = best.runtime;
 	f->free_kv = best.free_kv;
 	f->missing = best.missing;
 	f->bytes_per_token = best.bpt;

@@ -112,10 +112,21 @@ static void test_engines(const struct kv_model *m)
 	in.util = 0.5; /* --util replaces the default */
 	CHECK_U64(solve(&in).free_kv, 24 * GB);
 	in.util = 0;
-	in.engine = KV_POLICY_SGLANG; /* 0.88 of total at tp 1 */
-	CHECK_U64(solve(&in).free_kv, (uint64_t)(80 * 0.88 * GB) - 16 * GB);
-	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 8), 0.81, 0);
-	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 16), 0.79, 0);
+	/* SGLang's mem_fraction_static from the GPU's MiB (server_args.py,
+	 * _handle_gpu_memory_settings): 80e9 bytes are 76293.9 MiB; reserve
+	 * 512 + 8192 x 1.5 + 256 x 2 + 1/8 x 1024 = 13440: 0.824 */
+	in.engine = KV_POLICY_SGLANG;
+	CHECK_NEAR(solve(&in).free_kv, 80 * 0.824 * GB - 16 * GB, 1);
+	/* H100 (81559 MiB): 0.835; at tp 8, max_bs 512 and 1 GiB: 14848,
+	 * 0.818; A100 40 GB (40960 MiB): 512 + 6144 + 64 + 128, no 10 GiB
+	 * floor, 0.833 */
+	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 81559ULL << 20, 1, 1),
+		   0.835, 0);
+	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 81559ULL << 20, 8, 1),
+		   0.818, 0);
+	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 40960ULL << 20, 1, 1),
+		   0.833, 0);
+	CHECK_NEAR(kv_policy_frac(KV_POLICY_VLLM, 1, 1, 1), 0.92, 0);
 	in.engine = KV_POLICY_TRTLLM; /* 0.9 of what the weights leave */
 	f = solve(&in);
 	CHECK_U64(f.free_kv, (uint64_t)(64 * 0.9 * GB));
@@ -386,6 +397,47 @@ static void test_engine_rules(void)
 	}
 }
 
+/* Each engine's own memory, modelled (runtime_bytes in fit.c): Llama 3.1
+ * 8B (hidden 4096, MLP 14336, vocabulary 128256) */
+static void test_runtime(const struct kv_model *m)
+{
+	struct kv_fit_in in = seed(m, 8192);
+	in.reserve = 0;
+	in.runtime = true;
+	in.gpu = "h100-sxm";
+	/* vLLM: 8192 tokens of (2 x 4096 + 3 x 14336) 16-bit values =
+	 * 838,860,800 bytes, below the sampler's 1024 x 128256 x 14 =
+	 * 1,838,678,016 */
+	in.engine = KV_POLICY_VLLM;
+	CHECK_U64(solve(&in).runtime, 1838678016ULL);
+	in.max_seqs = 64; /* 64 rows of logits: the forward pass decides */
+	CHECK_U64(solve(&in).runtime, 838860800ULL);
+	in.tp = 2; /* the MLP's width split: 2 x 4096 + 3 x 7168 */
+	CHECK_U64(solve(&in).runtime, 8192ULL * (8192 + 21504) * 2);
+	in.tp = 1;
+	in.max_seqs = 0;
+	/* TensorRT-LLM: the forward pass of max_num_tokens 8192, before its
+	 * 0.9 of what is free */
+	in.engine = KV_POLICY_TRTLLM;
+	in.batched_tokens = 8192;
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.runtime, 838860800ULL);
+	CHECK_U64(f.free_kv,
+		  (uint64_t)((80 * GB - 16 * GB - 838860800ULL) * 0.9));
+	in.batched_tokens = 0;
+	/* llama.cpp's compute buffer: 512 x (128256 + 4096) x 4 bytes, the
+	 * 258.50 MiB its log prints for this model */
+	in.engine = KV_POLICY_LLAMACPP;
+	CHECK_U64(solve(&in).runtime, 271056896ULL);
+	CHECK_U64(271056896ULL, 258.5 * (1 << 20));
+	/* a --reserve replaces the model; the ideal engine keeps none */
+	in.reserve = GB;
+	CHECK_U64(solve(&in).runtime, 0);
+	in.reserve = 0;
+	in.engine = KV_POLICY_IDEAL;
+	CHECK_U64(solve(&in).runtime, 0);
+}
+
 /* The ideal per-sequence bytes are layout's kv_model_bytes plus state. */
 static void test_layout_agrees(void)
 {
@@ -495,6 +547,7 @@ int main(void)
 		return 1;
 	test_seed(m);
 	test_engines(m);
+	test_runtime(m);
 	test_parallel(m);
 	test_prefix(m);
 	kv_model_free(m);
