@@ -47,6 +47,9 @@ static const char usage[] =
 	"                         engine's; vLLM's by GPU, llama.cpp's n_ubatch)\n"
 	"      --max-num-seqs N   sequences running at once, the cap on users\n"
 	"                         (default: the engine's; vLLM's by GPU)\n"
+	"      --kv-unified       llama.cpp: one cache stream for every\n"
+	"                         sequence (default: one each, as -np N)\n"
+	"      --swa-full         llama.cpp: sliding layers keep the context\n"
 	"  -u, --users N          sequences of the decode step (default: as\n"
 	"                         many as fit); what --solve needs\n"
 	"  -b, --block-size N     tokens per page (default: the engine's)\n"
@@ -70,6 +73,7 @@ static const char usage[] =
 	"found nothing), 2 bad usage or input. See kvfit(1).\n";
 
 enum { OPT_BANDWIDTH = 256, OPT_BATCHED, OPT_SEQS, OPT_KV_MEMORY,
+       OPT_KV_UNIFIED, OPT_SWA_FULL,
        OPT_WDTYPE, OPT_UTIL, OPT_TP, OPT_PP,
        OPT_PREFIX, OPT_SOLVE, OPT_MIN_USERS, OPT_PARAMS, OPT_LIST_GPUS,
        OPT_JSON, OPT_NO_HEADER, OPT_VERSION };
@@ -86,6 +90,7 @@ static const struct option longopts[] = {
 	{"json", no_argument, NULL, OPT_JSON},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"kv-memory", required_argument, NULL, OPT_KV_MEMORY},
+	{"kv-unified", no_argument, NULL, OPT_KV_UNIFIED},
 	{"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
 	{"max-num-batched-tokens", required_argument, NULL, OPT_BATCHED},
 	{"max-num-seqs", required_argument, NULL, OPT_SEQS},
@@ -96,6 +101,7 @@ static const struct option longopts[] = {
 	{"prefix", required_argument, NULL, OPT_PREFIX},
 	{"reserve", required_argument, NULL, 'r'},
 	{"solve", required_argument, NULL, OPT_SOLVE},
+	{"swa-full", no_argument, NULL, OPT_SWA_FULL},
 	{"tp", required_argument, NULL, OPT_TP},
 	{"users", required_argument, NULL, 'u'},
 	{"util", required_argument, NULL, OPT_UTIL},
@@ -122,7 +128,7 @@ struct args {
 	int *dtypes;
 	size_t ndtypes;
 	bool params, list_gpus, json, header, human;
-	bool reserve_given;
+	bool reserve_given, kv_unified, swa_full;
 };
 
 /* One row to plan: a model, a KV format (-1: auto) and a context. */
@@ -234,6 +240,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 					 &a->seqs)))
 				return e;
 			break;
+		case OPT_KV_UNIFIED: a->kv_unified = true; break;
+		case OPT_SWA_FULL: a->swa_full = true; break;
 		case OPT_KV_MEMORY:
 			if ((e = cli_size("--kv-memory", optarg, &a->kv_memory)))
 				return e;
@@ -527,6 +535,25 @@ static void weights_note(const struct kv_fit_in *in, const struct kv_fit *f)
 		  (unsigned long long)f->budget, hint);
 }
 
+/* vLLM's own check (_check_enough_kv_cache_memory): one request of the
+ * whole context must fit, or it does not start; it names the longest that
+ * would. */
+static void vllm_refuses(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	char err[KV_ERRLEN];
+	uint64_t ctx = 0;
+	struct kv_fit_in one = *in;
+	one.max_seqs = 0;
+	kv_fit_solve_ctx(&one, 1, &ctx, err);
+	cli_warn("%s: vllm would not start: one request of %llu tokens needs "
+		 "%.2f GiB of KV cache, more than the %.2f GiB it has; the "
+		 "longest that fits is %llu tokens (its estimated maximum model "
+		 "length)",
+		 in->m->name, (unsigned long long)in->ctx,
+		 (double)(f->seq_bytes + f->shared_bytes) / (1 << 30),
+		 (double)f->free_kv / (1 << 30), (unsigned long long)ctx);
+}
+
 static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
 {
 	char cells[61], w[32], k[32], fr[32], r[32];
@@ -645,6 +672,8 @@ static int row(struct cli_table *t, const struct args *a,
 		bar(in, &f);
 	if (f.missing)
 		weights_note(in, &f);
+	else if (in->engine == KV_POLICY_VLLM && !f.users_whole)
+		vllm_refuses(in, &f);
 	if (a->users && f.users_whole < a->users && a->solve == SOLVE_USERS)
 		cli_warn("%s: --users %llu: only %llu fit at %llu tokens; the "
 			 "step is sized for %llu anyway",
@@ -689,6 +718,8 @@ static struct kv_fit_in fit_in(const struct args *a,
 		.batched_tokens = a->batched,
 		.max_seqs = a->seqs,
 		.kv_memory = a->kv_memory,
+		.kv_unified = a->kv_unified,
+		.swa_full = a->swa_full,
 		.ctx = ctx,
 		.prefix = a->prefix,
 		.engine = engine,

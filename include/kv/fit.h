@@ -112,6 +112,10 @@ struct kv_fit_in {
 	uint64_t max_seqs;       /* sequences that may run at once (vLLM's
 				    max_num_seqs, llama.cpp's --parallel);
 				    0: the engine's default */
+	bool kv_unified;         /* llama.cpp: one stream for all sequences
+				    (--kv-unified), not one each */
+	bool swa_full;           /* llama.cpp: sliding layers keep the whole
+				    context (--swa-full) */
 	uint64_t kv_memory;      /* KV bytes per GPU as an engine's log
 				    gave them; 0: from memory, weights and
 				    the engine's fraction */

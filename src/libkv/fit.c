@@ -255,8 +255,16 @@ static void layer_tokens(const struct ctx *c, const struct kv_geom *g,
 		w.window = round_up(t < c->ctx ? t : c->ctx, b) + b;
 	} else if (g->window && g->window < c->ctx &&
 		   (c->ei->swa == KV_SWA_FULL ||
-		    (c->ei->swa == KV_SWA_LLAMACPP && !llamacpp_swa(in->m)))) {
+		    (c->ei->swa == KV_SWA_LLAMACPP &&
+		     (!llamacpp_swa(in->m) || in->swa_full)))) {
 		w.window = 0;
+	} else if (g->window && g->window < c->ctx &&
+		   c->ei->swa == KV_SWA_LLAMACPP && !in->kv_unified) {
+		/* a stream per sequence, each with its own SWA cache of
+		 * pad256(min(n_ctx_seq, n_swa + n_ubatch)) cells
+		 * (llama-kv-cache-iswa.cpp) */
+		uint64_t t = g->window + c->batched;
+		w.window = round_up(t < c->ctx ? t : c->ctx, 256);
 	}
 	/* a layer keeps the last `kept` tokens; the prefix is the first p;
 	 * the token a sequence is generating is its own, so at least one
@@ -268,8 +276,9 @@ static void layer_tokens(const struct ctx *c, const struct kv_geom *g,
 	sh = b > 1 ? sh / b * b : sh; /* engines share whole pages */
 	*shared = sh;
 	*priv = sh ? round_up(kept - sh, b) : kv_geom_tokens(&w, c->ctx, b);
-	if (c->ei->swa == KV_SWA_LLAMACPP && w.window && w.window < c->ctx)
-		*shared += c->batched; /* n_ubatch cells */
+	if (c->ei->swa == KV_SWA_LLAMACPP && in->kv_unified && w.window &&
+	    w.window < c->ctx)
+		*shared += c->batched; /* one stream: n_ubatch cells, once */
 	uint64_t rk = kv_geom_tokens(g, in->ctx, 1);
 	*rshared = p > in->ctx - rk ? p - (in->ctx - rk) : 0;
 	if (*rshared >= rk)

@@ -295,9 +295,19 @@ static void test_engine_rules(void)
 	if (m) { /* 42 layers of 8 KV heads x 256 x 2 x 2 bytes = 8192 */
 		struct kv_fit_in in = seed(m, 32768);
 		in.engine = KV_POLICY_LLAMACPP;
+		/* a stream per sequence: its sliding cache pad256(min(n_ctx,
+		 * n_swa + n_ubatch)) = 4608 cells */
 		struct kv_fit f = solve(&in);
+		CHECK_U64(f.seq_bytes, 21ULL * 8192 * 32768 + 21ULL * 8192 * 4608);
+		CHECK_U64(f.shared_bytes, 0);
+		in.kv_unified = true; /* one stream: n_ubatch cells once */
+		f = solve(&in);
 		CHECK_U64(f.seq_bytes, 21ULL * 8192 * 32768 + 21ULL * 8192 * 4096);
-		CHECK_U64(f.shared_bytes, 21ULL * 8192 * 512); /* n_ubatch */
+		CHECK_U64(f.shared_bytes, 21ULL * 8192 * 512);
+		in.kv_unified = false;
+		in.swa_full = true; /* every layer the whole context */
+		CHECK_U64(solve(&in).seq_bytes, 42ULL * 8192 * 32768);
+		in.swa_full = false;
 		in.tp = 2;
 		CHECK(kv_fit_solve(&in, &g, err) == KV_EINVAL);
 		CHECK_HAS(err, "by layers");

@@ -1,0 +1,1 @@
+kvfit gemma-3-27b --gpu h100-sxm --ctx 32k --engine llamacpp; kvfit gemma-3-27b --gpu h100-sxm --ctx 32k --engine llamacpp --kv-unified --no-header; kvfit gemma-3-27b --gpu h100-sxm --ctx 32k --engine llamacpp --swa-full --no-header; kvfit mistral-7b-v0.1 phi-3-mini-4k --gpu l4 --ctx 4k,32k --engine llamacpp --no-header
