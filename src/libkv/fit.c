@@ -450,6 +450,50 @@ static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
 }
 
 /*
+ * SGLang's hybrid SWA memory (v0.5, model_runner_kv_cache_mixin.py,
+ * set_num_tokens_hybrid_swa), for a stage with both full and sliding
+ * layers: T0 = free // (F + S) tokens of every layer (F, S: the bytes a
+ * token takes in all full, all sliding layers), then a full pool of
+ * T0 (F + S) / (F + r S) tokens and a sliding pool of r times that
+ * (swa_full_tokens_ratio r = 0.8); a request holds ctx tokens of the
+ * first and min(ctx, window) of the second. Returns false where it does
+ * not apply (the one pool of every layer then).
+ */
+static bool sglang_swa(const struct ctx *c, struct stage *s, char *err)
+{
+	const struct kv_model *m = c->in->m;
+	uint64_t f = 0, sw = 0, win = 0;
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		struct kv_geom g;
+		uint64_t tb;
+		if (kv_layer_geom(m, i, &c->o, &g, err) ||
+		    g.attn == KV_ATTN_NONE ||
+		    kv_geom_token_bytes(&g, &c->o, &tb, err))
+			continue;
+		if (g.attn == KV_ATTN_SLIDING && g.window) {
+			sw += tb;
+			win = g.window > win ? g.window : win;
+		} else {
+			f += tb;
+		}
+	}
+	if (!f || !sw || s->shared || c->ssm_layers)
+		return false;
+	const double r = 0.8;
+	uint64_t t0 = s->free_kv / (f + sw);
+	double full = floor((double)t0 * (double)(f + sw) /
+			    ((double)f + r * (double)sw));
+	double swa = floor(full * r);
+	double kept = (double)(win < c->ctx ? win : c->ctx);
+	double a = full / (double)c->ctx, b = swa / kept;
+	s->users = a < b ? a : b;
+	s->whole = (uint64_t)s->users;
+	s->tokens = (uint64_t)full;
+	s->seq = c->ctx * f + (uint64_t)kept * sw;
+	return true;
+}
+
+/*
  * What an engine keeps on each GPU for its own work, outside weights and
  * cache, modelled from what it allocates (kvfit(1), ENGINES):
  *   vLLM: the peak of its profile run (gpu_worker.py,
@@ -620,6 +664,8 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 	s->tokens = s->bpt ? s->free_kv / s->bpt / c->block * c->block : 0;
 	if (in->engine == KV_POLICY_VLLM && s->seq)
 		return vllm_capacity(c, s, err);
+	if (in->engine == KV_POLICY_SGLANG && s->seq)
+		sglang_swa(c, s, err);
 	return 0;
 }
 

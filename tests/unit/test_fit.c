@@ -360,6 +360,20 @@ static void test_engine_rules(void)
 		CHECK_U64(f.kv_tokens, (uint64_t)(163840.0 / 9225 * 131072));
 		kv_model_free(m);
 	}
+	/* SGLang's hybrid SWA pools, gpt-oss-20b (12 full and 12 sliding
+	 * layers of 2048 bytes a token): T0 = 60 GiB / 49152 = 1310720;
+	 * full = floor(T0 x 49152 / (24576 + 0.8 x 24576)) = 1456355 tokens,
+	 * sliding 0.8 of it; 32768-token requests are bound by the first */
+	if ((m = test_load("gpt-oss-20b"))) {
+		struct kv_fit_in in = seed(m, 32768);
+		in.engine = KV_POLICY_SGLANG;
+		in.kv_memory = 60ULL << 30;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.kv_tokens, 1456355);
+		CHECK_NEAR(f.users, 1456355.0 / 32768, 1e-9);
+		CHECK_U64(f.users_whole, 44);
+		kv_model_free(m);
+	}
 	/* Gemma 3 27B: 52 sliding and 10 full layers, 131072-byte pages;
 	 * groups of 10 (52 >= 1.5 x 10): 6 sliding groups, one padded, and
 	 * 1 full; at 8192 tokens each needs 512 pages, a sliding one 513
