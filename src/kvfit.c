@@ -30,8 +30,9 @@ static const char usage[] =
 	"      --bandwidth GBPS   memory bandwidth, 10^9 B/s (default: --gpu's)\n"
 	"  -w, --weights SIZE     weight bytes of the whole model (default:\n"
 	"                         parameters x --weights-dtype)\n"
-	"      --weights-dtype T  bf16, fp8, int8, int4, ... (default: the\n"
-	"                         config's torch_dtype)\n"
+	"      --weights-dtype T  bf16, fp8, int8, int4, ..., or mxfp4, nvfp4,\n"
+	"                         int4-g128 (default: what the checkpoint\n"
+	"                         stores)\n"
 	"  -r, --reserve SIZE     kept back per GPU for activations, runtime\n"
 	"                         (default: the engine's, modelled)\n"
 	"      --util F           fraction of memory the engine may use, (0,1]\n"
@@ -121,6 +122,8 @@ struct args {
 	uint64_t tp, pp;
 	double bandwidth, util;
 	int wdtype;         /* -1: the config's */
+	bool wquant;        /* --weights-dtype named a quantization, wq */
+	struct kv_quant wq;
 	int engine;         /* -1: all */
 	enum solve solve;
 	uint64_t *ctx;
@@ -249,15 +252,23 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return cli_usage("--kv-memory: must be above 0");
 			break;
 		case OPT_WDTYPE:
-			if (kv_dtype_parse(optarg, &t)) {
+			a->wquant = false;
+			if (kv_quant_parse(optarg, &a->wq) == 0) {
+				a->wquant = true;
+				a->wdtype = (int)KV_DTYPE_BF16;
+			} else if (kv_dtype_parse(optarg, &t)) {
 				char list[256];
 				return cli_usage("--weights-dtype: unknown "
-						 "format '%s'; valid: %s",
+						 "format '%s'; valid: %s, "
+						 "mxfp4, nvfp4, int4-gN "
+						 "(int2, int8; N values a "
+						 "scale)",
 						 optarg,
 						 kv_dtype_list(list, sizeof list,
 							       0));
+			} else {
+				a->wdtype = (int)t;
 			}
-			a->wdtype = (int)t;
 			break;
 		case OPT_UTIL:
 			if ((e = cli_double("--util", optarg, -1e300, 1e300,
@@ -392,6 +403,10 @@ static const char *weights_from(const struct args *a, const struct plan *p,
 	enum kv_quant_fmt q = m->quant.fmt;
 	if (a->weights)
 		return "--weights";
+	if (a->wquant) {
+		in->stored = true;
+		in->quant = &a->wq;
+	}
 	if (a->wdtype >= 0)
 		return "--weights-dtype";
 	if (p->ckpt != KV_CKPT_NONE &&
@@ -415,7 +430,7 @@ static int params_row(struct cli_table *t, const struct args *a,
 	struct kv_fit_in in = {0};
 	uint64_t b;
 	const char *src = weights_from(a, pl, KV_POLICY_IDEAL, &in);
-	if (kv_model_params(m, &p, err)) {
+	if (kv_model_params_as(m, in.quant ? in.quant : &m->quant, &p, err)) {
 		cli_error("%s", err);
 		return CLI_USAGE;
 	}

@@ -86,6 +86,9 @@ struct kv_fit_in {
 	enum kv_dtype w_dtype;   /* storage of the weights */
 	uint64_t weights;        /* whole-model weight bytes, shared out by
 				    parameters; 0: from the config */
+	const struct kv_quant *quant; /* with stored: the matrices in this
+				    format, not the config's; NULL: its
+				    own */
 	bool stored;             /* from the config as the checkpoint stores
 				    it (kv_params.bytes: its
 				    quantization_config), not parameters x

@@ -39,20 +39,29 @@ struct kv_params {
 int kv_layer_params(const struct kv_model *m, uint32_t i,
 		    struct kv_params *p);
 
+/* The same, the matrices stored as q says rather than the config's own
+ * quantization (bytes only differ). */
+int kv_layer_params_as(const struct kv_model *m, const struct kv_quant *q,
+		       uint32_t i, struct kv_params *p);
+
 /* Parameters outside the decoder layers that the first pipeline stage
  * holds (embeddings) and the last one holds (final norm, output head). */
 int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 			 uint64_t *last);
 
 /* The same, with the bytes the checkpoint stores each part in (see
- * kv_params.bytes). */
-int kv_model_edge_bytes(const struct kv_model *m, uint64_t *first,
-			uint64_t *last, uint64_t *first_bytes,
+ * kv_params.bytes), its matrices as q says (NULL: its own). */
+int kv_model_edge_bytes(const struct kv_model *m, const struct kv_quant *q,
+			uint64_t *first, uint64_t *last, uint64_t *first_bytes,
 			uint64_t *last_bytes);
 
 /* Parameters of the whole model. Returns 0, or KV_ERANGE with err filled. */
 int kv_model_params(const struct kv_model *m, struct kv_params *p,
 		    char *err);
+
+/* The same, the matrices stored as q says. */
+int kv_model_params_as(const struct kv_model *m, const struct kv_quant *q,
+		       struct kv_params *p, char *err);
 
 /* Bytes of n parameters stored in format t: n x bytes per value, block
  * formats counted in whole blocks of 32 (int4 and q4_0: 18 bytes per 32

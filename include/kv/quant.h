@@ -67,6 +67,12 @@ int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
  * ignore lists match). */
 bool kv_quant_ignores(const struct kv_quant *q, const char *name);
 
+/* A format typed for the weights (kvfit --weights-dtype): "mxfp4" and
+ * "nvfp4" on every linear layer, "int4-g128" (or int8, int2, any group
+ * size) as symmetric ints packed in int32 words with a 16-bit scale per
+ * group. Returns 0 or KV_EINVAL. */
+int kv_quant_parse(const char *s, struct kv_quant *q);
+
 /* "fp8", "mxfp4", ... for a weights_source column: the method's name. */
 const char *kv_quant_fmt_name(enum kv_quant_fmt f);
 

@@ -546,7 +546,7 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 	uint64_t f, l, fb, lb;
 	uint32_t ssm = 0;
 	int e;
-	if ((e = kv_model_edge_bytes(m, &f, &l, &fb, &lb)))
+	if ((e = kv_model_edge_bytes(m, in->quant, &f, &l, &fb, &lb)))
 		return e;
 	s->params = (first ? f : 0) + (last ? l : 0);
 	s->stored = (first ? fb : 0) + (last ? lb : 0);
@@ -554,7 +554,8 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		struct kv_params lp;
 		struct kv_geom g;
 		uint64_t tb, pv, sh, rp, rs;
-		if ((e = kv_layer_params(m, i, &lp)) ||
+		if ((e = kv_layer_params_as(m, in->quant ? in->quant : &m->quant,
+					    i, &lp)) ||
 		    (e = kv_add(s->params, lp.total, &s->params)) ||
 		    (e = kv_add(s->stored, lp.bytes, &s->stored)) ||
 		    (e = kv_add(s->routed, lp.routed, &s->routed)))

@@ -15,18 +15,20 @@ struct acc {
 	uint64_t n;
 	int err;
 	const struct kv_model *m; /* NULL: parameters only */
+	const struct kv_quant *q; /* how the matrices are stored */
 	uint32_t layer;           /* of the modules named */
 	bool expert;              /* a routed expert's matrices */
 	uint64_t bytes;           /* as stored (rest_dtype, quantization) */
 };
 
-/* What the checkpoint keeps unquantized parts in: its dtype, bf16 for a
- * quantized one that names none. */
-static enum kv_dtype rest_dtype(const struct kv_model *m)
+/* What a checkpoint keeps its unquantized parts in: its dtype; a
+ * quantized one that names none, or names float32, keeps them in bf16. */
+static enum kv_dtype rest_dtype(const struct acc *a)
 {
-	bool quant = m->quant.fmt != KV_QUANT_NONE &&
-		     m->quant.fmt != KV_QUANT_UNKNOWN;
-	return quant && !m->dtype_given ? KV_DTYPE_BF16 : m->dtype;
+	bool quant = a->q->fmt != KV_QUANT_NONE &&
+		     a->q->fmt != KV_QUANT_UNKNOWN;
+	bool f32 = !a->m->dtype_given || a->m->dtype == KV_DTYPE_F32;
+	return quant && f32 ? KV_DTYPE_BF16 : a->m->dtype;
 }
 
 /* a->n += x * y: parameters kept as the checkpoint's dtype (norms,
@@ -36,7 +38,7 @@ static void mac(struct acc *a, uint64_t x, uint64_t y)
 	uint64_t p, b;
 	if (kv_mul(x, y, &p) || kv_add(a->n, p, &a->n))
 		a->err = KV_ERANGE;
-	else if (a->m && (kv_weight_bytes(p, rest_dtype(a->m), &b) ||
+	else if (a->m && (kv_weight_bytes(p, rest_dtype(a), &b) ||
 			  kv_add(a->bytes, b, &a->bytes)))
 		a->err = KV_ERANGE;
 }
@@ -55,8 +57,8 @@ static void lin(struct acc *a, const char *module, uint64_t k, uint64_t n)
 	if (!a->m)
 		return;
 	snprintf(name, sizeof name, "model.layers.%u.%s", a->layer, module);
-	if (kv_quant_matrix_bytes(&a->m->quant, name, a->expert, k, n,
-				  rest_dtype(a->m), &b) ||
+	if (kv_quant_matrix_bytes(a->q, name, a->expert, k, n,
+				  rest_dtype(a), &b) ||
 	    kv_add(a->bytes, b, &a->bytes))
 		a->err = KV_ERANGE;
 }
@@ -282,8 +284,14 @@ static void zamba2_shared(struct acc *a, const struct kv_model *m,
 int kv_layer_params(const struct kv_model *m, uint32_t i,
 		    struct kv_params *p)
 {
+	return kv_layer_params_as(m, &m->quant, i, p);
+}
+
+int kv_layer_params_as(const struct kv_model *m, const struct kv_quant *q,
+		       uint32_t i, struct kv_params *p)
+{
 	const struct kv_layer *l = &m->layers[i];
-	struct acc a = {.m = m, .layer = i};
+	struct acc a = {.m = m, .q = q, .layer = i};
 	*p = (struct kv_params){0};
 
 	switch (l->ssm ? m->ssm_version : 0) {
@@ -334,7 +342,7 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 		mlp(&a, m, "mlp.shared_experts", m->shared_ffn_dim, false);
 	if (!strcmp(m->model_type, "qwen2_moe"))
 		mac(&a, m->hidden, 1); /* shared_expert_gate */
-	struct acc e = {.m = m, .layer = i, .expert = true};
+	struct acc e = {.m = m, .q = q, .layer = i, .expert = true};
 	mlp(&e, m, "mlp.experts", l->ffn_dim, m->expert_bias);
 	p->experts = m->n_experts;
 	p->experts_active = m->n_experts_active;
@@ -351,14 +359,16 @@ int kv_model_edge_params(const struct kv_model *m, uint64_t *first,
 			 uint64_t *last)
 {
 	uint64_t fb, lb;
-	return kv_model_edge_bytes(m, first, last, &fb, &lb);
+	return kv_model_edge_bytes(m, NULL, first, last, &fb, &lb);
 }
 
-int kv_model_edge_bytes(const struct kv_model *m, uint64_t *first,
-			uint64_t *last, uint64_t *first_bytes,
+int kv_model_edge_bytes(const struct kv_model *m, const struct kv_quant *q,
+			uint64_t *first, uint64_t *last, uint64_t *first_bytes,
 			uint64_t *last_bytes)
 {
-	struct acc f = {.m = m}, l = {.m = m};
+	if (!q)
+		q = &m->quant;
+	struct acc f = {.m = m, .q = q}, l = {.m = m, .q = q};
 	uint64_t ed = m->embed_dim ? m->embed_dim : m->hidden;
 	mac(&f, m->vocab + m->embed_extra, ed);
 	if (ed != m->hidden)
@@ -397,8 +407,14 @@ static int mtp_params(const struct kv_model *m, uint64_t *out)
 int kv_model_params(const struct kv_model *m, struct kv_params *p,
 		    char *err)
 {
+	return kv_model_params_as(m, &m->quant, p, err);
+}
+
+int kv_model_params_as(const struct kv_model *m, const struct kv_quant *q,
+		       struct kv_params *p, char *err)
+{
 	uint64_t first, last, fb, lb;
-	int e = kv_model_edge_bytes(m, &first, &last, &fb, &lb);
+	int e = kv_model_edge_bytes(m, q, &first, &last, &fb, &lb);
 	*p = (struct kv_params){0};
 	p->embed = first;
 	p->head = last - (m->no_final_norm ? 0 : norm(m, m->hidden));
@@ -407,7 +423,7 @@ int kv_model_params(const struct kv_model *m, struct kv_params *p,
 		p->active = p->total;
 	for (uint32_t i = 0; !e && i < m->n_layers; i++) {
 		struct kv_params lp;
-		if ((e = kv_layer_params(m, i, &lp)) ||
+		if ((e = kv_layer_params_as(m, q, i, &lp)) ||
 		    (e = kv_add(p->total, lp.total, &p->total)) ||
 		    (e = kv_add(p->bytes, lp.bytes, &p->bytes)) ||
 		    (e = kv_add(p->active, lp.active, &p->active)) ||

@@ -28,6 +28,7 @@
 #include <fnmatch.h>
 #include <regex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kv/quant.h"
@@ -170,6 +171,38 @@ int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
 	}
 	*out = b;
 	return r ? KV_ERANGE : 0;
+}
+
+int kv_quant_parse(const char *s, struct kv_quant *q)
+{
+	*q = (struct kv_quant){0};
+	snprintf(q->method, sizeof q->method, "%s", s);
+	if (!strcmp(s, "mxfp4")) {
+		q->fmt = KV_QUANT_MXFP4;
+		q->bits = 4;
+		return 0;
+	}
+	if (!strcmp(s, "nvfp4")) {
+		q->fmt = KV_QUANT_NVFP4;
+		q->bits = 4;
+		return 0;
+	}
+	unsigned bits;
+	char *end;
+	if (sscanf(s, "int%u-g", &bits) != 1 || !strchr(s, 'g') ||
+	    (bits != 2 && bits != 4 && bits != 8))
+		return KV_EINVAL;
+	const char *g = strchr(s, 'g') + 1;
+	unsigned long long group = strtoull(g, &end, 10);
+	if (*end || end == g || group < 1 || group > (1u << 20) || *g == '-' ||
+	    *g == '+' || *g == ' ')
+		return KV_EINVAL;
+	q->fmt = KV_QUANT_CT_INT;
+	q->bits = bits;
+	q->group = group;
+	q->packed = true;
+	q->scale_bytes = 2;
+	return 0;
 }
 
 const char *kv_quant_fmt_name(enum kv_quant_fmt f)

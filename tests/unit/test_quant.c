@@ -104,6 +104,44 @@ static void ignores(void)
 		  128 * 256 * 2);
 }
 
+/* --weights-dtype's formats */
+static void typed(void)
+{
+	struct kv_quant q;
+	CHECK(kv_quant_parse("mxfp4", &q) == 0 && q.fmt == KV_QUANT_MXFP4 &&
+	      !q.experts_only);
+	CHECK(kv_quant_parse("nvfp4", &q) == 0 && q.fmt == KV_QUANT_NVFP4);
+	CHECK(kv_quant_parse("int4-g128", &q) == 0 &&
+	      q.fmt == KV_QUANT_CT_INT && q.bits == 4 && q.group == 128 &&
+	      q.packed && q.scale_bytes == 2 && !q.zeros);
+	CHECK(kv_quant_parse("int8-g64", &q) == 0 && q.bits == 8);
+	CHECK(kv_quant_parse("int4", &q) == KV_EINVAL); /* a plain format */
+	CHECK(kv_quant_parse("int3-g128", &q) == KV_EINVAL);
+	CHECK(kv_quant_parse("int4-g", &q) == KV_EINVAL);
+	CHECK(kv_quant_parse("int4-g0", &q) == KV_EINVAL);
+	CHECK(kv_quant_parse("int4-g12x", &q) == KV_EINVAL);
+	CHECK(kv_quant_parse("int4-g-5", &q) == KV_EINVAL);
+	/* int4-g128 on 4096 x 4096: 2^23 bytes of words, 4096 x 32 bf16
+	 * scales, weight_shape */
+	CHECK(kv_quant_parse("int4-g128", &q) == 0);
+	CHECK_U64(bytes(&q, "x", false, 4096, 4096), 8388608 + 262144 + 16);
+	/* Llama 3.1 8B all in mxfp4: its 6,979,321,856 linear parameters at
+	 * 17/32 of a byte, the embedding and head (2 x 128256 x 4096) and
+	 * norms in bf16 */
+	struct kv_model *m = test_load("llama-3.1-8b");
+	struct kv_params p;
+	char err[KV_ERRLEN];
+	if (m && kv_quant_parse("mxfp4", &q) == 0) {
+		CHECK(kv_model_params_as(m, &q, &p, err) == 0);
+		uint64_t lin = 8030261248ULL - 2ULL * 128256 * 4096 -
+			       (32ULL * 2 + 1) * 4096;
+		CHECK_U64(lin, 6979321856ULL);
+		CHECK_U64(p.bytes, lin / 32 * 17 +
+					   (8030261248ULL - lin) * 2);
+	}
+	kv_model_free(m);
+}
+
 static void checkpoints(void)
 {
 	struct kv_model *m;
@@ -138,6 +176,7 @@ int main(void)
 {
 	formats();
 	ignores();
+	typed();
 	checkpoints();
 	return test_done("test_quant");
 }

@@ -1,0 +1,1 @@
+kvfit --params llama-3.1-8b deepseek-v3 --weights-dtype mxfp4; kvfit llama-3.1-70b --gpu h100-sxm --ctx 8k --weights-dtype int4-g128 --no-header; kvfit llama-3.1-70b --gpu h100-sxm --ctx 8k --weights-dtype nvfp4 --no-header
