@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "kv/units.h"
@@ -222,10 +223,20 @@ int cli_load_model(const char *arg, struct kv_model **m)
 {
 	char path[8192], err[KV_ERRLEN];
 	if (kv_config_find(arg, path, sizeof path)) {
-		cli_error("%s: no such file, and no config of that name in "
-			  "$KV_CONFIG_PATH or the data directories (see "
-			  "--list)",
-			  arg);
+		struct stat st;
+		if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+			cli_error("%s: a folder without config.json", arg);
+		else if (strchr(arg, '/'))
+			cli_error("%s: no such file or folder, and no snapshot "
+				  "of that model in the Hugging Face cache "
+				  "($HF_HUB_CACHE, $HF_HOME/hub, "
+				  "~/.cache/huggingface/hub)",
+				  arg);
+		else
+			cli_error("%s: no such file, and no config of that "
+				  "name in $KV_CONFIG_PATH or the data "
+				  "directories (see --list)",
+				  arg);
 		return CLI_USAGE;
 	}
 	if (kv_model_load(path, m, err)) {

@@ -168,7 +168,10 @@ void kv_model_free(struct kv_model *m);
 const char *kv_attn_name(enum kv_attn a);
 
 /*
- * Finds a config by what a user typed: an existing path; else NAME or
+ * Finds a config by what a user typed: an existing file; a folder (a
+ * snapshot) holding config.json; an "org/name" a Hugging Face hub cache
+ * holds (its newest snapshot's config.json: $HF_HUB_CACHE, $HF_HOME/hub,
+ * ~/.cache/huggingface/hub, offline); else NAME or
  * NAME.json in each directory of $KV_CONFIG_PATH (colon-separated), then the
  * data directory beside the binary (<prefix>/share/kvtools/configs when it
  * runs from <prefix>/bin), the installed data directory, then the source

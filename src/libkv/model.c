@@ -7,6 +7,7 @@
  * absent fields are those of Transformers' config class for the model_type
  * (see kvtools(7)); the fields that define the shape never get one.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -3004,11 +3006,105 @@ static bool is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static bool is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * A model a Hugging Face hub cache holds, "org/name", as its newest
+ * snapshot's config.json: the cache's models--org--name/snapshots/REV,
+ * REV the commit refs/main names, or else the snapshot changed last. The
+ * caches, in the order huggingface_hub reads them: $HF_HUB_CACHE,
+ * $HF_HOME/hub, ~/.cache/huggingface/hub. Returns true with out filled.
+ */
+static bool hub_snapshot(const char *arg, char *out, size_t n)
+{
+	const char *slash = strchr(arg, '/');
+	if (!slash || strchr(slash + 1, '/') || slash == arg || !slash[1] ||
+	    arg[0] == '.')
+		return false;
+	char roots[3][4096];
+	const char *e;
+	size_t nr = 0;
+	if ((e = getenv("HF_HUB_CACHE")) && *e)
+		snprintf(roots[nr++], sizeof roots[0], "%s", e);
+	if ((e = getenv("HF_HOME")) && *e)
+		snprintf(roots[nr++], sizeof roots[0], "%s/hub", e);
+	if ((e = getenv("HOME")) && *e)
+		snprintf(roots[nr++], sizeof roots[0],
+			 "%s/.cache/huggingface/hub", e);
+	for (size_t r = 0; r < nr; r++) {
+		char repo[4400], p[8800], rev[128] = "";
+		snprintf(repo, sizeof repo, "%s/models--%.*s--%s", roots[r],
+			 (int)(slash - arg), arg, slash + 1);
+		if (!is_dir(repo))
+			continue;
+		snprintf(p, sizeof p, "%s/refs/main", repo);
+		FILE *f = fopen(p, "r");
+		if (f) {
+			if (!fgets(rev, sizeof rev, f))
+				rev[0] = '\0';
+			rev[strcspn(rev, " \r\n")] = '\0';
+			fclose(f);
+		}
+		snprintf(p, sizeof p, "%s/snapshots/%s/config.json", repo, rev);
+		if (rev[0] && !strchr(rev, '/') && is_file(p)) {
+			snprintf(out, n, "%s", p);
+			return true;
+		}
+		/* no ref: the snapshot changed last */
+		snprintf(p, sizeof p, "%s/snapshots", repo);
+		DIR *d = opendir(p);
+		struct dirent *de;
+		time_t best = 0;
+		bool found = false;
+		while (d && (de = readdir(d))) {
+			char c[9400];
+			struct stat st;
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(c, sizeof c, "%s/%s/config.json", p, de->d_name);
+			if (stat(c, &st) == 0 && S_ISREG(st.st_mode) &&
+			    (!found || st.st_mtime > best)) {
+				best = st.st_mtime;
+				snprintf(out, n, "%s", c);
+				found = true;
+			}
+		}
+		if (d)
+			closedir(d);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
 int kv_config_find(const char *arg, char *out, size_t n)
 {
-	if (!strcmp(arg, "-") || strchr(arg, '/') || is_file(arg)) {
+	if (!strcmp(arg, "-") || is_file(arg)) {
 		snprintf(out, n, "%s", arg);
 		return 0;
+	}
+	if (is_dir(arg)) { /* a snapshot: its config.json */
+		size_t l = strlen(arg);
+		snprintf(out, n, "%s%sconfig.json", arg,
+			 l && arg[l - 1] == '/' ? "" : "/");
+		return is_file(out) ? 0 : KV_EIO;
+	}
+	if (strchr(arg, '/')) {
+		if (hub_snapshot(arg, out, n))
+			return 0;
+		snprintf(out, n, "%s", arg);
+		/* a path is left for the loader to say what is wrong; a
+		 * hub name (org/name, one slash) that no cache holds is an
+		 * error here */
+		const char *sl = strchr(arg, '/');
+		size_t l = strlen(arg);
+		bool path = arg[0] == '.' || arg[0] == '/' || strchr(sl + 1, '/') ||
+			    (l > 5 && !strcmp(arg + l - 5, ".json"));
+		return path ? 0 : KV_EIO;
 	}
 	const char *dir;
 	for (size_t i = 0; (dir = kv_config_dir(i)); i++) {

@@ -1423,6 +1423,22 @@ static void test_find(void)
 	CHECK_STR(p, "./x/y.json");
 	CHECK(kv_config_find("-", p, sizeof p) == 0);
 	CHECK(kv_config_find("no-such-model", p, sizeof p) == KV_EIO);
+	/* a snapshot folder, with or without its slash */
+	CHECK(kv_config_find("tests/ckpt/tiny", p, sizeof p) == 0);
+	CHECK_STR(p, "tests/ckpt/tiny/config.json");
+	CHECK(kv_config_find("tests/ckpt/tiny/", p, sizeof p) == 0);
+	CHECK_STR(p, "tests/ckpt/tiny/config.json");
+	CHECK(kv_config_find("tests/bad", p, sizeof p) == KV_EIO);
+	/* org/name in a hub cache: refs/main's snapshot, or the only one */
+	setenv("HF_HUB_CACHE", "tests/hf-cache", 1);
+	CHECK(kv_config_find("meta-llama/Llama-3.1-8B", p, sizeof p) == 0);
+	CHECK_STR(p, "tests/hf-cache/models--meta-llama--Llama-3.1-8B/"
+		     "snapshots/0e9e39f249a16976918f6564b8830bc894c89659/"
+		     "config.json");
+	CHECK(kv_config_find("openai/gpt-oss-20b", p, sizeof p) == 0);
+	CHECK_HAS(p, "models--openai--gpt-oss-20b/snapshots/6cee5e81");
+	CHECK(kv_config_find("nobody/nothing", p, sizeof p) == KV_EIO);
+	unsetenv("HF_HUB_CACHE");
 	CHECK_STR(kv_config_dir(0), "/nonexistent");
 	CHECK_STR(kv_config_dir(1), "configs");
 }

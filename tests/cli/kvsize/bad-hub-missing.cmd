@@ -1,0 +1,1 @@
+HF_HUB_CACHE=tests/hf-cache kvsize nobody/nothing

@@ -1,0 +1,1 @@
+kvsize tests/ckpt/tiny --ctx 512; HF_HUB_CACHE=tests/hf-cache kvsize meta-llama/Llama-3.1-8B --ctx 8k --no-header; HF_HUB_CACHE=/nonexistent HF_HOME=tests/hf-home-absent HOME=tests kvsize meta-llama/Llama-3.1-8B --ctx 8k --no-header
