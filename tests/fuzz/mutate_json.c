@@ -24,25 +24,13 @@
 
 #include <cjson/cJSON.h>
 
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-			       unsigned int seed);
+#include "mutate.h"
+
 size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1,
 				 const uint8_t *d2, size_t s2, uint8_t *out,
 				 size_t max_out, unsigned int seed);
 
 #define MAX_NODES 8192
-
-static uint64_t rng_state;
-
-static uint32_t rnd(uint32_t n)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return n ? (uint32_t)(z % n) : 0;
-}
 
 /* Every item under the root, with its parent, in document order. */
 struct nodes {

@@ -8,22 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-			       unsigned int seed);
+#include "mutate.h"
+
 
 #define MAX_CELLS 4096
-
-static uint64_t rng_state;
-
-static uint32_t rnd(uint32_t n)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return n ? (uint32_t)(z % n) : 0;
-}
 
 static const char *const VALUES[] = {
 	"", "0", "-1", "1", "18446744073709551615", "18446744073709551616",
