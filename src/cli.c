@@ -3,6 +3,7 @@
  * that every tool speaks with one voice (DESIGN.md, command-line
  * conventions).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -86,13 +87,73 @@ int cli_usage(const char *fmt, ...)
 	return CLI_USAGE;
 }
 
+/* The engines' own flags kvtools has no alias for, and what it has. */
+static const struct {
+	const char *flag; /* as the engine spells it, without dashes */
+	const char *ours;
+} engine_flags[] = {
+	{"tp", "--tp (vLLM's -tp, --tensor-parallel-size)"},
+	{"pp", "--pp (vLLM's -pp, --pipeline-parallel-size)"},
+	{"ctk", "--kv-dtype (llama.cpp's -ctk, --cache-type-k)"},
+	{"ctv", "--kv-dtype (llama.cpp's -ctv, --cache-type-v)"},
+	{"np", "--max-num-seqs (llama.cpp's -np, --parallel)"},
+	{"ub", "--max-num-batched-tokens (llama.cpp's -ub, --ubatch-size)"},
+	{"kvu", "--kv-unified (llama.cpp's -kvu)"},
+	{"ngl", "no such option: a plan puts every layer on the GPUs "
+		"(llama.cpp's -ngl)"},
+	{"n-gpu-layers", "no such option: a plan puts every layer on the "
+			 "GPUs"},
+	{"fa", "no such option: llama.cpp's cells are sized as with flash "
+	       "attention"},
+	{"flash-attn", "no such option: llama.cpp's cells are sized as with "
+		       "flash attention"},
+	{"dtype", "--weights-dtype (vLLM's --dtype)"},
+	{"quantization", "--weights-dtype (vLLM's --quantization); a "
+			 "checkpoint's quantization_config is read"},
+	{"enforce-eager", "--reserve (what vLLM keeps for CUDA graphs is "
+			  "part of it)"},
+	{"model", "the config as an argument: a file, a folder or org/name"},
+};
+
+static const char *engine_flag(const char *arg)
+{
+	while (*arg == '-')
+		arg++;
+	size_t n = strcspn(arg, "=");
+	for (size_t i = 0; i < sizeof engine_flags / sizeof *engine_flags;
+	     i++)
+		if (strlen(engine_flags[i].flag) == n &&
+		    !strncmp(arg, engine_flags[i].flag, n))
+			return engine_flags[i].ours;
+	return NULL;
+}
+
+int cli_single_dash(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *a = argv[i];
+		if (a[0] != '-' || a[1] == '-' || strlen(a) < 3)
+			continue;
+		const char *ours = engine_flag(a);
+		if (ours)
+			return cli_usage("%s: a single-dash long option; "
+					 "kvtools has %s",
+					 a, ours);
+	}
+	return 0;
+}
+
 int cli_bad_option(char **argv, int c)
 {
 	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+	const char *ours = engine_flag(arg);
 	if (c == ':')
 		return cli_usage("option '%s' needs a value", arg);
 	if (optopt && arg[0] == '-' && arg[1] != '-')
 		return cli_usage("unknown option '-%c'", optopt);
+	if (ours)
+		return cli_usage("unknown option '%s'; kvtools has %s", arg,
+				 ours);
 	return cli_usage("unknown option '%s'", arg);
 }
 
@@ -132,9 +193,15 @@ int cli_size(const char *opt, const char *s, uint64_t *out)
 	if (e == KV_ERANGE)
 		return cli_usage("%s: too large: '%s'", opt, s);
 	if (e)
-		return cli_usage("%s: not a size (80GB, 80GiB, 16G, 4096): "
+		return cli_usage("%s: not a size (80GB, 80GiB, 16G, 4096B): "
 				 "'%s'",
 				 opt, s);
+	/* a number with no unit could mean two sizes, or bytes */
+	size_t n = strlen(s);
+	if (*out && n && (isdigit((unsigned char)s[n - 1]) || s[n - 1] == '.'))
+		return cli_usage("%s: '%s' has no unit: %sGB (x 10^9 bytes) or "
+				 "%sGiB (x 2^30)? (%sB for bytes)",
+				 opt, s, s, s, s);
 	return 0;
 }
 

@@ -34,6 +34,11 @@ void cli_warn_beyond(const char *name, const uint64_t *ctx, size_t n,
 /* A usage error, one line as every error; returns CLI_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* An engine's single-dash long flag among the arguments (-tp 4, -ctk
+ * q8_0, -ngl 99), which getopt would read as letters: one line naming
+ * what kvtools has for it. Returns CLI_USAGE, or 0 when there is none. */
+int cli_single_dash(int argc, char **argv);
+
 /* What getopt_long returned for a bad option ('?', or ':' with an option
  * string that starts with ':'), as one message in the tool's own name
  * (opterr must be 0). Returns CLI_USAGE. */

@@ -70,10 +70,18 @@ static const char usage[] =
 	"  -h, --help             this help, then exit\n"
 	"      --version          the version, then exit\n"
 	"\n"
+	"The engines' names work too: vLLM's --tensor-parallel-size,\n"
+	"--pipeline-parallel-size, --gpu-memory-utilization (--util),\n"
+	"--max-model-len (--ctx), --kv-cache-dtype (--kv-dtype),\n"
+	"--kv-cache-memory (--kv-memory); llama.cpp's --ctx-size (--ctx),\n"
+	"--cache-type-k and --cache-type-v (--kv-dtype), --parallel\n"
+	"(--max-num-seqs), --ubatch-size (--max-num-batched-tokens).\n"
+	"\n"
 	"Exit status: 0 success, 1 fewer than --min-users fit (or a solve\n"
 	"found nothing), 2 bad usage or input. See kvfit(1).\n";
 
 enum { OPT_BANDWIDTH = 256, OPT_BATCHED, OPT_SEQS, OPT_KV_MEMORY,
+       OPT_CTK, OPT_CTV,
        OPT_KV_UNIFIED, OPT_SWA_FULL,
        OPT_WDTYPE, OPT_UTIL, OPT_TP, OPT_PP,
        OPT_PREFIX, OPT_SOLVE, OPT_MIN_USERS, OPT_PARAMS, OPT_LIST_GPUS,
@@ -82,28 +90,39 @@ enum { OPT_BANDWIDTH = 256, OPT_BATCHED, OPT_SEQS, OPT_KV_MEMORY,
 static const struct option longopts[] = {
 	{"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
 	{"block-size", required_argument, NULL, 'b'},
+	{"cache-type-k", required_argument, NULL, OPT_CTK},
+	{"cache-type-v", required_argument, NULL, OPT_CTV},
 	{"ctx", required_argument, NULL, 'c'},
+	{"ctx-size", required_argument, NULL, 'c'},
 	{"engine", required_argument, NULL, 'e'},
 	{"gpu", required_argument, NULL, 'g'},
 	{"gpu-mem", required_argument, NULL, 'm'},
+	{"gpu-memory-utilization", required_argument, NULL, OPT_UTIL},
 	{"help", no_argument, NULL, 'h'},
 	{"human", no_argument, NULL, 'H'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"kv-cache-dtype", required_argument, NULL, 't'},
+	{"kv-cache-memory", required_argument, NULL, OPT_KV_MEMORY},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"kv-memory", required_argument, NULL, OPT_KV_MEMORY},
 	{"kv-unified", no_argument, NULL, OPT_KV_UNIFIED},
 	{"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
+	{"max-model-len", required_argument, NULL, 'c'},
 	{"max-num-batched-tokens", required_argument, NULL, OPT_BATCHED},
 	{"max-num-seqs", required_argument, NULL, OPT_SEQS},
 	{"min-users", required_argument, NULL, OPT_MIN_USERS},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
+	{"parallel", required_argument, NULL, OPT_SEQS},
 	{"params", no_argument, NULL, OPT_PARAMS},
+	{"pipeline-parallel-size", required_argument, NULL, OPT_PP},
 	{"pp", required_argument, NULL, OPT_PP},
 	{"prefix", required_argument, NULL, OPT_PREFIX},
 	{"reserve", required_argument, NULL, 'r'},
 	{"solve", required_argument, NULL, OPT_SOLVE},
 	{"swa-full", no_argument, NULL, OPT_SWA_FULL},
+	{"tensor-parallel-size", required_argument, NULL, OPT_TP},
 	{"tp", required_argument, NULL, OPT_TP},
+	{"ubatch-size", required_argument, NULL, OPT_BATCHED},
 	{"users", required_argument, NULL, 'u'},
 	{"util", required_argument, NULL, OPT_UTIL},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -132,6 +151,7 @@ struct args {
 	size_t ndtypes;
 	bool params, list_gpus, json, header, human;
 	bool reserve_given, kv_unified, swa_full;
+	const char *ctkv;   /* --cache-type-k or -v, as given */
 };
 
 /* One row to plan: a model, a KV format (-1: auto) and a context. */
@@ -169,6 +189,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	*a = (struct args){.tp = 1, .pp = 1, .wdtype = -1, .header = true,
 			   .engine = KV_POLICY_VLLM};
 	opterr = 0;
+	if ((e = cli_single_dash(argc, argv)))
+		return e;
 	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -241,6 +263,22 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_SEQS:
 			if ((e = cli_u64("--max-num-seqs", optarg, 1, 1ULL << 30,
 					 &a->seqs)))
+				return e;
+			break;
+		case OPT_CTK:
+		case OPT_CTV:
+			/* llama.cpp's two names: one format for both here */
+			if (a->ctkv && strcmp(a->ctkv, optarg))
+				return cli_usage("--cache-type-k and "
+						 "--cache-type-v: K and V keep "
+						 "one format here, got '%s' "
+						 "and '%s'",
+						 a->ctkv, optarg);
+			a->ctkv = optarg;
+			free(a->dtypes);
+			if ((e = cli_dtypes(c == OPT_CTK ? "--cache-type-k"
+							 : "--cache-type-v",
+					    optarg, &a->dtypes, &a->ndtypes)))
 				return e;
 			break;
 		case OPT_KV_UNIFIED: a->kv_unified = true; break;

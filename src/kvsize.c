@@ -33,24 +33,34 @@ static const char usage[] =
 	"  -h, --help             this help, then exit\n"
 	"      --version          the version, then exit\n"
 	"\n"
+	"The engines' names work too: --max-model-len and --ctx-size for\n"
+	"--ctx, --kv-cache-dtype, --cache-type-k and --cache-type-v for\n"
+	"--kv-dtype, --tensor-parallel-size for --tp.\n"
+	"\n"
 	"Formats: auto, f32, f16, bf16, fp8 (e4m3), fp8_e5m2, int8, q8_0,\n"
 	"q4_0, q4_1, q5_0, q5_1, iq4_nl. Exit status: 0 success, 2 bad usage\n"
 	"or input. See kvsize(1) and kvtools(7).\n";
 
-enum { OPT_MHA = 256, OPT_TP, OPT_PER_LAYER, OPT_JSON, OPT_NO_HEADER,
+enum { OPT_MHA = 256, OPT_TP, OPT_CTK, OPT_CTV, OPT_PER_LAYER, OPT_JSON, OPT_NO_HEADER,
        OPT_LIST, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"block-size", required_argument, NULL, 'b'},
+	{"cache-type-k", required_argument, NULL, OPT_CTK},
+	{"cache-type-v", required_argument, NULL, OPT_CTV},
 	{"ctx", required_argument, NULL, 'c'},
+	{"ctx-size", required_argument, NULL, 'c'},
 	{"help", no_argument, NULL, 'h'},
 	{"human", no_argument, NULL, 'H'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"kv-cache-dtype", required_argument, NULL, 't'},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"list", no_argument, NULL, OPT_LIST},
+	{"max-model-len", required_argument, NULL, 'c'},
 	{"mha", no_argument, NULL, OPT_MHA},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
 	{"per-layer", no_argument, NULL, OPT_PER_LAYER},
+	{"tensor-parallel-size", required_argument, NULL, OPT_TP},
 	{"tp", required_argument, NULL, OPT_TP},
 	{"users", required_argument, NULL, 'u'},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -66,6 +76,7 @@ struct args {
 	size_t nusers;
 	uint64_t tp, block;
 	bool mha, per_layer, json, header, human, list;
+	const char *ctkv;   /* --cache-type-k or -v, as given */
 };
 
 /* printed order: model kv_dtype layers kv_heads head_dim_k head_dim_v ctx
@@ -288,6 +299,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	a->header = true;
 	a->tp = 1;
 	opterr = 0;
+	if ((e = cli_single_dash(argc, argv)))
+		return e;
 	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
@@ -319,6 +332,22 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case OPT_MHA: a->mha = true; break;
+		case OPT_CTK:
+		case OPT_CTV:
+			/* llama.cpp's two names: one format for both here */
+			if (a->ctkv && strcmp(a->ctkv, optarg))
+				return cli_usage("--cache-type-k and "
+						 "--cache-type-v: K and V keep "
+						 "one format here, got '%s' "
+						 "and '%s'",
+						 a->ctkv, optarg);
+			a->ctkv = optarg;
+			free(a->dtypes);
+			if ((e = cli_dtypes(c == OPT_CTK ? "--cache-type-k"
+							 : "--cache-type-v",
+					    optarg, &a->dtypes, &a->ndtypes)))
+				return e;
+			break;
 		case OPT_TP:
 			if ((e = cli_u64("--tp", optarg, 1, 1 << 16, &v)))
 				return e;

@@ -1,0 +1,1 @@
+kvfit llama-3.1-70b --gpu h100-sxm -tp 4

@@ -1,0 +1,1 @@
+kvfit llama-3.1-70b --gpu h100-sxm --tensor-parallel-size 4 --max-model-len 32k --gpu-memory-utilization 0.9 --kv-cache-dtype fp8; kvfit llama-3.1-8b --gpu l40s --engine llamacpp --ctx-size 8k --cache-type-k q8_0 --cache-type-v q8_0 --parallel 4 --ubatch-size 256 --no-header; kvfit llama-3.1-8b --gpu h100-sxm --kv-cache-memory 60GiB --max-model-len 128k --no-header
