@@ -16,12 +16,9 @@ def run(argv):
 configs = sorted(c for c in glob.glob("configs/*.json") +
                  glob.glob("tests/configs/*.json")
                  if not c.endswith("gpus.json"))
-cases = [["kvsize", "--ctx", "1,8k,128k", "--kv-dtype", "auto,bf16,fp8,q4_0"],
-         ["kvsize", "--ctx", "32k", "--tp", "4", "--users", "3",
-          "--block-size", "16"],
-         ["kvfit", "--gpu", "h100-sxm", "--ctx", "8k", "--engine", "all"],
-         ["kvfit", "--gpu", "a100-80gb", "--ctx", "32k", "--tp", "2",
-          "--kv-dtype", "fp8"]]
+cases = [["kvsize", "--ctx", "1,8k,128k", "--kv-dtype", "auto,fp8,q4_0",
+          "--users", "1,3", "--block-size", "16"],
+         ["kvfit", "--gpu", "h100-sxm", "--ctx", "8k,32k", "--engine", "all"]]
 bad = checked = 0
 for cfg in configs:
     for case in cases:
