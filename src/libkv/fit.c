@@ -333,12 +333,22 @@ struct spec {
 static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
 {
 	const struct kv_model *m = c->in->m;
-	struct spec sp[16];
+	struct spec sp[64];
 	uint32_t ns = 0;
-	uint64_t state = 0;
+	uint64_t state = c->ssm_layers ? c->state / c->ssm_layers : 0;
 	int e;
-	if (c->ssm_layers)
-		state = c->state / c->ssm_layers;
+	/* only full attention: one group whose page is every layer's page
+	 * together (UniformTypeKVCacheSpecs; for layers of one size the
+	 * same count, floor(floor(F / page) / n) = floor(F / (n page))) */
+	bool uniform = true;
+	for (uint32_t i = s->first; i < s->first + s->n && uniform; i++) {
+		struct kv_geom g;
+		if ((e = kv_layer_geom(m, i, &c->o, &g, err)))
+			return e;
+		uniform = g.attn == KV_ATTN_NONE
+				  ? !(m->layers[i].ssm && state)
+				  : !(g.attn == KV_ATTN_SLIDING && g.window);
+	}
 	for (uint32_t i = s->first; i < s->first + s->n; i++) {
 		struct kv_geom g;
 		struct spec x = {0};
@@ -357,18 +367,20 @@ static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
 					 : KV_ATTN_FULL;
 			x.window = x.kind == KV_ATTN_SLIDING ? g.window : 0;
 		}
+		if (uniform && ns) {
+			sp[0].tb += x.tb;
+			continue;
+		}
 		uint32_t k = 0;
 		while (k < ns && !(sp[k].kind == x.kind &&
 				   sp[k].window == x.window && sp[k].tb == x.tb))
 			k++;
-		if (k == ns) {
-			if (ns == 16) {
-				snprintf(err, KV_ERRLEN, "%s: more than 16 kinds "
-					 "of layer", m->name);
-				return KV_EINVAL;
-			}
-			sp[ns++] = x;
+		if (k == ns && ns == 64) { /* not grouped: the generic count */
+			s->concurrency = s->users;
+			return 0;
 		}
+		if (k == ns)
+			sp[ns++] = x;
 		sp[k].n++;
 	}
 	if (!ns)
