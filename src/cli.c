@@ -420,7 +420,8 @@ int cli_kvsize_rows(char *text, const char *src,
 	if (status)
 		return status;
 	int im = cli_tsv_col(&t, "model"), id = cli_tsv_col(&t, "kv_dtype"),
-	    ic = cli_tsv_col(&t, "ctx");
+	    ic = cli_tsv_col(&t, "ctx"), iu = cli_tsv_col(&t, "users"),
+	    it = cli_tsv_col(&t, "tp"), ib = cli_tsv_col(&t, "block_size");
 	if (!t.ncol) {
 		cli_error("%s: empty input, expected a config or kvsize's rows",
 			  src);
@@ -440,17 +441,24 @@ int cli_kvsize_rows(char *text, const char *src,
 	}
 	for (size_t r = 1; !status && r <= t.nrow; r++) {
 		enum kv_dtype d;
-		uint64_t ctx;
+		uint64_t ctx, users = 1, tp = 0, block = 0;
 		if (t.width[r] != t.ncol ||
 		    kv_dtype_parse(cli_tsv_get(&t, r, id), &d) ||
-		    kv_parse_u64(cli_tsv_get(&t, r, ic), &ctx) || ctx == 0) {
+		    kv_parse_u64(cli_tsv_get(&t, r, ic), &ctx) || ctx == 0 ||
+		    (iu >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, iu), &users) ||
+				 users == 0 || users > (1ULL << 40))) ||
+		    (it >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, it), &tp) ||
+				 tp == 0 || tp > 1024)) ||
+		    (ib >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, ib), &block) ||
+				 block > (1 << 20)))) {
 			cli_error("%s: line %zu: not a kvsize row", src,
 				  t.line[r]);
 			status = CLI_USAGE;
 			break;
 		}
 		(*rows)[(*n)++] = (struct cli_kvsize_row){
-			cli_tsv_get(&t, r, im), (int)d, ctx};
+			cli_tsv_get(&t, r, im), (int)d, ctx, users, tp, block,
+			t.line[r]};
 	}
 	if (status) {
 		free(*rows);

@@ -94,6 +94,10 @@ struct cli_kvsize_row {
 	const char *model; /* as kvsize printed it, into the text */
 	int dtype;         /* enum kv_dtype */
 	uint64_t ctx;      /* >= 1 */
+	uint64_t users;    /* sequences kvsize sized, >= 1 */
+	uint64_t tp;       /* its --tp, 0 when the rows do not say */
+	uint64_t block;    /* its --block-size, with tp (0: none) */
+	size_t line;       /* in the text, for messages */
 };
 
 /* kvsize's rows in text (cut in place; `src` names it in messages): one

@@ -150,7 +150,7 @@ struct args {
 	int *dtypes;
 	size_t ndtypes;
 	bool params, list_gpus, json, header, human;
-	bool reserve_given, kv_unified, swa_full;
+	bool reserve_given, kv_unified, swa_full, tp_given;
 	const char *ctkv;   /* --cache-type-k or -v, as given */
 };
 
@@ -162,6 +162,7 @@ struct plan {
 	uint64_t ctx;       /* 0: from --ctx, or the config's maximum */
 	enum kv_ckpt_source ckpt; /* a checkpoint beside the config */
 	uint64_t ckpt_bytes;      /* its weights' bytes, as stored */
+	uint64_t users, tp, block; /* kvsize's row's, or 0 */
 };
 
 static const char *const fit_cols[] = {
@@ -320,7 +321,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_TP:
 			if ((e = cli_u64("--tp", optarg, 1, 1 << 16, &a->tp)))
 				return e;
-			tp_given = true;
+			tp_given = a->tp_given = true;
 			break;
 		case OPT_PP:
 			if ((e = cli_u64("--pp", optarg, 1, 1 << 16, &a->pp)))
@@ -491,6 +492,31 @@ static int params_row(struct cli_table *t, const struct args *a,
 	return 0;
 }
 
+/* kvsize's rows carry its --users, --tp and --block-size: kvfit goes on
+ * with them, and refuses its own options where they say otherwise. */
+static const struct args *opts; /* the options, for row_agrees() */
+
+static int row_agrees(const struct cli_kvsize_row *r)
+{
+	if (r->users > 1 && opts->users && opts->users != r->users)
+		return cli_usage("-: line %zu: kvsize's rows are for --users "
+				 "%llu, and kvfit was given --users %llu",
+				 r->line, (unsigned long long)r->users,
+				 (unsigned long long)opts->users);
+	if (r->tp && opts->tp_given && opts->tp != r->tp)
+		return cli_usage("-: line %zu: kvsize's rows are for --tp %llu, "
+				 "and kvfit was given --tp %llu",
+				 r->line, (unsigned long long)r->tp,
+				 (unsigned long long)opts->tp);
+	if (r->block && opts->block && opts->block != r->block)
+		return cli_usage("-: line %zu: kvsize's rows are for "
+				 "--block-size %llu, and kvfit was given "
+				 "--block-size %llu",
+				 r->line, (unsigned long long)r->block,
+				 (unsigned long long)opts->block);
+	return 0;
+}
+
 /* kvsize's rows on stdin: one plan per row (model, kv_dtype, ctx). */
 static int read_rows(char *buf, struct plan **pl, size_t *np)
 {
@@ -509,7 +535,14 @@ static int read_rows(char *buf, struct plan **pl, size_t *np)
 			break;
 		}
 		*pl = p;
-		p[(*np)++] = (struct plan){m, true, rows[i].dtype, rows[i].ctx, KV_CKPT_NONE, 0};
+		p[(*np)++] = (struct plan){m, true, rows[i].dtype, rows[i].ctx,
+					   KV_CKPT_NONE, 0,
+					   rows[i].users > 1 ? rows[i].users : 0,
+					   rows[i].tp, rows[i].block};
+		if ((status = row_agrees(&rows[i]))) {
+			free(rows);
+			return status;
+		}
 	}
 	free(rows);
 	return status;
@@ -557,7 +590,7 @@ static int read_stdin(struct plan **pl, size_t *np)
 			struct plan *p = realloc(*pl, (*np + 1) * sizeof *p);
 			if (p) {
 				*pl = p;
-				p[(*np)++] = (struct plan){m, true, -2, 0, KV_CKPT_NONE, 0};
+				p[(*np)++] = (struct plan){m, true, -2, 0, KV_CKPT_NONE, 0, 0, 0, 0};
 			} else {
 				kv_model_free(m);
 				status = CLI_FAIL;
@@ -727,13 +760,13 @@ static int row(struct cli_table *t, const struct args *a,
 		weights_note(in, &f);
 	else if (in->engine == KV_POLICY_VLLM && !f.users_whole)
 		vllm_refuses(in, &f);
-	if (a->users && f.users_whole < a->users && a->solve == SOLVE_USERS)
+	if (in->users && f.users_whole < in->users && a->solve == SOLVE_USERS)
 		cli_warn("%s: --users %llu: only %llu fit at %llu tokens; the "
 			 "step is sized for %llu anyway",
-			 in->m->name, (unsigned long long)a->users,
+			 in->m->name, (unsigned long long)in->users,
 			 (unsigned long long)f.users_whole,
 			 (unsigned long long)in->ctx,
-			 (unsigned long long)a->users);
+			 (unsigned long long)in->users);
 	if (a->min_users && f.users_whole < a->min_users) {
 		cli_error("%s: %llu users fit at %llu tokens (%s, %llu GPU%s, "
 			  "%s), below --min-users %llu",
@@ -749,10 +782,10 @@ static int row(struct cli_table *t, const struct args *a,
 }
 
 /* What one row asks of libkv. dtype -1: the config's KV format. */
-static struct kv_fit_in fit_in(const struct args *a,
-			       const struct kv_model *m, int dtype,
-			       uint64_t ctx, enum kv_policy engine)
+static struct kv_fit_in fit_in(const struct args *a, const struct plan *p,
+			       int dtype, uint64_t ctx, enum kv_policy engine)
 {
+	const struct kv_model *m = p->m;
 	enum kv_dtype w = weight_dtype(a, m, engine);
 	return (struct kv_fit_in){
 		.m = m,
@@ -764,9 +797,9 @@ static struct kv_fit_in fit_in(const struct args *a,
 		.reserve = a->reserve,
 		.runtime = !a->reserve_given,
 		.util = a->util,
-		.tp = (uint32_t)a->tp,
+		.tp = (uint32_t)(p->tp ? p->tp : a->tp),
 		.pp = (uint32_t)a->pp,
-		.block = a->block,
+		.block = p->block ? p->block : a->block,
 		.gpu = a->gpu_spec ? a->gpu_spec->name : NULL,
 		.batched_tokens = a->batched,
 		.max_seqs = a->seqs,
@@ -776,7 +809,7 @@ static struct kv_fit_in fit_in(const struct args *a,
 		.ctx = ctx,
 		.prefix = a->prefix,
 		.engine = engine,
-		.users = a->users,
+		.users = p->users ? p->users : a->users,
 		.bandwidth_gbps = a->bandwidth,
 		.tflops = kv_gpu_tflops(a->gpu_spec, w),
 	};
@@ -807,7 +840,7 @@ static int each(struct cli_table *t, const struct args *a,
 			for (size_t c = 0; c < nctx && !status; c++)
 				for (int en = e0; en <= e1 && !status; en++) {
 					struct kv_fit_in in = fit_in(
-						a, m, dts[d], ctx[c],
+						a, &pl[i], dts[d], ctx[c],
 						(enum kv_policy)en);
 					const char *ws = weights_from(
 						a, &pl[i], in.engine, &in);
@@ -838,6 +871,7 @@ int main(int argc, char **argv)
 
 	cli_init("kvfit");
 	status = parse(argc, argv, &a, &done);
+	opts = &a;
 	if (status || done)
 		goto out;
 	if (a.list_gpus) {
@@ -898,7 +932,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		pl = p;
-		pl[np++] = (struct plan){m, true, -2, 0, KV_CKPT_NONE, 0};
+		pl[np++] = (struct plan){m, true, -2, 0, KV_CKPT_NONE, 0, 0, 0, 0};
 	}
 	for (size_t i = 0; i < np; i++)
 		if (pl[i].dtype != -2 && (a.ctx || a.dtypes) && !a.params) {

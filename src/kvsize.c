@@ -151,7 +151,7 @@ static int per_layer(struct cli_table *t, const struct kv_model *m,
 /* One summary row of model m; with t == NULL only the check. */
 static int row(struct cli_table *t, const struct kv_model *m,
 	       const struct kv_opts *o, uint64_t ctx, uint64_t users,
-	       bool state)
+	       bool state, bool plan)
 {
 	char err[KV_ERRLEN];
 	struct kv_summary s;
@@ -184,6 +184,10 @@ static int row(struct cli_table *t, const struct kv_model *m,
 	cli_put_bytes(t, total);
 	if (state)
 		cli_put_bytes(t, st);
+	if (plan) { /* what kvfit continues the plan with */
+		cli_put_u64(t, o->tp);
+		cli_put_u64(t, o->block);
+	}
 	cli_row_end(t);
 	return 0;
 }
@@ -220,7 +224,8 @@ static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 						? per_layer(t, m, &o, ctx[c],
 							    users[u])
 						: row(t, m, &o, ctx[c],
-						      users[u], state);
+						      users[u], state,
+						      a->tp > 1 || a->block);
 		}
 	}
 	return status;
@@ -412,11 +417,20 @@ int main(int argc, char **argv)
 	if ((status = rows(models, nmodels, &a, NULL, state)))
 		goto out;
 	struct cli_table t;
+	/* rows with --tp or --block-size carry them, for kvfit to go on */
+	const char *cols[13];
+	size_t ncols = 10;
+	memcpy(cols, row_cols, sizeof *cols * 10);
+	if (state)
+		cols[ncols++] = "state_bytes";
+	if (a.tp > 1 || a.block) {
+		cols[ncols++] = "tp";
+		cols[ncols++] = "block_size";
+	}
 	if (a.per_layer)
 		cli_table_begin(&t, layer_cols, 13, a.json, a.header, a.human);
 	else
-		cli_table_begin(&t, row_cols, state ? 11 : 10, a.json,
-				a.header, a.human);
+		cli_table_begin(&t, cols, ncols, a.json, a.header, a.human);
 	status = rows(models, nmodels, &a, &t, state);
 	cli_table_end(&t);
 out:
