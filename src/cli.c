@@ -421,7 +421,8 @@ int cli_kvsize_rows(char *text, const char *src,
 		return status;
 	int im = cli_tsv_col(&t, "model"), id = cli_tsv_col(&t, "kv_dtype"),
 	    ic = cli_tsv_col(&t, "ctx"), iu = cli_tsv_col(&t, "users"),
-	    it = cli_tsv_col(&t, "tp"), ib = cli_tsv_col(&t, "block_size");
+	    it = cli_tsv_col(&t, "tp"), ib = cli_tsv_col(&t, "block_size"),
+	    ij = cli_tsv_col(&t, "config");
 	if (!t.ncol) {
 		cli_error("%s: empty input, expected a config or kvsize's rows",
 			  src);
@@ -456,9 +457,10 @@ int cli_kvsize_rows(char *text, const char *src,
 			status = CLI_USAGE;
 			break;
 		}
+		const char *json = ij >= 0 ? cli_tsv_get(&t, r, ij) : NULL;
 		(*rows)[(*n)++] = (struct cli_kvsize_row){
 			cli_tsv_get(&t, r, im), (int)d, ctx, users, tp, block,
-			t.line[r]};
+			json && *json ? json : NULL, t.line[r]};
 	}
 	if (status) {
 		free(*rows);

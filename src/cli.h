@@ -97,6 +97,8 @@ struct cli_kvsize_row {
 	uint64_t users;    /* sequences kvsize sized, >= 1 */
 	uint64_t tp;       /* its --tp, 0 when the rows do not say */
 	uint64_t block;    /* its --block-size, with tp (0: none) */
+	const char *config; /* the config itself, when kvsize read it from
+			     * stdin; else NULL */
 	size_t line;       /* in the text, for messages */
 };
 

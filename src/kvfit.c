@@ -525,8 +525,16 @@ static int read_rows(char *buf, struct plan **pl, size_t *np)
 	int status = cli_kvsize_rows(buf, "-", &rows, &n);
 	for (size_t i = 0; !status && i < n; i++) {
 		struct kv_model *m;
-		if ((status = cli_load_model(rows[i].model, &m)))
+		char err[KV_ERRLEN];
+		if (rows[i].config) { /* the config came down the pipe */
+			if (kv_model_parse(rows[i].config, strlen(rows[i].config),
+					   "-", &m, err)) {
+				status = cli_usage("%s", err);
+				break;
+			}
+		} else if ((status = cli_load_model(rows[i].model, &m))) {
 			break;
+		}
 		struct plan *p = realloc(*pl, (*np + 1) * sizeof *p);
 		if (!p) {
 			kv_model_free(m);

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "kv/layout.h"
@@ -188,6 +189,8 @@ static int row(struct cli_table *t, const struct kv_model *m,
 		cli_put_u64(t, o->tp);
 		cli_put_u64(t, o->block);
 	}
+	if (t->cell < t->ncols) /* the last column left: config */
+		cli_put_str(t, m->json ? m->json : "");
 	cli_row_end(t);
 	return 0;
 }
@@ -418,7 +421,7 @@ int main(int argc, char **argv)
 		goto out;
 	struct cli_table t;
 	/* rows with --tp or --block-size carry them, for kvfit to go on */
-	const char *cols[13];
+	const char *cols[14];
 	size_t ncols = 10;
 	memcpy(cols, row_cols, sizeof *cols * 10);
 	if (state)
@@ -427,6 +430,13 @@ int main(int argc, char **argv)
 		cols[ncols++] = "tp";
 		cols[ncols++] = "block_size";
 	}
+	/* a config from stdin goes on down a pipe (not to a terminal), on
+	 * its row */
+	for (size_t i = 0; i < nmodels && !isatty(fileno(stdout)); i++)
+		if (models[i]->json) {
+			cols[ncols++] = "config";
+			break;
+		}
 	if (a.per_layer)
 		cli_table_begin(&t, layer_cols, 13, a.json, a.header, a.human);
 	else

@@ -141,6 +141,8 @@ struct kv_model {
 	uint32_t ssm_groups;   /* Mamba-2 groups sharing B and C */
 
 	struct kv_quant quant;   /* the checkpoint's quantization_config */
+	char *json;              /* a config read from stdin, its text on one
+				  * line (for a pipe to carry); else NULL */
 
 	struct kv_layer *layers; /* n_layers entries */
 	char note[512];          /* something a person should know, or "" */

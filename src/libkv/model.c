@@ -2909,6 +2909,23 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 	}
 	if (!e)
 		e = kv_model_parse(buf, len, shown, out, err);
+	if (!e && f == stdin) {
+		/* kept, on one line, for a pipe to carry on: tabs, newlines
+		 * and returns are blanks here (a string holds none raw) */
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')
+				buf[i] = ' ';
+		(*out)->json = buf;
+		buf = NULL;
+		char *p = realloc((*out)->json, len + 1);
+		if (p) {
+			p[len] = '\0';
+			(*out)->json = p;
+		} else {
+			free((*out)->json);
+			(*out)->json = NULL;
+		}
+	}
 	free(buf);
 	return e;
 }
@@ -2931,6 +2948,7 @@ void kv_model_free(struct kv_model *m)
 	for (uint32_t i = 0; i < m->quant.n_ignore; i++)
 		free(m->quant.ignore[i]);
 	free(m->quant.ignore);
+	free(m->json);
 	free(m->layers);
 	free(m);
 }
