@@ -534,11 +534,15 @@ static uint64_t runtime_bytes(const struct ctx *c)
 			m->shared_ffn_dim;
 	double tok = 2.0 * (double)m->hidden + 3.0 * (double)width / tp;
 	double fwd = (double)c->batched * tok * 2;
+	if (!(fwd < 0x1p62)) /* an absurd shape: cast safely, fit nothing */
+		fwd = 0x1p62;
 	switch (c->in->engine) {
 	case KV_POLICY_VLLM: {
 		uint64_t rows = c->seqs && c->seqs < c->batched ? c->seqs
 								: c->batched;
 		double logits = (double)rows * (double)m->vocab * 14;
+		if (!(logits < 0x1p62))
+			logits = 0x1p62;
 		return (uint64_t)(fwd > logits ? fwd : logits);
 	}
 	case KV_POLICY_TRTLLM:
