@@ -142,6 +142,115 @@ static void typed(void)
 	kv_model_free(m);
 }
 
+/* A tiny Llama with a quantization_config q (JSON text), parsed: 0 or
+ * the error; *m owned by the caller. */
+static int with_quant(const char *q, struct kv_model **m, char *err)
+{
+	char json[2048];
+	snprintf(json, sizeof json,
+		 "{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
+		 "\"hidden_size\":256,\"num_attention_heads\":4,"
+		 "\"intermediate_size\":512,\"vocab_size\":1000,"
+		 "\"torch_dtype\":\"bfloat16\",\"quantization_config\":%s}",
+		 q);
+	return kv_model_parse(json, strlen(json), "q.json", m, err);
+}
+
+/* The config's quantization_config, method by method. */
+static void readers(void)
+{
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	/* compressed-tensors W4A16: int weights of 4 bits in groups of 128,
+	 * packed, symmetric; scales in the checkpoint's bf16 */
+	CHECK(with_quant("{\"quant_method\":\"compressed-tensors\","
+			 "\"format\":\"pack-quantized\",\"config_groups\":"
+			 "{\"group_0\":{\"targets\":[\"Linear\"],\"weights\":"
+			 "{\"num_bits\":4,\"type\":\"int\",\"strategy\":"
+			 "\"group\",\"group_size\":128,\"symmetric\":true}}},"
+			 "\"ignore\":[\"lm_head\"]}",
+			 &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_CT_INT && m->quant.bits == 4 &&
+		      m->quant.group == 128 && m->quant.packed &&
+		      !m->quant.zeros && m->quant.scale_bytes == 2);
+		CHECK(m->quant.n_ignore == 1);
+		kv_model_free(m);
+	}
+	/* compressed-tensors FP8 dynamic: a scale per row, no input scale */
+	CHECK(with_quant("{\"quant_method\":\"compressed-tensors\","
+			 "\"format\":\"float-quantized\",\"config_groups\":"
+			 "{\"g\":{\"weights\":{\"num_bits\":8,\"type\":"
+			 "\"float\",\"strategy\":\"channel\"},"
+			 "\"input_activations\":{\"dynamic\":true}}}}",
+			 &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_CT_FP8 && m->quant.group == 0 &&
+		      !m->quant.input_scale);
+		/* 256 -> 512: 512 x 256 bytes and 512 bf16 scales */
+		CHECK_U64(bytes(&m->quant, "x", false, 256, 512),
+			  512 * 256 + 512 * 2);
+		kv_model_free(m);
+	}
+	CHECK(with_quant("{\"quant_method\":\"compressed-tensors\","
+			 "\"config_groups\":{\"g\":{\"targets\":[]}}}",
+			 &m, err) == KV_EINVAL);
+	CHECK_HAS(err, "no group quantizes weights");
+	/* bitsandbytes: nf4 with double quantization; both or neither */
+	CHECK(with_quant("{\"quant_method\":\"bitsandbytes\","
+			 "\"load_in_4bit\":true,"
+			 "\"bnb_4bit_use_double_quant\":true}",
+			 &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_BNB4 && m->quant.double_quant);
+		kv_model_free(m);
+	}
+	CHECK(with_quant("{\"quant_method\":\"bitsandbytes\"}", &m, err) ==
+	      KV_EINVAL);
+	CHECK_HAS(err, "got neither");
+	/* modelopt FP8 (input scales) and NVFP4 */
+	CHECK(with_quant("{\"quant_method\":\"modelopt\",\"quant_algo\":"
+			 "\"FP8\"}",
+			 &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_FP8 && m->quant.input_scale);
+		kv_model_free(m);
+	}
+	CHECK(with_quant("{\"quant_method\":\"modelopt\",\"quant_algo\":"
+			 "\"NVFP4\"}",
+			 &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_NVFP4);
+		/* 256 -> 512: 512 x 128 bytes, 512 x 16 fp8 scales, two
+		 * float32 scalars */
+		CHECK_U64(bytes(&m->quant, "x", false, 256, 512),
+			  512 * 128 + 512 * 16 + 8);
+		kv_model_free(m);
+	}
+	/* fp8 static activations; a method not modelled; none named */
+	CHECK(with_quant("{\"quant_method\":\"fp8\",\"activation_scheme\":"
+			 "\"static\"}",
+			 &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.input_scale && !m->quant.block_n);
+		kv_model_free(m);
+	}
+	CHECK(with_quant("{\"quant_method\":\"hqq\"}", &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_UNKNOWN);
+		CHECK_STR(m->quant.method, "hqq");
+		kv_model_free(m);
+	}
+	CHECK(with_quant("{\"bits\":4}", &m, err) == KV_EINVAL);
+	CHECK_HAS(err, "quant_method: missing");
+	CHECK(with_quant("{\"quant_method\":\"awq\",\"modules_to_not_convert\""
+			 ":[5]}",
+			 &m, err) == KV_EINVAL);
+	CHECK_HAS(err, "must be a module name");
+	CHECK(with_quant("[]", &m, err) == KV_EINVAL);
+	CHECK_HAS(err, "quantization_config: must be an object");
+}
+
 static void checkpoints(void)
 {
 	struct kv_model *m;
@@ -177,6 +286,7 @@ int main(void)
 	formats();
 	ignores();
 	typed();
+	readers();
 	checkpoints();
 	return test_done("test_quant");
 }
