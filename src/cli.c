@@ -286,6 +286,20 @@ int cli_dtypes(const char *opt, const char *s, int **vals, size_t *n)
 	return status;
 }
 
+int cli_cache_type(bool k, const char *s, const char **given, int **vals,
+		   size_t *n)
+{
+	if (*given && strcmp(*given, s))
+		return cli_usage("--cache-type-k and --cache-type-v: K and V "
+				 "keep one format here, got '%s' and '%s'",
+				 *given, s);
+	*given = s;
+	free(*vals);
+	*vals = NULL;
+	return cli_dtypes(k ? "--cache-type-k" : "--cache-type-v", s, vals,
+			  n);
+}
+
 int cli_load_model(const char *arg, struct kv_model **m)
 {
 	char path[8192], err[KV_ERRLEN];

@@ -58,6 +58,12 @@ int cli_sweep(const char *opt, const char *s, uint64_t **vals, size_t *n);
  * *vals from malloc. */
 int cli_dtypes(const char *opt, const char *s, int **vals, size_t *n);
 
+/* llama.cpp's --cache-type-k (k true) or --cache-type-v: K and V keep one
+ * format here, so a second that differs from *given is an error; else
+ * *given = s and *vals as cli_dtypes() makes them. */
+int cli_cache_type(bool k, const char *s, const char **given, int **vals,
+		   size_t *n);
+
 /* Finds and loads a config by what the user typed; names the model by
  * that (a name found in the search path keeps its bare name, a path stays
  * a path). Prints the error and returns CLI_USAGE on failure. */

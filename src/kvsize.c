@@ -342,18 +342,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_MHA: a->mha = true; break;
 		case OPT_CTK:
 		case OPT_CTV:
-			/* llama.cpp's two names: one format for both here */
-			if (a->ctkv && strcmp(a->ctkv, optarg))
-				return cli_usage("--cache-type-k and "
-						 "--cache-type-v: K and V keep "
-						 "one format here, got '%s' "
-						 "and '%s'",
-						 a->ctkv, optarg);
-			a->ctkv = optarg;
-			free(a->dtypes);
-			if ((e = cli_dtypes(c == OPT_CTK ? "--cache-type-k"
-							 : "--cache-type-v",
-					    optarg, &a->dtypes, &a->ndtypes)))
+			if ((e = cli_cache_type(c == OPT_CTK, optarg, &a->ctkv,
+						&a->dtypes, &a->ndtypes)))
 				return e;
 			break;
 		case OPT_TP:
