@@ -51,6 +51,8 @@ struct kv_quant {
 	uint32_t n_ignore;
 	char **ignore;        /* modules left unquantized, as the config
 			       * lists them; owned by the model */
+	void *re;             /* each "re:" entry compiled once (regex_t
+			       * per entry; kv_quant_ignore_add) */
 };
 
 /* Bytes of one matrix of k inputs and n outputs stored under q (which is
@@ -66,6 +68,14 @@ int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
  * it, or "re:REGEX" found in it (as Transformers' and compressed-tensors'
  * ignore lists match). */
 bool kv_quant_ignores(const struct kv_quant *q, const char *name);
+
+/* Adds `entry` to q's list of modules left unquantized, compiling a
+ * "re:REGEX" entry once. Returns 0, KV_ENOMEM, or KV_EINVAL for a regular
+ * expression that does not compile. */
+int kv_quant_ignore_add(struct kv_quant *q, const char *entry);
+
+/* Frees q's list (q itself is the caller's). */
+void kv_quant_free(struct kv_quant *q);
 
 /* A format typed for the weights (kvfit --weights-dtype): "mxfp4" and
  * "nvfp4" on every linear layer, "int4-g128" (or int8, int2, any group

@@ -648,6 +648,10 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 		return KV_ENOMEM;
 	}
 	*c = *m;
+	c->json = NULL; /* m's to free, not the copy's */
+	c->quant.n_ignore = 0;
+	c->quant.ignore = NULL;
+	c->quant.re = NULL;
 	c->layers = ls;
 	c->n_layers = layers;
 	c->vocab = vocab;

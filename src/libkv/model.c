@@ -1763,14 +1763,15 @@ static int quant_ignore(struct cfg *q, struct kv_quant *k)
 				return fail(q, "%s[%u]: must be a module name, "
 					    "got %s", where, i, got);
 			}
-			char **p = realloc(k->ignore, (k->n_ignore + 1) *
-							      sizeof *p);
-			if (!p)
-				return KV_ENOMEM;
-			k->ignore = p;
-			if (!(p[k->n_ignore] = strdup(el->valuestring)))
-				return KV_ENOMEM;
-			k->n_ignore++;
+			if ((e = kv_quant_ignore_add(k, el->valuestring)) ==
+			    KV_EINVAL) {
+				find(q, *l, where, sizeof where);
+				return fail(q, "%s[%u]: '%s': not a regular "
+					    "expression",
+					    where, i, el->valuestring);
+			}
+			if (e)
+				return e;
 			i++;
 		}
 	}
@@ -2945,9 +2946,7 @@ void kv_model_free(struct kv_model *m)
 {
 	if (!m)
 		return;
-	for (uint32_t i = 0; i < m->quant.n_ignore; i++)
-		free(m->quant.ignore[i]);
-	free(m->quant.ignore);
+	kv_quant_free(&m->quant);
 	free(m->json);
 	free(m->layers);
 	free(m);

@@ -55,15 +55,11 @@ static bool component(const char *name, const char *key)
 
 bool kv_quant_ignores(const struct kv_quant *q, const char *name)
 {
+	regex_t *re = q->re;
 	for (uint32_t i = 0; i < q->n_ignore; i++) {
 		const char *k = q->ignore[i];
 		if (!strncmp(k, "re:", 3)) {
-			regex_t re;
-			if (regcomp(&re, k + 3, REG_EXTENDED | REG_NOSUB))
-				continue;
-			bool hit = regexec(&re, name, 0, NULL, 0) == 0;
-			regfree(&re);
-			if (hit)
+			if (!regexec(&re[i], name, 0, NULL, 0))
 				return true;
 		} else if (strchr(k, '*')) {
 			char glob[128];
@@ -75,6 +71,44 @@ bool kv_quant_ignores(const struct kv_quant *q, const char *name)
 		}
 	}
 	return false;
+}
+
+int kv_quant_ignore_add(struct kv_quant *q, const char *entry)
+{
+	char **p = realloc(q->ignore, (q->n_ignore + 1) * sizeof *p);
+	if (!p)
+		return KV_ENOMEM;
+	q->ignore = p;
+	regex_t *re = realloc(q->re, (q->n_ignore + 1) * sizeof *re);
+	if (!re)
+		return KV_ENOMEM;
+	q->re = re;
+	bool is_re = !strncmp(entry, "re:", 3);
+	if (is_re && regcomp(&re[q->n_ignore], entry + 3,
+			     REG_EXTENDED | REG_NOSUB))
+		return KV_EINVAL;
+	if (!(p[q->n_ignore] = strdup(entry))) {
+		if (is_re)
+			regfree(&re[q->n_ignore]);
+		return KV_ENOMEM;
+	}
+	q->n_ignore++;
+	return 0;
+}
+
+void kv_quant_free(struct kv_quant *q)
+{
+	regex_t *re = q->re;
+	for (uint32_t i = 0; i < q->n_ignore; i++) {
+		if (!strncmp(q->ignore[i], "re:", 3))
+			regfree(&re[i]);
+		free(q->ignore[i]);
+	}
+	free(q->ignore);
+	free(q->re);
+	q->ignore = NULL;
+	q->re = NULL;
+	q->n_ignore = 0;
 }
 
 /* acc += a * b * c, checked */

@@ -86,10 +86,14 @@ static void formats(void)
 
 static void ignores(void)
 {
-	char *list[] = {"model.layers.*.self_attn", "lm_head",
-			"re:.*mlp\\.gate$", "gate_up"};
-	struct kv_quant q = {.fmt = KV_QUANT_FP8, .n_ignore = 4,
-			     .ignore = list};
+	const char *list[] = {"model.layers.*.self_attn", "lm_head",
+			      "re:.*mlp\\.gate$", "gate_up"};
+	struct kv_quant q = {.fmt = KV_QUANT_FP8};
+	for (int i = 0; i < 4; i++)
+		CHECK(kv_quant_ignore_add(&q, list[i]) == 0);
+	/* a regular expression that does not compile is refused */
+	CHECK(kv_quant_ignore_add(&q, "re:layers\\.(1") == KV_EINVAL);
+	CHECK_U64(q.n_ignore, 4);
 	CHECK(kv_quant_ignores(&q, "model.layers.3.self_attn.q_proj"));
 	CHECK(kv_quant_ignores(&q, "lm_head"));
 	CHECK(kv_quant_ignores(&q, "model.layers.0.mlp.gate"));
@@ -102,6 +106,8 @@ static void ignores(void)
 	CHECK_U64(bytes(&q, "model.layers.3.self_attn.q_proj", false, 128,
 			256),
 		  128 * 256 * 2);
+	kv_quant_free(&q);
+	CHECK_U64(q.n_ignore, 0);
 }
 
 /* --weights-dtype's formats */
