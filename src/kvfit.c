@@ -168,6 +168,7 @@ struct plan {
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
 	"ctx", "weights_bytes", "weights_source", "runtime_bytes",
+	"activation_bytes", "sampler_bytes", "graph_bytes", "nontorch_bytes",
 	"free_kv_bytes", "bytes_per_token",
 	"dup_bytes_per_token", "kv_tokens", "num_blocks", "max_concurrency",
 	"max_num_seqs", "batched_tokens", "users", "users_whole",
@@ -722,6 +723,10 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_bytes(t, f.weights);
 	cli_put_str(t, wsrc);
 	cli_put_bytes(t, f.runtime);
+	cli_put_bytes(t, f.rt.activation);
+	cli_put_bytes(t, f.rt.sampler);
+	cli_put_bytes(t, f.rt.graphs);
+	cli_put_bytes(t, f.rt.nontorch);
 	cli_put_bytes(t, f.free_kv);
 	cli_put_bytes(t, f.bytes_per_token);
 	cli_put_bytes(t, f.dup_per_token);

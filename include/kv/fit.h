@@ -127,6 +127,23 @@ struct kv_fit_in {
 				    unknown (kv_gpu_tflops picks it) */
 };
 
+/* What an engine keeps on one GPU for its own work, outside weights and
+ * cache, term by term as kvfit(1) (RUNTIME MEMORY) derives each from the
+ * engine's code. Each is 0 where the engine does not set it aside. */
+struct kv_runtime {
+	uint64_t activation; /* the forward pass of one step of
+				batched_tokens tokens, at its peak */
+	uint64_t sampler;    /* the sampler's pass over max_seqs rows of
+				logits (vLLM's profile run) */
+	uint64_t graphs;     /* CUDA graphs: the pool of the largest capture
+				and each further graph */
+	uint64_t nontorch;   /* memory outside the tensors the engine counts
+				against its budget: CUDA context, library
+				and NCCL workspaces */
+	uint64_t total;      /* max(activation, sampler) + graphs +
+				nontorch: the two passes peak apart */
+};
+
 /* The answer, for the GPU that decides (the pipeline stage where the
  * fewest sequences fit). */
 struct kv_fit {
@@ -137,8 +154,9 @@ struct kv_fit {
 	uint64_t budget;           /* bytes the engine may use on the GPU */
 	uint64_t weights;          /* weight bytes on the GPU */
 	uint64_t runtime;          /* bytes the engine keeps for its own
-				      work, modelled (0 under ideal, or with
-				      in->runtime false) */
+				      work, modelled: rt.total (0 under
+				      ideal, or with in->runtime false) */
+	struct kv_runtime rt;      /* those bytes, term by term */
 	uint64_t free_kv;          /* bytes left for KV; 0 if weights miss */
 	uint64_t missing;          /* bytes the weights miss by, or 0 */
 	uint64_t bytes_per_token;  /* KV bytes one token adds on the GPU */

@@ -111,6 +111,17 @@ void kv_vllm_batch_defaults(uint64_t mem, const char *gpu, uint64_t *tokens,
 	*seqs = mem >= 70 * gib && (!a100 || mem >= 160 * gib) ? 1024 : 256;
 }
 
+/* A Blackwell data-centre GPU (SM100 family), told by its name. */
+static bool sm100(const char *gpu)
+{
+	static const char *const names[] = {"b200", "b300", "gb200", "gb300",
+					    NULL};
+	for (const char *const *g = names; gpu && *g; g++)
+		if (strcasestr(gpu, *g))
+			return true;
+	return false;
+}
+
 /* vLLM's MLA page by the back end it picks (vllm/platforms/cuda.py,
  * _get_backend_priorities): on Hopper FlashAttention-MLA (16) for a
  * 16-bit cache, FlashMLA (64) for fp8; on Blackwell FlashInfer-MLA (32);
@@ -119,16 +130,11 @@ static uint64_t vllm_mla_block(const char *gpu, enum kv_dtype kv)
 {
 	static const char *const hopper[] = {"h100", "h200", "h800", "h20",
 					     "gh200", NULL};
-	static const char *const blackwell[] = {"b200", "b300", "gb200",
-						"gb300", NULL};
 	for (const char *const *g = hopper; gpu && *g; g++)
 		if (strcasestr(gpu, *g))
 			return kv == KV_DTYPE_FP8 || kv == KV_DTYPE_FP8_E5M2 ? 64
 									     : 16;
-	for (const char *const *g = blackwell; gpu && *g; g++)
-		if (strcasestr(gpu, *g))
-			return 32;
-	return 16;
+	return sm100(gpu) ? 32 : 16;
 }
 
 /*
@@ -191,7 +197,7 @@ struct stage {
 	uint64_t seq_dup, shared_dup; /* of them, copies other ranks hold */
 	uint64_t rseq, rshared; /* bytes a step reads per sequence, once */
 	uint64_t free_kv, missing, budget;
-	uint64_t runtime;      /* the engine's own memory, modelled */
+	struct kv_runtime rt;  /* the engine's own memory, modelled */
 	double flops;          /* FLOPs one token costs on one rank */
 	double users;          /* INFINITY when the stage keeps nothing */
 	uint64_t whole;        /* whole sequences that fit */
@@ -505,53 +511,106 @@ static bool sglang_swa(const struct ctx *c, struct stage *s, char *err)
 	return true;
 }
 
-/*
- * What an engine keeps on each GPU for its own work, outside weights and
- * cache, modelled from what it allocates (kvfit(1), ENGINES):
- *   vLLM: the peak of its profile run (gpu_worker.py,
- *     determine_available_memory): a forward pass of max_num_batched_tokens
- *     tokens, whose live tensors at the MLP are the residual and its norm
- *     (2 hidden) and the MLP's gate, up and activation (3 x its width / tp;
- *     MoE: for the top-k experts and the shared ones), in 16 bits; or the
- *     sampler's pass over min(tokens, max_num_seqs) rows of logits (in the
- *     model's 16 bits, a float32 copy, the probabilities and the
- *     exponential noise: 14 bytes a logit), whichever is larger.
- *   TensorRT-LLM: the forward pass of max_num_tokens (8192) the same way
- *     (_util.py, KvCacheCreator: the activation peak before its fraction).
- *   llama.cpp: its compute buffer: n_ubatch rows of float32 logits and of
- *     the hidden state (512 x (vocab + hidden) x 4: Llama 3 8B's logged
- *     258.50 MiB).
- *   SGLang: none here; its fraction leaves room for it.
- * CUDA graphs and non-torch memory (cuBLAS and NCCL workspaces) are not
- * modelled: --reserve gives them, and replaces the whole.
- */
-static uint64_t runtime_bytes(const struct ctx *c)
+/* A forward pass of `tokens` tokens at its peak, on one rank: at the MLP
+ * the residual and its norm (2 x hidden) and the gate, up and activation
+ * (3 x its width / tp; MoE: the top-k experts' and the shared ones'), in
+ * 16 bits. An absurd shape is capped (a float past 2^64 has no cast). */
+static uint64_t forward_bytes(const struct ctx *c, uint64_t tokens)
 {
 	const struct kv_model *m = c->in->m;
-	uint64_t tp = c->in->tp, width = m->intermediate;
+	uint64_t width = m->intermediate;
 	if (m->n_experts)
 		width = m->layers[m->n_layers - 1].ffn_dim * m->n_experts_active +
 			m->shared_ffn_dim;
-	double tok = 2.0 * (double)m->hidden + 3.0 * (double)width / tp;
-	double fwd = (double)c->batched * tok * 2;
-	if (!(fwd < 0x1p62)) /* an absurd shape: cast safely, fit nothing */
-		fwd = 0x1p62;
+	double tok = 2.0 * (double)m->hidden + 3.0 * (double)width / c->in->tp;
+	double b = (double)tokens * tok * 2;
+	return b < 0x1p62 ? (uint64_t)b : (uint64_t)0x1p62;
+}
+
+/* vLLM's CUDA-graph capture sizes up to `max` (config/vllm.py,
+ * _set_cudagraph_sizes): 1, 2, 4, then every 8 below 256, then every 16. */
+static uint64_t vllm_graph_sizes(uint64_t max)
+{
+	uint64_t n = (max >= 1) + (max >= 2) + (max >= 4);
+	n += (max < 255 ? max : 255) / 8;
+	if (max >= 256)
+		n += (max - 256) / 16 + 1;
+	return n;
+}
+
+/*
+ * What an engine keeps on each GPU for its own work, outside weights and
+ * cache, term by term (kvfit(1), RUNTIME MEMORY):
+ *   vLLM (gpu_worker.py, determine_available_memory): the peak of its
+ *     profile run, a forward pass of max_num_batched_tokens tokens or the
+ *     sampler's pass over min(tokens, max_num_seqs) rows of logits (the
+ *     model's 16 bits, a float32 copy, the probabilities and the
+ *     exponential noise: 14 bytes a logit), whichever is larger; its CUDA
+ *     graph estimate (gpu_model_runner.py, profile_cudagraph_memory): the
+ *     first capture's pool, a forward pass of the largest capture size
+ *     (2 x max_num_seqs, at most 512, 1024 on SM100 or for gpt-oss, and
+ *     at most the step's tokens), then 1 MiB (its floor) for each further
+ *     size, in PIECEWISE mode and in FULL mode (sizes up to
+ *     max_num_seqs); and the non-torch memory that grows after its
+ *     snapshot (cuBLAS workspaces): the 0.16 GiB it logs on one H100 (its
+ *     CUDA context and NCCL predate the snapshot and are not counted).
+ *   TensorRT-LLM (_util.py, KvCacheCreator): the forward pass of
+ *     max_num_tokens (8192); the CUDA graphs of its 34 batch sizes up to
+ *     128 (CudaGraphConfig); and all memory used outside torch, which it
+ *     measures from the device's free memory: CUDA context, cuBLAS and
+ *     NCCL, 1.79 GiB on one H100 and 3.58 GiB with NCCL (the figures
+ *     vLLM 0.6.5 logged for Llama 3 8B at tp 1 and 2, counted the same
+ *     way). Its fraction applies to what is left.
+ *   llama.cpp: its compute buffer: n_ubatch rows of float32 logits and of
+ *     the hidden state (512 x (vocab + hidden) x 4: Llama 3 8B's logged
+ *     258.50 MiB); no graphs or workspace beyond it.
+ *   SGLang: none here; mem_fraction_static leaves room for all of it.
+ */
+static struct kv_runtime runtime_of(const struct ctx *c)
+{
+	const struct kv_model *m = c->in->m;
+	const uint64_t mib = 1ULL << 20;
+	struct kv_runtime r = {0};
+	uint64_t peak;
 	switch (c->in->engine) {
 	case KV_POLICY_VLLM: {
 		uint64_t rows = c->seqs && c->seqs < c->batched ? c->seqs
 								: c->batched;
 		double logits = (double)rows * (double)m->vocab * 14;
-		if (!(logits < 0x1p62))
-			logits = 0x1p62;
-		return (uint64_t)(fwd > logits ? fwd : logits);
+		r.activation = forward_bytes(c, c->batched);
+		r.sampler = logits < 0x1p62 ? (uint64_t)logits
+					    : (uint64_t)0x1p62;
+		uint64_t top = sm100(c->in->gpu) ||
+					       !strcmp(m->model_type, "gpt_oss")
+				       ? 1024
+				       : 512;
+		uint64_t largest = c->seqs && 2 * c->seqs < top ? 2 * c->seqs
+								: top;
+		if (largest > c->batched)
+			largest = c->batched;
+		uint64_t full = c->seqs && c->seqs < largest ? c->seqs
+							     : largest;
+		r.graphs = forward_bytes(c, largest) +
+			   (vllm_graph_sizes(largest) - 1 +
+			    vllm_graph_sizes(full) - 1) * mib;
+		r.nontorch = 160 * mib;
+		break;
 	}
 	case KV_POLICY_TRTLLM:
-		return (uint64_t)fwd;
+		r.activation = forward_bytes(c, c->batched);
+		r.graphs = forward_bytes(c, 128) + 33 * mib;
+		r.nontorch = (uint64_t)c->in->tp * c->in->pp > 1 ? 3666 * mib
+								 : 1833 * mib;
+		break;
 	case KV_POLICY_LLAMACPP:
-		return c->batched * (m->vocab + m->hidden) * 4;
+		r.activation = c->batched * (m->vocab + m->hidden) * 4;
+		break;
 	default:
-		return 0;
+		return r;
 	}
+	peak = r.activation > r.sampler ? r.activation : r.sampler;
+	r.total = peak + r.graphs + r.nontorch;
+	return r;
 }
 
 static int stage_size(const struct ctx *c, struct stage *s, bool first,
@@ -650,8 +709,9 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 				   : kv_policy_frac(in->engine, in->mem, in->tp,
 						    in->pp);
 	uint64_t need;
-	s->runtime = in->runtime && !in->reserve ? runtime_bytes(c) : 0;
-	if ((e = kv_add(s->weights, in->reserve + s->runtime, &need)))
+	if (in->runtime && !in->reserve)
+		s->rt = runtime_of(c);
+	if ((e = kv_add(s->weights, in->reserve + s->rt.total, &need)))
 		return e;
 	if (in->kv_memory) { /* what the engine's log said it has */
 		s->free_kv = in->kv_memory;
@@ -847,7 +907,8 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->ctx_kept = c.ctx;
 	f->budget = best.budget;
 	f->weights = best.weights;
-	f->runtime = best.runtime;
+	f->runtime = best.rt.total;
+	f->rt = best.rt;
 	f->free_kv = best.free_kv;
 	f->missing = best.missing;
 	f->bytes_per_token = best.bpt;

@@ -421,40 +421,82 @@ static void test_engine_rules(void)
 	}
 }
 
-/* Each engine's own memory, modelled (runtime_bytes in fit.c): Llama 3.1
- * 8B (hidden 4096, MLP 14336, vocabulary 128256) */
+/* Each engine's own memory, modelled term by term (runtime_of in fit.c):
+ * Llama 3.1 8B (hidden 4096, MLP 14336, vocabulary 128256). A token of
+ * the forward pass is 2 x 4096 + 3 x 14336 = 51200 16-bit values. */
 static void test_runtime(const struct kv_model *m)
 {
+	const uint64_t mib = 1 << 20;
 	struct kv_fit_in in = seed(m, 8192);
 	in.reserve = 0;
 	in.runtime = true;
 	in.gpu = "h100-sxm";
-	/* vLLM: 8192 tokens of (2 x 4096 + 3 x 14336) 16-bit values =
-	 * 838,860,800 bytes, below the sampler's 1024 x 128256 x 14 =
-	 * 1,838,678,016 */
+	/* vLLM on an 80 GB H100: 8192 tokens and 1024 sequences a step
+	 * (get_batch_defaults). The forward pass, 8192 x 51200 x 2 =
+	 * 838,860,800, is below the sampler's 1024 x 128256 x 14 =
+	 * 1,838,678,016. CUDA graphs (profile_cudagraph_memory): capture
+	 * sizes up to min(2 x 1024, 512) = 512, that is 1, 2, 4, 31 of 8 to
+	 * 248 and 17 of 256 to 512: 51 in each of PIECEWISE and FULL; the
+	 * largest's pool 512 x 51200 x 2 = 52,428,800 and 1 MiB for each of
+	 * the 2 x 50 others. Non-torch: 160 MiB. */
 	in.engine = KV_POLICY_VLLM;
-	CHECK_U64(solve(&in).runtime, 1838678016ULL);
-	in.max_seqs = 64; /* 64 rows of logits: the forward pass decides */
-	CHECK_U64(solve(&in).runtime, 838860800ULL);
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.rt.activation, 838860800ULL);
+	CHECK_U64(f.rt.sampler, 1838678016ULL);
+	CHECK_U64(f.rt.graphs, 52428800ULL + 100 * mib);
+	CHECK_U64(f.rt.nontorch, 160 * mib);
+	CHECK_U64(f.runtime, 1838678016ULL + 52428800ULL + 260 * mib);
+	CHECK_U64(f.runtime, f.rt.total);
+	/* 64 sequences: 64 rows of logits, and the forward pass decides;
+	 * graphs up to 128 (19 sizes) in PIECEWISE, up to 64 (11) in FULL:
+	 * 128 x 51200 x 2 = 13,107,200 and 18 + 10 MiB */
+	in.max_seqs = 64;
+	f = solve(&in);
+	CHECK_U64(f.rt.sampler, 64ULL * 128256 * 14);
+	CHECK_U64(f.rt.graphs, 13107200ULL + 28 * mib);
+	CHECK_U64(f.runtime, 838860800ULL + 13107200ULL + 188 * mib);
 	in.tp = 2; /* the MLP's width split: 2 x 4096 + 3 x 7168 */
-	CHECK_U64(solve(&in).runtime, 8192ULL * (8192 + 21504) * 2);
+	CHECK_U64(solve(&in).rt.activation, 8192ULL * (8192 + 21504) * 2);
 	in.tp = 1;
 	in.max_seqs = 0;
-	/* TensorRT-LLM: the forward pass of max_num_tokens 8192, before its
-	 * 0.9 of what is free */
+	/* on a B200 the graphs go to 1024: 3 + 31 + 49 = 83 sizes; the
+	 * step there is 16384 tokens (180 GB, past 160 GiB) */
+	in.gpu = "b200";
+	in.mem = 180 * GB;
+	f = solve(&in);
+	CHECK_U64(f.rt.graphs, 1024ULL * 51200 * 2 + 2 * 82 * mib);
+	CHECK_U64(f.rt.activation, 16384ULL * 51200 * 2);
+	in.gpu = "h100-sxm";
+	in.mem = 80 * GB;
+	/* TensorRT-LLM: the forward pass of max_num_tokens 8192, graphs of
+	 * 34 batch sizes to 128 (128 x 51200 x 2 and 33 MiB), 1833 MiB
+	 * outside torch on one GPU; then 0.9 of what is free */
 	in.engine = KV_POLICY_TRTLLM;
 	in.batched_tokens = 8192;
-	struct kv_fit f = solve(&in);
-	CHECK_U64(f.runtime, 838860800ULL);
-	CHECK_U64(f.free_kv,
-		  (uint64_t)((80 * GB - 16 * GB - 838860800ULL) * 0.9));
+	f = solve(&in);
+	CHECK_U64(f.rt.activation, 838860800ULL);
+	CHECK_U64(f.rt.graphs, 13107200ULL + 33 * mib);
+	CHECK_U64(f.rt.nontorch, 1833 * mib);
+	uint64_t trt = 838860800ULL + 13107200ULL + 1866 * mib;
+	CHECK_U64(f.runtime, trt);
+	CHECK_U64(f.free_kv, (uint64_t)((80 * GB - 16 * GB - trt) * 0.9));
+	in.tp = 2; /* NCCL: 3666 MiB */
+	CHECK_U64(solve(&in).rt.nontorch, 3666 * mib);
+	in.tp = 1;
 	in.batched_tokens = 0;
 	/* llama.cpp's compute buffer: 512 x (128256 + 4096) x 4 bytes, the
-	 * 258.50 MiB its log prints for this model */
+	 * 258.50 MiB its log prints for this model; nothing else */
 	in.engine = KV_POLICY_LLAMACPP;
-	CHECK_U64(solve(&in).runtime, 271056896ULL);
+	f = solve(&in);
+	CHECK_U64(f.runtime, 271056896ULL);
+	CHECK_U64(f.rt.activation, 271056896ULL);
+	CHECK_U64(f.rt.graphs + f.rt.nontorch + f.rt.sampler, 0);
 	CHECK_U64(271056896ULL, 258.5 * (1 << 20));
+	/* SGLang's fraction leaves room for its own */
+	in.engine = KV_POLICY_SGLANG;
+	CHECK_U64(solve(&in).runtime, 0);
 	/* a --reserve replaces the model; the ideal engine keeps none */
+	in.engine = KV_POLICY_LLAMACPP;
 	in.reserve = GB;
 	CHECK_U64(solve(&in).runtime, 0);
 	in.reserve = 0;
