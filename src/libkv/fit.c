@@ -468,6 +468,33 @@ static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
 }
 
 /*
+ * SGLang's split of a Mamba hybrid's memory (v0.5, model_runner.py,
+ * handle_max_mamba_cache): of the bytes left, 0.9 / 1.9 go to a pool of
+ * Mamba states (mamba_full_memory_ratio 0.9), floor(that / one request's
+ * state) of them, and the rest to a token pool of the attention layers
+ * alone; with the radix cache on, a third of the states may run (the
+ * others hold cached prefixes: MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
+ * 3). A request holds ctx tokens and one state.
+ */
+static void sglang_mamba(const struct ctx *c, struct stage *s)
+{
+	uint32_t ssm = 0;
+	for (uint32_t i = s->first; i < s->first + s->n; i++)
+		ssm += c->in->m->layers[i].ssm;
+	if (!ssm || !c->ssm_layers || !s->bpt || s->shared)
+		return;
+	uint64_t st = c->state / c->ssm_layers * ssm;
+	uint64_t slots = (uint64_t)((double)s->free_kv * 0.9 / 1.9) / st;
+	uint64_t rest = s->free_kv - slots * st;
+	s->tokens = rest / s->bpt;
+	double by_tokens = (double)s->tokens / (double)c->ctx;
+	double by_states = (double)(slots / 3);
+	s->users = by_tokens < by_states ? by_tokens : by_states;
+	s->whole = (uint64_t)s->users;
+	s->seq = c->ctx * s->bpt + st;
+}
+
+/*
  * SGLang's hybrid SWA memory (v0.5, model_runner_kv_cache_mixin.py,
  * set_num_tokens_hybrid_swa), for a stage with both full and sliding
  * layers: T0 = free // (F + S) tokens of every layer (F, S: the bytes a
@@ -741,8 +768,9 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 	s->tokens = s->bpt ? s->free_kv / s->bpt / c->block * c->block : 0;
 	if (in->engine == KV_POLICY_VLLM && s->seq)
 		return vllm_capacity(c, s, err);
-	if (in->engine == KV_POLICY_SGLANG && s->seq)
-		sglang_swa(c, s, err);
+	if (in->engine == KV_POLICY_SGLANG && s->seq &&
+	    !sglang_swa(c, s, err))
+		sglang_mamba(c, s);
 	return 0;
 }
 
@@ -857,6 +885,7 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	c.o.tp = in->tp;
 	c.o.state = in->engine == KV_POLICY_IDEAL      ? KV_STATE_REF
 		    : in->engine == KV_POLICY_LLAMACPP ? KV_STATE_F32
+		    : in->engine == KV_POLICY_SGLANG   ? KV_STATE_SSM_F32
 						       : KV_STATE_ENGINE;
 	bool mla = false;
 	for (uint32_t i = 0; i < m->n_layers; i++) {

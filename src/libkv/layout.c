@@ -198,7 +198,9 @@ int kv_model_state_bytes(const struct kv_model *m, const struct kv_opts *o,
 		n += m->layers[i].ssm;
 	bool f32 = o->state == KV_STATE_F32;
 	uint64_t bc = f32 ? 4 : kv_dtype_info(m->dtype)->block_bytes;
-	uint64_t bs = f32 ? 4 : kv_dtype_info(m->ssm_dtype)->block_bytes;
+	uint64_t bs = f32 || o->state == KV_STATE_SSM_F32
+			      ? 4
+			      : kv_dtype_info(m->ssm_dtype)->block_bytes;
 	/* the convolution's window over its channels (Mamba-2's also carry
 	 * B and C of each group; a gated DeltaNet's, its queries and keys),
 	 * and the SSM state of the inner ones */

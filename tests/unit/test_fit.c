@@ -374,6 +374,30 @@ static void test_engine_rules(void)
 		CHECK_U64(f.users_whole, 44);
 		kv_model_free(m);
 	}
+	/* SGLang's Mamba split (model_runner.py, handle_max_mamba_cache),
+	 * Jamba at tp 2: a request's state is 28 layers of a convolution of
+	 * 4096 channels x 3 columns in bf16 and an SSM state of 4096 x 16 in
+	 * float32 (mamba_ssm_dtype): 28 x (24576 + 262144) = 8028160 bytes.
+	 * Of 20 GiB, floor(21474836480 x 0.9 / 1.9) / 8028160 = 1267 states,
+	 * the rest to tokens of 4 attention layers (4 x 4 heads x 256 x 2 =
+	 * 8192 bytes each): (21474836480 - 1267 x 8028160) / 8192 = 1379780
+	 * tokens; at 32768 tokens 42.11 requests, below the 1267 / 3 = 422
+	 * states that may run */
+	if ((m = test_load("jamba-v0.1"))) {
+		struct kv_fit_in in = seed(m, 32768);
+		in.engine = KV_POLICY_SGLANG;
+		in.tp = 2;
+		in.kv_memory = 20ULL << 30;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.bytes_per_token, 8192);
+		CHECK_U64(f.kv_tokens, 1379780);
+		CHECK_NEAR(f.users, 1379780.0 / 32768, 1e-9);
+		CHECK_U64(f.seq_bytes, 32768ULL * 8192 + 8028160);
+		/* at 1024 tokens the states bind: 422 */
+		in.ctx = 1024;
+		CHECK_NEAR(solve(&in).users, 422, 1e-12);
+		kv_model_free(m);
+	}
 	/* Gemma 3 27B: 52 sliding and 10 full layers, 131072-byte pages;
 	 * groups of 10 (52 >= 1.5 x 10): 6 sliding groups, one padded, and
 	 * 1 full; at 8192 tokens each needs 512 pages, a sliding one 513
