@@ -111,6 +111,17 @@ static inline int test_quick(void)
 	return q && *q && strcmp(q, "0") != 0;
 }
 
+/* A test of vectorised kernels runs once per instruction set, named by
+ * its argument ("avx2", "avx512"; tests/CMakeLists.txt). Where this CPU
+ * lacks the set, it says so and exits 77, ctest's skip: it never passes
+ * having compared nothing. */
+static inline int test_skip(const char *name, const char *set)
+{
+	printf("%s %s: skipped: this CPU does not run the %s kernels\n",
+	       name, set, set);
+	return 77;
+}
+
 static inline int test_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, test_checks,

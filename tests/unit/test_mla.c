@@ -19,6 +19,7 @@
  * than 1e-3 (checked below), so the bound tells the forms apart.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_int.h"
 #include "kv/engine.h"
@@ -87,7 +88,7 @@ static void test_kernel_hand(void)
  * ranges merged against the whole, over head counts on both sides of the
  * register tiles (4), ranks on both sides of 64 and lengths on both sides
  * of a block. Scores grow along the positions so the running max rises. */
-static void test_kernel_simd(void)
+static void test_kernel_simd(enum kv_isa isa)
 {
 	enum { MAXH = 16, MAXD = 576, MAXN = 70 };
 	static float q[MAXH * MAXD], c[MAXN * MAXD];
@@ -100,15 +101,12 @@ static void test_kernel_simd(void)
 	const uint32_t rr[][2] = {{8, 8},    {32, 8},   {48, 16},
 				  {256, 32}, {512, 64}};
 	const uint64_t ns[] = {1, 7, 15, 16, 17, 33, 70};
-	const enum kv_isa isas[] = {KV_ISA_AVX2, KV_ISA_AVX512};
-	for (size_t v = 0; v < 2; v++)
 	for (size_t x = 0; x < 5; x++)
 		for (size_t y = 0; y < 5; y++)
 			for (size_t z = 0; z < 7; z++) {
 				uint32_t h = hs[x], rank = rr[y][0];
 				uint32_t rope = rr[y][1], D = rank + rope;
 				uint64_t n = ns[z];
-				enum kv_isa isa = isas[v];
 				if (!kv_mla_has_isa(isa, rank, rope))
 					continue;
 				for (uint64_t i = 0; i < h * D; i++)
@@ -425,10 +423,33 @@ static void test_refusals(void)
 	kv_model_free(m);
 }
 
-int main(void)
+/* The vectorised kernels of one instruction set against the portable
+ * ones (test_skip where the CPU lacks the set). */
+static int simd(const char *set)
 {
+	enum kv_isa isa = !strcmp(set, "avx2")	   ? KV_ISA_AVX2
+			  : !strcmp(set, "avx512") ? KV_ISA_AVX512
+						   : KV_ISA_C;
+	if (isa == KV_ISA_C) {
+		fprintf(stderr, "test_mla: unknown instruction set '%s'\n",
+			set);
+		return 2;
+	}
+	if (!kv_mla_has_isa(isa, 512, 64))
+		return test_skip("test_mla", set);
+	test_kernel_simd(isa);
+	printf("test_mla %s: compared with the portable kernel: latent "
+	       "attention (ranks 8 to 512, 1 to 16 heads, whole and split "
+	       "ranges)\n",
+	       set);
+	return test_done("test_mla");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		return simd(argv[1]);
 	test_kernel_hand();
-	test_kernel_simd();
 	test_refusals();
 	test_scratch();
 	test_bytes();
