@@ -339,6 +339,50 @@ int cli_load_model(const char *arg, struct kv_model **m)
 
 /* --- TSV in --- */
 
+int cli_read_text(const char *path, char **out, size_t *len)
+{
+	bool in = !strcmp(path, "-");
+	FILE *f = in ? stdin : fopen(path, "r");
+	struct stat st;
+	*out = NULL;
+	*len = 0;
+	if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (!in)
+			fclose(f);
+		f = NULL;
+		errno = EISDIR;
+	}
+	if (!f) {
+		cli_error("%s: %s", path, strerror(errno));
+		return CLI_USAGE;
+	}
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		char *p = cap < (64u << 20) ? realloc(buf, cap * 2 + 1) : NULL;
+		if (!p) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = p;
+		cap *= 2;
+	}
+	if (!in)
+		fclose(f);
+	if (!buf) {
+		cli_error("%s: out of memory, or larger than 64 MiB", path);
+		return CLI_FAIL;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
 int cli_tsv_split(char *buf, const char *src, struct cli_tsv *t)
 {
 	*t = (struct cli_tsv){0};

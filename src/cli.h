@@ -85,6 +85,15 @@ struct cli_tsv {
 
 #define CLI_TSV_MAX_COLS 256
 
+/* The columns of a table named by an array of names. */
+#define CLI_NCOLS(a) (sizeof(a) / sizeof *(a))
+
+/* The whole text of path ("-": stdin) into *out, NUL-terminated (the
+ * caller frees it), *len its bytes. Returns 0, CLI_USAGE for a path that
+ * does not open or is a directory, or CLI_FAIL out of memory or past
+ * 64 MiB (each said). */
+int cli_read_text(const char *path, char **out, size_t *len);
+
 /* Splits buf (NUL-terminated; the caller keeps it while t is read;
  * src names it in messages).
  * Returns 0, CLI_USAGE for a header of more than CLI_TSV_MAX_COLS

@@ -110,8 +110,9 @@ static const char *const cols[] = {
 	"kv_time_share", "ref_gbps", "ref_gflops", "layout", "block_size",
 	"new_tokens", "top1_agree", "max_abs_logit_diff",
 	"mean_abs_logit_diff", "mean_kl", "baseline_ms", "ratio"};
-#define NCOLS_PLAIN 29
-#define NCOLS_BASELINE 31
+/* the last two only with --baseline */
+#define NCOLS_BASELINE CLI_NCOLS(cols)
+#define NCOLS_PLAIN (NCOLS_BASELINE - 2)
 
 /* The cache's layouts: one run attended whole, one run attended in
  * blocks, blocks from a pool through block tables. */
@@ -826,68 +827,39 @@ static void print_row(struct cli_table *t, const struct point *p,
 static int read_baseline(const char *path, struct kv_model ***models,
 			 size_t *nmodels, struct sweep *s)
 {
-	FILE *f = fopen(path, "r");
-	struct stat st;
-	if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		f = NULL;
-		errno = EISDIR;
-	}
-	if (!f) {
-		cli_error("%s: %s", path, strerror(errno));
-		return CLI_USAGE;
-	}
 	static const char *const need[] = {"bench", "model", "ctx", "users",
 					   "kv_heads", "threads", "ms_median"};
-	int idx[7], lidx = -1, bidx = -1; /* layout, block_size: optional */
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int status = 0, lineno = 0, dt = -1;
-	for (int i = 0; i < 7; i++)
-		idx[i] = -1;
-	while (!status && (len = getline(&line, &cap, f)) > 0) {
-		lineno++;
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		if (len == 0)
-			continue;
-		char *cells[64];
-		int nc = 0;
-		for (char *p = line, *tab; nc < 64; p = tab + 1) {
-			cells[nc++] = p;
-			if (!(tab = strchr(p, '\t')))
-				break;
-			*tab = '\0';
-		}
-		if (idx[0] < 0) { /* the header */
-			for (int i = 0; i < 7; i++)
-				for (int k = 0; k < nc; k++)
-					if (!strcmp(cells[k], need[i]))
-						idx[i] = k;
-			for (int k = 0; k < nc; k++) {
-				if (!strcmp(cells[k], "layout"))
-					lidx = k;
-				if (!strcmp(cells[k], "block_size"))
-					bidx = k;
-			}
-			for (int k = 0; k < nc; k++) /* optional */
-				if (!strcmp(cells[k], "kv_dtype"))
-					dt = k;
-			for (int i = 0; i < 7 && !status; i++)
-				if (idx[i] < 0)
-					status = cli_usage(
-						"%s: line 1: no column '%s'; "
-						"not a kvbench TSV with its "
-						"header",
-						path, need[i]);
-			continue;
-		}
-		int max = 0;
-		for (int i = 0; i < 7; i++)
-			max = idx[i] > max ? idx[i] : max;
+	char *text;
+	size_t len;
+	struct cli_tsv t = {0};
+	int status = cli_read_text(path, &text, &len);
+	if (status)
+		return status;
+	if ((status = cli_tsv_split(text, path, &t))) {
+		free(text);
+		return status;
+	}
+	/* optional: layout and block_size, kv_dtype */
+	int idx[7], max = 0, lidx = cli_tsv_col(&t, "layout"),
+		    bidx = cli_tsv_col(&t, "block_size"),
+		    dt = cli_tsv_col(&t, "kv_dtype");
+	if (!t.ncol)
+		status = cli_usage("%s: empty; not a kvbench TSV", path);
+	for (int i = 0; i < 7 && !status; i++) {
+		if ((idx[i] = cli_tsv_col(&t, need[i])) < 0)
+			status = cli_usage("%s: line %zu: no column '%s'; not "
+					   "a kvbench TSV with its header",
+					   path, t.line[0], need[i]);
+		max = idx[i] > max ? idx[i] : max;
+	}
+	if (!status && !t.nrow)
+		status = cli_usage("%s: no rows", path);
+	for (size_t r = 1; !status && r <= t.nrow; r++) {
+		char **cells = t.cell + r * t.ncol;
+		size_t lineno = t.line[r];
+		int nc = (int)(t.width[r] < t.ncol ? t.width[r] : t.ncol);
 		if (nc <= max) {
-			status = cli_usage("%s: line %d: %d cells, expected "
+			status = cli_usage("%s: line %zu: %d cells, expected "
 					   "at least %d",
 					   path, lineno, nc, max + 1);
 			break;
@@ -897,13 +869,13 @@ static int read_baseline(const char *path, struct kv_model ***models,
 		if (dt >= 0 && dt < nc && *cells[dt] &&
 		    (kv_dtype_parse(cells[dt], &p.dtype) ||
 		     !kv_dtype_stored(p.dtype))) {
-			status = cli_usage("%s: line %d: kv_dtype '%s' is not "
+			status = cli_usage("%s: line %zu: kv_dtype '%s' is not "
 					   "a format the engine stores",
 					   path, lineno, cells[dt]);
 			break;
 		}
 		if (kv_bench_parse(cells[idx[0]], &p.bench)) {
-			status = cli_usage("%s: line %d: unknown bench '%s'",
+			status = cli_usage("%s: line %zu: unknown bench '%s'",
 					   path, lineno, cells[idx[0]]);
 			break;
 		}
@@ -917,7 +889,7 @@ static int read_baseline(const char *path, struct kv_model ***models,
 				kv_parse_u64(cells[idx[3]], &p.users) ||
 				kv_parse_u64(cells[idx[4]], &p.kv_heads) ||
 				!p.ctx || !p.users || !p.kv_heads))) {
-			status = cli_usage("%s: line %d: a number is missing "
+			status = cli_usage("%s: line %zu: a number is missing "
 					   "or malformed",
 					   path, lineno);
 			break;
@@ -931,7 +903,7 @@ static int read_baseline(const char *path, struct kv_model ***models,
 			     (bidx < 0 || bidx >= nc ||
 			      kv_parse_u64(cells[bidx], &p.block_size) ||
 			      !p.block_size || p.block_size > UINT32_MAX))) {
-				status = cli_usage("%s: line %d: a layout or "
+				status = cli_usage("%s: line %zu: a layout or "
 						   "block size is malformed",
 						   path, lineno);
 				break;
@@ -946,7 +918,7 @@ static int read_baseline(const char *path, struct kv_model ***models,
 			    p.mla) {
 				*plus = '\0';
 			} else if (plus) {
-				status = cli_usage("%s: line %d: a model "
+				status = cli_usage("%s: line %zu: a model "
 						   "'%s' with no latent rank",
 						   path, lineno, name);
 				break;
@@ -979,12 +951,8 @@ static int read_baseline(const char *path, struct kv_model ***models,
 		if (add(s, p))
 			status = CLI_FAIL;
 	}
-	free(line);
-	fclose(f);
-	if (!status && idx[0] < 0)
-		status = cli_usage("%s: empty; not a kvbench TSV", path);
-	else if (!status && s->n == 0)
-		status = cli_usage("%s: no rows", path);
+	cli_tsv_free(&t);
+	free(text);
 	return status;
 }
 

@@ -487,7 +487,7 @@ static int run(const struct args *a, struct kv_engine *e, struct result *r)
 				kv_rand_token(a->seed, u, i, v);
 
 	struct cli_table t;
-	cli_table_begin(&t, cols, 7, a->json, a->header, false);
+	cli_table_begin(&t, cols, CLI_NCOLS(cols), a->json, a->header, false);
 	for (uint64_t step = 1; step <= a->gen; step++) {
 		uint64_t len = a->prompt + step - 1; /* text so far */
 		double ms[2] = {NAN, NAN};
@@ -762,7 +762,7 @@ static int plan(const struct args *a, const struct kv_model *m,
 		return CLI_USAGE;
 	}
 	struct cli_table t;
-	cli_table_begin(&t, pcols, 9, a->json, a->header, false);
+	cli_table_begin(&t, pcols, CLI_NCOLS(pcols), a->json, a->header, false);
 	cli_put_u64(&t, a->prompt);
 	cli_put_u64(&t, a->gen);
 	cli_put_u64(&t, a->users);
@@ -847,7 +847,7 @@ static int run_lengths(const struct args *a, const struct kv_model *m,
 		}
 	kv_paged_get_stats(pool, &st);
 	struct cli_table t;
-	cli_table_begin(&t, lcols, 11, a->json, a->header, false);
+	cli_table_begin(&t, lcols, CLI_NCOLS(lcols), a->json, a->header, false);
 	cli_put_u64(&t, U);
 	cli_put_u64(&t, o->block_size);
 	cli_put_u64(&t, max);
@@ -927,7 +927,7 @@ static int run_prefix(const struct args *a, struct kv_engine *e)
 		goto out;
 	}
 	struct cli_table t;
-	cli_table_begin(&t, rcols, 12, a->json, a->header, false);
+	cli_table_begin(&t, rcols, CLI_NCOLS(rcols), a->json, a->header, false);
 	for (int r = 0; r < NREQ; r++) {
 		struct kv_paged_stats s0, s1;
 		uint64_t cached;

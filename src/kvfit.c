@@ -394,7 +394,7 @@ static int list_gpus(const struct args *a)
 	int status = load_gpus(&g);
 	if (status)
 		return status;
-	cli_table_begin(&t, gpu_cols, 6, a->json, a->header, a->human);
+	cli_table_begin(&t, gpu_cols, CLI_NCOLS(gpu_cols), a->json, a->header, a->human);
 	for (size_t i = 0; i < g->n; i++) {
 		cli_put_str(&t, g->gpu[i].name);
 		cli_put_bytes(&t, g->gpu[i].memory_bytes);
@@ -550,28 +550,11 @@ static int read_rows(char *buf, struct plan **pl, size_t *np)
 /* stdin: a JSON config (first non-blank byte '{') or kvsize's TSV. */
 static int read_stdin(struct plan **pl, size_t *np)
 {
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap + 1);
-	int status = 0;
-	while (buf) {
-		size_t got = fread(buf + len, 1, cap - len, stdin);
-		len += got;
-		if (len < cap)
-			break;
-		char *p = cap < (64u << 20) ? realloc(buf, cap * 2 + 1) : NULL;
-		if (!p) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = p;
-		cap *= 2;
-	}
-	if (!buf) {
-		cli_error("-: out of memory, or larger than 64 MiB");
-		return CLI_FAIL;
-	}
-	buf[len] = '\0';
+	size_t len;
+	char *buf;
+	int status = cli_read_text("-", &buf, &len);
+	if (status)
+		return status;
 	const char *s = buf;
 	while (isspace((unsigned char)*s))
 		s++;
@@ -965,8 +948,7 @@ int main(int argc, char **argv)
 	}
 
 	if (a.params) {
-		cli_table_begin(&t, param_cols,
-				sizeof param_cols / sizeof *param_cols, a.json,
+		cli_table_begin(&t, param_cols, CLI_NCOLS(param_cols), a.json,
 				a.header, a.human);
 		table = true;
 		for (size_t i = 0; i < np && !status; i++)
@@ -978,7 +960,7 @@ int main(int argc, char **argv)
 	/* a first pass checks every row, so bad input fails before any */
 	if ((status = each(NULL, &a, pl, np, gpu_name, true, &below)))
 		goto out;
-	cli_table_begin(&t, fit_cols, sizeof fit_cols / sizeof fit_cols[0],
+	cli_table_begin(&t, fit_cols, CLI_NCOLS(fit_cols),
 			a.json, a.header, a.human);
 	table = true;
 	status = each(&t, &a, pl, np, gpu_name, false, &below);

@@ -248,7 +248,7 @@ static int list_configs(const struct args *a)
 	char **seen = NULL;
 	size_t nseen = 0;
 	int status = 0;
-	cli_table_begin(&t, lcols, 4, a->json, a->header, false);
+	cli_table_begin(&t, lcols, CLI_NCOLS(lcols), a->json, a->header, false);
 	const char *d;
 	for (size_t i = 0; (d = kv_config_dir(i)); i++) {
 		char dir[4096];
@@ -428,7 +428,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	if (a.per_layer)
-		cli_table_begin(&t, layer_cols, 13, a.json, a.header, a.human);
+		cli_table_begin(&t, layer_cols, CLI_NCOLS(layer_cols), a.json,
+				a.header, a.human);
 	else
 		cli_table_begin(&t, cols, ncols, a.json, a.header, a.human);
 	status = rows(models, nmodels, &a, &t, state);

@@ -93,11 +93,11 @@ struct kv_bench_result {
 
 struct kv_engine;
 
-/* The warm-up a timing gets by default: on the Zen 5 the README's tables
- * come from, the first q4_0 attention step over 8,192 tokens after the
- * cache is filled took 2.6-2.9 ms, the next four 1.9-2.5 and from about
- * the sixth on mostly 1.8-2.0; a single untimed step left that ramp in
- * the median. A fifth of a second is some hundred such steps. */
+/* The warm-up a timing gets by default: the first steps after a cache is
+ * filled run slower than the steady ones (the caches, the TLB and the
+ * core's clock still settling), and a single untimed step leaves that
+ * ramp in the median. A fifth of a second is some hundred attention
+ * steps over 8,192 tokens. */
 #define KV_BENCH_WARMUP_NS 200000000ULL
 
 /*

@@ -39,7 +39,7 @@ struct kv_mla_dims {
 	float eps;          /* of the latent's (and q's) RMSNorm */
 };
 
-/* One layer's tensors, stored [in][out] as the engine's others. */
+/* One layer's tensors, stored [out][in] as the engine's others. */
 struct kv_mla_w {
 	float *w_q;   /* (dim, heads (nope + rope)), when qrank == 0 */
 	float *w_qa;  /* (dim, qrank) q_a_proj */
