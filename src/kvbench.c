@@ -579,49 +579,44 @@ static struct kv_engine_opts engine_opts(const struct args *a,
 	return o;
 }
 
-/* Refuses up front a point whose engine would not fit in the memory the
- * machine has available (documented in kvbench(1)). */
+/* Refuses up front a point whose engine would not fit in the memory a
+ * run may take (kv_run_memory; documented in kvbench(1)). */
 static int check_memory(const struct args *a, struct kv_model **models,
 			const struct sweep *s)
 {
-	uint64_t avail = 0;
-	kv_mem_available(&avail);
+	char err[KV_ERRLEN], b1[32], b2[32];
+	uint64_t avail, usable;
+	if (kv_run_memory(&avail, &usable, err))
+		return cli_usage("%s", err);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct point *p = &s->p[i];
-		char err[KV_ERRLEN];
 		struct kv_engine_size sz;
 		if (p->bench == KV_BENCH_MEMBW) {
-			if (avail && a->membw > avail / 10 * 9) {
-				cli_error("--membw-size %llu bytes: more than "
-					  "the %llu bytes available",
-					  (unsigned long long)a->membw,
-					  (unsigned long long)avail);
-				return CLI_USAGE;
-			}
+			if (usable && a->membw > usable)
+				return cli_usage(
+					"--membw-size %s: more than the %s a "
+					"run may take of the %s available",
+					kv_format_iec(a->membw, b1, sizeof b1),
+					kv_format_iec(usable, b2, sizeof b2),
+					kv_format_iec(avail, err, sizeof err));
 			continue;
 		}
 		if (p->bench == KV_BENCH_SGEMM)
 			continue;
 		struct kv_engine_opts o = engine_opts(a, p, p->ctx);
-		if (kv_engine_estimate(models[p->model], &o, &sz, err) ||
+		const struct kv_model *m = models[p->model];
+		if (kv_engine_estimate(m, &o, &sz, err) ||
 		    (p->bench == KV_BENCH_QUALITY &&
-		     kv_quality_estimate(models[p->model], &o, p->ctx, a->gen,
-					 &sz.total, err))) {
+		     kv_quality_estimate(m, &o, p->ctx, a->gen, &sz.total,
+					 err))) {
 			cli_error("%s", err);
 			return CLI_USAGE;
 		}
-		if (avail && sz.total > avail / 10 * 9) {
-			cli_error("%s %s at ctx %llu, %llu users: needs %llu "
-				  "bytes, %llu available; use fewer users, "
-				  "a shorter context or --layers",
-				  kv_bench_name(p->bench),
-				  models[p->model]->name,
-				  (unsigned long long)p->ctx,
-				  (unsigned long long)p->users,
-				  (unsigned long long)sz.total,
-				  (unsigned long long)avail);
-			return CLI_USAGE;
-		}
+		if (kv_run_fits(m, &o, sz.total, 0, avail, usable, err))
+			return cli_usage("%s %s at ctx %llu, %llu users: %s",
+					 kv_bench_name(p->bench), m->name,
+					 (unsigned long long)p->ctx,
+					 (unsigned long long)p->users, err);
 	}
 	return 0;
 }

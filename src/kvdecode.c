@@ -689,51 +689,20 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	return 0;
 }
 
-/* Refuses a run larger than the memory available, naming what fits:
- * need is the engine's bytes plus `mine`, the loop's own. */
+/* Refuses a run larger than the memory it may take (kv_run_memory),
+ * naming what fits: need is the engine's bytes plus `mine`, the loop's
+ * own. */
 static int check_memory(const struct kv_model *m,
 			const struct kv_engine_opts *o, uint64_t need,
 			uint64_t mine)
 {
-	uint64_t avail;
-	const char *env = getenv("KV_MEM_AVAILABLE");
-	char b1[64], b2[64];
-	if (env && *env) {
-		if (kv_parse_size(env, &avail))
-			return cli_usage("KV_MEM_AVAILABLE: not a size: '%s'",
-					 env);
-	} else if (kv_mem_available(&avail)) {
-		return 0; /* no /proc/meminfo: let the allocation decide */
-	}
-	if (need <= avail)
-		return 0;
-	uint64_t left = avail > mine ? avail - mine : 0; /* for the engine */
-	/* what would fit: fewer layers, else a smaller vocabulary, else
-	 * one layer and a smaller vocabulary */
-	struct kv_engine_opts one = *o;
-	one.layers = 1;
-	uint32_t layers = kv_engine_fit_layers(m, o, left);
-	uint64_t vocab = layers ? 0 : kv_engine_fit_vocab(m, o, left);
-	uint64_t vocab1 = layers || vocab ? 0
-					  : kv_engine_fit_vocab(m, &one, left);
-	char hint[128];
-	if (layers)
-		snprintf(hint, sizeof hint, "; --layers %u would fit", layers);
-	else if (vocab)
-		snprintf(hint, sizeof hint, "; --vocab %llu would fit",
-			 (unsigned long long)vocab);
-	else if (vocab1)
-		snprintf(hint, sizeof hint,
-			 "; --layers 1 --vocab %llu would fit",
-			 (unsigned long long)vocab1);
-	else
-		snprintf(hint, sizeof hint,
-			 "; fewer users or positions are needed");
-	cli_error("%s: the run needs %s (weights, cache and scratch) but %s "
-		  "is available%s",
-		  m->name, kv_format_iec(need, b1, sizeof b1),
-		  kv_format_iec(avail, b2, sizeof b2), hint);
-	return CLI_USAGE;
+	char err[KV_ERRLEN];
+	uint64_t avail, usable;
+	if (kv_run_memory(&avail, &usable, err))
+		return cli_usage("%s", err);
+	if (kv_run_fits(m, o, need, mine, avail, usable, err))
+		return cli_usage("%s: %s", m->name, err);
+	return 0;
 }
 
 /* --dry-run: what the run would allocate and do, without running it. */

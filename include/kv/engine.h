@@ -293,4 +293,21 @@ int kv_meminfo_parse(const char *text, uint64_t *avail);
 /* MemAvailable of this machine. Returns 0, KV_EIO or KV_EINVAL. */
 int kv_mem_available(uint64_t *avail);
 
+/* The memory a run may take, one policy for every tool: the size
+ * $KV_MEM_AVAILABLE names when set, else this machine's MemAvailable, of
+ * which 9/10 (the rest left to the system). *avail gets the memory
+ * available, *usable the part a run may take; both 0 when neither is
+ * known (then any run may try). Returns 0, or KV_EINVAL for a
+ * KV_MEM_AVAILABLE that is not a size (err says). */
+int kv_run_memory(uint64_t *avail, uint64_t *usable, char *err);
+
+/* Whether a run of m under o fits: `need` bytes (the engine's and the
+ * caller's), `mine` of them the caller's own, against kv_run_memory's
+ * figures. Returns 0 when it fits (or usable is 0), else KV_ENOMEM with
+ * err saying what it needs, what is available and what would fit:
+ * --layers N, else --vocab N, else both, else fewer users or positions. */
+int kv_run_fits(const struct kv_model *m, const struct kv_engine_opts *o,
+		uint64_t need, uint64_t mine, uint64_t avail, uint64_t usable,
+		char *err);
+
 #endif

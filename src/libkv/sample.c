@@ -11,6 +11,7 @@
 
 #include "engine_int.h"
 #include "kv/engine.h"
+#include "kv/units.h"
 
 int kv_decode_passes(uint64_t prompt, uint64_t gen, bool cache,
 		     uint64_t *out)
@@ -169,4 +170,55 @@ int kv_mem_available(uint64_t *avail)
 	fclose(f);
 	buf[n] = '\0';
 	return kv_meminfo_parse(buf, avail);
+}
+
+int kv_run_memory(uint64_t *avail, uint64_t *usable, char *err)
+{
+	const char *env = getenv("KV_MEM_AVAILABLE");
+	*avail = *usable = 0;
+	if (env && *env) {
+		if (kv_parse_size(env, avail)) {
+			snprintf(err, KV_ERRLEN,
+				 "KV_MEM_AVAILABLE: not a size: '%s'", env);
+			return KV_EINVAL;
+		}
+	} else if (kv_mem_available(avail)) {
+		*avail = 0; /* unknown: the allocation decides */
+	}
+	*usable = *avail / 10 * 9;
+	return 0;
+}
+
+int kv_run_fits(const struct kv_model *m, const struct kv_engine_opts *o,
+		uint64_t need, uint64_t mine, uint64_t avail, uint64_t usable,
+		char *err)
+{
+	if (!usable || need <= usable)
+		return 0;
+	uint64_t left = usable > mine ? usable - mine : 0; /* the engine's */
+	struct kv_engine_opts one = *o;
+	one.layers = 1;
+	uint32_t layers = kv_engine_fit_layers(m, o, left);
+	uint64_t vocab = layers ? 0 : kv_engine_fit_vocab(m, o, left);
+	uint64_t vocab1 = layers || vocab ? 0
+					  : kv_engine_fit_vocab(m, &one, left);
+	char hint[96], b1[32], b2[32], b3[32];
+	if (layers)
+		snprintf(hint, sizeof hint, "--layers %u would fit", layers);
+	else if (vocab)
+		snprintf(hint, sizeof hint, "--vocab %llu would fit",
+			 (unsigned long long)vocab);
+	else if (vocab1)
+		snprintf(hint, sizeof hint, "--layers 1 --vocab %llu would fit",
+			 (unsigned long long)vocab1);
+	else
+		snprintf(hint, sizeof hint,
+			 "fewer users or positions are needed");
+	snprintf(err, KV_ERRLEN,
+		 "the run needs %s (weights, cache and scratch) but %s is "
+		 "available, %s of it to use; %s",
+		 kv_format_iec(need, b1, sizeof b1),
+		 kv_format_iec(avail, b2, sizeof b2),
+		 kv_format_iec(usable, b3, sizeof b3), hint);
+	return KV_ENOMEM;
 }

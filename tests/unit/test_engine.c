@@ -471,6 +471,28 @@ static void test_helpers(void)
 	CHECK_U64(avail, 2048 * 1024);
 	CHECK(kv_meminfo_parse("MemTotal: 1 kB\n", &avail) == KV_EINVAL);
 	CHECK(kv_mem_available(&avail) == 0 && avail > 0);
+
+	/* one memory policy: KV_MEM_AVAILABLE or MemAvailable, 9/10 to use */
+	uint64_t usable;
+	char err[KV_ERRLEN];
+	setenv("KV_MEM_AVAILABLE", "1000", 1);
+	CHECK(kv_run_memory(&avail, &usable, err) == 0);
+	CHECK_U64(avail, 1000);
+	CHECK_U64(usable, 900);
+	setenv("KV_MEM_AVAILABLE", "lots", 1);
+	CHECK(kv_run_memory(&avail, &usable, err) == KV_EINVAL);
+	CHECK(strstr(err, "KV_MEM_AVAILABLE: not a size: 'lots'") != NULL);
+	unsetenv("KV_MEM_AVAILABLE");
+	CHECK(kv_run_memory(&avail, &usable, err) == 0);
+	CHECK(avail > 0 && usable == avail / 10 * 9);
+	struct kv_model *m = test_parse(gpt2_json);
+	struct kv_engine_opts o = kv_engine_opts_default();
+	CHECK(kv_run_fits(m, &o, 900, 0, 1000, 900, err) == 0);
+	CHECK(kv_run_fits(m, &o, 1ULL << 40, 0, 0, 0, err) == 0); /* unknown */
+	CHECK(kv_run_fits(m, &o, 901, 0, 1000, 900, err) == KV_ENOMEM);
+	CHECK(strstr(err, "the run needs 901 B") != NULL);
+	CHECK(strstr(err, "fewer users or positions are needed") != NULL);
+	kv_model_free(m);
 }
 
 /* Large buffers on 2 MiB boundaries (huge pages asked for), small ones

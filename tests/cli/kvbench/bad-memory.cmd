@@ -1,1 +1,1 @@
-kvbench --bench decode --ctx 1M --users 1000 --layers 1 --vocab 256 2>/tmp/kvbench-mem.err; echo "exit $?"; sed "s/needs [0-9]* bytes, [0-9]* available/needs N bytes, M available/" /tmp/kvbench-mem.err
+KV_MEM_AVAILABLE=20GiB kvbench --bench decode --ctx 1M --users 1000 --layers 1 --vocab 256; echo "exit $?"; KV_MEM_AVAILABLE=4GiB kvbench --bench decode --ctx 64k --users 4; echo "exit $?"; KV_MEM_AVAILABLE=lots kvbench --bench decode; echo "exit $?"

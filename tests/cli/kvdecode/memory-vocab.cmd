@@ -1,1 +1,1 @@
-KV_MEM_AVAILABLE=40M kvdecode --threads 1 --layers 1
+KV_MEM_AVAILABLE=45M kvdecode --threads 1 --layers 1
