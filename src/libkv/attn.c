@@ -892,3 +892,31 @@ void kv_attn_merge(float *o, float *m, float *l, const float *po,
 		m[i] = mx;
 	}
 }
+
+void kv_attn_merge_parts(float *out, const float *part, uint32_t parts,
+			 uint32_t g, uint32_t hd)
+{
+	uint64_t stride = (uint64_t)g * (hd + 2); /* of a part */
+	for (uint32_t i = 0; i < g; i++) {
+		float *o = out + (uint64_t)i * hd;
+		float mx = -INFINITY, sum = 0;
+		for (uint32_t p = 0; p < parts; p++) {
+			float pm = part[p * stride + (uint64_t)g * hd + i];
+			mx = pm > mx ? pm : mx;
+		}
+		for (uint32_t d = 0; d < hd; d++)
+			o[d] = 0;
+		for (uint32_t p = 0; p < parts; p++) {
+			const float *po = part + p * stride;
+			const float *pm = po + (uint64_t)g * hd;
+			if (pm[g + i] == 0)
+				continue;
+			float w = expf(pm[i] - mx);
+			sum += w * pm[g + i];
+			for (uint32_t d = 0; d < hd; d++)
+				o[d] += w * po[(uint64_t)i * hd + d];
+		}
+		for (uint32_t d = 0; d < hd; d++)
+			o[d] /= sum;
+	}
+}

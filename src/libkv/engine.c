@@ -117,6 +117,7 @@ struct kv_engine {
 	struct kv_model *model; /* effective model */
 	struct shape s;
 	struct kv_pool *pool;
+	struct kv_ops ops;   /* the products' threads, switch and gate */
 	bool simd;
 	float logit_scale; /* the head's output times this */
 
@@ -919,9 +920,10 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	}
 	if (!e->s.gpt2 || e->s.mla)
 		rope_table(e);
+	e->ops = (struct kv_ops){e->pool, e->s.threads, true, e->g};
 	if (e->s.mla)
-		kv_mla_init(&e->mla, &e->s.md, e->mla_scratch, e, e->pool,
-			    e->rope, (float *)(void *)e->cache);
+		kv_mla_init(&e->mla, &e->s.md, e->mla_scratch, &e->ops,
+			    e->pool, e->rope, (float *)(void *)e->cache);
 	free(t);
 	*out = e;
 	return 0;
@@ -944,98 +946,6 @@ void kv_engine_free(struct kv_engine *e)
 	free(e->lw);
 	kv_model_free(e->model);
 	free(e);
-}
-
-/* --- products --- */
-
-enum act { ACT_NONE, ACT_GELU, ACT_SWIGLU };
-
-/* Tasks per thread of a product: contiguous runs of W's rows handed out
- * in turn, so a thread that gets less bandwidth takes fewer of them. */
-#define LINEAR_TASKS 4
-
-/* y (m, n) = x (m, k) w (k, n) + beta y + b, then the activation; with
- * SWIGLU, y = silu(x w2 + b2) * (x w + b), the gate product into g. */
-struct linear_job {
-	const float *x, *w, *b, *w2, *b2;
-	float *y, *g;
-	uint64_t m, k, n;
-	float beta;
-	enum act act;
-	bool simd;
-	uint64_t chunk; /* outputs per task, a multiple of 16 */
-	_Atomic uint64_t next;
-};
-
-static void product(const float *x, const float *w, const float *b,
-		    float *y, uint64_t m, uint64_t k, uint64_t n,
-		    uint64_t c0, uint64_t c1, float beta, bool simd)
-{
-	blasint cols = (blasint)(c1 - c0);
-	const float *wc = w + c0 * k; /* rows c0 .. c1 - 1 of W (n, k) */
-	if (m <= KV_SMALL_ROWS && simd)
-		kv_gemm_small(x, m, k, w, n, c0, c1, beta, y, simd);
-	else if (m == 1)
-		cblas_sgemv(CblasRowMajor, CblasNoTrans, cols, (blasint)k,
-			    1.0f, wc, (blasint)k, x, 1, beta, y + c0, 1);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
-			    (blasint)m, cols, (blasint)k, 1.0f, x, (blasint)k,
-			    wc, (blasint)k, beta, y + c0, (blasint)n);
-	if (b)
-		for (uint64_t r = 0; r < m; r++)
-			for (uint64_t c = c0; c < c1; c++)
-				y[r * n + c] += b[c];
-}
-
-/* Outputs c0 .. c1 - 1 of a product, with its activation. */
-static void linear_cols(const struct linear_job *j, uint64_t c0, uint64_t c1)
-{
-	product(j->x, j->w, j->b, j->y, j->m, j->k, j->n, c0, c1, j->beta,
-		j->simd);
-	if (j->act == ACT_GELU) {
-		for (uint64_t r = 0; r < j->m; r++)
-			kv_gelu(j->y + r * j->n + c0, c1 - c0, j->simd);
-	} else if (j->act == ACT_SWIGLU) {
-		product(j->x, j->w2, j->b2, j->g, j->m, j->k, j->n, c0, c1, 0,
-			j->simd);
-		for (uint64_t r = 0; r < j->m; r++)
-			kv_silu_mul(j->y + r * j->n + c0, j->g + r * j->n + c0,
-				    c1 - c0, j->simd);
-	}
-}
-
-static void linear_task(void *arg, unsigned tid, unsigned nth)
-{
-	struct linear_job *j = arg;
-	(void)tid;
-	(void)nth;
-	for (;;) {
-		uint64_t c0 = atomic_fetch_add(&j->next, 1) * j->chunk;
-		if (c0 >= j->n)
-			return;
-		linear_cols(j, c0, c0 + j->chunk < j->n ? c0 + j->chunk : j->n);
-	}
-}
-
-static void linear(struct kv_engine *e, const float *x, uint64_t m,
-		   uint64_t k, const float *w, const float *b, float *y,
-		   uint64_t n, float beta, enum act act, const float *w2,
-		   const float *b2)
-{
-	struct linear_job j = {.x = x, .w = w, .b = b, .w2 = w2, .b2 = b2,
-			       .y = y, .g = e->g, .m = m, .k = k, .n = n,
-			       .beta = beta, .act = act, .simd = e->simd};
-	uint64_t tasks = (uint64_t)e->s.threads * LINEAR_TASKS;
-	j.chunk = ((n + tasks - 1) / tasks + 15) / 16 * 16;
-	atomic_init(&j.next, 0);
-	kv_pool_run(e->pool, linear_task, &j);
-}
-
-void kv_engine_linear(struct kv_engine *e, const float *x, uint64_t m,
-		      uint64_t k, const float *w, float *y, uint64_t n)
-{
-	linear(e, x, m, k, w, NULL, y, n, 0, ACT_NONE, NULL, NULL);
 }
 
 /* --- the pieces of a block --- */
@@ -1329,31 +1239,11 @@ static void merge_parts(struct kv_engine *e, uint32_t nsplit)
 	for (uint64_t r = 0; r < s->users * s->kv_heads; r++) {
 		uint64_t u = r / s->kv_heads;
 		uint32_t kh = (uint32_t)(r % s->kv_heads);
-		float *o = e->att + u * s->att + (uint64_t)kh * G * hd;
-		uint64_t stride = (uint64_t)G * (hd + 2); /* of a part */
-		const float *p0 = e->part + r * nsplit * stride;
-		for (uint32_t g = 0; g < G; g++) {
-			float mx = -INFINITY, sum = 0;
-			for (uint32_t p = 0; p < nsplit; p++) {
-				const float *pm = p0 + p * stride +
-						  (uint64_t)G * hd;
-				mx = pm[g] > mx ? pm[g] : mx;
-			}
-			for (uint32_t d = 0; d < hd; d++)
-				o[g * hd + d] = 0;
-			for (uint32_t p = 0; p < nsplit; p++) {
-				const float *po = p0 + p * stride;
-				const float *pm = po + (uint64_t)G * hd;
-				if (pm[G + g] == 0)
-					continue;
-				float w = expf(pm[g] - mx);
-				sum += w * pm[G + g];
-				for (uint32_t d = 0; d < hd; d++)
-					o[g * hd + d] += w * po[g * hd + d];
-			}
-			for (uint32_t d = 0; d < hd; d++)
-				o[g * hd + d] /= sum;
-		}
+		kv_attn_merge_parts(e->att + u * s->att +
+					    (uint64_t)kh * G * hd,
+				    e->part + r * nsplit * (uint64_t)G *
+						      (hd + 2),
+				    nsplit, G, hd);
 	}
 }
 
@@ -1453,28 +1343,28 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 			kv_mla_attention(&e->mla, &w->mla, l, e->xn, e->qkv,
 					 e->att, n, pos, cache);
 		} else {
-			linear(e, e->xn, rows, d, w->w_qkv, w->b_qkv, e->qkv,
-			       s->qkv, 0, ACT_NONE, NULL, NULL);
+			kv_linear(&e->ops, e->xn, rows, d, w->w_qkv, w->b_qkv, e->qkv,
+			       s->qkv, 0, KV_ACT_NONE, NULL, NULL);
 			store_kv(e, l, n, pos, cache);
 			attention(e, l, n, pos, cache);
 		}
-		linear(e, e->att, rows, s->att, w->w_o, w->b_o, e->x, d, 1,
-		       ACT_NONE, NULL, NULL);
+		kv_linear(&e->ops, e->att, rows, s->att, w->w_o, w->b_o, e->x, d, 1,
+		       KV_ACT_NONE, NULL, NULL);
 		norm_rows(s, e->x, e->xn, rows, 1, w->ln2_g, w->ln2_b);
 		if (s->gpt2)
-			linear(e, e->xn, rows, d, w->w_up, w->b_up, e->h,
-			       s->ffn, 0, ACT_GELU, NULL, NULL);
+			kv_linear(&e->ops, e->xn, rows, d, w->w_up, w->b_up, e->h,
+			       s->ffn, 0, KV_ACT_GELU, NULL, NULL);
 		else
-			linear(e, e->xn, rows, d, w->w_up, w->b_up, e->h,
-			       s->ffn, 0, ACT_SWIGLU, w->w_gate, w->b_gate);
-		linear(e, e->h, rows, s->ffn, w->w_down, w->b_down, e->x, d,
-		       1, ACT_NONE, NULL, NULL);
+			kv_linear(&e->ops, e->xn, rows, d, w->w_up, w->b_up, e->h,
+			       s->ffn, 0, KV_ACT_SWIGLU, w->w_gate, w->b_gate);
+		kv_linear(&e->ops, e->h, rows, s->ffn, w->w_down, w->b_down, e->x, d,
+		       1, KV_ACT_NONE, NULL, NULL);
 	}
 	/* the last token of each sequence through the final norm and head */
 	norm_rows(s, e->x + (n - 1) * d, e->xn, s->users, n, e->lnf_g,
 		  e->lnf_b);
-	linear(e, e->xn, s->users, d, e->head, NULL, logits, s->vocab, 0,
-	       ACT_NONE, NULL, NULL);
+	kv_linear(&e->ops, e->xn, s->users, d, e->head, NULL, logits, s->vocab, 0,
+	       KV_ACT_NONE, NULL, NULL);
 	if (e->logit_scale != 1)
 		for (uint64_t i = 0; i < s->users * s->vocab; i++)
 			logits[i] *= e->logit_scale;
@@ -1737,6 +1627,7 @@ int kv_engine_prefill(struct kv_engine *e, const uint32_t *tokens,
 bool kv_engine_set_simd(struct kv_engine *e, bool on)
 {
 	e->simd = on;
+	e->ops.simd = on;
 	e->mla.simd = on;
 	if (e->s.mla)
 		return kv_mla_has_simd(e->s.md.rank, e->s.md.rope);

@@ -134,4 +134,34 @@ void kv_gemm_small_isa(const float *x, uint64_t m, uint64_t k,
 /* Rows up to which kv_gemm_small() beats sgemm's packing. */
 #define KV_SMALL_ROWS 8
 
+/* --- the products every block runs (ops.c) --- */
+
+enum kv_act { KV_ACT_NONE, KV_ACT_GELU, KV_ACT_SWIGLU };
+
+struct kv_pool;
+
+/* What a product runs on: the engine's threads, its kernels' switch and
+ * the gate's scratch; filled by the engine, read by its blocks and MLA's. */
+struct kv_ops {
+	struct kv_pool *pool;
+	uint32_t threads;
+	bool simd;
+	float *g; /* SWIGLU's gate product, (rows, n) */
+};
+
+/* y (m, n) = x (m, k) w + beta y + b, w of n outputs stored [out][in],
+ * then the activation; with SWIGLU, y = silu(x w2 + b2) * (x w + b). The
+ * outputs are handed to the pool's threads in runs. */
+void kv_linear(const struct kv_ops *o, const float *x, uint64_t m,
+	       uint64_t k, const float *w, const float *b, float *y,
+	       uint64_t n, float beta, enum kv_act act, const float *w2,
+	       const float *b2);
+
+/* Merges `parts` results of a step split over positions, each g rows of
+ * hd weighted sums, then g maxima, then g sums (g (hd + 2) floats apart),
+ * into out (g rows of hd), normalised. A part that saw nothing (sum 0)
+ * counts for nothing. */
+void kv_attn_merge_parts(float *out, const float *part, uint32_t parts,
+			 uint32_t g, uint32_t hd);
+
 #endif

@@ -229,13 +229,13 @@ int kv_mla_scratch_floats(const struct kv_mla_dims *d, uint64_t *out)
 }
 
 void kv_mla_init(struct kv_mla *m, const struct kv_mla_dims *d,
-		 float *scratch, struct kv_engine *engine, struct kv_pool *pool,
+		 float *scratch, const struct kv_ops *ops, struct kv_pool *pool,
 		 const float *rope, float *cache)
 {
 	uint64_t f[8];
 	float **dst[8];
 	m->d = *d;
-	m->engine = engine;
+	m->ops = ops;
 	m->pool = pool;
 	m->simd = true;
 	m->rope = rope;
@@ -885,29 +885,9 @@ static void merge(struct kv_mla *m, uint32_t parts)
 	uint32_t H = d->heads, rank = d->rank;
 	uint64_t stride = (uint64_t)H * (rank + 2); /* of a part */
 	for (uint64_t u = 0; u < d->users; u++)
-		for (uint32_t h = 0; h < H; h++) {
-			const float *p0 = m->part + u * parts * stride;
-			float *o = m->olat + (u * H + h) * rank;
-			float mx = -INFINITY, sum = 0;
-			for (uint32_t p = 0; p < parts; p++) {
-				float pm = p0[p * stride + (uint64_t)H * rank +
-					      h];
-				mx = pm > mx ? pm : mx;
-			}
-			memset(o, 0, rank * sizeof *o);
-			for (uint32_t p = 0; p < parts; p++) {
-				const float *po = p0 + p * stride;
-				const float *pm = po + (uint64_t)H * rank;
-				if (pm[H + h] == 0)
-					continue;
-				float w = expf(pm[h] - mx);
-				sum += w * pm[H + h];
-				for (uint32_t x = 0; x < rank; x++)
-					o[x] += w * po[(uint64_t)h * rank + x];
-			}
-			for (uint32_t x = 0; x < rank; x++)
-				o[x] /= sum;
-		}
+		kv_attn_merge_parts(m->olat + u * H * rank,
+				    m->part + u * parts * stride, parts, H,
+				    rank);
 }
 
 /* The latent attention of a chunk over the cache, into olat. */
@@ -1010,15 +990,17 @@ void kv_mla_attention(struct kv_mla *m, const struct kv_mla_w *w,
 	uint64_t qw = (uint64_t)d->heads * (d->nope + d->rope);
 	/* queries, latents and the rotary key */
 	if (d->qrank) {
-		kv_engine_linear(m->engine, xn, rows, d->dim, w->w_qa, m->qa,
-				 d->qrank);
+		kv_linear(m->ops, xn, rows, d->dim, w->w_qa, NULL, m->qa,
+			  d->qrank, 0, KV_ACT_NONE, NULL, NULL);
 		rms_rows(m->qa, rows, d->qrank, d->qrank, w->qa_g, d->eps);
-		kv_engine_linear(m->engine, m->qa, rows, d->qrank, w->w_qb, q,
-				 qw);
+		kv_linear(m->ops, m->qa, rows, d->qrank, w->w_qb, NULL, q, qw,
+			  0, KV_ACT_NONE, NULL, NULL);
 	} else {
-		kv_engine_linear(m->engine, xn, rows, d->dim, w->w_q, q, qw);
+		kv_linear(m->ops, xn, rows, d->dim, w->w_q, NULL, q, qw, 0,
+			  KV_ACT_NONE, NULL, NULL);
 	}
-	kv_engine_linear(m->engine, xn, rows, d->dim, w->w_kva, m->ckv, D);
+	kv_linear(m->ops, xn, rows, d->dim, w->w_kva, NULL, m->ckv, D, 0,
+		  KV_ACT_NONE, NULL, NULL);
 	rms_rows(m->ckv, rows, D, d->rank, w->kva_g, d->eps);
 	for (uint64_t r = 0; r < rows; r++) {
 		uint64_t p = pos + r % n;

@@ -54,7 +54,7 @@ struct kv_mla_w {
 /* A tensor of one layer for the engine to place and draw: a matrix of
  * rows inputs by cols outputs, or a norm gain. Its id is
  * KV_MLA_ID(layer, slot). A linear one is read only through
- * kv_engine_linear() and is stored as the engine stores its own
+ * kv_linear() and is stored as the engine stores its own
  * projections; the others (kv_b_proj, the gains) as written here, for
  * mla.c reads them itself. */
 struct kv_mla_tensor {
@@ -109,17 +109,11 @@ double kv_mla_pos_macs(const struct kv_mla_dims *d, bool absorbed);
 
 struct kv_pool;
 
-/* y (m, n) = x (m, k) times the projection w of k inputs and n outputs,
- * through the engine's own product, its threads and its weight layout
- * (engine.c). */
-void kv_engine_linear(struct kv_engine *e, const float *x, uint64_t m,
-		      uint64_t k, const float *w, float *y, uint64_t n);
-
 /* The block's state: shape, scratch (carved by kv_mla_init()), the rope
  * table and the cache it reads, all owned by the engine. */
 struct kv_mla {
 	struct kv_mla_dims d;
-	struct kv_engine *engine; /* for its products */
+	const struct kv_ops *ops; /* the engine's products */
 	struct kv_pool *pool;
 	bool simd;
 	const float *rope; /* (ctx, rope / 2, 2) cos, sin */
@@ -143,7 +137,7 @@ struct kv_mla {
 /* Carves scratch (kv_mla_scratch_floats() floats, 64-byte aligned) into
  * m's buffers and records the rest. Allocates nothing. */
 void kv_mla_init(struct kv_mla *m, const struct kv_mla_dims *d,
-		 float *scratch, struct kv_engine *engine, struct kv_pool *pool,
+		 float *scratch, const struct kv_ops *ops, struct kv_pool *pool,
 		 const float *rope, float *cache);
 
 /*
