@@ -505,61 +505,6 @@ static int get_kinds(struct cfg *c, const char *field, uint32_t n,
 	return 0;
 }
 
-/* Family of a model_type; generic Llama-style for the unknown. */
-static enum kv_family family_of(const char *t, bool *known)
-{
-	static const struct {
-		const char *type;
-		enum kv_family f;
-	} map[] = {
-		{"gpt2", KV_FAMILY_GPT2}, {"gpt_bigcode", KV_FAMILY_GPT2},
-		{"llama", KV_FAMILY_LLAMA}, {"mistral", KV_FAMILY_LLAMA},
-		{"mixtral", KV_FAMILY_LLAMA}, {"qwen2", KV_FAMILY_LLAMA},
-		{"qwen2_moe", KV_FAMILY_LLAMA}, {"qwen3", KV_FAMILY_LLAMA},
-		{"qwen3_moe", KV_FAMILY_LLAMA}, {"phi3", KV_FAMILY_LLAMA},
-		{"gemma", KV_FAMILY_GEMMA}, {"gemma2", KV_FAMILY_GEMMA},
-		{"gemma3", KV_FAMILY_GEMMA}, {"gemma3_text", KV_FAMILY_GEMMA},
-		{"falcon", KV_FAMILY_FALCON},
-		{"RefinedWeb", KV_FAMILY_FALCON},
-		{"RefinedWebModel", KV_FAMILY_FALCON},
-		{"deepseek_v2", KV_FAMILY_DEEPSEEK},
-		{"deepseek_v3", KV_FAMILY_DEEPSEEK},
-		{"gpt_oss", KV_FAMILY_GPT_OSS},
-		{"llama4", KV_FAMILY_LLAMA4}, {"llama4_text", KV_FAMILY_LLAMA4},
-		{"openelm", KV_FAMILY_OPENELM}, {"jamba", KV_FAMILY_JAMBA},
-	};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (strcmp(t, map[i].type) == 0) {
-			*known = true;
-			return map[i].f;
-		}
-	/* DeepSeek's descendants keep its names: deepseek_v32, kimi_k2 */
-	*known = !strncmp(t, "deepseek", 8) || !strncmp(t, "kimi", 4);
-	if (*known)
-		return KV_FAMILY_DEEPSEEK;
-	static const char *const llama_like[] = {
-		"chatglm", "glm", "glm4", "cohere", "cohere2", "starcoder2",
-		"qwen3_next", "dbrx", "nemotron_h", "bamba", "minimax",
-		"gemma3n", "gemma3n_text", "mllama", "mllama_text_model",
-		"exaone4", "granitemoehybrid", "falcon_h1",
-		"olmo", "olmo2", "granite", "internlm2", "phi", "stablelm",
-		"gpt_neox", "opt", "mpt", "bloom", "gptj", "minicpm",
-		"minicpm3", "exaone", "qwen2_vl", "qwen2_5_vl", "mistral3",
-		"zamba", "zamba2", "recurrent_gemma", "longcat_flash",
-		"nemotron-nas", "hunyuan", "hunyuan_v1_dense", "hunyuan_v1_moe",
-		"baichuan", "glm4_moe", "ernie4_5", "ernie4_5_moe",
-		"internlm3", "minimax_m1", "olmoe", "phimoe", "phi3small",
-		"seed_oss", "smollm3", "ministral3", "lfm2", "olmo3",
-		"qwen3_5_text", "qwen3_5_moe_text", "mamba", "mamba2",
-		"falcon_mamba", "step3_text", "qwen2_5_omni_text",
-		"qwen3_omni_moe_text", "dots1", "qwen", "gpt_neo", "codegen",
-		"persimmon", "nemotron", "arcee", "apertus", "glm4_moe_lite",
-		"xglm", "jetmoe", "qwen3_vl_text", "qwen3_vl_moe_text",
-		"mimo_v2_flash", "bailing_moe_linear", NULL};
-	*known = is(t, llama_like);
-	return KV_FAMILY_LLAMA;
-}
-
 /* Per-family defaults of Transformers' config classes, for absent fields. */
 struct defaults {
 	uint64_t vocab;
@@ -571,66 +516,165 @@ struct defaults {
 	uint64_t ffn;        /* intermediate_size when absent (0: 4 x hidden) */
 };
 
-static struct defaults defaults_of(const char *t, enum kv_family f)
+/* A model family as the configs name it: its model_type, the block it is
+ * read as, and its config class's defaults (Transformers'
+ * configuration_<type>.py). How its layers are laid out is read from the
+ * config's own fields (read_kinds(), read_mlp()); a type not here is read
+ * as a Llama-style config, and said. */
+struct family {
+	const char *type;
+	enum kv_family family;
+	struct defaults d;
+};
+
+#define F(t, fam, vocab, pos, win, hd, tie, swa, ffn)                        \
+	{t, KV_FAMILY_##fam, {vocab, pos, win, hd, tie, swa, ffn}}
+
+static const struct family FAMILIES[] = {
+	/* model_type           family      vocab max_pos  win   hd  tied
+	 *                                            swa_flag   ffn */
+	F("gpt2",                GPT2,      50257,   1024,    0,   0, true , false,     0),
+	F("gpt_bigcode",         GPT2,      50257,   1024,    0,   0, true , false,     0),
+	F("llama",               LLAMA,     32000,   2048,    0,   0, false, false, 11008),
+	F("mistral",             LLAMA,     32000, 131072, 4096,   0, false, false, 14336),
+	F("mixtral",             LLAMA,     32000, 131072,    0,   0, false, false, 14336),
+	F("qwen2",               LLAMA,    151936,  32768, 4096,   0, false, true , 22016),
+	F("qwen2_moe",           LLAMA,    151936,  32768, 4096,   0, false, true , 22016),
+	F("qwen3",               LLAMA,    151936,  32768, 4096, 128, false, true , 22016),
+	F("qwen3_moe",           LLAMA,    151936,  32768, 4096, 128, false, true , 22016),
+	F("phi3",                LLAMA,     32064,   4096,    0,   0, false, false,  8192),
+	F("chatglm",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("glm",                 LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("glm4",                LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("cohere",              LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("cohere2",             LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("starcoder2",          LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("qwen3_next",          LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("dbrx",                LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("nemotron_h",          LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("bamba",               LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("minimax",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("gemma3n",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("gemma3n_text",        LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("mllama",              LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("mllama_text_model",   LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("exaone4",             LLAMA,     32000,      0, 4096,   0, false, false,     0),
+	F("granitemoehybrid",    LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("falcon_h1",           LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("olmo",                LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("olmo2",               LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("granite",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("internlm2",           LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("phi",                 LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("stablelm",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("gpt_neox",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("opt",                 LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("mpt",                 LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("bloom",               LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("gptj",                LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("minicpm",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("minicpm3",            LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("exaone",              LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("qwen2_vl",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("qwen2_5_vl",          LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("mistral3",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("zamba",               LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("zamba2",              LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("recurrent_gemma",     LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("longcat_flash",       LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("nemotron-nas",        LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("hunyuan",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("hunyuan_v1_dense",    LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("hunyuan_v1_moe",      LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("baichuan",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("glm4_moe",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("ernie4_5",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("ernie4_5_moe",        LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("internlm3",           LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("minimax_m1",          LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("olmoe",               LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("phimoe",              LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("phi3small",           LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("seed_oss",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("smollm3",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("ministral3",          LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("lfm2",                LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("olmo3",               LLAMA,     32000,      0, 4096,   0, false, false,     0),
+	F("qwen3_5_text",        LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("qwen3_5_moe_text",    LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("mamba",               LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("mamba2",              LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("falcon_mamba",        LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("step3_text",          LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("qwen2_5_omni_text",   LLAMA,     32000,      0,    0,   0, false, true ,     0),
+	F("qwen3_omni_moe_text", LLAMA,     32000,      0,    0,   0, false, true ,     0),
+	F("dots1",               LLAMA,     32000,      0,    0,   0, false, true ,     0),
+	F("qwen",                LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("gpt_neo",             LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("codegen",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("persimmon",           LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("nemotron",            LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("arcee",               LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("apertus",             LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("glm4_moe_lite",       LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("xglm",                LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("jetmoe",              LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("qwen3_vl_text",       LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("qwen3_vl_moe_text",   LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("mimo_v2_flash",       LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("bailing_moe_linear",  LLAMA,     32000,      0,    0,   0, false, false,     0),
+	F("lfm2_moe",            LLAMA,     32000,      0,    0,   0, true , false,     0),
+	F("gemma",               GEMMA,    256000,   8192,    0, 256, true , false, 24576),
+	F("gemma2",              GEMMA,    256000,   8192, 4096, 256, true , false,  9216),
+	F("gemma3",              GEMMA,    262208, 131072, 4096, 256, true , false,  9216),
+	F("gemma3_text",         GEMMA,    262208, 131072, 4096, 256, true , false,  9216),
+	F("falcon",              FALCON,    65024,   2048,    0,   0, true , false,     0),
+	F("RefinedWeb",          FALCON,    65024,   2048,    0,   0, true , false,     0),
+	F("RefinedWebModel",     FALCON,    65024,   2048,    0,   0, true , false,     0),
+	F("deepseek_v2",         DEEPSEEK, 102400,   2048,    0,   0, false, false, 11008),
+	F("deepseek_v3",         DEEPSEEK, 129280,   4096,    0,   0, false, false, 18432),
+	F("gpt_oss",             GPT_OSS,  201088, 131072,  128,  64, false, false,  2880),
+	F("llama4",              LLAMA4,   202048, 131072,    0, 128, false, false,  8192),
+	F("llama4_text",         LLAMA4,   202048, 131072,    0, 128, false, false,  8192),
+	F("openelm",             OPENELM,   32000,   2048,    0,   0, false, false,     0),
+	F("jamba",               JAMBA,     65536, 262144,    0,   0, false, false, 14336),
+};
+
+/* Types named by their prefix: DeepSeek's descendants keep its names
+ * (deepseek_v32, kimi_k2); Qwen's omni models gate their windows as Qwen
+ * does, without being a family read as such. */
+static const struct {
+	struct family f;
+	bool known;
+} FAMILY_PREFIXES[] = {
+	{F("deepseek", DEEPSEEK, 129280, 4096, 0, 0, false, false, 18432), true},
+	{F("kimi", DEEPSEEK, 129280, 4096, 0, 0, false, false, 18432), true},
+	{F("qwen2_5_omni", LLAMA, 32000, 0, 0, 0, false, true, 0), false},
+	{F("qwen3_omni", LLAMA, 32000, 0, 0, 0, false, true, 0), false},
+};
+#undef F
+
+/* The family of model_type t; *known: t is one (or a descendant). The
+ * unknown read as Llama-style with the generic defaults. */
+static struct family family_of(const char *t, bool *known)
 {
-	struct defaults d = {32000, 0, 0, 0, false, false, 0};
-	if (f == KV_FAMILY_GPT2)
-		d = (struct defaults){50257, 1024, 0, 0, true, false, 0};
-	else if (!strcmp(t, "llama"))
-		d = (struct defaults){32000, 2048, 0, 0, false, false, 11008};
-	else if (!strcmp(t, "mistral"))
-		d = (struct defaults){32000, 131072, 4096, 0, false, false,
-				      14336};
-	else if (!strcmp(t, "mixtral"))
-		d = (struct defaults){32000, 131072, 0, 0, false, false, 14336};
-	else if (!strcmp(t, "qwen2") || !strcmp(t, "qwen2_moe"))
-		d = (struct defaults){151936, 32768, 4096, 0, false, true,
-				      22016};
-	else if (!strcmp(t, "qwen3") || !strcmp(t, "qwen3_moe"))
-		d = (struct defaults){151936, 32768, 4096, 128, false, true,
-				      22016};
-	else if (!strcmp(t, "phi3"))
-		d = (struct defaults){32064, 4096, 0, 0, false, false, 8192};
-	else if (!strcmp(t, "gemma"))
-		d = (struct defaults){256000, 8192, 0, 256, true, false, 24576};
-	else if (!strcmp(t, "gemma2"))
-		d = (struct defaults){256000, 8192, 4096, 256, true, false,
-				      9216};
-	else if (f == KV_FAMILY_GEMMA)
-		d = (struct defaults){262208, 131072, 4096, 256, true, false,
-				      9216};
-	else if (f == KV_FAMILY_FALCON)
-		d = (struct defaults){65024, 2048, 0, 0, true, false, 0};
-	else if (!strcmp(t, "deepseek_v2"))
-		d = (struct defaults){102400, 2048, 0, 0, false, false, 11008};
-	else if (f == KV_FAMILY_DEEPSEEK)
-		d = (struct defaults){129280, 4096, 0, 0, false, false, 18432};
-	else if (f == KV_FAMILY_GPT_OSS)
-		d = (struct defaults){201088, 131072, 128, 64, false, false,
-				      2880};
-	else if (f == KV_FAMILY_LLAMA4)
-		d = (struct defaults){202048, 131072, 0, 128, false, false,
-				      8192};
-	else if (f == KV_FAMILY_OPENELM)
-		d = (struct defaults){32000, 2048, 0, 0, false, false, 0};
-	else if (f == KV_FAMILY_JAMBA)
-		d = (struct defaults){65536, 262144, 0, 0, false, false, 14336};
-	else if (!strcmp(t, "exaone4") || !strcmp(t, "olmo3"))
-		d.window = 4096;
-	/* config classes whose head is tied unless the config says not */
-	static const char *const tied[] = {"bloom",	 "mpt",	    "opt",
-					   "starcoder2", "cohere",  "cohere2",
-					   "gpt_neo",	 "phi3small",
-					   "recurrent_gemma", "zamba",
-					   "zamba2", "xglm", "minicpm3", "lfm2",
-					   "lfm2_moe", NULL};
-	if (is(t, tied))
-		d.tie = true;
-	/* Qwen's kin gate their windows by use_sliding_window too */
-	if (!strcmp(t, "dots1") || !strncmp(t, "qwen2_5_omni", 12) ||
-	    !strncmp(t, "qwen3_omni", 10))
-		d.swa_flag = true;
-	return d;
+	for (size_t i = 0; i < sizeof FAMILIES / sizeof *FAMILIES; i++)
+		if (!strcmp(t, FAMILIES[i].type)) {
+			*known = true;
+			return FAMILIES[i];
+		}
+	for (size_t i = 0; i < sizeof FAMILY_PREFIXES /
+				       sizeof *FAMILY_PREFIXES;
+	     i++) {
+		const struct family *f = &FAMILY_PREFIXES[i].f;
+		if (!strncmp(t, f->type, strlen(f->type))) {
+			*known = FAMILY_PREFIXES[i].known;
+			return *f;
+		}
+	}
+	*known = false;
+	return (struct family){t, KV_FAMILY_LLAMA,
+			       {32000, 0, 0, 0, false, false, 0}};
 }
 
 static const char *const NAMES_LAYERS[] = {"num_hidden_layers", "n_layer",
@@ -2491,7 +2535,8 @@ static int build(struct cfg *c, struct kv_model *m)
 			    "context",
 			    m->model_type);
 	bool known;
-	m->family = family_of(m->model_type, &known);
+	struct family fam = family_of(m->model_type, &known);
+	m->family = fam.family;
 	if (!known && !(!type && present(c, "ssm_cfg")))
 		snprintf(m->note, sizeof m->note,
 			 "model_type \"%s\" is not a known family; read as a "
@@ -2507,7 +2552,7 @@ static int build(struct cfg *c, struct kv_model *m)
 	if (is(m->model_type, ssm) || (!type && present(c, "ssm_cfg")))
 		return build_ssm(c, m);
 
-	struct defaults d = defaults_of(m->model_type, m->family);
+	struct defaults d = fam.d;
 	if ((e = read_shape(c, m, &d)))
 		return e;
 	uint32_t n = m->n_layers;
