@@ -6,6 +6,7 @@
  * attended in blocks, paged) is a sweep axis, so paging's cost per step
  * is measured beside the contiguous step.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -26,7 +27,7 @@ static const char usage[] =
 	"articles' GPT-2 small shape) against this machine's measured memory\n"
 	"bandwidth and sgemm rate. One TSV row per point, as it finishes.\n"
 	"\n"
-	"  -b, --bench LIST       decode, nocache, attn, batch, membw, sgemm,\n"
+	"  -B, --bench LIST       decode, nocache, attn, batch, membw, sgemm,\n"
 	"                         quality (default: all but quality, a sweep\n"
 	"                         of a few minutes)\n"
 	"  -c, --ctx LIST         contexts: 8192,8k or lo:hi:xF or lo:hi:+S\n"
@@ -45,11 +46,11 @@ static const char usage[] =
 	"      --logit-scale S    quality: logits times S (default 1)\n"
 	"      --layout LIST      contiguous, blocked (contiguous, attended\n"
 	"                         in blocks), paged (default contiguous)\n"
-	"      --block-size LIST  positions per block of blocked and paged\n"
+	"  -b, --block-size LIST  positions per block of blocked and paged\n"
 	"                         (default 16)\n"
 	"      --layers N         decoder layers instead of the config's\n"
 	"      --vocab N          vocabulary instead of the config's\n"
-	"  -r, --reps N           timed repetitions per point (default 5)\n"
+	"  -R, --reps N           timed repetitions per point (default 5)\n"
 	"      --warmup N         untimed repetitions first (default: 0.2 s\n"
 	"                         of them, at least 1)\n"
 	"      --membw-size SIZE  bytes the bandwidth probe reads (default\n"
@@ -71,13 +72,13 @@ static const char usage[] =
 
 enum { OPT_KV_HEADS = 256, OPT_LAYERS, OPT_VOCAB, OPT_WARMUP, OPT_MEMBW,
        OPT_SGEMM_N, OPT_BASELINE, OPT_MAX_REGRESS, OPT_JSON, OPT_NO_HEADER,
-       OPT_VERSION, OPT_LAYOUT, OPT_BLOCK_SIZE, OPT_MLA, OPT_MLA_ROPE,
+       OPT_VERSION, OPT_LAYOUT, OPT_MLA, OPT_MLA_ROPE,
        OPT_LOGIT_SCALE };
 
 static const struct option longopts[] = {
 	{"baseline", required_argument, NULL, OPT_BASELINE},
-	{"bench", required_argument, NULL, 'b'},
-	{"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
+	{"bench", required_argument, NULL, 'B'},
+	{"block-size", required_argument, NULL, 'b'},
 	{"ctx", required_argument, NULL, 'c'},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -92,7 +93,7 @@ static const struct option longopts[] = {
 	{"mla-rope", required_argument, NULL, OPT_MLA_ROPE},
 	{"new", required_argument, NULL, 'n'},
 	{"no-header", no_argument, NULL, OPT_NO_HEADER},
-	{"reps", required_argument, NULL, 'r'},
+	{"reps", required_argument, NULL, 'R'},
 	{"seed", required_argument, NULL, 's'},
 	{"sgemm-n", required_argument, NULL, OPT_SGEMM_N},
 	{"threads", required_argument, NULL, 'j'},
@@ -255,10 +256,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .max_regress = -1, .header = true, .gen = 32,
 			   .logit_scale = 1};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:c:hj:n:r:s:t:u:", longopts,
+	while ((c = getopt_long(argc, argv, ":B:b:c:hj:n:R:r:s:t:u:", longopts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'b':
+		case 'B':
 			if ((e = each_item("--bench", optarg, a, bench_item,
 					    &a->any_bench)))
 				return e;
@@ -277,10 +278,13 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 					    &a->nthreads, 256)))
 				return e;
 			break;
-		case 'r':
+		case 'R':
 			if ((e = cli_u64("--reps", optarg, 1, 100000, &a->reps)))
 				return e;
 			break;
+		case 'r': /* one letter, one meaning in every tool */
+			return cli_usage("-r is --reserve (kvfit); kvbench's "
+					 "repetitions are -R, --reps");
 		case 's':
 			if ((e = cli_u64("--seed", optarg, 0, UINT64_MAX,
 					 &a->seed)))
@@ -355,7 +359,12 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 					    layout_item, &a->any_layout)))
 				return e;
 			break;
-		case OPT_BLOCK_SIZE:
+		case 'b':
+			if (!isdigit((unsigned char)*optarg))
+				return cli_usage("-b is --block-size, as in "
+						 "kvsize and kvfit ('%s'); the "
+						 "benches are -B, --bench",
+						 optarg);
 			if ((e = parse_list("--block-size", optarg,
 					    &a->block_size, &a->nblock_size,
 					    UINT32_MAX)))

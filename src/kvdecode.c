@@ -45,7 +45,7 @@ static const char usage[] =
 	"      --mla-rope N       size of MLA's shared rotary key, even\n"
 	"                         (default: the config's, else half the\n"
 	"                         head size)\n"
-	"  -c, --cache MODE       on, off or both (default both; on with a\n"
+	"      --cache MODE       on, off or both (default both; on with a\n"
 	"                         cache format other than f32)\n"
 	"  -t, --kv-dtype F       the cache's format of K and V: f32, f16,\n"
 	"                         bf16, fp8, int8, q8_0, q4_0, q4_1 (default\n"
@@ -62,7 +62,7 @@ static const char usage[] =
 	"  -j, --threads N        engine threads (default: online CPUs)\n"
 	"      --tol X            largest logit difference allowed (default\n"
 	"                         1e-4)\n"
-	"      --block-size N     cache blocks of N positions (default: one\n"
+	"  -b, --block-size N     cache blocks of N positions (default: one\n"
 	"                         contiguous run; 16 when paged)\n"
 	"      --layout L         paged (default with blocks) or contiguous\n"
 	"      --pool-blocks N    blocks in the pool (default: every user's\n"
@@ -84,14 +84,14 @@ static const char usage[] =
 	"Exit status: 0 success, 1 tokens or logits differ (or a runtime\n"
 	"failure), 2 bad usage or input. See kvdecode(1).\n";
 
-enum { OPT_LAYERS = 256, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY,
-       OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN, OPT_BLOCK_SIZE,
+enum { OPT_LAYERS = 256, OPT_CACHE, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY,
+       OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN,
        OPT_LAYOUT, OPT_POOL_BLOCKS, OPT_PREFIX_REUSE, OPT_LENGTHS, OPT_MLA,
        OPT_MLA_ROPE, OPT_K_DTYPE, OPT_V_DTYPE, OPT_LOGIT_SCALE };
 
 static const struct option longopts[] = {
-	{"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
-	{"cache", required_argument, NULL, 'c'},
+	{"block-size", required_argument, NULL, 'b'},
+	{"cache", required_argument, NULL, OPT_CACHE},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -229,11 +229,15 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:hj:k:n:p:s:t:T:u:", longopts,
+	while ((c = getopt_long(argc, argv, ":b:c:hj:k:n:p:s:t:T:u:", longopts,
 				NULL)) != -1) {
 		e = 0;
 		switch (c) {
-		case 'c':
+		case 'c': /* one letter, one meaning in every tool */
+			return cli_usage("-c is --ctx (kvsize, kvfit, kvbench); "
+					 "kvdecode's context is --prompt and "
+					 "--new, its cache mode --cache MODE");
+		case OPT_CACHE:
 			if (!strcmp(optarg, "on") || !strcmp(optarg, "off") ||
 			    !strcmp(optarg, "both")) {
 				a->with = strcmp(optarg, "off") != 0;
@@ -288,7 +292,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			e = cli_u64("--users", optarg, 1, 65536, &a->users);
 			a->users_set = true;
 			break;
-		case OPT_BLOCK_SIZE:
+		case 'b':
 			e = cli_u64("--block-size", optarg, 0, UINT32_MAX,
 				    &a->block_size);
 			a->block_set = true;

@@ -51,8 +51,9 @@ static const char usage[] =
 	"      --kv-unified       llama.cpp: one cache stream for every\n"
 	"                         sequence (default: one each, as -np N)\n"
 	"      --swa-full         llama.cpp: sliding layers keep the context\n"
-	"  -u, --users N          sequences of the decode step (default: as\n"
-	"                         many as fit); what --solve needs\n"
+	"  -u, --users LIST       sequences of the decode step, a row each\n"
+	"                         (default: as many as fit); what --solve\n"
+	"                         needs\n"
 	"  -b, --block-size N     tokens per page (default: the engine's)\n"
 	"      --prefix N         tokens of a prompt shared by every sequence\n"
 	"  -e, --engine NAME      vllm, sglang, trtllm, llamacpp, ideal (exact\n"
@@ -136,7 +137,9 @@ enum solve { SOLVE_USERS, SOLVE_CTX, SOLVE_TP };
 struct args {
 	const char *gpu, *mem_text;
 	const struct kv_gpu *gpu_spec; /* the --gpu entry, or NULL */
-	uint64_t mem, weights, reserve, block, prefix, users, min_users;
+	uint64_t mem, weights, reserve, block, prefix, min_users;
+	uint64_t *users;    /* --users LIST; NULL: as many as fit */
+	size_t nusers;
 	uint64_t batched, seqs, kv_memory;
 	uint64_t tp, pp;
 	double bandwidth, util;
@@ -242,9 +245,15 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case 'u':
-			if ((e = cli_u64("--users", optarg, 1, 1ULL << 40,
-					 &a->users)))
+			free(a->users);
+			if ((e = cli_sweep("--users", optarg, &a->users,
+					   &a->nusers)))
 				return e;
+			for (size_t i = 0; i < a->nusers; i++)
+				if (!a->users[i] || a->users[i] > 1ULL << 40)
+					return cli_usage("--users: each from 1 "
+							 "to 2^40, got '%s'",
+							 optarg);
 			break;
 		case 'w':
 			if ((e = cli_size("--weights", optarg, &a->weights)))
@@ -359,7 +368,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		return 0;
 	if (!a->gpu && !a->mem)
 		return cli_usage("no GPU: give --gpu NAME or --gpu-mem SIZE");
-	if (a->solve != SOLVE_USERS && !a->users)
+	if (a->solve != SOLVE_USERS && !a->nusers)
 		return cli_usage("--solve %s: needs --users N",
 				 a->solve == SOLVE_CTX ? "ctx" : "tp");
 	if (a->solve == SOLVE_TP && tp_given)
@@ -489,11 +498,13 @@ static const struct args *opts; /* the options, for row_agrees() */
 
 static int row_agrees(const struct cli_kvsize_row *r)
 {
-	if (r->users > 1 && opts->users && opts->users != r->users)
+	if (r->users > 1 && opts->nusers &&
+	    (opts->nusers > 1 || opts->users[0] != r->users))
 		return cli_usage("-: line %zu: kvsize's rows are for --users "
-				 "%llu, and kvfit was given --users %llu",
+				 "%llu, and kvfit was given --users %llu%s",
 				 r->line, (unsigned long long)r->users,
-				 (unsigned long long)opts->users);
+				 (unsigned long long)opts->users[0],
+				 opts->nusers > 1 ? ",..." : "");
 	if (r->tp && opts->tp_given && opts->tp != r->tp)
 		return cli_usage("-: line %zu: kvsize's rows are for --tp %llu, "
 				 "and kvfit was given --tp %llu",
@@ -658,9 +669,9 @@ static int row(struct cli_table *t, const struct args *a,
 	}
 	if (a->solve == SOLVE_CTX) {
 		uint64_t ctx;
-		if (!(e = kv_fit_solve_ctx(in, a->users, &ctx, err)) && !ctx) {
+		if (!(e = kv_fit_solve_ctx(in, in->users, &ctx, err)) && !ctx) {
 			cli_error("%s: %llu users do not fit at any context",
-				  in->m->name, (unsigned long long)a->users);
+				  in->m->name, (unsigned long long)in->users);
 			*below = true;
 			return 0;
 		}
@@ -671,7 +682,7 @@ static int row(struct cli_table *t, const struct args *a,
 				 "the config's %llu positions are the longest "
 				 "context",
 				 in->m->name, (unsigned long long)ctx,
-				 (unsigned long long)a->users,
+				 (unsigned long long)in->users,
 				 (unsigned long long)in->m->max_pos);
 			ctx = in->m->max_pos;
 		}
@@ -679,11 +690,11 @@ static int row(struct cli_table *t, const struct args *a,
 	} else if (a->solve == SOLVE_TP) {
 		uint32_t tp, max = in->m->n_heads > 1024 ? 1024
 							 : in->m->n_heads;
-		if (!(e = kv_fit_solve_tp(in, a->users, max, &tp, err)) &&
+		if (!(e = kv_fit_solve_tp(in, in->users, max, &tp, err)) &&
 		    !tp) {
 			cli_error("%s: %llu users at %llu tokens fit at no "
 				  "tensor-parallel degree up to %u",
-				  in->m->name, (unsigned long long)a->users,
+				  in->m->name, (unsigned long long)in->users,
 				  (unsigned long long)in->ctx, max);
 			*below = true;
 			return 0;
@@ -769,7 +780,8 @@ static int row(struct cli_table *t, const struct args *a,
 
 /* What one row asks of libkv. dtype -1: the config's KV format. */
 static struct kv_fit_in fit_in(const struct args *a, const struct plan *p,
-			       int dtype, uint64_t ctx, enum kv_policy engine)
+			       int dtype, uint64_t ctx, uint64_t users,
+			       enum kv_policy engine)
 {
 	const struct kv_model *m = p->m;
 	enum kv_dtype w = weight_dtype(a, m, engine);
@@ -795,7 +807,7 @@ static struct kv_fit_in fit_in(const struct args *a, const struct plan *p,
 		.ctx = ctx,
 		.prefix = a->prefix,
 		.engine = engine,
-		.users = p->users ? p->users : a->users,
+		.users = p->users ? p->users : users,
 		.bandwidth_gbps = a->bandwidth,
 		.tflops = kv_gpu_tflops(a->gpu_spec, w),
 	};
@@ -822,12 +834,16 @@ static int each(struct cli_table *t, const struct args *a,
 			cli_warn_beyond(m->name, ctx, nctx, m->max_pos);
 		int e0 = a->engine < 0 ? 0 : a->engine;
 		int e1 = a->engine < 0 ? KV_POLICY_COUNT - 1 : a->engine;
+		static const uint64_t no_users = 0;
+		const uint64_t *us = a->users ? a->users : &no_users;
+		size_t nus = a->users ? a->nusers : 1;
 		for (size_t d = 0; d < ndts && !status; d++)
 			for (size_t c = 0; c < nctx && !status; c++)
+			for (size_t u = 0; u < nus && !status; u++)
 				for (int en = e0; en <= e1 && !status; en++) {
 					struct kv_fit_in in = fit_in(
 						a, &pl[i], dts[d], ctx[c],
-						(enum kv_policy)en);
+						us[u], (enum kv_policy)en);
 					const char *ws = weights_from(
 						a, &pl[i], in.engine, &in);
 					/* --engine all: the engines that
@@ -977,5 +993,6 @@ out:
 	kv_gpus_free(gpus);
 	free(a.ctx);
 	free(a.dtypes);
+	free(a.users);
 	return cli_finish(status);
 }

@@ -1,0 +1,1 @@
+kvbench -r 3

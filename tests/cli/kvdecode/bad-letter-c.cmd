@@ -1,0 +1,1 @@
+kvdecode -c on
