@@ -111,6 +111,16 @@ static inline int test_quick(void)
 	return q && *q && strcmp(q, "0") != 0;
 }
 
+/* Whether the quick run (test_quick()) takes case i of a grid of KV
+ * heads x users x threads (3 x 2 x 2, i = 4 k + 2 u + t): every third,
+ * which still pairs every value of each with every value of the others
+ * but the KV heads. The full grid runs in the plain and sanitized
+ * builds. */
+static inline int test_grid_case(int i)
+{
+	return !test_quick() || i % 3 == 0;
+}
+
 /* A test of vectorised kernels runs once per instruction set, named by
  * its argument ("avx2", "avx512"; tests/CMakeLists.txt). Where this CPU
  * lacks the set, it says so and exits 77, ctest's skip: it never passes

@@ -535,6 +535,8 @@ static void test_engine_formats(void)
 	for (int i = 0; i <= P; i++)
 		tok[i] = kv_rand_token(3, 0, i, 50);
 	for (int f = 0; f < 4; f++) {
+		if (test_quick() && f < 2) /* memcheck: the integer ones */
+			continue;
 		struct kv_engine_opts o = kv_engine_opts_default();
 		struct kv_engine *e;
 		o.kv_heads = 1;
