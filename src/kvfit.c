@@ -837,10 +837,16 @@ static int each(struct cli_table *t, const struct args *a,
 		static const uint64_t no_users = 0;
 		const uint64_t *us = a->users ? a->users : &no_users;
 		size_t nus = a->users ? a->nusers : 1;
+		/* a reader that went away (| head) ends the rows: each row
+		 * is flushed, so its write error shows at once */
 		for (size_t d = 0; d < ndts && !status; d++)
-			for (size_t c = 0; c < nctx && !status; c++)
+			for (size_t c = 0; c < nctx && !status &&
+					    !ferror(stdout);
+			     c++)
 			for (size_t u = 0; u < nus && !status; u++)
-				for (int en = e0; en <= e1 && !status; en++) {
+				for (int en = e0; en <= e1 && !status &&
+						  !ferror(stdout);
+				     en++) {
 					struct kv_fit_in in = fit_in(
 						a, &pl[i], dts[d], ctx[c],
 						us[u], (enum kv_policy)en);

@@ -44,23 +44,32 @@ static void mac(struct acc *a, uint64_t x, uint64_t y)
 }
 
 /* The matrix of a linear layer, k inputs to n outputs, named as the
- * checkpoint names the module ("self_attn.q_proj"): what a
- * quantization_config quantizes. */
-static void lin(struct acc *a, const char *module, uint64_t k, uint64_t n)
+ * checkpoint names the module ("self_attn.q_proj", or "mlp" and
+ * "gate_proj" apart): what a quantization_config quantizes. The name is
+ * only written out where a list of modules left as they are needs it. */
+static void lin2(struct acc *a, const char *mod, const char *module,
+		 uint64_t k, uint64_t n)
 {
 	uint64_t p, b;
-	char name[160];
+	char name[160] = "";
 	if (kv_mul(k, n, &p) || kv_add(a->n, p, &a->n)) {
 		a->err = KV_ERANGE;
 		return;
 	}
 	if (!a->m)
 		return;
-	snprintf(name, sizeof name, "model.layers.%u.%s", a->layer, module);
+	if (a->q->n_ignore)
+		snprintf(name, sizeof name, "model.layers.%u.%s%s%s", a->layer,
+			 mod ? mod : "", mod ? "." : "", module);
 	if (kv_quant_matrix_bytes(a->q, name, a->expert, k, n,
 				  rest_dtype(a), &b) ||
 	    kv_add(a->bytes, b, &a->bytes))
 		a->err = KV_ERANGE;
+}
+
+static void lin(struct acc *a, const char *module, uint64_t k, uint64_t n)
+{
+	lin2(a, NULL, module, k, n);
 }
 
 /* Parameters of one norm over `width` values. */
@@ -86,14 +95,10 @@ static uint64_t layer_norms(const struct kv_model *m)
 static void mlp(struct acc *a, const struct kv_model *m, const char *mod,
 		uint64_t ffn, bool bias)
 {
-	char n[3][64];
-	snprintf(n[0], sizeof n[0], "%s.gate_proj", mod);
-	snprintf(n[1], sizeof n[1], "%s.up_proj", mod);
-	snprintf(n[2], sizeof n[2], "%s.down_proj", mod);
 	if (m->gated_mlp)
-		lin(a, n[0], m->hidden, ffn);
-	lin(a, n[1], m->hidden, ffn);
-	lin(a, n[2], ffn, m->hidden);
+		lin2(a, mod, "gate_proj", m->hidden, ffn);
+	lin2(a, mod, "up_proj", m->hidden, ffn);
+	lin2(a, mod, "down_proj", ffn, m->hidden);
 	if (bias)
 		mac(a, 1, ffn * (m->gated_mlp ? 2 : 1) + m->hidden);
 }
