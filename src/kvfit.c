@@ -765,9 +765,10 @@ static int row(struct cli_table *t, const struct args *a,
 			 (unsigned long long)in->ctx,
 			 (unsigned long long)in->users);
 	if (a->min_users && f.users_whole < a->min_users) {
-		cli_error("%s: %llu users fit at %llu tokens (%s, %llu GPU%s, "
+		cli_error("%s: %llu user%s at %llu tokens (%s, %llu GPU%s, "
 			  "%s), below --min-users %llu",
 			  in->m->name, (unsigned long long)f.users_whole,
+			  f.users_whole == 1 ? " fits" : "s fit",
 			  (unsigned long long)in->ctx, gpu_name,
 			  (unsigned long long)in->tp * in->pp,
 			  in->tp * in->pp > 1 ? "s" : "",
