@@ -606,12 +606,17 @@ static void weights_note(const struct kv_fit_in *in, const struct kv_fit *f)
 	char hint[96] = "no --tp up to the head count fits one sequence";
 	if (tp)
 		snprintf(hint, sizeof hint, "--tp %u would fit", tp);
-	cli_error("%s: weights%s need %llu bytes per GPU, %llu more than "
-		  "the %llu the engine may use; %s",
-		  in->m->name, in->reserve ? " and --reserve" : "",
-		  (unsigned long long)(f->weights + in->reserve),
-		  (unsigned long long)f->missing,
-		  (unsigned long long)f->budget, hint);
+	char need[32], miss[32], budget[32];
+	cli_error("%s: weights%s need %s per GPU, %s more than the %s the "
+		  "engine may use; %s",
+		  in->m->name,
+		  in->reserve   ? " and --reserve"
+		  : f->runtime ? " and the engine's own memory"
+				: "",
+		  kv_format_iec(f->weights + in->reserve + f->runtime, need,
+				sizeof need),
+		  kv_format_iec(f->missing, miss, sizeof miss),
+		  kv_format_iec(f->budget, budget, sizeof budget), hint);
 }
 
 /* vLLM's own check (_check_enough_kv_cache_memory): one request of the
@@ -910,10 +915,11 @@ int main(int argc, char **argv)
 			a.bandwidth = gpu->bandwidth_gbps;
 	}
 	if (!a.params && a.reserve > a.mem) {
-		status = cli_usage("--reserve: %llu bytes is larger than the "
-				   "GPU's memory of %llu bytes",
-				   (unsigned long long)a.reserve,
-				   (unsigned long long)a.mem);
+		char r[32], g[32];
+		status = cli_usage("--reserve: %s is larger than the GPU's "
+				   "memory of %s",
+				   kv_format_iec(a.reserve, r, sizeof r),
+				   kv_format_iec(a.mem, g, sizeof g));
 		goto out;
 	}
 
