@@ -531,19 +531,79 @@ int cli_kvsize_rows(char *text, const char *src,
 
 /* --- output --- */
 
+static enum cli_format output = CLI_TSV; /* -o, for tables not --json */
+
+int cli_output(const char *s, bool *json)
+{
+	static const char *const names[] = {"tsv", "csv", "json", "md"};
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, names[i])) {
+			output = (enum cli_format)i;
+			*json = output == CLI_JSON;
+			return 0;
+		}
+	return cli_usage("--output: tsv, csv, json or md, got '%s'", s);
+}
+
+/* A CSV cell: quoted where it holds a comma, a quote or a line break. */
+static void csv_str(const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+/* A Markdown cell: a pipe escaped, a line break a space. */
+static void md_str(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			putchar('\\');
+		putchar(*s == '\n' || *s == '\t' ? ' ' : *s);
+	}
+}
+
 void cli_table_begin(struct cli_table *t, const char *const *cols,
 		     size_t ncols, bool json, bool header, bool human)
 {
-	*t = (struct cli_table){cols, ncols, json, header, human && !json, 0,
-				0};
+	enum cli_format fmt = json ? CLI_JSON
+			      : output == CLI_JSON ? CLI_TSV
+						   : output;
+	*t = (struct cli_table){cols, ncols, fmt, json, header,
+				human && !json, 0, 0};
 	if (json) {
 		fputs("[", stdout);
-	} else if (header) {
-		for (size_t i = 0; i < ncols; i++)
-			printf("%s%s", i ? "\t" : "", cols[i]);
-		putchar('\n');
-		fflush(stdout);
+		return;
 	}
+	if (!header)
+		return;
+	for (size_t i = 0; i < ncols; i++) {
+		if (fmt == CLI_MD) {
+			fputs(i ? " | " : "| ", stdout);
+			md_str(cols[i]);
+		} else if (fmt == CLI_CSV) {
+			if (i)
+				putchar(',');
+			csv_str(cols[i]);
+		} else {
+			printf("%s%s", i ? "\t" : "", cols[i]);
+		}
+	}
+	if (fmt == CLI_MD) {
+		fputs(" |\n|", stdout);
+		for (size_t i = 0; i < ncols; i++)
+			fputs("---|", stdout);
+	}
+	putchar('\n');
+	fflush(stdout);
 }
 
 static void json_str(const char *s)
@@ -571,8 +631,10 @@ static void cell(struct cli_table *t)
 			putchar(',');
 		json_str(t->cell < t->ncols ? t->cols[t->cell] : "?");
 		putchar(':');
+	} else if (t->fmt == CLI_MD) {
+		fputs(t->cell ? " | " : "| ", stdout);
 	} else if (t->cell) {
-		putchar('\t');
+		putchar(t->fmt == CLI_CSV ? ',' : '\t');
 	}
 	t->cell++;
 }
@@ -582,6 +644,14 @@ void cli_put_str(struct cli_table *t, const char *s)
 	cell(t);
 	if (t->json) {
 		json_str(s);
+		return;
+	}
+	if (t->fmt == CLI_CSV) {
+		csv_str(s);
+		return;
+	}
+	if (t->fmt == CLI_MD) {
+		md_str(s);
 		return;
 	}
 	for (; *s; s++) /* a TSV cell never holds a tab or a newline */
@@ -623,7 +693,7 @@ void cli_put_empty(struct cli_table *t)
 
 void cli_row_end(struct cli_table *t)
 {
-	fputs(t->json ? "}" : "\n", stdout);
+	fputs(t->json ? "}" : t->fmt == CLI_MD ? " |\n" : "\n", stdout);
 	fflush(stdout);
 	t->rows++;
 	t->cell = 0;

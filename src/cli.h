@@ -125,9 +125,20 @@ int cli_kvsize_rows(char *text, const char *src,
 		    struct cli_kvsize_row **rows, size_t *n);
 
 /* The TSV / JSON writer: one header row, one record per line, flushed. */
+/* How a table is written: tab-separated (the default, for pipes),
+ * comma-separated (RFC 4180 quoting), a JSON array of objects, or a
+ * Markdown table. */
+enum cli_format { CLI_TSV, CLI_CSV, CLI_JSON, CLI_MD };
+
+/* -o, --output FORMAT: tsv, csv, json or md, for every table the process
+ * writes after it; *json set for json (the tools' --json). Returns 0 or
+ * CLI_USAGE (said). */
+int cli_output(const char *s, bool *json);
+
 struct cli_table {
 	const char *const *cols; /* column names */
 	size_t ncols;
+	enum cli_format fmt;
 	bool json;   /* a JSON array of objects instead of TSV */
 	bool header; /* print the header row (TSV) */
 	bool human;  /* byte cells as IEC text (TSV only) */

@@ -61,6 +61,8 @@ static const char usage[] =
 	"      --max-regress F    with --baseline: exit 1 when a point is\n"
 	"                         slower by more than F (0.2 = 20%)\n"
 	"  -s, --seed N           weights' seed (default 0)\n"
+	"  -o, --output FORMAT    tsv (default), csv, json or md (a Markdown\n"
+	"                         table)\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"  -h, --help             this help, then exit\n"
@@ -82,6 +84,7 @@ static const struct option longopts[] = {
 	{"ctx", required_argument, NULL, 'c'},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"output", required_argument, NULL, 'o'},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
 	{"layers", required_argument, NULL, OPT_LAYERS},
@@ -256,7 +259,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .max_regress = -1, .header = true, .gen = 32,
 			   .logit_scale = 1};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":B:b:c:hj:n:R:r:s:t:u:", longopts,
+	while ((c = getopt_long(argc, argv, ":B:b:c:hj:n:R:r:s:t:u:o:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'B':
@@ -396,6 +399,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case OPT_JSON: a->json = true; break;
+		case 'o':
+			if ((e = cli_output(optarg, &a->json)))
+				return e;
+			break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_VERSION:
 			printf("kvbench %s\n", KV_VERSION);

@@ -76,6 +76,8 @@ static const char usage[] =
 	"      --summary FILE     also write the summary as a TSV row to FILE\n"
 	"      --dry-run          print the run's plan (bytes, token passes)\n"
 	"                         as one TSV row, then exit without running\n"
+	"  -o, --output FORMAT    tsv (default), csv, json or md (a Markdown\n"
+	"                         table)\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"  -h, --help             this help, then exit\n"
@@ -95,6 +97,7 @@ static const struct option longopts[] = {
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"output", required_argument, NULL, 'o'},
 	{"k-dtype", required_argument, NULL, OPT_K_DTYPE},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
@@ -229,7 +232,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:c:hj:k:n:p:s:t:T:u:", longopts,
+	while ((c = getopt_long(argc, argv, ":b:c:hj:k:n:p:s:t:T:u:o:", longopts,
 				NULL)) != -1) {
 		e = 0;
 		switch (c) {
@@ -336,6 +339,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_SUMMARY: a->summary = optarg; break;
 		case OPT_DRY_RUN: a->dry_run = true; break;
 		case OPT_JSON: a->json = true; break;
+		case 'o':
+			if ((e = cli_output(optarg, &a->json)))
+				return e;
+			break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_VERSION:
 			printf("kvdecode %s\n", KV_VERSION);

@@ -66,6 +66,8 @@ static const char usage[] =
 	"      --list-gpus        list the GPUs of gpus.json, then exit\n"
 	"  -H, --human            sizes in KiB/MiB/GiB; on a terminal, a\n"
 	"                         memory bar per row on stderr\n"
+	"  -o, --output FORMAT    tsv (default), csv, json or md (a Markdown\n"
+	"                         table)\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"  -h, --help             this help, then exit\n"
@@ -102,6 +104,7 @@ static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"human", no_argument, NULL, 'H'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"output", required_argument, NULL, 'o'},
 	{"kv-cache-dtype", required_argument, NULL, 't'},
 	{"kv-cache-memory", required_argument, NULL, OPT_KV_MEMORY},
 	{"kv-dtype", required_argument, NULL, 't'},
@@ -196,7 +199,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	opterr = 0;
 	if ((e = cli_single_dash(argc, argv)))
 		return e;
-	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:", longopts,
+	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:o:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -351,6 +354,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_PARAMS: a->params = true; break;
 		case OPT_LIST_GPUS: a->list_gpus = true; break;
 		case OPT_JSON: a->json = true; break;
+		case 'o':
+			if ((e = cli_output(optarg, &a->json)))
+				return e;
+			break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_VERSION:
 			printf("kvfit %s\n", KV_VERSION);

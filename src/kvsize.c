@@ -28,6 +28,8 @@ static const char usage[] =
 	"  -b, --block-size N     round each sequence up to pages of N tokens\n"
 	"      --per-layer        one row per layer: kind, tokens kept, bytes\n"
 	"  -H, --human            sizes in KiB/MiB/GiB instead of bytes\n"
+	"  -o, --output FORMAT    tsv (default), csv, json or md (a Markdown\n"
+	"                         table)\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"      --list             list the configs found, then exit\n"
@@ -54,6 +56,7 @@ static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"human", no_argument, NULL, 'H'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"output", required_argument, NULL, 'o'},
 	{"kv-cache-dtype", required_argument, NULL, 't'},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"list", no_argument, NULL, OPT_LIST},
@@ -309,7 +312,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	opterr = 0;
 	if ((e = cli_single_dash(argc, argv)))
 		return e;
-	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:o:", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'b':
@@ -353,6 +356,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			break;
 		case OPT_PER_LAYER: a->per_layer = true; break;
 		case OPT_JSON: a->json = true; break;
+		case 'o':
+			if ((e = cli_output(optarg, &a->json)))
+				return e;
+			break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_LIST: a->list = true; break;
 		case OPT_VERSION:

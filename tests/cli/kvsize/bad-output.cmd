@@ -1,0 +1,1 @@
+kvsize llama-3.1-8b -o xml
