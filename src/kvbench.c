@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -967,6 +968,36 @@ static int read_baseline(const char *path, struct kv_model ***models,
 	return status;
 }
 
+/* The progress line on a terminal: the point's place, every dimension
+ * the sweep varies, and the time left at the pace so far. */
+static void progress(const struct point *p, const char *name, size_t i,
+		     size_t n, uint64_t t0)
+{
+	char eta[64] = "";
+	if (i) {
+		double left = (double)(kv_now_ns() - t0) / 1e9 / (double)i *
+			      (double)(n - i);
+		unsigned long long sec = (unsigned long long)(left + 0.5);
+		snprintf(eta, sizeof eta, ", about %llum%02llus left", sec / 60,
+			 sec % 60);
+	}
+	fprintf(stderr, "\r\033[Kkvbench: [%zu/%zu] %s", i + 1, n,
+		kv_bench_name(p->bench));
+	if (*name)
+		fprintf(stderr, " %s ctx %llu users %llu %s", name,
+			(unsigned long long)p->ctx,
+			(unsigned long long)p->users, kv_dtype_name(p->dtype));
+	if (*name && p->kv_heads)
+		fprintf(stderr, " kv_heads %llu",
+			(unsigned long long)p->kv_heads);
+	if (p->mla)
+		fprintf(stderr, " mla %llu", (unsigned long long)p->mla);
+	if (p->layout != L_CONTIGUOUS)
+		fprintf(stderr, " %s %llu", layout_names[p->layout],
+			(unsigned long long)p->block_size);
+	fprintf(stderr, " threads %llu%s", (unsigned long long)p->threads, eta);
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -1024,6 +1055,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	bool tty = isatty(STDERR_FILENO);
+	uint64_t t0 = kv_now_ns();
 	struct cli_table t;
 	cli_table_begin(&t, cols, a.baseline ? NCOLS_BASELINE : NCOLS_PLAIN,
 			a.json, a.header, false);
@@ -1037,12 +1069,7 @@ int main(int argc, char **argv)
 				   ? ""
 				   : models[p->model]->name;
 		if (tty)
-			fprintf(stderr, "\rkvbench: [%zu/%zu] %s %s ctx %llu "
-					"users %llu threads %llu   ",
-				i + 1, s.n, kv_bench_name(p->bench), name,
-				(unsigned long long)p->ctx,
-				(unsigned long long)p->users,
-				(unsigned long long)p->threads);
+			progress(p, name, i, s.n, t0);
 		bool engine = *name != '\0';
 		char label[256];
 		snprintf(label, sizeof label, "%s", name);
@@ -1081,6 +1108,8 @@ int main(int argc, char **argv)
 					  r.ms.median, ratio, p->baseline_ms);
 			}
 		}
+		if (tty) /* the line goes before a row can follow it */
+			fputs("\r\033[K", stderr);
 		if (!status)
 			print_row(&t, p, label, kvh, &r, &q, ratio);
 		if (stop || ferror(stdout))
