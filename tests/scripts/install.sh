@@ -8,7 +8,8 @@ cmake --install "$bin" --prefix "$tmp/prefix" >"$tmp/log" 2>&1 ||
 	{ cat "$tmp/log"; exit 1; }
 p=$tmp/prefix
 fail=0
-for f in bin/kvsize share/man/man1/kvsize.1 share/man/man7/kvtools.7 \
+for f in bin/kvsize bin/kvplot bin/kvplot-steps bin/kvplot-kvheads \
+	bin/kvplot-efficiency share/man/man1/kvsize.1 share/man/man7/kvtools.7 \
 	share/kvtools/configs/llama-3.1-8b.json; do
 	[ -e "$p/$f" ] || { echo "not installed: $f"; fail=1; }
 done
@@ -24,6 +25,12 @@ esac
 if command -v man >/dev/null 2>&1; then
 	man -l "$p/share/man/man1/kvsize.1" >/dev/null 2>&1 || { echo "man -l kvsize.1 failed"; fail=1; }
 	man -l "$p/share/man/man7/kvtools.7" >/dev/null 2>&1 || { echo "man -l kvtools.7 failed"; fail=1; }
+fi
+# an installed chart finds the installed kvplot beside it
+printf 'bench\tctx\tusers\tkv_heads\tkv_dtype\tms_median\tbytes\nattn\t8192\t1\t12\tf32\t1.5\t100\n' >"$tmp/run.tsv"
+if command -v gnuplot >/dev/null 2>&1; then
+	"$p/bin/kvplot-kvheads" "$tmp/k.png" "$tmp/run.tsv" 2>"$tmp/plot.err" &&
+		[ -s "$tmp/k.png" ] || { echo "installed kvplot-kvheads failed:"; cat "$tmp/plot.err"; fail=1; }
 fi
 [ $fail = 0 ] && echo "installed and found"
 exit $fail
