@@ -3000,6 +3000,9 @@ void kv_model_free(struct kv_model *m)
 #ifndef KV_DATADIR
 #define KV_DATADIR "/usr/local/share/kvtools/configs"
 #endif
+#ifndef KV_SOURCE_TEST_CONFIGS
+#define KV_SOURCE_TEST_CONFIGS "tests/configs"
+#endif
 #ifndef KV_SOURCE_CONFIGS
 #define KV_SOURCE_CONFIGS "configs"
 #endif
@@ -3026,6 +3029,10 @@ static const char *exe_datadir(void)
 	return dir;
 }
 
+/* The directories after KV_CONFIG_PATH's: beside an installed binary,
+ * then the install's own, each with its more/ (published configs the
+ * tests read, installed with the shipped ones), then the source tree's
+ * configs/ and tests/configs/. */
 const char *kv_config_dir(size_t i)
 {
 	static char dir[4096];
@@ -3049,16 +3056,25 @@ const char *kv_config_dir(size_t i)
 			p = colon + 1;
 		}
 	}
+	const char *base[3] = {NULL, KV_DATADIR, NULL};
 	const char *rel = exe_datadir();
-	if (rel && strcmp(rel, KV_DATADIR) != 0) {
+	if (rel && strcmp(rel, KV_DATADIR) != 0)
+		base[0] = rel;
+	for (int b = 0; b < 2; b++) {
+		if (!base[b])
+			continue;
 		if (i == k)
-			return rel;
-		k++;
+			return base[b];
+		if (i == k + 1) {
+			snprintf(dir, sizeof dir, "%.4000s/more", base[b]);
+			return dir;
+		}
+		k += 2;
 	}
 	if (i == k)
-		return KV_DATADIR;
-	if (i == k + 1)
 		return KV_SOURCE_CONFIGS;
+	if (i == k + 1)
+		return KV_SOURCE_TEST_CONFIGS;
 	return NULL;
 }
 

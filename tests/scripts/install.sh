@@ -10,13 +10,18 @@ p=$tmp/prefix
 fail=0
 for f in bin/kvsize bin/kvplot bin/kvplot-steps bin/kvplot-kvheads \
 	bin/kvplot-efficiency share/man/man1/kvsize.1 share/man/man7/kvtools.7 \
-	share/kvtools/configs/llama-3.1-8b.json; do
+	share/kvtools/configs/llama-3.1-8b.json \
+	share/kvtools/configs/more/nemotron-nano-9b-v2.json; do
 	[ -e "$p/$f" ] || { echo "not installed: $f"; fail=1; }
 done
 cd / || exit 1
 out=$(env -u KV_CONFIG_PATH "$p/bin/kvsize" llama-3.1-8b --ctx 8192 --no-header)
 [ "$out" = "$(printf 'llama-3.1-8b\tbf16\t32\t8\t128\t128\t8192\t1\t131072\t1073741824')" ] ||
 	{ echo "installed kvsize printed: $out"; fail=1; }
+# a published config the tests read is found by name, installed
+more=$(env -u KV_CONFIG_PATH "$p/bin/kvsize" nemotron-nano-9b-v2 --no-header | cut -f1,3)
+[ "$more" = "$(printf 'nemotron-nano-9b-v2\t4')" ] ||
+	{ echo "installed kvsize, a config of more/: $more"; fail=1; }
 first=$(env -u KV_CONFIG_PATH "$p/bin/kvsize" --list --no-header | head -1 | cut -f4)
 case $first in
 "$p"/share/kvtools/configs/*) ;;

@@ -1,1 +1,1 @@
-kvsize --list
+KV_CONFIG_PATH=configs:tests/configs kvsize --list
