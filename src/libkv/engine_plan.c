@@ -613,14 +613,17 @@ static bool fits(const struct kv_model *m, const struct kv_engine_opts *o,
 	return kv_engine_estimate(m, o, &sz, err) == 0 && sz.total <= avail;
 }
 
-uint32_t kv_engine_fit_layers(const struct kv_model *m,
-			      const struct kv_engine_opts *o, uint64_t avail)
+/* The largest layers (or vocabulary) in (lo, hi] with which the run
+ * fits in avail bytes, else lo. */
+static uint64_t largest(const struct kv_model *m, struct kv_engine_opts t,
+			bool vocab, uint64_t lo, uint64_t hi, uint64_t avail)
 {
-	struct kv_engine_opts t = *o;
-	uint32_t lo = 0, hi = o->layers ? o->layers : m->n_layers;
-	while (lo < hi) { /* largest fitting in (lo, hi] */
-		uint32_t mid = lo + (hi - lo + 1) / 2;
-		t.layers = mid;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+		if (vocab)
+			t.vocab = mid;
+		else
+			t.layers = (uint32_t)mid;
 		if (fits(m, &t, avail))
 			lo = mid;
 		else
@@ -629,20 +632,19 @@ uint32_t kv_engine_fit_layers(const struct kv_model *m,
 	return lo;
 }
 
+uint32_t kv_engine_fit_layers(const struct kv_model *m,
+			      const struct kv_engine_opts *o, uint64_t avail)
+{
+	uint32_t hi = o->layers ? o->layers : m->n_layers;
+	return (uint32_t)largest(m, *o, false, 0, hi, avail);
+}
+
 uint64_t kv_engine_fit_vocab(const struct kv_model *m,
 			     const struct kv_engine_opts *o, uint64_t avail)
 {
-	struct kv_engine_opts t = *o;
-	uint64_t lo = 255, hi = o->vocab ? o->vocab : m->vocab;
+	uint64_t hi = o->vocab ? o->vocab : m->vocab;
 	if (hi < 256)
 		return 0;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo + 1) / 2;
-		t.vocab = mid;
-		if (fits(m, &t, avail))
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	uint64_t lo = largest(m, *o, true, 255, hi, avail);
 	return lo < 256 ? 0 : lo;
 }
