@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kv/decode.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
 #include "kv/paged.h"
@@ -468,105 +469,57 @@ static void put_tokens(struct cli_table *t, const uint32_t *tok,
 	cli_put_str(t, buf);
 }
 
-/* The decode loop: prefill, then one token at a time, each way. */
+/* The decode loop (kv_decode_*): a row per step, each way. */
 static int run(const struct args *a, struct kv_engine *e, struct result *r)
 {
-	uint64_t v = kv_engine_vocab(e), U = a->users;
-	uint64_t cap = a->prompt + a->gen; /* text per user */
-	uint32_t *text[2], *chunk;
-	float *logits[2], *work;
+	struct kv_decode_opts o = {a->prompt, a->gen, a->with, a->without,
+				   a->temperature, a->top_k, a->seed};
+	struct kv_decode *d;
+	struct kv_decode_step st;
+	uint64_t U = a->users;
 	char *cell = malloc(U * 11 + 1);
-	int status = 0;
-	bool both = a->with && a->without;
-	text[0] = calloc(U * cap, sizeof(uint32_t));
-	text[1] = calloc(U * cap, sizeof(uint32_t));
-	chunk = calloc(U * cap, sizeof(uint32_t));
-	logits[0] = calloc(U * v, sizeof(float));
-	logits[1] = calloc(U * v, sizeof(float));
-	work = calloc(v, sizeof(float));
-	uint32_t *next[2] = {calloc(U, sizeof(uint32_t)),
-			     calloc(U, sizeof(uint32_t))};
-	if (!text[0] || !text[1] || !chunk || !logits[0] || !logits[1] ||
-	    !work || !next[0] || !next[1] || !cell) {
+	int rc = cell ? kv_decode_open(e, &o, &d) : KV_ENOMEM;
+	if (rc) {
+		free(cell);
 		cli_error("out of memory");
-		status = CLI_FAIL;
-		goto out;
+		return CLI_FAIL;
 	}
-	for (uint64_t u = 0; u < U; u++)
-		for (uint64_t i = 0; i < a->prompt; i++)
-			text[0][u * cap + i] = text[1][u * cap + i] =
-				kv_rand_token(a->seed, u, i, v);
-
+	bool both = a->with && a->without;
 	struct cli_table t;
 	cli_table_begin(&t, cols, CLI_NCOLS(cols), a->json, a->header, false);
-	for (uint64_t step = 1; step <= a->gen; step++) {
-		uint64_t len = a->prompt + step - 1; /* text so far */
-		double ms[2] = {NAN, NAN};
-		for (int c = 0; c < 2; c++) {
-			if (!(c ? a->with : a->without))
-				continue;
-			/* with the cache: the prompt, then the newest token;
-			 * without: the whole text */
-			uint64_t n = c ? (step == 1 ? len : 1) : len;
-			uint64_t pos = len - n;
-			for (uint64_t u = 0; u < U; u++)
-				memcpy(chunk + u * n, text[c] + u * cap + pos,
-				       n * sizeof *chunk);
-			double t0 = now_ms();
-			int rc = kv_engine_forward(e, chunk, n, pos, c,
-						   logits[c]);
-			if (rc) {
-				cli_error("forward pass failed at step %llu%s",
-					  (unsigned long long)step,
-					  rc == KV_ENOMEM ? ": no free block in "
-							    "the pool"
-							  : "");
-				status = CLI_FAIL;
-				goto out;
-			}
-			ms[c] = now_ms() - t0;
-			r->ms[c] += ms[c];
-			for (uint64_t u = 0; u < U; u++) {
-				next[c][u] = kv_sample(logits[c] + u * v, v,
-						       a->temperature, a->top_k,
-						       a->seed, u, step, work);
-				text[c][u * cap + len] = next[c][u];
-			}
-		}
-		double diff = NAN;
+	while ((rc = kv_decode_next(d, &st)) == 1) {
+		for (int c = 0; c < 2; c++)
+			if (st.next[c])
+				r->ms[c] += st.ms[c];
 		if (both) {
-			diff = kv_max_abs_diff(logits[0], logits[1], U * v);
-			r->max_diff = diff > r->max_diff ? diff : r->max_diff;
-			if (!r->first_diff &&
-			    memcmp(next[0], next[1], U * sizeof **next))
-				r->first_diff = step;
+			r->max_diff = st.max_diff > r->max_diff ? st.max_diff
+								: r->max_diff;
+			if (!r->first_diff && !st.same)
+				r->first_diff = st.step;
 		}
-		cli_put_u64(&t, step);
-		cli_put_u64(&t, len);
-		cli_put_f(&t, ms[1], 3);
-		cli_put_f(&t, ms[0], 3);
-		put_tokens(&t, next[1], U, a->with, cell);
-		put_tokens(&t, next[0], U, a->without, cell);
+		cli_put_u64(&t, st.step);
+		cli_put_u64(&t, st.ctx);
+		cli_put_f(&t, st.ms[1], 3);
+		cli_put_f(&t, st.ms[0], 3);
+		put_tokens(&t, st.next[1], U, a->with, cell);
+		put_tokens(&t, st.next[0], U, a->without, cell);
 		if (both)
-			cli_put_f(&t, diff, 9);
+			cli_put_f(&t, st.max_diff, 9);
 		else
 			cli_put_empty(&t);
 		cli_row_end(&t);
 	}
-	cli_table_end(&t);
+	if (rc < 0)
+		cli_error("forward pass failed at step %llu%s",
+			  (unsigned long long)st.step,
+			  rc == KV_ENOMEM ? ": no free block in the pool" : "");
+	else
+		cli_table_end(&t);
 	r->passes[0] = kv_engine_passes(e, false);
 	r->passes[1] = kv_engine_passes(e, true);
-out:
-	free(text[0]);
-	free(text[1]);
-	free(chunk);
-	free(logits[0]);
-	free(logits[1]);
-	free(work);
-	free(next[0]);
-	free(next[1]);
+	kv_decode_close(d);
 	free(cell);
-	return status;
+	return rc < 0 ? CLI_FAIL : 0;
 }
 
 /* The summary, for people on stderr and for scripts in --summary FILE. */

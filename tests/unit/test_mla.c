@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "kv/decode.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
 #include "mla.h"
@@ -184,42 +185,20 @@ static double agree(const struct kv_model *m, uint32_t rank, uint32_t rope,
 		return INFINITY;
 	}
 	kv_engine_set_simd(e, simd);
-	uint64_t v = kv_engine_vocab(e), ctx = prompt + gen;
-	uint32_t *text = calloc(users * ctx, sizeof *text);
-	uint32_t *chunk = calloc(users * ctx, sizeof *chunk);
-	float *lc = calloc(users * v, sizeof *lc);
-	float *ln = calloc(users * v, sizeof *ln);
+	/* the session: cached and recomputed, each step compared */
+	struct kv_decode_opts dop = {prompt, gen, true, true, 0, 0, 7};
+	struct kv_decode *d;
+	struct kv_decode_step st;
 	double worst = 0;
-	for (uint32_t u = 0; u < users; u++)
-		for (uint64_t i = 0; i < prompt; i++)
-			text[u * ctx + i] = kv_rand_token(7, u, i, v);
-	uint64_t len = prompt;
-	for (uint64_t step = 0; step < gen; step++) {
-		uint64_t n = step ? 1 : prompt, pos = len - n;
-		for (uint32_t u = 0; u < users; u++)
-			memcpy(chunk + u * n, text + u * ctx + pos,
-			       n * sizeof *chunk);
-		CHECK(kv_engine_forward(e, chunk, n, pos, true, lc) == 0);
-		for (uint32_t u = 0; u < users; u++)
-			memcpy(chunk + u * len, text + u * ctx,
-			       len * sizeof *chunk);
-		CHECK(kv_engine_forward(e, chunk, len, 0, false, ln) == 0);
-		double d = kv_max_abs_diff(lc, ln, users * v);
-		worst = d > worst ? d : worst;
-		for (uint32_t u = 0; u < users; u++) {
-			uint32_t a = kv_sample(lc + u * v, v, 0, 0, 7, u, step,
-					       NULL);
-			uint32_t b = kv_sample(ln + u * v, v, 0, 0, 7, u, step,
-					       NULL);
-			CHECK_U64(a, b);
-			text[u * ctx + len] = a;
-		}
-		len++;
+	int rc = kv_decode_open(e, &dop, &d);
+	CHECK(rc == 0);
+	while (!rc && (rc = kv_decode_next(d, &st)) == 1) {
+		worst = st.max_diff > worst ? st.max_diff : worst;
+		CHECK(st.same);
+		rc = 0;
 	}
-	free(text);
-	free(chunk);
-	free(lc);
-	free(ln);
+	CHECK(rc == 0);
+	kv_decode_close(d);
 	kv_engine_free(e);
 	return worst;
 }

@@ -1,0 +1,57 @@
+/*
+ * decode.h - a decode session on one engine: a seeded prompt, then tokens
+ * one at a time, with the cache (the prompt in one pass, then only the
+ * newest token) and without it (the whole text again at every step), the
+ * token of each way drawn from its own logits, each way timed, and the
+ * two compared. kvdecode prints its steps; the tests drive it.
+ */
+#ifndef KV_DECODE_H
+#define KV_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+struct kv_decode_opts {
+	uint64_t prompt;     /* prompt tokens per sequence, >= 1, drawn from
+				the seed (kv_rand_token) */
+	uint64_t gen;        /* tokens to generate, >= 1 */
+	bool cache, nocache; /* the ways that run (one at least) */
+	double temperature;  /* of the draw (kv_sample); 0: the likeliest */
+	uint64_t top_k;      /* 0: every token */
+	uint64_t seed;
+};
+
+/* One step, every sequence of the engine at once. Index 0 is the way
+ * without the cache, 1 the way with it. */
+struct kv_decode_step {
+	uint64_t step;           /* 1 .. gen */
+	uint64_t ctx;            /* tokens each sequence had before it */
+	double ms[2];            /* each way's forward pass; NAN: not run */
+	const uint32_t *next[2]; /* each sequence's token drawn each way;
+				    NULL: not run */
+	double max_diff;         /* largest logit difference of the ways;
+				    NAN unless both run */
+	bool same;               /* both ways drew the same tokens */
+};
+
+struct kv_decode;
+
+/* Opens a session on e (which it does not own; its cache empty). Returns
+ * 0, KV_EINVAL (no way to run, or prompt + gen beyond the engine's
+ * context) or KV_ENOMEM. */
+int kv_decode_open(struct kv_engine *e, const struct kv_decode_opts *o,
+		   struct kv_decode **out);
+
+/* Runs the next step into *st: returns 1, or 0 once gen steps are done,
+ * or the forward pass's KV_E* (KV_ENOMEM: a paged cache out of blocks),
+ * st->step naming the step that failed. */
+int kv_decode_next(struct kv_decode *d, struct kv_decode_step *st);
+
+/* The last step's logits of one way, (users, vocab); NULL if not run. */
+const float *kv_decode_logits(const struct kv_decode *d, bool cache);
+
+void kv_decode_close(struct kv_decode *d);
+
+#endif

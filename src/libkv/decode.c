@@ -1,0 +1,120 @@
+/*
+ * decode.c - the decode session (decode.h): two copies of each
+ * sequence's text, one per way, so that each way goes on from its own
+ * draws; the chunk a pass reads is copied out of the text, and each way's
+ * logits kept for the comparison. Its buffers are kv_decode_loop_bytes()'s.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/bench.h"
+#include "kv/decode.h"
+
+struct kv_decode {
+	struct kv_engine *e;
+	struct kv_decode_opts o;
+	uint64_t vocab, users, cap; /* cap: text per sequence */
+	uint64_t step;              /* steps done */
+	uint32_t *text[2], *chunk, *next[2];
+	float *logits[2], *work;
+};
+
+int kv_decode_open(struct kv_engine *e, const struct kv_decode_opts *o,
+		   struct kv_decode **out)
+{
+	*out = NULL;
+	if ((!o->cache && !o->nocache) || !o->prompt || !o->gen ||
+	    o->prompt > UINT64_MAX / 2 || o->gen > UINT64_MAX / 2)
+		return KV_EINVAL;
+	struct kv_decode *d = calloc(1, sizeof *d);
+	if (!d)
+		return KV_ENOMEM;
+	d->e = e;
+	d->o = *o;
+	d->vocab = kv_engine_vocab(e);
+	d->users = kv_engine_users(e);
+	d->cap = o->prompt + o->gen;
+	uint64_t U = d->users, v = d->vocab;
+	for (int c = 0; c < 2; c++) {
+		d->text[c] = calloc(U * d->cap, sizeof(uint32_t));
+		d->logits[c] = calloc(U * v, sizeof(float));
+		d->next[c] = calloc(U, sizeof(uint32_t));
+	}
+	d->chunk = calloc(U * d->cap, sizeof(uint32_t));
+	d->work = calloc(v, sizeof(float));
+	if (!d->text[0] || !d->text[1] || !d->logits[0] || !d->logits[1] ||
+	    !d->next[0] || !d->next[1] || !d->chunk || !d->work) {
+		kv_decode_close(d);
+		return KV_ENOMEM;
+	}
+	for (uint64_t u = 0; u < U; u++)
+		for (uint64_t i = 0; i < o->prompt; i++)
+			d->text[0][u * d->cap + i] = d->text[1][u * d->cap + i] =
+				kv_rand_token(o->seed, u, i, v);
+	*out = d;
+	return 0;
+}
+
+int kv_decode_next(struct kv_decode *d, struct kv_decode_step *st)
+{
+	uint64_t U = d->users, v = d->vocab, cap = d->cap;
+	uint64_t step = d->step + 1, len = d->o.prompt + step - 1;
+	*st = (struct kv_decode_step){step, len, {NAN, NAN}, {NULL, NULL},
+				      NAN, true};
+	if (d->step >= d->o.gen)
+		return 0;
+	for (int c = 0; c < 2; c++) {
+		if (!(c ? d->o.cache : d->o.nocache))
+			continue;
+		/* with the cache: the prompt, then the newest token;
+		 * without: the whole text */
+		uint64_t n = c ? (step == 1 ? len : 1) : len;
+		uint64_t pos = len - n;
+		for (uint64_t u = 0; u < U; u++)
+			memcpy(d->chunk + u * n, d->text[c] + u * cap + pos,
+			       n * sizeof *d->chunk);
+		uint64_t t0 = kv_now_ns();
+		int rc = kv_engine_forward(d->e, d->chunk, n, pos, c,
+					   d->logits[c]);
+		if (rc)
+			return rc;
+		st->ms[c] = (double)(kv_now_ns() - t0) / 1e6;
+		for (uint64_t u = 0; u < U; u++) {
+			d->next[c][u] = kv_sample(d->logits[c] + u * v, v,
+						  d->o.temperature, d->o.top_k,
+						  d->o.seed, u, step, d->work);
+			d->text[c][u * cap + len] = d->next[c][u];
+		}
+		st->next[c] = d->next[c];
+	}
+	if (d->o.cache && d->o.nocache) {
+		st->max_diff = kv_max_abs_diff(d->logits[0], d->logits[1],
+					       U * v);
+		st->same = !memcmp(d->next[0], d->next[1],
+				   U * sizeof *d->next[0]);
+	}
+	d->step = step;
+	return 1;
+}
+
+const float *kv_decode_logits(const struct kv_decode *d, bool cache)
+{
+	return (cache ? d->o.cache : d->o.nocache) && d->step
+		       ? d->logits[cache]
+		       : NULL;
+}
+
+void kv_decode_close(struct kv_decode *d)
+{
+	if (!d)
+		return;
+	for (int c = 0; c < 2; c++) {
+		free(d->text[c]);
+		free(d->logits[c]);
+		free(d->next[c]);
+	}
+	free(d->chunk);
+	free(d->work);
+	free(d);
+}
