@@ -16,7 +16,12 @@ check() { # FILE PATTERN COUNT: lines of FILE matching PATTERN
 	[ "$n" = "$3" ] || { echo "$1: $n lines match '$2', not $3"; fail=1; }
 }
 titles() { grep '^plot ' "$1" | grep -o "title '[^']*'" | sort -u; }
-sh scripts/plot-kvheads "$tmp/k.gp" "$run" 2>/dev/null || { echo "plot-kvheads failed"; fail=1; }
+sh scripts/plot-kvheads "$tmp/k.gp" "$run" 2>"$tmp/k.err" || { echo "plot-kvheads failed"; fail=1; }
+# the rows it does not draw, said: 36 of the 42 (decode, nocache, batch)
+grep -q "^plot: 36 rows left out by the selection (.*bench batch" "$tmp/k.err" ||
+	{ echo "plot-kvheads: the rows left out not said"; cat "$tmp/k.err"; fail=1; }
+check "$tmp/k.gp" "set xlabel 'KV heads'" 1
+check "$tmp/k.gp" "set ylabel 'time per step, median (ms)'" 1
 titles "$tmp/k.gp" >"$tmp/k.t"
 printf "%s\n" "title 'ctx 1024, bytes'" "title 'ctx 1024, ms_median'" \
 	"title 'ctx 256, bytes'" "title 'ctx 256, ms_median'" | diff - "$tmp/k.t" ||
