@@ -128,12 +128,17 @@ int cli_kvsize_rows(char *text, const char *src,
 /* How a table is written: tab-separated (the default, for pipes),
  * comma-separated (RFC 4180 quoting), a JSON array of objects, or a
  * Markdown table. */
-enum cli_format { CLI_TSV, CLI_CSV, CLI_JSON, CLI_MD };
+enum cli_format { CLI_TSV, CLI_CSV, CLI_JSON, CLI_MD, CLI_TABLE };
 
-/* -o, --output FORMAT: tsv, csv, json or md, for every table the process
- * writes after it; *json set for json (the tools' --json). Returns 0 or
- * CLI_USAGE (said). */
+/* -o, --output FORMAT: tsv, csv, json, md or table, for every table the
+ * process writes after it; *json set for json (the tools' --json).
+ * Returns 0 or CLI_USAGE (said). Without it, a table on a terminal is
+ * written for a person (CLI_TABLE: aligned, sizes in units, the tool's
+ * answer columns only unless cli_verbose()), and TSV anywhere else. */
 int cli_output(const char *s, bool *json);
+
+/* -v, --verbose: a table on a terminal shows every column. */
+void cli_verbose(void);
 
 struct cli_table {
 	const char *const *cols; /* column names */
@@ -144,7 +149,19 @@ struct cli_table {
 	bool human;  /* byte cells as IEC text (TSV only) */
 	size_t rows; /* rows finished */
 	size_t cell; /* cells written in the current row */
+	/* CLI_TABLE: the cells kept until the end, which are numbers, and
+	 * the columns shown, in order */
+	char **text;
+	bool *num;
+	size_t ntext, cap;
+	int show[64];
+	size_t nshow;
 };
+
+/* The columns a table on a terminal shows, in this order (the answer
+ * first); every column with -v or in any other format. */
+void cli_table_brief(struct cli_table *t, const char *const *names,
+		     size_t n);
 
 void cli_table_begin(struct cli_table *t, const char *const *cols,
 		     size_t ncols, bool json, bool header, bool human);

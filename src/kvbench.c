@@ -62,8 +62,10 @@ static const char usage[] =
 	"      --max-regress F    with --baseline: exit 1 when a point is\n"
 	"                         slower by more than F (0.2 = 20%)\n"
 	"  -s, --seed N           weights' seed (default 0)\n"
-	"  -o, --output FORMAT    tsv (default), csv, json or md (a Markdown\n"
-	"                         table)\n"
+	"  -o, --output FORMAT    tsv (the default when piped), csv, json, md\n"
+	"                         (a Markdown table) or table (aligned, sizes\n"
+	"                         in units: the default on a terminal)\n"
+	"  -v, --verbose          a table on a terminal shows every column\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"  -h, --help             this help, then exit\n"
@@ -86,6 +88,7 @@ static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"output", required_argument, NULL, 'o'},
+	{"verbose", no_argument, NULL, 'v'},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
 	{"layers", required_argument, NULL, OPT_LAYERS},
@@ -260,7 +263,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .max_regress = -1, .header = true, .gen = 32,
 			   .logit_scale = 1};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":B:b:c:hj:n:R:r:s:t:u:o:", longopts,
+	while ((c = getopt_long(argc, argv, ":B:b:c:hj:n:R:r:s:t:u:o:v", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'B':
@@ -404,6 +407,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			if ((e = cli_output(optarg, &a->json)))
 				return e;
 			break;
+		case 'v': cli_verbose(); break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_VERSION:
 			printf("kvbench %s\n", KV_VERSION);
@@ -1059,6 +1063,11 @@ int main(int argc, char **argv)
 	struct cli_table t;
 	cli_table_begin(&t, cols, a.baseline ? NCOLS_BASELINE : NCOLS_PLAIN,
 			a.json, a.header, false);
+	static const char *const brief[] = {
+		"bench", "model", "ctx", "users", "kv_heads", "kv_dtype",
+		"threads", "ms_median", "gbps", "gflops", "efficiency",
+		"kv_share", "layout", "top1_agree", "ratio"};
+	cli_table_brief(&t, brief, CLI_NCOLS(brief));
 	for (size_t i = 0; i < s.n && !stop && !status; i++) {
 		struct point *p = &s.p[i];
 		struct kv_bench_result r;

@@ -77,8 +77,10 @@ static const char usage[] =
 	"      --summary FILE     also write the summary as a TSV row to FILE\n"
 	"      --dry-run          print the run's plan (bytes, token passes)\n"
 	"                         as one TSV row, then exit without running\n"
-	"  -o, --output FORMAT    tsv (default), csv, json or md (a Markdown\n"
-	"                         table)\n"
+	"  -o, --output FORMAT    tsv (the default when piped), csv, json, md\n"
+	"                         (a Markdown table) or table (aligned, sizes\n"
+	"                         in units: the default on a terminal)\n"
+	"  -v, --verbose          a table on a terminal shows every column\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"  -h, --help             this help, then exit\n"
@@ -99,6 +101,7 @@ static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"output", required_argument, NULL, 'o'},
+	{"verbose", no_argument, NULL, 'v'},
 	{"k-dtype", required_argument, NULL, OPT_K_DTYPE},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
@@ -233,7 +236,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:c:hj:k:n:p:s:t:T:u:o:", longopts,
+	while ((c = getopt_long(argc, argv, ":b:c:hj:k:n:p:s:t:T:u:o:v", longopts,
 				NULL)) != -1) {
 		e = 0;
 		switch (c) {
@@ -344,6 +347,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			if ((e = cli_output(optarg, &a->json)))
 				return e;
 			break;
+		case 'v': cli_verbose(); break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_VERSION:
 			printf("kvdecode %s\n", KV_VERSION);

@@ -66,8 +66,10 @@ static const char usage[] =
 	"      --list-gpus        list the GPUs of gpus.json, then exit\n"
 	"  -H, --human            sizes in KiB/MiB/GiB; on a terminal, a\n"
 	"                         memory bar per row on stderr\n"
-	"  -o, --output FORMAT    tsv (default), csv, json or md (a Markdown\n"
-	"                         table)\n"
+	"  -o, --output FORMAT    tsv (the default when piped), csv, json, md\n"
+	"                         (a Markdown table) or table (aligned, sizes\n"
+	"                         in units: the default on a terminal)\n"
+	"  -v, --verbose          a table on a terminal shows every column\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"  -h, --help             this help, then exit\n"
@@ -105,6 +107,7 @@ static const struct option longopts[] = {
 	{"human", no_argument, NULL, 'H'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"output", required_argument, NULL, 'o'},
+	{"verbose", no_argument, NULL, 'v'},
 	{"kv-cache-dtype", required_argument, NULL, 't'},
 	{"kv-cache-memory", required_argument, NULL, OPT_KV_MEMORY},
 	{"kv-dtype", required_argument, NULL, 't'},
@@ -181,7 +184,12 @@ static const char *const fit_cols[] = {
 	"kv_bytes", "dup_bytes",
 	"step_users", "step_weight_bytes", "step_kv_bytes",
 	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
-	"compute_ms"};
+	"compute_ms", "bound"};
+/* a table on a terminal: the answer first */
+static const char *const brief_cols[] = {
+	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
+	"weights_bytes", "runtime_bytes", "free_kv_bytes", "kv_bytes",
+	"step_ms", "tokens_per_s"};
 static const char *const param_cols[] = {"model", "params", "params_active",
 					 "weights_bytes", "weights_source"};
 static const char *const gpu_cols[] = {"gpu", "memory_bytes",
@@ -199,7 +207,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	opterr = 0;
 	if ((e = cli_single_dash(argc, argv)))
 		return e;
-	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:o:", longopts,
+	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:o:v", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -358,6 +366,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			if ((e = cli_output(optarg, &a->json)))
 				return e;
 			break;
+		case 'v': cli_verbose(); break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_VERSION:
 			printf("kvfit %s\n", KV_VERSION);
@@ -762,6 +771,12 @@ static int row(struct cli_table *t, const struct args *a,
 	cli_put_f(t, f.step_ms, 3);
 	cli_put_f(t, f.tokens_per_s, 1);
 	cli_put_f(t, f.compute_ms, 3);
+	/* what stops one more sequence */
+	cli_put_str(t, f.missing ? "weights"
+		       : f.max_seqs && f.max_concurrency > (double)f.max_seqs &&
+				 f.users >= (double)f.max_seqs
+			       ? "max_num_seqs"
+			       : "kv_memory");
 	cli_row_end(t);
 	if (a->human && isatty(fileno(stderr)))
 		bar(in, &f);
@@ -998,6 +1013,7 @@ int main(int argc, char **argv)
 		goto out;
 	cli_table_begin(&t, fit_cols, CLI_NCOLS(fit_cols),
 			a.json, a.header, a.human);
+	cli_table_brief(&t, brief_cols, CLI_NCOLS(brief_cols));
 	table = true;
 	status = each(&t, &a, pl, np, gpu_name, false, &below);
 end:

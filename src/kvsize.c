@@ -28,8 +28,10 @@ static const char usage[] =
 	"  -b, --block-size N     round each sequence up to pages of N tokens\n"
 	"      --per-layer        one row per layer: kind, tokens kept, bytes\n"
 	"  -H, --human            sizes in KiB/MiB/GiB instead of bytes\n"
-	"  -o, --output FORMAT    tsv (default), csv, json or md (a Markdown\n"
-	"                         table)\n"
+	"  -o, --output FORMAT    tsv (the default when piped), csv, json, md\n"
+	"                         (a Markdown table) or table (aligned, sizes\n"
+	"                         in units: the default on a terminal)\n"
+	"  -v, --verbose          a table on a terminal shows every column\n"
 	"      --json             a JSON array of records instead of TSV\n"
 	"      --no-header        no header row\n"
 	"      --list             list the configs found, then exit\n"
@@ -57,6 +59,7 @@ static const struct option longopts[] = {
 	{"human", no_argument, NULL, 'H'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"output", required_argument, NULL, 'o'},
+	{"verbose", no_argument, NULL, 'v'},
 	{"kv-cache-dtype", required_argument, NULL, 't'},
 	{"kv-dtype", required_argument, NULL, 't'},
 	{"list", no_argument, NULL, OPT_LIST},
@@ -312,7 +315,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	opterr = 0;
 	if ((e = cli_single_dash(argc, argv)))
 		return e;
-	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:o:", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:o:v", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'b':
@@ -360,6 +363,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			if ((e = cli_output(optarg, &a->json)))
 				return e;
 			break;
+		case 'v': cli_verbose(); break;
 		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_LIST: a->list = true; break;
 		case OPT_VERSION:

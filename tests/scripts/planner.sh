@@ -54,7 +54,13 @@ done
 [ "$(head -1 "$tmp/tsv" | tr '\t' ',')" = "$(head -1 "$tmp/csv")" ] || { echo "FAIL: csv header"; fail=1; }
 grep -q '^| model | gpu |' "$tmp/md" && grep -q '^|---|' "$tmp/md" || { echo "FAIL: md table"; fail=1; }
 grep -q '"users_whole":' "$tmp/json" || { echo "FAIL: json"; fail=1; }
-expect 2 "tsv, csv, json or md" kvfit llama-3.1-8b --gpu h100 -o xml
+expect 2 "tsv, csv, json, md or table" kvfit llama-3.1-8b --gpu h100 -o xml
+# a table for a person (a terminal's default): the answer's columns,
+# aligned, sizes in units; every column with -v
+expect 0 "^model +engine +gpus +kv_dtype +ctx +users_whole +bound +weights_bytes" kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k -o table
+expect 0 "^llama-3.1-8b +vllm +1 +bf16 +8192 +56 +kv_memory +14.96 GiB" kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k -o table
+expect 0 "compute_ms" kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k -o table -v
+expect 0 "max_num_seqs$" pipe "kvfit llama-3.1-8b --gpu h100-sxm --ctx 1k --max-num-seqs 8 | cut -f1,26,37"
 # a letter means one option everywhere
 expect 2 "-b is --block-size" kvbench -b attn
 expect 2 "-c is --ctx" kvdecode -c on
