@@ -1,6 +1,8 @@
 #!/bin/sh
 # options.sh BUILD SRC: for every tool built, the long options of its
-# getopt table, of its --help and of its man page are the same set.
+# getopt table, of its --help and of its man page are the same set; each
+# short letter of the table is in its --help and man page; and a letter
+# names the same long option in every tool (one vocabulary).
 bin=$1 src=$2
 command -v man >/dev/null 2>&1 || { echo "no man: skipped"; exit 77; }
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
@@ -26,6 +28,25 @@ for tool in kvsize kvfit kvdecode kvbench; do
 	for o in $(cat "$tmp/help"); do
 		grep -qx -- "$o" "$tmp/code" || { echo "$tool: --help names --$o, which the tool lacks"; fail=1; }
 	done
+	# letters: {"name", ..., 'x'} entries; of the names a letter has
+	# (aliases share it), the one --help shows beside it
+	sed -n '/struct option/,/^};/p' "$src/src/$tool.c" |
+		sed -n "s/.*{\"\([a-z0-9-]*\)\",.*'\(.\)'}.*/\2 \1/p" >"$tmp/letters.$tool"
+	for l in $(cut -d' ' -f1 "$tmp/letters.$tool" | sort -u); do
+		primary=
+		for o in $(awk -v l="$l" '$1 == l { print $2 }' "$tmp/letters.$tool"); do
+			"$bin/$tool" --help | grep -q -- "-$l, --$o " && primary=$o
+		done
+		if [ -z "$primary" ]; then
+			echo "$tool: -$l not in --help beside its long option"; fail=1
+			continue
+		fi
+		echo "$l $primary $tool" >>"$tmp/letters"
+		MANWIDTH=200 man -l "$src/man/$tool.1" 2>/dev/null | col -b |
+			grep -q -- "-$l, --$primary" || { echo "$tool: -$l, --$primary not in man/$tool.1"; fail=1; }
+	done
 done
+# one letter, one option, in every tool
+sort -u "$tmp/letters" | awk '{ if ($1 in name && name[$1] != $2) { print "-" $1 " is --" name[$1] " in " tool[$1] " but --" $2 " in " $3; bad = 1 } name[$1] = $2; tool[$1] = $3 } END { exit bad }' || fail=1
 echo "$tools tools checked"
 exit $fail
