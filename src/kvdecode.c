@@ -409,13 +409,6 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	return 0;
 }
 
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* 1234567 as "1,234,567" into buf. */
 static const char *group(uint64_t v, char *buf, size_t n)
 {
@@ -824,126 +817,64 @@ out:
 
 /* --- --prefix-reuse: a script of requests over one pool --- */
 
-/* The requests, in order: what each prompt is, and whether its logits
- * must be the cold ones. */
-static const char *const req_names[] = {"cold", "warm", "tail", "first",
-					"again"};
-#define NREQ 5
-
-/* The prompt of request r: the cold prompt; from its middle on new
- * tokens (tail); its first token changed (first). */
-static void req_prompt(const struct args *a, int r, uint64_t v,
-		       uint32_t *tok)
-{
-	for (uint64_t i = 0; i < a->prompt; i++)
-		tok[i] = r == 2 && i >= a->prompt / 2
-				 ? kv_rand_token(a->seed, 1, i, v)
-				 : kv_rand_token(a->seed, 0, i, v);
-	if (r == 3)
-		tok[0] = (uint32_t)((tok[0] + 1) % v);
-}
-
 static int run_prefix(const struct args *a, struct kv_engine *e)
 {
 	static const char *const rcols[] = {
 		"request", "prompt", "cached_tokens", "computed_tokens",
 		"hits", "misses", "evictions", "blocks_held", "first_token",
 		"identical", "ms_first_token", "ms_decode"};
-	uint64_t v = kv_engine_vocab(e), P = a->prompt, G = a->gen;
-	uint32_t *tok = calloc(P, sizeof *tok);
-	float *ref = calloc(G * v, sizeof *ref);
-	float *lg = calloc(G * v, sizeof *lg);
-	float *work = calloc(v, sizeof *work);
-	double ttft[NREQ] = {0};
-	uint64_t hits[NREQ] = {0}, looked[NREQ] = {0};
+	struct kv_prefix_request r[KV_PREFIX_REQUESTS];
+	int failed, rc = kv_prefix_reuse(e, a->prompt, a->gen, a->temperature,
+					 a->top_k, a->seed, r, &failed);
 	bool same = true;
-	int status = 0;
-	if (!tok || !ref || !lg || !work) {
-		cli_error("out of memory");
-		status = CLI_FAIL;
-		goto out;
-	}
 	struct cli_table t;
 	cli_table_begin(&t, rcols, CLI_NCOLS(rcols), a->json, a->header, false);
-	for (int r = 0; r < NREQ; r++) {
-		struct kv_paged_stats s0, s1;
-		uint64_t cached;
-		uint32_t first = 0, next;
-		req_prompt(a, r, v, tok);
-		kv_engine_paged_stats(e, &s0);
-		double t0 = now_ms();
-		int rc = kv_engine_prefix_match(e, 0, tok, P, &cached);
-		if (!rc)
-			rc = kv_engine_prefill(e, tok + cached, P - cached,
-					       cached, lg);
-		double t1 = now_ms();
-		for (uint64_t i = 0; !rc && i < G; i++) {
-			next = kv_sample(lg + i * v, v, a->temperature,
-					 a->top_k, a->seed, 0, i + 1, work);
-			if (i == 0)
-				first = next;
-			if (i + 1 < G)
-				rc = kv_engine_forward(e, &next, 1, P + i,
-						       true, lg + (i + 1) * v);
-		}
-		double t2 = now_ms();
-		if (rc) {
-			cli_error("request %s failed: %s", req_names[r],
+	for (int q = 0; q < (failed < 0 ? KV_PREFIX_REQUESTS : failed); q++) {
+		const struct kv_prefix_request *x = &r[q];
+		cli_put_str(&t, kv_prefix_names[q]);
+		cli_put_u64(&t, a->prompt);
+		cli_put_u64(&t, x->cached);
+		cli_put_u64(&t, a->prompt - x->cached);
+		cli_put_u64(&t, x->hits);
+		cli_put_u64(&t, x->misses);
+		cli_put_u64(&t, x->evictions);
+		cli_put_u64(&t, x->blocks_held);
+		cli_put_u64(&t, x->first);
+		if (x->identical < 0)
+			cli_put_empty(&t);
+		else
+			cli_put_u64(&t, (uint64_t)x->identical);
+		same &= x->identical != 0;
+		cli_put_f(&t, x->ms_first, 3);
+		cli_put_f(&t, x->ms_decode, 3);
+		cli_row_end(&t);
+	}
+	if (rc) {
+		if (failed < 0)
+			cli_error("out of memory");
+		else
+			cli_error("request %s failed: %s",
+				  kv_prefix_names[failed],
 				  rc == KV_ENOMEM ? "no free block in the pool"
 						  : kv_strerror(rc));
-			status = CLI_FAIL;
-			goto out;
-		}
-		kv_engine_paged_stats(e, &s1);
-		ttft[r] = t1 - t0;
-		hits[r] = s1.hits - s0.hits;
-		looked[r] = hits[r] + s1.misses - s0.misses;
-		cli_put_str(&t, req_names[r]);
-		cli_put_u64(&t, P);
-		cli_put_u64(&t, cached);
-		cli_put_u64(&t, P - cached);
-		cli_put_u64(&t, hits[r]);
-		cli_put_u64(&t, s1.misses - s0.misses);
-		cli_put_u64(&t, s1.evictions - s0.evictions);
-		cli_put_u64(&t, s1.held);
-		cli_put_u64(&t, first);
-		if (r == 0) {
-			memcpy(ref, lg, G * v * sizeof *ref);
-			cli_put_empty(&t);
-		} else if (r == 1 || r == 4) {
-			bool eq = !memcmp(ref, lg, G * v * sizeof *ref);
-			same &= eq;
-			cli_put_u64(&t, eq);
-		} else {
-			cli_put_empty(&t);
-		}
-		cli_put_f(&t, ttft[r], 3);
-		cli_put_f(&t, t2 - t1, 3);
-		cli_row_end(&t);
+		return CLI_FAIL;
 	}
 	cli_table_end(&t);
 	fflush(stdout);
 	fprintf(stderr,
 		"kvdecode: prefix reuse, prompt %llu, %llu new, blocks of "
 		"%llu, %llu threads\n",
-		(unsigned long long)P, (unsigned long long)G,
+		(unsigned long long)a->prompt, (unsigned long long)a->gen,
 		(unsigned long long)a->block_size,
 		(unsigned long long)a->threads);
 	fprintf(stderr,
 		"time to first token: %.3f ms cold, %.3f ms warm (%llu of "
 		"%llu blocks reused)\n",
-		ttft[0], ttft[1], (unsigned long long)hits[1],
-		(unsigned long long)looked[1]);
+		r[0].ms_first, r[1].ms_first, (unsigned long long)r[1].hits,
+		(unsigned long long)(r[1].hits + r[1].misses));
 	fprintf(stderr, "logits: %s warm and cold\n",
 		same ? "identical" : "differ");
-	if (!same)
-		status = CLI_FAIL;
-out:
-	free(tok);
-	free(ref);
-	free(lg);
-	free(work);
-	return status;
+	return same ? 0 : CLI_FAIL;
 }
 
 int main(int argc, char **argv)

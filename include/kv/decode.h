@@ -54,4 +54,35 @@ const float *kv_decode_logits(const struct kv_decode *d, bool cache);
 
 void kv_decode_close(struct kv_decode *d);
 
+/* --- prefix reuse: a script of requests over one paged pool --- */
+
+/* The requests, in order: the prompt cold; the same again (warm); from
+ * its middle on new tokens (tail); its first token changed (first); the
+ * prompt once more after those (again). Warm and again must give the
+ * cold logits. */
+enum { KV_PREFIX_REQUESTS = 5 };
+extern const char *const kv_prefix_names[KV_PREFIX_REQUESTS];
+
+struct kv_prefix_request {
+	uint64_t cached;     /* prompt tokens found in the pool */
+	uint64_t hits, misses, evictions; /* the pool's, during it */
+	uint64_t blocks_held;             /* after it */
+	uint32_t first;      /* the first token generated */
+	int identical;       /* its logits equal the cold ones: 1 or 0;
+				-1 where not asked */
+	double ms_first;     /* prefix match and prefill: time to first
+				token */
+	double ms_decode;    /* the other gen - 1 tokens */
+};
+
+/* Runs the script on e (paged, one user, its pool empty): each request's
+ * prompt of `prompt` tokens matched against the pool, the rest
+ * prefilled, then gen tokens decoded (drawn as kv_sample with
+ * temperature, top_k and seed). Returns 0, KV_ENOMEM (out of memory, or
+ * a request found no free block: *failed names it) or another KV_E*. */
+int kv_prefix_reuse(struct kv_engine *e, uint64_t prompt, uint64_t gen,
+		    double temperature, uint64_t top_k, uint64_t seed,
+		    struct kv_prefix_request r[KV_PREFIX_REQUESTS],
+		    int *failed);
+
 #endif

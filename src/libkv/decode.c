@@ -10,6 +10,7 @@
 
 #include "kv/bench.h"
 #include "kv/decode.h"
+#include "kv/paged.h"
 
 struct kv_decode {
 	struct kv_engine *e;
@@ -117,4 +118,78 @@ void kv_decode_close(struct kv_decode *d)
 	free(d->chunk);
 	free(d->work);
 	free(d);
+}
+
+const char *const kv_prefix_names[KV_PREFIX_REQUESTS] = {
+	"cold", "warm", "tail", "first", "again"};
+
+/* The prompt of request r: the cold prompt; from its middle on new
+ * tokens (tail); its first token changed (first). */
+static void prefix_prompt(int r, uint64_t prompt, uint64_t seed, uint64_t v,
+			  uint32_t *tok)
+{
+	for (uint64_t i = 0; i < prompt; i++)
+		tok[i] = r == 2 && i >= prompt / 2
+				 ? kv_rand_token(seed, 1, i, v)
+				 : kv_rand_token(seed, 0, i, v);
+	if (r == 3)
+		tok[0] = (uint32_t)((tok[0] + 1) % v);
+}
+
+int kv_prefix_reuse(struct kv_engine *e, uint64_t prompt, uint64_t gen,
+		    double temperature, uint64_t top_k, uint64_t seed,
+		    struct kv_prefix_request r[KV_PREFIX_REQUESTS],
+		    int *failed)
+{
+	uint64_t v = kv_engine_vocab(e), P = prompt, G = gen;
+	uint32_t *tok = calloc(P, sizeof *tok);
+	float *ref = calloc(G * v, sizeof *ref);
+	float *lg = calloc(G * v, sizeof *lg);
+	float *work = calloc(v, sizeof *work);
+	int rc = tok && ref && lg && work ? 0 : KV_ENOMEM;
+	*failed = -1;
+	for (int q = 0; !rc && q < KV_PREFIX_REQUESTS; q++) {
+		struct kv_paged_stats s0, s1;
+		struct kv_prefix_request *x = &r[q];
+		uint32_t next;
+		*x = (struct kv_prefix_request){.identical = -1};
+		prefix_prompt(q, P, seed, v, tok);
+		kv_engine_paged_stats(e, &s0);
+		uint64_t t0 = kv_now_ns();
+		rc = kv_engine_prefix_match(e, 0, tok, P, &x->cached);
+		if (!rc)
+			rc = kv_engine_prefill(e, tok + x->cached,
+					       P - x->cached, x->cached, lg);
+		uint64_t t1 = kv_now_ns();
+		for (uint64_t i = 0; !rc && i < G; i++) {
+			next = kv_sample(lg + i * v, v, temperature, top_k,
+					 seed, 0, i + 1, work);
+			if (i == 0)
+				x->first = next;
+			if (i + 1 < G)
+				rc = kv_engine_forward(e, &next, 1, P + i,
+						       true, lg + (i + 1) * v);
+		}
+		uint64_t t2 = kv_now_ns();
+		if (rc) {
+			*failed = q;
+			break;
+		}
+		kv_engine_paged_stats(e, &s1);
+		x->ms_first = (double)(t1 - t0) / 1e6;
+		x->ms_decode = (double)(t2 - t1) / 1e6;
+		x->hits = s1.hits - s0.hits;
+		x->misses = s1.misses - s0.misses;
+		x->evictions = s1.evictions - s0.evictions;
+		x->blocks_held = s1.held;
+		if (q == 0)
+			memcpy(ref, lg, G * v * sizeof *ref);
+		else if (q == 1 || q == 4)
+			x->identical = !memcmp(ref, lg, G * v * sizeof *ref);
+	}
+	free(tok);
+	free(ref);
+	free(lg);
+	free(work);
+	return rc;
 }
