@@ -717,102 +717,58 @@ static int run_lengths(const struct args *a, const struct kv_model *m,
 		"blocks_held", "token_bytes", "paged_bytes", "reserved_bytes",
 		"paged_waste", "reserved_waste"};
 	char err[KV_ERRLEN], b1[64], b2[64];
-	struct kv_model *eff = NULL;
-	struct kv_paged *pool = NULL;
-	struct kv_paged_usage u;
-	struct kv_paged_stats st;
-	struct kv_engine_size sz;
-	uint64_t U = a->users, per, max = a->hi, *lens = a->lens;
-	int status = 0, rc;
+	struct kv_lengths_report r;
+	uint64_t U = a->users, *lens = a->lens;
 	if (!lens) {
-		lens = calloc(U, sizeof *lens);
-		if (!lens) {
+		if (!(lens = calloc(U, sizeof *lens))) {
 			cli_error("out of memory");
 			return CLI_FAIL;
 		}
 		for (uint64_t i = 0; i < U; i++)
 			lens[i] = kv_paged_draw_length(a->seed, i, a->lo,
 						       a->hi);
-	} else {
-		for (uint64_t i = max = 0; i < U; i++)
-			max = lens[i] > max ? lens[i] : max;
 	}
-	/* each user would reserve the longest length allowed */
-	o->max_ctx = max;
-	/* blocks of 16 by default, of the longest length when shorter */
-	if (!a->block_set && o->block_size > max)
-		o->block_size = (uint32_t)(max ? max : 1);
-	o->max_chunk = 1;
-	o->cache = true;
-	if ((rc = kv_engine_estimate(m, o, &sz, err)) ||
-	    (rc = kv_engine_model(m, o, &eff, err))) {
+	int rc = kv_engine_lengths(m, *o, lens, U, a->lens ? 0 : a->hi,
+				   a->block_set, a->pool_blocks, &r, err);
+	if (lens != a->lens)
+		free(lens);
+	if (rc) {
 		cli_error("%s", err);
-		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
-		goto out;
+		return rc == KV_ENOMEM || rc == KV_ERANGE ? CLI_FAIL
+							   : CLI_USAGE;
 	}
-	struct kv_opts ko = kv_opts_default(eff);
-	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
-	struct kv_paged_opts po = {o->block_size, 0, (uint32_t)U,
-				   max, false};
-	po.blocks = a->pool_blocks
-			    ? a->pool_blocks
-			    : U * kv_paged_blocks_for(max, po.block_size);
-	if (kv_model_token_bytes(eff, &ko, &per, err) ||
-	    kv_paged_usage(lens, U, max, po.block_size, per, &u) ||
-	    kv_paged_new(&po, &pool)) {
-		cli_error("the run's sizes overflow or are out of memory");
-		status = CLI_FAIL;
-		goto out;
-	}
-	/* the pool's own count of the blocks the texts take */
-	for (uint64_t i = 0; i < U; i++)
-		if (kv_paged_append(pool, (uint32_t)i, NULL, lens[i])) {
-			cli_error("a pool of %llu blocks holds the texts of "
-				  "%llu of the %llu users",
-				  (unsigned long long)po.blocks,
-				  (unsigned long long)i,
-				  (unsigned long long)U);
-			status = CLI_FAIL;
-			goto out;
-		}
-	kv_paged_get_stats(pool, &st);
+	const struct kv_paged_usage *u = &r.u;
 	struct cli_table t;
 	cli_table_begin(&t, lcols, CLI_NCOLS(lcols), a->json, a->header, false);
 	cli_put_u64(&t, U);
-	cli_put_u64(&t, o->block_size);
-	cli_put_u64(&t, max);
-	cli_put_u64(&t, u.tokens);
-	cli_put_u64(&t, u.blocks);
-	cli_put_u64(&t, st.held);
-	cli_put_u64(&t, u.token_bytes);
-	cli_put_u64(&t, u.paged_bytes);
-	cli_put_u64(&t, u.reserved_bytes);
-	cli_put_f(&t, u.paged_waste, 4);
-	cli_put_f(&t, u.reserved_waste, 4);
+	cli_put_u64(&t, r.block_size);
+	cli_put_u64(&t, r.max_len);
+	cli_put_u64(&t, u->tokens);
+	cli_put_u64(&t, u->blocks);
+	cli_put_u64(&t, r.blocks_held);
+	cli_put_u64(&t, u->token_bytes);
+	cli_put_u64(&t, u->paged_bytes);
+	cli_put_u64(&t, u->reserved_bytes);
+	cli_put_f(&t, u->paged_waste, 4);
+	cli_put_f(&t, u->reserved_waste, 4);
 	cli_row_end(&t);
 	cli_table_end(&t);
 	fflush(stdout);
 	fprintf(stderr,
 		"kvdecode: %s, %u layers, %llu users, %llu tokens in all, "
 		"blocks of %llu\n",
-		m->name, eff->n_layers, (unsigned long long)U,
-		(unsigned long long)u.tokens,
-		(unsigned long long)o->block_size);
+		m->name, r.layers, (unsigned long long)U,
+		(unsigned long long)u->tokens, (unsigned long long)r.block_size);
 	fprintf(stderr, "paged: %s in %llu blocks, %.1f%% of it unused\n",
-		kv_format_iec(u.paged_bytes, b1, sizeof b1),
-		(unsigned long long)u.blocks, 100 * u.paged_waste);
+		kv_format_iec(u->paged_bytes, b1, sizeof b1),
+		(unsigned long long)u->blocks, 100 * u->paged_waste);
 	fprintf(stderr,
 		"reserved: %s for %llu x %llu positions, %.1f%% of it "
 		"unused\n",
-		kv_format_iec(u.reserved_bytes, b2, sizeof b2),
-		(unsigned long long)U, (unsigned long long)max,
-		100 * u.reserved_waste);
-out:
-	if (lens != a->lens)
-		free(lens);
-	kv_paged_free(pool);
-	kv_model_free(eff);
-	return status;
+		kv_format_iec(u->reserved_bytes, b2, sizeof b2),
+		(unsigned long long)U, (unsigned long long)r.max_len,
+		100 * u->reserved_waste);
+	return 0;
 }
 
 /* --- --prefix-reuse: a script of requests over one pool --- */

@@ -42,6 +42,7 @@
 #include <stdbool.h>
 
 #include "model.h"
+#include "paged.h"
 
 /* What a run needs beyond the model. */
 struct kv_engine_opts {
@@ -252,6 +253,31 @@ void kv_engine_paged_stats(const struct kv_engine *e,
 /* Bytes of one block of the paged cache (B positions of every layer's K
  * and V), 0 when not paged. */
 uint64_t kv_engine_block_bytes(const struct kv_engine *e);
+
+/* --- the paging of texts of given lengths (kvdecode --lengths) --- */
+
+struct kv_lengths_report {
+	uint32_t block_size;      /* used: o's, or the longest text where
+				     o's is longer and block_fixed is false */
+	uint64_t max_len;         /* what each text could reach */
+	uint32_t layers;          /* of the effective model */
+	struct kv_paged_usage u;  /* paged against reserved, by arithmetic */
+	uint64_t blocks_held;     /* the pool's own count for the texts */
+	uint64_t pool_blocks;     /* the pool's size */
+	uint64_t placed;          /* texts the pool took (all unless full) */
+};
+
+/* n texts of lens[i] positions on model m under o (its cache f32, one
+ * position a step, each sequence able to reach max_len; 0: the longest
+ * text), in a pool of
+ * pool_blocks blocks (0: enough for all at the longest): the bytes
+ * paged and reserved, and what the pool itself holds after placing each
+ * text. Returns 0, KV_ENOMEM (the pool full: r->placed says where), or
+ * KV_E* with err filled. */
+int kv_engine_lengths(const struct kv_model *m, struct kv_engine_opts o,
+		      const uint64_t *lens, uint64_t n, uint64_t max_len,
+		      bool block_fixed, uint64_t pool_blocks,
+		      struct kv_lengths_report *r, char *err);
 
 /* --- helpers of a decode loop --- */
 

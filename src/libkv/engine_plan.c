@@ -648,3 +648,65 @@ uint64_t kv_engine_fit_vocab(const struct kv_model *m,
 	uint64_t lo = largest(m, *o, true, 255, hi, avail);
 	return lo < 256 ? 0 : lo;
 }
+
+int kv_engine_lengths(const struct kv_model *m, struct kv_engine_opts o,
+		      const uint64_t *lens, uint64_t n, uint64_t max_len,
+		      bool block_fixed, uint64_t pool_blocks,
+		      struct kv_lengths_report *r, char *err)
+{
+	struct kv_model *eff = NULL;
+	struct kv_paged *pool = NULL;
+	struct kv_engine_size sz;
+	struct kv_paged_stats st;
+	uint64_t max = max_len, per;
+	int e;
+	*r = (struct kv_lengths_report){0};
+	for (uint64_t i = 0; !max_len && i < n; i++)
+		max = lens[i] > max ? lens[i] : max;
+	/* each user would reserve the longest; blocks no longer than it
+	 * unless asked */
+	o.max_ctx = max;
+	if (!block_fixed && o.block_size > max)
+		o.block_size = (uint32_t)(max ? max : 1);
+	o.max_chunk = 1;
+	o.cache = true;
+	if ((e = kv_engine_estimate(m, &o, &sz, err)) ||
+	    (e = kv_engine_model(m, &o, &eff, err)))
+		return e;
+	struct kv_opts ko = kv_opts_default(eff);
+	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
+	struct kv_paged_opts po = {o.block_size, 0, (uint32_t)n, max, false};
+	po.blocks = pool_blocks ? pool_blocks
+				: n * kv_paged_blocks_for(max, po.block_size);
+	r->block_size = o.block_size;
+	r->max_len = max;
+	r->layers = eff->n_layers;
+	r->pool_blocks = po.blocks;
+	if ((e = kv_model_token_bytes(eff, &ko, &per, err)) ||
+	    (e = kv_paged_usage(lens, n, max, po.block_size, per, &r->u)) ||
+	    (e = kv_paged_new(&po, &pool))) {
+		snprintf(err, KV_ERRLEN,
+			 "the run's sizes overflow or are out of memory");
+		e = KV_ERANGE;
+		goto out;
+	}
+	/* the pool's own count of the blocks the texts take */
+	for (r->placed = 0; r->placed < n; r->placed++)
+		if ((e = kv_paged_append(pool, (uint32_t)r->placed, NULL,
+					 lens[r->placed]))) {
+			snprintf(err, KV_ERRLEN,
+				 "a pool of %llu blocks holds the texts of "
+				 "%llu of the %llu users",
+				 (unsigned long long)po.blocks,
+				 (unsigned long long)r->placed,
+				 (unsigned long long)n);
+			e = KV_ENOMEM;
+			goto out;
+		}
+	kv_paged_get_stats(pool, &st);
+	r->blocks_held = st.held;
+out:
+	kv_paged_free(pool);
+	kv_model_free(eff);
+	return e;
+}
