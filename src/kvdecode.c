@@ -470,7 +470,7 @@ static void put_tokens(struct cli_table *t, const uint32_t *tok,
 static int run(const struct args *a, struct kv_engine *e, struct result *r)
 {
 	struct kv_decode_opts o = {a->prompt, a->gen, a->with, a->without,
-				   a->temperature, a->top_k, a->seed};
+				   a->temperature, a->top_k, a->seed, NULL};
 	struct kv_decode *d;
 	struct kv_decode_step st;
 	uint64_t U = a->users;

@@ -21,6 +21,10 @@ struct kv_decode_opts {
 	double temperature;  /* of the draw (kv_sample); 0: the likeliest */
 	uint64_t top_k;      /* 0: every token */
 	uint64_t seed;
+	const uint32_t *forced; /* a text to go on with, (users, prompt +
+				   gen), instead of each way's own draws
+				   (teacher forcing: the quality bench);
+				   NULL: the draws */
 };
 
 /* One step, every sequence of the engine at once. Index 0 is the way

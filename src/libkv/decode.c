@@ -52,7 +52,8 @@ int kv_decode_open(struct kv_engine *e, const struct kv_decode_opts *o,
 	for (uint64_t u = 0; u < U; u++)
 		for (uint64_t i = 0; i < o->prompt; i++)
 			d->text[0][u * d->cap + i] = d->text[1][u * d->cap + i] =
-				kv_rand_token(o->seed, u, i, v);
+				o->forced ? o->forced[u * d->cap + i]
+					  : kv_rand_token(o->seed, u, i, v);
 	*out = d;
 	return 0;
 }
@@ -85,7 +86,9 @@ int kv_decode_next(struct kv_decode *d, struct kv_decode_step *st)
 			d->next[c][u] = kv_sample(d->logits[c] + u * v, v,
 						  d->o.temperature, d->o.top_k,
 						  d->o.seed, u, step, d->work);
-			d->text[c][u * cap + len] = d->next[c][u];
+			d->text[c][u * cap + len] =
+				d->o.forced ? d->o.forced[u * cap + len]
+					    : d->next[c][u];
 		}
 		st->next[c] = d->next[c];
 	}

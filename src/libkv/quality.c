@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kv/bench.h"
+#include "kv/decode.h"
 #include "kv/quality.h"
 
 uint64_t kv_argmax(const float *x, uint64_t n)
@@ -111,40 +112,37 @@ struct pass {
 	double temperature;
 	uint32_t *text;  /* (users, prompt + gen) */
 	float *keep;     /* (gen, users, vocab): the reference's logits */
-	float *logits, *work;
 };
 
 static int one_pass(struct pass *p, bool test, struct kv_quality *q,
 		    struct kv_quality_step *steps, double *ms, char *err)
 {
 	struct kv_engine *e;
+	struct kv_decode *d;
+	struct kv_decode_step st;
 	uint64_t U = p->users, cap = p->prompt + p->gen;
 	int rc = kv_engine_new(p->m, &p->o, &e, err);
 	if (rc)
 		return rc;
-	uint64_t v = kv_engine_vocab(e);
-	uint32_t *chunk = malloc(U * p->prompt * sizeof *chunk);
-	if (!chunk) {
+	/* the reference draws its own text; the test is fed it */
+	struct kv_decode_opts dop = {p->prompt, p->gen,	      true,
+				     false,    p->temperature, p->top_k,
+				     p->seed,  test ? p->text : NULL};
+	if ((rc = kv_decode_open(e, &dop, &d))) {
 		kv_engine_free(e);
 		snprintf(err, KV_ERRLEN, "out of memory");
-		return KV_ENOMEM;
+		return rc;
 	}
-	for (uint64_t step = 1; step <= p->gen && !rc; step++) {
-		uint64_t len = p->prompt + step - 1;
-		uint64_t n = step == 1 ? len : 1, pos = len - n;
-		for (uint64_t u = 0; u < U; u++)
-			memcpy(chunk + u * n, p->text + u * cap + pos,
-			       n * sizeof *chunk);
-		uint64_t t0 = kv_now_ns();
-		rc = kv_engine_forward(e, chunk, n, pos, true, p->logits);
+	uint64_t v = kv_engine_vocab(e);
+	while ((rc = kv_decode_next(d, &st)) == 1) {
+		uint64_t step = st.step, len = st.ctx;
 		if (step > 1 && ms)
-			*ms += (double)(kv_now_ns() - t0) / 1e6;
+			*ms += st.ms[1];
+		const float *lgs = kv_decode_logits(d, true);
 		float *keep = p->keep + (step - 1) * U * v;
-		for (uint64_t u = 0; u < U && !rc; u++) {
-			const float *lg = p->logits + u * v;
-			uint32_t tok = kv_sample(lg, v, p->temperature,
-						 p->top_k, p->seed, u, step,
-						 p->work);
+		for (uint64_t u = 0; u < U; u++) {
+			const float *lg = lgs + u * v;
+			uint32_t tok = st.next[1][u];
 			if (!test) {
 				memcpy(keep + u * v, lg, v * sizeof *lg);
 				p->text[u * cap + len] = tok;
@@ -152,21 +150,21 @@ static int one_pass(struct pass *p, bool test, struct kv_quality *q,
 			}
 			kv_quality_add(q, keep + u * v, lg, v);
 			if (steps) {
-				struct kv_quality_step *st =
+				struct kv_quality_step *x =
 					&steps[(step - 1) * U + u];
-				st->token_ref = p->text[u * cap + len];
-				st->token_test = tok;
-				st->max_abs = kv_max_abs_diff(keep + u * v, lg,
-							      v);
-				st->kl = kv_kl_div(keep + u * v, lg, v);
+				x->token_ref = p->text[u * cap + len];
+				x->token_test = tok;
+				x->max_abs = kv_max_abs_diff(keep + u * v, lg,
+							     v);
+				x->kl = kv_kl_div(keep + u * v, lg, v);
 			}
 		}
 	}
-	if (rc)
+	if (rc < 0)
 		snprintf(err, KV_ERRLEN, "a forward pass failed");
-	free(chunk);
+	kv_decode_close(d);
 	kv_engine_free(e);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
@@ -175,8 +173,7 @@ int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
 		   struct kv_quality_step *steps, double *ms_test, char *err)
 {
 	struct pass p = {m, run_opts(o, prompt, gen, true), prompt, gen,
-			 o->users, seed, top_k, temperature, NULL, NULL, NULL,
-			 NULL};
+			 o->users, seed, top_k, temperature, NULL, NULL};
 	uint64_t vocab = o->vocab ? o->vocab : m->vocab, cap = prompt + gen;
 	int rc;
 	memset(q, 0, sizeof *q);
@@ -188,9 +185,7 @@ int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
 	}
 	p.text = calloc(o->users * cap, sizeof *p.text);
 	p.keep = malloc(o->users * gen * vocab * sizeof *p.keep);
-	p.logits = malloc(o->users * vocab * sizeof *p.logits);
-	p.work = malloc(vocab * sizeof *p.work);
-	if (!p.text || !p.keep || !p.logits || !p.work) {
+	if (!p.text || !p.keep) {
 		snprintf(err, KV_ERRLEN, "out of memory");
 		rc = KV_ENOMEM;
 		goto out;
@@ -205,7 +200,5 @@ int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
 out:
 	free(p.text);
 	free(p.keep);
-	free(p.logits);
-	free(p.work);
 	return rc;
 }
