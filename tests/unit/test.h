@@ -132,6 +132,20 @@ static inline int test_skip(const char *name, const char *set)
 	return 77;
 }
 
+#ifdef KV_ENGINE_INT_H
+/* The instruction set a run of kernel tests names ("avx2", "avx512"), or
+ * KV_ISA_C, said, for another name. */
+static inline enum kv_isa test_isa(const char *name, const char *set)
+{
+	if (!strcmp(set, "avx2"))
+		return KV_ISA_AVX2;
+	if (!strcmp(set, "avx512"))
+		return KV_ISA_AVX512;
+	fprintf(stderr, "%s: unknown instruction set '%s'\n", name, set);
+	return KV_ISA_C;
+}
+#endif
+
 static inline int test_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, test_checks,

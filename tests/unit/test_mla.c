@@ -406,14 +406,9 @@ static void test_refusals(void)
  * ones (test_skip where the CPU lacks the set). */
 static int simd(const char *set)
 {
-	enum kv_isa isa = !strcmp(set, "avx2")	   ? KV_ISA_AVX2
-			  : !strcmp(set, "avx512") ? KV_ISA_AVX512
-						   : KV_ISA_C;
-	if (isa == KV_ISA_C) {
-		fprintf(stderr, "test_mla: unknown instruction set '%s'\n",
-			set);
+	enum kv_isa isa = test_isa("test_mla", set);
+	if (isa == KV_ISA_C)
 		return 2;
-	}
 	if (!kv_mla_has_isa(isa, 512, 64))
 		return test_skip("test_mla", set);
 	test_kernel_simd(isa);
