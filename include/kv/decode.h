@@ -42,6 +42,22 @@ struct kv_decode_step {
 
 struct kv_decode;
 
+/* Token passes of generating `gen` tokens after a prompt of `prompt`: with
+ * the cache prompt + gen - 1, without sum of (prompt + i) for i < gen.
+ * Returns 0 or KV_ERANGE. */
+int kv_decode_passes(uint64_t prompt, uint64_t gen, bool cache,
+		     uint64_t *out);
+
+/* Bytes a decode session keeps beside the engine for `users` sequences
+ * of prompt + gen tokens over a vocabulary: per user two texts and a
+ * chunk of tokens (uint32) and two rows of logits, one work row, and the
+ * 11 bytes a user (and one) kvdecode prints its tokens through; with
+ * prefix reuse (kv_prefix_reuse) the cold and current logits of every
+ * step (2 gen rows) instead. Returns 0 or KV_ERANGE. */
+int kv_decode_loop_bytes(uint64_t users, uint64_t prompt, uint64_t gen,
+			 uint64_t vocab, bool prefix, uint64_t *out);
+
+
 /* Opens a session on e (which it does not own; its cache empty). Returns
  * 0, KV_EINVAL (no way to run, or prompt + gen beyond the engine's
  * context) or KV_ENOMEM. */

@@ -281,20 +281,6 @@ int kv_engine_lengths(const struct kv_model *m, struct kv_engine_opts o,
 
 /* --- helpers of a decode loop --- */
 
-/* Token passes of generating `gen` tokens after a prompt of `prompt`: with
- * the cache prompt + gen - 1, without sum of (prompt + i) for i < gen.
- * Returns 0 or KV_ERANGE. */
-int kv_decode_passes(uint64_t prompt, uint64_t gen, bool cache,
-		     uint64_t *out);
-
-/* Bytes a decode loop keeps beside the engine for `users` sequences of
- * prompt + gen tokens over a vocabulary: per user two texts and a chunk
- * of tokens (uint32) and two rows of logits, one work row, 11 bytes of
- * token cells per user and one; with prefix reuse also the cold and
- * current logits of every step (2 gen rows). Returns 0 or KV_ERANGE. */
-int kv_decode_loop_bytes(uint64_t users, uint64_t prompt, uint64_t gen,
-			 uint64_t vocab, bool prefix, uint64_t *out);
-
 /* A token drawn from the seeded generator, uniform below vocab: the i-th
  * prompt token of sequence `user`. */
 uint32_t kv_rand_token(uint64_t seed, uint64_t user, uint64_t i,

@@ -2,7 +2,9 @@
  * decode.c - the decode session (decode.h): two copies of each
  * sequence's text, one per way, so that each way goes on from its own
  * draws; the chunk a pass reads is copied out of the text, and each way's
- * logits kept for the comparison. Its buffers are kv_decode_loop_bytes()'s.
+ * logits kept for the comparison. Its buffers are kv_decode_loop_bytes()'s;
+ * the articles' token passes (kv_decode_passes()) and the prefix-reuse
+ * script (kv_prefix_reuse()) are here too.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +22,45 @@ struct kv_decode {
 	uint32_t *text[2], *chunk, *next[2];
 	float *logits[2], *work;
 };
+
+int kv_decode_passes(uint64_t prompt, uint64_t gen, bool cache,
+		     uint64_t *out)
+{
+	int e;
+	if (gen == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (cache) /* the prompt once, then each new token but the last */
+		return kv_add(prompt, gen - 1, out);
+	/* sum of prompt + i for i < gen = gen prompt + gen (gen - 1) / 2 */
+	uint64_t a, b, half = gen % 2 ? (gen - 1) / 2 : gen / 2;
+	uint64_t other = gen % 2 ? gen : gen - 1;
+	if ((e = kv_mul(gen, prompt, &a)) || (e = kv_mul(half, other, &b)))
+		return e;
+	return kv_add(a, b, out);
+}
+
+int kv_decode_loop_bytes(uint64_t users, uint64_t prompt, uint64_t gen,
+			 uint64_t vocab, bool prefix, uint64_t *out)
+{
+	uint64_t cells, rows, logits;
+	int e;
+	/* rows of logits: two a user and a work row, and with prefix reuse
+	 * the cold and current logits of every step */
+	if ((e = kv_mul(users, 2, &rows)) || (e = kv_add(rows, 1, &rows)) ||
+	    (prefix && (e = kv_add(rows, 2 * gen, &rows))) ||
+	    (e = kv_mul(rows, vocab, &logits)) ||
+	    (e = kv_mul(logits, sizeof(float), &logits)))
+		return e;
+	/* two texts and a chunk of tokens a user, and the token cells */
+	if ((e = kv_add(prompt, gen, &cells)) ||
+	    (e = kv_mul(cells, users, &cells)) ||
+	    (e = kv_mul(cells, 3 * sizeof(uint32_t), &cells)) ||
+	    (e = kv_add(cells, logits, out)))
+		return e;
+	return kv_add(*out, users * 11 + 1, out);
+}
 
 int kv_decode_open(struct kv_engine *e, const struct kv_decode_opts *o,
 		   struct kv_decode **out)
