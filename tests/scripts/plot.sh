@@ -28,11 +28,17 @@ printf "%s\n" "title 'ctx 1024, bytes'" "title 'ctx 1024, ms_median'" \
 	{ echo "plot-kvheads: not a line per context"; fail=1; }
 check "$tmp/k.gp" "set format y2 '%.0s%c'" 1
 check "$tmp/k.gp" "8,192" 0
-sh scripts/plot-steps "$tmp/s.gp" "$run" 2>/dev/null || { echo "plot-steps failed"; fail=1; }
+sh scripts/plot-steps "$tmp/s.gp" "$run" 2>"$tmp/s.err" || { echo "plot-steps failed"; fail=1; }
 [ "$(titles "$tmp/s.gp" | wc -l)" = 6 ] ||
 	{ echo "plot-steps: not 6 lines (2 benches x 3 KV heads)"; titles "$tmp/s.gp"; fail=1; }
 check "$tmp/s.gp" "bench nocache kv_heads 3" 1
-sh scripts/plot-efficiency "$tmp/e.gp" "$run" 2>/dev/null || { echo "plot-efficiency failed"; fail=1; }
+sh scripts/plot-efficiency "$tmp/e.gp" "$run" 2>"$tmp/e.err" || { echo "plot-efficiency failed"; fail=1; }
+# no line of any chart zigzags through a column it does not name
+for c in k s e; do
+	[ -f "$tmp/$c.err" ] && grep "has two points" "$tmp/$c.err" && { echo "a chart zigzags"; fail=1; }
+done
+scripts/plot -f gp ctx ms_median bench <"$run" 2>&1 >/dev/null | grep -q 'the line "bench attn" has two points at ctx' ||
+	{ echo "plot: a zigzag not said"; fail=1; }
 titles "$tmp/e.gp" | grep -v -e "bound bandwidth'" -e "bound sgemm'" &&
 	{ echo "plot-efficiency: a line without its bound"; fail=1; }
 check "$tmp/e.gp" "bandwidth roofline" 0
