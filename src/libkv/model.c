@@ -2498,19 +2498,25 @@ static int build_ssm(struct cfg *c, struct kv_model *m)
 	return 0;
 }
 
-static int build(struct cfg *c, struct kv_model *m)
+/* The config's model_type (GPT-2's for a config with its names and no
+ * type, Persimmon's for Fuyu), refused where its cache does not grow with
+ * the tokens (an encoder-decoder, a recurrent model), and its family;
+ * *type is the field as given (NULL: absent), m->note set for a type not
+ * known. */
+static int identify(struct cfg *c, struct kv_model *m, const char **type,
+		    struct family *fam)
 {
 	int e;
-	const char *type;
-	if ((e = get_str(c, "model_type", &type)))
+	if ((e = get_str(c, "model_type", type)))
 		return e;
-	if (!type && (present(c, "n_layer") || present(c, "n_embd")) &&
+	if (!*type && (present(c, "n_layer") || present(c, "n_embd")) &&
 	    !present(c, "ssm_cfg"))
-		type = "gpt2";
+		*type = "gpt2";
 	/* Fuyu's text model is Persimmon's, its shape at the top level */
-	if (type && !strcmp(type, "fuyu"))
-		type = "persimmon";
-	snprintf(m->model_type, sizeof m->model_type, "%s", type ? type : "");
+	if (*type && !strcmp(*type, "fuyu"))
+		*type = "persimmon";
+	snprintf(m->model_type, sizeof m->model_type, "%s",
+		 *type ? *type : "");
 	static const char *const enc_dec[] = {
 		"t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper",
 		"marian", "pegasus", "pegasus_x", "led", "blenderbot",
@@ -2535,13 +2541,23 @@ static int build(struct cfg *c, struct kv_model *m)
 			    "context",
 			    m->model_type);
 	bool known;
-	struct family fam = family_of(m->model_type, &known);
-	m->family = fam.family;
-	if (!known && !(!type && present(c, "ssm_cfg")))
+	*fam = family_of(m->model_type, &known);
+	m->family = fam->family;
+	if (!known && !(!*type && present(c, "ssm_cfg")))
 		snprintf(m->note, sizeof m->note,
 			 "model_type \"%s\" is not a known family; read as a "
 			 "Llama-style config",
 			 m->model_type);
+	return 0;
+}
+
+static int build(struct cfg *c, struct kv_model *m)
+{
+	int e;
+	const char *type;
+	struct family fam;
+	if ((e = identify(c, m, &type, &fam)))
+		return e;
 	if ((e = read_dtype(c, m)))
 		return e;
 
