@@ -2551,6 +2551,161 @@ static int identify(struct cfg *c, struct kv_model *m, const char **type,
 	return 0;
 }
 
+/* The rest of a decoder block's fields: vocabulary, positions, the tied
+ * head, biases, the MLP's gate, the norms, the rotary base. */
+static int read_block(struct cfg *c, struct kv_model *m,
+		      const struct defaults *dd, bool nemotron)
+{
+	int e;
+	struct defaults d = *dd;
+	static const char *const pos_names[] = {"max_position_embeddings",
+						"n_positions", "n_ctx",
+						"max_sequence_length",
+						"seq_length", "max_seq_len",
+						"model_max_length", NULL};
+	static const char *const vocab_names[] = {"vocab_size",
+						  "padded_vocab_size", NULL};
+	bool bias_def = m->family == KV_FAMILY_GPT2 ||
+			m->family == KV_FAMILY_GPT_OSS;
+	/* Qwen2's and the first Qwen's q, k and v are biased */
+	bool qwen2 = !strncmp(m->model_type, "qwen2", 5) ||
+		     !strcmp(m->model_type, "qwen");
+	if ((e = get_uint_any(c, vocab_names, false, d.vocab, 1, MAX_VOCAB,
+			      &m->vocab)) ||
+	    (e = get_uint_any(c, pos_names, false, d.max_pos, 1, MAX_POS,
+			      &m->max_pos)) ||
+	    (e = get_bool(c, tie_name(c), d.tie, &m->tie_embeddings)))
+		return e;
+	if (m->family == KV_FAMILY_FALCON) {
+		bool b;
+		if ((e = get_bool(c, "bias", false, &b)) ||
+		    (e = get_bool(c, "parallel_attn", true, &m->parallel_block)))
+			return e;
+		m->qkv_bias = m->o_bias = m->mlp_bias = b;
+	} else {
+		if ((e = get_bool(c, "attention_bias", bias_def, &m->o_bias)) ||
+		    (e = get_bool(c, "mlp_bias",
+				  m->family == KV_FAMILY_GPT2 ||
+					  !strcmp(m->model_type,
+						  "recurrent_gemma"),
+				  &m->mlp_bias)))
+			return e;
+		m->qkv_bias = m->o_bias || qwen2;
+		if (qwen2)
+			m->o_bias = false;
+	}
+	/* MLPs of two matrices (up, down), no gate */
+	static const char *const plain_mlp[] = {
+		"gpt_neox",   "gptj", "gpt_neo",   "codegen",  "bloom",
+		"mpt",	      "opt",  "starcoder2", "phi",	"persimmon",
+		"nemotron",   "arcee", "apertus",   "xglm", NULL};
+	m->gated_mlp = m->family != KV_FAMILY_GPT2 &&
+		       m->family != KV_FAMILY_FALCON &&
+		       !nemotron && /* relu^2 */
+		       !is(m->model_type, plain_mlp);
+	m->layernorm = m->family == KV_FAMILY_GPT2 ||
+		       m->family == KV_FAMILY_FALCON;
+	if (m->family == KV_FAMILY_GPT2)
+		m->learned_pos = m->max_pos;
+	m->attn_gate = !strcmp(m->model_type, "qwen3_next");
+	if ((e = get_bool(c, "attn_output_gate", m->attn_gate, &m->attn_gate)))
+		return e;
+	m->qk_norm = !strncmp(m->model_type, "qwen3", 5) || /* VL, Omni */
+		     !strcmp(m->model_type, "gemma3_text") ||
+		     !strcmp(m->model_type, "gemma3") ||
+		     !strncmp(m->model_type, "lfm2", 4) ||
+		     m->ssm_version == 3; /* Qwen3-Next's, Qwen3.5's */
+	if ((e = read_ln_family(c, m)))
+		return e;
+	static const char *const eps_names[] = {
+		"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps",
+		"norm_epsilon", NULL};
+	const char *eps = first_of(c, eps_names);
+	if ((e = get_double(c, eps ? eps : eps_names[0],
+			    m->layernorm ? 1e-5 : 1e-6, &m->norm_eps)) ||
+	    (e = get_double(c, "rope_theta",
+			    m->family == KV_FAMILY_GPT2 ? 0 : 10000,
+			    &m->rope_theta)))
+		return e;
+	return 0;
+}
+
+/* Multi-head latent attention's fields, where the config has it (*is_mla):
+ * the latent's rank and the rotary part, the low-rank query, DeepSeek
+ * V3.2's indexer (its key's size, heads and top-k) and the MTP layers. */
+static int read_mla(struct cfg *c, struct kv_model *m, bool *is_mla,
+		    uint32_t *index_dim, uint32_t *index_heads,
+		    uint64_t *index_topk)
+{
+	/* MLA: DeepSeek V2 and later (their classes default the rank); any
+	 * config that names a latent rank; not DeepSeek-MoE ("deepseek"),
+	 * nor one that says use_mla false or kv_lora_rank null (DeepSeek-OCR's
+	 * plain heads; vLLM's is_deepseek_mla) */
+	bool use_mla;
+	char kw[128];
+	const cJSON *klr = find(c, "kv_lora_rank", kw, sizeof kw);
+	int e = get_bool(c, "use_mla", true, &use_mla);
+	*index_dim = *index_heads = 0;
+	*index_topk = 0;
+	bool mla = !e && use_mla && !(klr && cJSON_IsNull(klr)) &&
+		   ((m->family == KV_FAMILY_DEEPSEEK &&
+		     strcmp(m->model_type, "deepseek") != 0) ||
+		    present(c, "kv_lora_rank"));
+	*is_mla = mla;
+	if (e)
+		return e;
+	/* Step3's queries go through a normed low rank, share_q_dim */
+	if (!mla &&
+	    (e = get_u32(c, "share_q_dim", false, 0, 0, MAX_HEAD_DIM,
+			 &m->q_lora_rank)))
+		return e;
+	/* MiniCPM3: its class's v_head_dim is hidden / heads, and its
+	 * reference (Transformers' MiniCPM3Attention) caches every head's K
+	 * and V as the latent makes them, not the latent */
+	bool minicpm3 = !strcmp(m->model_type, "minicpm3");
+	if (mla) {
+		uint64_t q;
+		if ((e = get_u32(c, "kv_lora_rank", false, 512, 1, MAX_HEAD_DIM,
+				 &m->kv_lora_rank)) ||
+		    (e = get_u32(c, "qk_rope_head_dim", false, 64, 1,
+				 MAX_HEAD_DIM, &m->qk_rope_dim)) ||
+		    (e = get_u32(c, "qk_nope_head_dim", false, 128, 0,
+				 MAX_HEAD_DIM, &m->qk_nope_dim)) ||
+		    (e = get_u32(c, "v_head_dim", false,
+				 minicpm3 ? (uint32_t)(m->hidden / m->n_heads)
+					  : 128,
+				 1, MAX_HEAD_DIM, &m->v_head_dim)))
+			return e;
+		m->mla_expanded = minicpm3;
+		const cJSON *ql;
+		char where[128];
+		ql = find(c, "q_lora_rank", where, sizeof where);
+		if (ql && cJSON_IsNull(ql))
+			q = 0;
+		else if ((e = get_uint(c, "q_lora_rank", false, 1536, 1,
+				       MAX_HEAD_DIM, &q)))
+			return e;
+		m->q_lora_rank = (uint32_t)q;
+		/* DeepSeek V3.2's sparse attention: an indexer key per token
+		 * beside the latent (its reference keeps both) */
+		if ((!strcmp(m->model_type, "deepseek_v32") ||
+		     present(c, "index_topk")) &&
+		    ((e = get_u32(c, "index_head_dim", false, 128, 1,
+				  MAX_HEAD_DIM, index_dim)) ||
+		     (e = get_u32(c, "index_n_heads", false, 64, 1, MAX_HEADS,
+				  index_heads)) ||
+		     (e = get_uint(c, "index_topk", false, 2048, 1, MAX_POS,
+				   index_topk))))
+			return e;
+		m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
+		m->head_dim_v = m->v_head_dim;
+		if ((e = get_u32(c, "num_nextn_predict_layers", false, 0, 0,
+				 MAX_LAYERS, &m->n_mtp_layers)))
+			return e;
+	}
+	return 0;
+}
+
 static int build(struct cfg *c, struct kv_model *m)
 {
 	int e;
@@ -2603,70 +2758,12 @@ static int build(struct cfg *c, struct kv_model *m)
 	if (!e)
 		e = kv_less_layers(c, m, kinds);
 
-	/* MLA: DeepSeek V2 and later (their classes default the rank); any
-	 * config that names a latent rank; not DeepSeek-MoE ("deepseek"),
-	 * nor one that says use_mla false or kv_lora_rank null (DeepSeek-OCR's
-	 * plain heads; vLLM's is_deepseek_mla) */
-	bool use_mla;
-	char kw[128];
-	const cJSON *klr = find(c, "kv_lora_rank", kw, sizeof kw);
-	if (!e)
-		e = get_bool(c, "use_mla", true, &use_mla);
+	bool mla = false;
 	uint32_t index_dim = 0, index_heads = 0;
 	uint64_t index_topk = 0;
-	bool mla = !e && use_mla && !(klr && cJSON_IsNull(klr)) &&
-		   ((m->family == KV_FAMILY_DEEPSEEK &&
-		     strcmp(m->model_type, "deepseek") != 0) ||
-		    present(c, "kv_lora_rank"));
-	/* Step3's queries go through a normed low rank, share_q_dim */
-	if (!e && !mla &&
-	    (e = get_u32(c, "share_q_dim", false, 0, 0, MAX_HEAD_DIM,
-			 &m->q_lora_rank)))
-		goto out;
-	/* MiniCPM3: its class's v_head_dim is hidden / heads, and its
-	 * reference (Transformers' MiniCPM3Attention) caches every head's K
-	 * and V as the latent makes them, not the latent */
-	bool minicpm3 = !strcmp(m->model_type, "minicpm3");
-	if (!e && mla) {
-		uint64_t q;
-		if ((e = get_u32(c, "kv_lora_rank", false, 512, 1, MAX_HEAD_DIM,
-				 &m->kv_lora_rank)) ||
-		    (e = get_u32(c, "qk_rope_head_dim", false, 64, 1,
-				 MAX_HEAD_DIM, &m->qk_rope_dim)) ||
-		    (e = get_u32(c, "qk_nope_head_dim", false, 128, 0,
-				 MAX_HEAD_DIM, &m->qk_nope_dim)) ||
-		    (e = get_u32(c, "v_head_dim", false,
-				 minicpm3 ? (uint32_t)(m->hidden / m->n_heads)
-					  : 128,
-				 1, MAX_HEAD_DIM, &m->v_head_dim)))
-			goto out;
-		m->mla_expanded = minicpm3;
-		const cJSON *ql;
-		char where[128];
-		ql = find(c, "q_lora_rank", where, sizeof where);
-		if (ql && cJSON_IsNull(ql))
-			q = 0;
-		else if ((e = get_uint(c, "q_lora_rank", false, 1536, 1,
-				       MAX_HEAD_DIM, &q)))
-			goto out;
-		m->q_lora_rank = (uint32_t)q;
-		/* DeepSeek V3.2's sparse attention: an indexer key per token
-		 * beside the latent (its reference keeps both) */
-		if ((!strcmp(m->model_type, "deepseek_v32") ||
-		     present(c, "index_topk")) &&
-		    ((e = get_u32(c, "index_head_dim", false, 128, 1,
-				  MAX_HEAD_DIM, &index_dim)) ||
-		     (e = get_u32(c, "index_n_heads", false, 64, 1, MAX_HEADS,
-				  &index_heads)) ||
-		     (e = get_uint(c, "index_topk", false, 2048, 1, MAX_POS,
-				   &index_topk))))
-			goto out;
-		m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
-		m->head_dim_v = m->v_head_dim;
-		if ((e = get_u32(c, "num_nextn_predict_layers", false, 0, 0,
-				 MAX_LAYERS, &m->n_mtp_layers)))
-			goto out;
-	}
+	if (!e)
+		e = read_mla(c, m, &mla, &index_dim, &index_heads,
+			     &index_topk);
 
 	for (uint32_t i = 0; !e && i < n; i++) {
 		struct kv_layer *l = &m->layers[i];
@@ -2766,75 +2863,7 @@ static int build(struct cfg *c, struct kv_model *m)
 	if (e)
 		goto out;
 
-	static const char *const pos_names[] = {"max_position_embeddings",
-						"n_positions", "n_ctx",
-						"max_sequence_length",
-						"seq_length", "max_seq_len",
-						"model_max_length", NULL};
-	static const char *const vocab_names[] = {"vocab_size",
-						  "padded_vocab_size", NULL};
-	bool bias_def = m->family == KV_FAMILY_GPT2 ||
-			m->family == KV_FAMILY_GPT_OSS;
-	/* Qwen2's and the first Qwen's q, k and v are biased */
-	bool qwen2 = !strncmp(m->model_type, "qwen2", 5) ||
-		     !strcmp(m->model_type, "qwen");
-	if ((e = get_uint_any(c, vocab_names, false, d.vocab, 1, MAX_VOCAB,
-			      &m->vocab)) ||
-	    (e = get_uint_any(c, pos_names, false, d.max_pos, 1, MAX_POS,
-			      &m->max_pos)) ||
-	    (e = get_bool(c, tie_name(c), d.tie, &m->tie_embeddings)))
-		goto out;
-	if (m->family == KV_FAMILY_FALCON) {
-		bool b;
-		if ((e = get_bool(c, "bias", false, &b)) ||
-		    (e = get_bool(c, "parallel_attn", true, &m->parallel_block)))
-			goto out;
-		m->qkv_bias = m->o_bias = m->mlp_bias = b;
-	} else {
-		if ((e = get_bool(c, "attention_bias", bias_def, &m->o_bias)) ||
-		    (e = get_bool(c, "mlp_bias",
-				  m->family == KV_FAMILY_GPT2 ||
-					  !strcmp(m->model_type,
-						  "recurrent_gemma"),
-				  &m->mlp_bias)))
-			goto out;
-		m->qkv_bias = m->o_bias || qwen2;
-		if (qwen2)
-			m->o_bias = false;
-	}
-	/* MLPs of two matrices (up, down), no gate */
-	static const char *const plain_mlp[] = {
-		"gpt_neox",   "gptj", "gpt_neo",   "codegen",  "bloom",
-		"mpt",	      "opt",  "starcoder2", "phi",	"persimmon",
-		"nemotron",   "arcee", "apertus",   "xglm", NULL};
-	m->gated_mlp = m->family != KV_FAMILY_GPT2 &&
-		       m->family != KV_FAMILY_FALCON &&
-		       !nemotron && /* relu^2 */
-		       !is(m->model_type, plain_mlp);
-	m->layernorm = m->family == KV_FAMILY_GPT2 ||
-		       m->family == KV_FAMILY_FALCON;
-	if (m->family == KV_FAMILY_GPT2)
-		m->learned_pos = m->max_pos;
-	m->attn_gate = !strcmp(m->model_type, "qwen3_next");
-	if ((e = get_bool(c, "attn_output_gate", m->attn_gate, &m->attn_gate)))
-		goto out;
-	m->qk_norm = !strncmp(m->model_type, "qwen3", 5) || /* VL, Omni */
-		     !strcmp(m->model_type, "gemma3_text") ||
-		     !strcmp(m->model_type, "gemma3") ||
-		     !strncmp(m->model_type, "lfm2", 4) ||
-		     m->ssm_version == 3; /* Qwen3-Next's, Qwen3.5's */
-	if ((e = read_ln_family(c, m)))
-		goto out;
-	static const char *const eps_names[] = {
-		"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps",
-		"norm_epsilon", NULL};
-	const char *eps = first_of(c, eps_names);
-	if ((e = get_double(c, eps ? eps : eps_names[0],
-			    m->layernorm ? 1e-5 : 1e-6, &m->norm_eps)) ||
-	    (e = get_double(c, "rope_theta",
-			    m->family == KV_FAMILY_GPT2 ? 0 : 10000,
-			    &m->rope_theta)))
-		goto out;
+	e = read_block(c, m, &d, nemotron);
 out:
 	free(kinds);
 	free(kvh);
