@@ -129,7 +129,7 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	if (kv_pool_new(e->s.threads, &e->pool))
 		goto fail;
 	openblas_set_num_threads(1);
-	e->simd = true;
+	e->ops = (struct kv_ops){e->pool, e->s.threads, true, NULL};
 	e->logit_scale = o->logit_scale > 0 ? o->logit_scale : 1;
 
 	/* carve the allocations, then draw every tensor */
@@ -162,10 +162,10 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	}
 	if (!e->s.gpt2 || e->s.mla)
 		rope_table(e);
-	e->ops = (struct kv_ops){e->pool, e->s.threads, true, e->g};
+	e->ops.g = e->g;
 	if (e->s.mla)
 		kv_mla_init(&e->mla, &e->s.md, e->mla_scratch, &e->ops,
-			    e->pool, e->rope, (float *)(void *)e->cache);
+			    e->rope, (float *)(void *)e->cache);
 	free(t);
 	*out = e;
 	return 0;
@@ -276,10 +276,10 @@ static void attend(const struct kv_engine *e, const float *q, uint32_t g,
 	if (s->f.k == KV_DTYPE_F32 && s->f.v == KV_DTYPE_F32)
 		kv_attn_part(q, g, per, (const float *)(const void *)k,
 			     (const float *)(const void *)v, n, s->hd, scale,
-			     sc, o, m, l, e->simd);
+			     sc, o, m, l, e->ops.simd);
 	else
 		kv_attnq_part(q, g, per, k, v, &s->f, n, s->hd, scale, sc, o,
-			      m, l, e->simd ? KV_ISA_AVX512 : KV_ISA_C);
+			      m, l, e->ops.simd ? KV_ISA_AVX512 : KV_ISA_C);
 }
 
 struct attn_job {
@@ -585,28 +585,29 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 			kv_mla_attention(&e->mla, &w->mla, l, e->xn, e->qkv,
 					 e->att, n, pos, cache);
 		} else {
-			kv_linear(&e->ops, e->xn, rows, d, w->w_qkv, w->b_qkv, e->qkv,
-			       s->qkv, 0, KV_ACT_NONE, NULL, NULL);
+			kv_linear(&e->ops, e->xn, rows, d, w->w_qkv, w->b_qkv,
+				  e->qkv, s->qkv, 0, KV_ACT_NONE, NULL, NULL);
 			store_kv(e, l, n, pos, cache);
 			attention(e, l, n, pos, cache);
 		}
-		kv_linear(&e->ops, e->att, rows, s->att, w->w_o, w->b_o, e->x, d, 1,
-		       KV_ACT_NONE, NULL, NULL);
+		kv_linear(&e->ops, e->att, rows, s->att, w->w_o, w->b_o, e->x,
+			  d, 1, KV_ACT_NONE, NULL, NULL);
 		norm_rows(s, e->x, e->xn, rows, 1, w->ln2_g, w->ln2_b);
 		if (s->gpt2)
-			kv_linear(&e->ops, e->xn, rows, d, w->w_up, w->b_up, e->h,
-			       s->ffn, 0, KV_ACT_GELU, NULL, NULL);
+			kv_linear(&e->ops, e->xn, rows, d, w->w_up, w->b_up,
+				  e->h, s->ffn, 0, KV_ACT_GELU, NULL, NULL);
 		else
-			kv_linear(&e->ops, e->xn, rows, d, w->w_up, w->b_up, e->h,
-			       s->ffn, 0, KV_ACT_SWIGLU, w->w_gate, w->b_gate);
-		kv_linear(&e->ops, e->h, rows, s->ffn, w->w_down, w->b_down, e->x, d,
-		       1, KV_ACT_NONE, NULL, NULL);
+			kv_linear(&e->ops, e->xn, rows, d, w->w_up, w->b_up,
+				  e->h, s->ffn, 0, KV_ACT_SWIGLU, w->w_gate,
+				  w->b_gate);
+		kv_linear(&e->ops, e->h, rows, s->ffn, w->w_down, w->b_down,
+			  e->x, d, 1, KV_ACT_NONE, NULL, NULL);
 	}
 	/* the last token of each sequence through the final norm and head */
 	norm_rows(s, e->x + (n - 1) * d, e->xn, s->users, n, e->lnf_g,
 		  e->lnf_b);
-	kv_linear(&e->ops, e->xn, s->users, d, e->head, NULL, logits, s->vocab, 0,
-	       KV_ACT_NONE, NULL, NULL);
+	kv_linear(&e->ops, e->xn, s->users, d, e->head, NULL, logits,
+		  s->vocab, 0, KV_ACT_NONE, NULL, NULL);
 	if (e->logit_scale != 1)
 		for (uint64_t i = 0; i < s->users * s->vocab; i++)
 			logits[i] *= e->logit_scale;
@@ -868,9 +869,7 @@ int kv_engine_prefill(struct kv_engine *e, const uint32_t *tokens,
 
 bool kv_engine_set_simd(struct kv_engine *e, bool on)
 {
-	e->simd = on;
-	e->ops.simd = on;
-	e->mla.simd = on;
+	e->ops.simd = on; /* the MLA block reads the same */
 	if (e->s.mla)
 		return kv_mla_has_simd(e->s.md.rank, e->s.md.rope);
 	if (e->s.f.k == KV_DTYPE_F32 && e->s.f.v == KV_DTYPE_F32)

@@ -93,8 +93,8 @@ struct kv_engine {
 	struct kv_model *model; /* effective model */
 	struct shape s;
 	struct kv_pool *pool;
-	struct kv_ops ops;   /* the products' threads, switch and gate */
-	bool simd;
+	struct kv_ops ops;   /* the products' threads, the kernels' switch
+			      * (ops.simd, every block's) and the gate */
 	float logit_scale; /* the head's output times this */
 
 	float *weights;       /* one allocation, every tensor */

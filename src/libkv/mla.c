@@ -229,15 +229,13 @@ int kv_mla_scratch_floats(const struct kv_mla_dims *d, uint64_t *out)
 }
 
 void kv_mla_init(struct kv_mla *m, const struct kv_mla_dims *d,
-		 float *scratch, const struct kv_ops *ops, struct kv_pool *pool,
-		 const float *rope, float *cache)
+		 float *scratch, const struct kv_ops *ops, const float *rope,
+		 float *cache)
 {
 	uint64_t f[8];
 	float **dst[8];
 	m->d = *d;
 	m->ops = ops;
-	m->pool = pool;
-	m->simd = true;
 	m->rope = rope;
 	m->cache = cache;
 	bool over = false; /* ruled out by kv_mla_scratch_floats() */
@@ -858,7 +856,7 @@ static void lat_task(void *arg, unsigned tid, unsigned nth)
 		if (j->parts == 1) {
 			float *o = m->olat + row * H * rank;
 			kv_mla_attn_part(q, H, c, len, rank, d->rope, s, o, mm,
-					 ll, m->simd);
+					 ll, m->ops->simd);
 			normalise(o, ll, H, rank);
 			continue;
 		}
@@ -868,7 +866,7 @@ static void lat_task(void *arg, unsigned tid, unsigned nth)
 		float *pm = o + (uint64_t)H * rank, *pl = pm + H;
 		if (b > a) {
 			kv_mla_attn_part(q, H, c + a * D, b - a, rank, d->rope,
-					 s, o, pm, pl, m->simd);
+					 s, o, pm, pl, m->ops->simd);
 		} else { /* an empty range weighs nothing */
 			for (uint32_t h = 0; h < H; h++) {
 				pm[h] = -INFINITY;
@@ -906,7 +904,7 @@ static void latent_attention(struct kv_mla *m, uint32_t layer, uint64_t n,
 		j.tasks = d->users * j.parts;
 	}
 	atomic_init(&j.next, 0);
-	kv_pool_run(m->pool, lat_task, &j);
+	kv_pool_run(m->ops->pool, lat_task, &j);
 	if (j.parts > 1)
 		merge(m, j.parts);
 }
@@ -972,7 +970,8 @@ static void plain_task(void *arg, unsigned tid, unsigned nth)
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br,
 				    len, (blasint)rope, sc, qt + nope, qw, kr,
 				    (blasint)D, nope ? 1 : 0, s, len);
-			causal_softmax(s, rows, (uint64_t)len, t0, m->simd);
+			causal_softmax(s, rows, (uint64_t)len, t0,
+				       m->ops->simd);
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
 				    br, (blasint)vd, len, 1, s, len, kn + nope,
 				    kw, 0, o + t0 * H * vd,
@@ -1016,20 +1015,20 @@ void kv_mla_attention(struct kv_mla *m, const struct kv_mla_w *w,
 			       kv_mla_rows(m, layer, u, n, false),
 			       n * D * sizeof(float));
 		struct head_job hj = {m, w, q, att, rows, HEAD_ABSORB};
-		kv_pool_run(m->pool, head_task, &hj);
+		kv_pool_run(m->ops->pool, head_task, &hj);
 		latent_attention(m, layer, n, pos);
 		hj.what = HEAD_OUT;
-		kv_pool_run(m->pool, head_task, &hj);
+		kv_pool_run(m->ops->pool, head_task, &hj);
 		return;
 	}
 	for (uint64_t r = 0; r < rows; r++)
 		memcpy(m->lat + r * d->rank, m->ckv + r * D,
 		       d->rank * sizeof(float));
 	struct head_job hj = {m, w, q, att, rows, HEAD_UP};
-	kv_pool_run(m->pool, head_task, &hj);
+	kv_pool_run(m->ops->pool, head_task, &hj);
 	struct plain_job pj = {m, q, att, n, 0};
 	atomic_init(&pj.next, 0);
-	kv_pool_run(m->pool, plain_task, &pj);
+	kv_pool_run(m->ops->pool, plain_task, &pj);
 }
 
 void kv_mla_attend(struct kv_mla *m, uint64_t pos)

@@ -107,15 +107,12 @@ double kv_mla_row_macs(const struct kv_mla_dims *d);
  * score over nope + rope and a sum of vdim values. */
 double kv_mla_pos_macs(const struct kv_mla_dims *d, bool absorbed);
 
-struct kv_pool;
-
 /* The block's state: shape, scratch (carved by kv_mla_init()), the rope
  * table and the cache it reads, all owned by the engine. */
 struct kv_mla {
 	struct kv_mla_dims d;
-	const struct kv_ops *ops; /* the engine's products */
-	struct kv_pool *pool;
-	bool simd;
+	const struct kv_ops *ops; /* the engine's products, its threads'
+				     pool and its kernels' switch */
 	const float *rope; /* (ctx, rope / 2, 2) cos, sin */
 	float *cache;      /* (layer, user, ctx, rank + rope), or NULL */
 	float *qa;    /* (rows, qrank) q after q_a_proj */
@@ -137,8 +134,8 @@ struct kv_mla {
 /* Carves scratch (kv_mla_scratch_floats() floats, 64-byte aligned) into
  * m's buffers and records the rest. Allocates nothing. */
 void kv_mla_init(struct kv_mla *m, const struct kv_mla_dims *d,
-		 float *scratch, const struct kv_ops *ops, struct kv_pool *pool,
-		 const float *rope, float *cache);
+		 float *scratch, const struct kv_ops *ops, const float *rope,
+		 float *cache);
 
 /*
  * The attention of one MLA layer for a chunk of n tokens per sequence at
