@@ -670,9 +670,10 @@ int kv_engine_lengths(const struct kv_model *m, struct kv_engine_opts o,
 		o.block_size = (uint32_t)(max ? max : 1);
 	o.max_chunk = 1;
 	o.cache = true;
-	if ((e = kv_engine_estimate(m, &o, &sz, err)) ||
-	    (e = kv_engine_model(m, &o, &eff, err)))
-		return e;
+	struct shape sh; /* the estimate checks the run's sizes */
+	if ((e = kv_engine_model(m, &o, &eff, err)) ||
+	    (e = kvp_estimate(eff, &o, &sh, &sz, err)))
+		goto out;
 	struct kv_opts ko = kv_opts_default(eff);
 	ko.k_dtype = ko.v_dtype = KV_DTYPE_F32;
 	struct kv_paged_opts po = {o.block_size, 0, (uint32_t)n, max, false};
