@@ -640,39 +640,46 @@ static const struct family FAMILIES[] = {
 	F("jamba",               JAMBA,     65536, 262144,    0,   0, false, false, 14336),
 };
 
-/* Types named by their prefix: DeepSeek's descendants keep its names
- * (deepseek_v32, kimi_k2); Qwen's omni models gate their windows as Qwen
- * does, without being a family read as such. */
+/* Types named by their prefix, read as the family type named beside:
+ * DeepSeek's descendants keep its names (deepseek_v32, kimi_k2); Qwen's
+ * omni models gate their windows as Qwen does, without being a type
+ * known as such. */
 static const struct {
-	struct family f;
+	const char *prefix, *as;
 	bool known;
 } FAMILY_PREFIXES[] = {
-	{F("deepseek", DEEPSEEK, 129280, 4096, 0, 0, false, false, 18432), true},
-	{F("kimi", DEEPSEEK, 129280, 4096, 0, 0, false, false, 18432), true},
-	{F("qwen2_5_omni", LLAMA, 32000, 0, 0, 0, false, true, 0), false},
-	{F("qwen3_omni", LLAMA, 32000, 0, 0, 0, false, true, 0), false},
+	{"deepseek", "deepseek_v3", true},
+	{"kimi", "deepseek_v3", true},
+	{"qwen2_5_omni", "qwen2_5_omni_text", false},
+	{"qwen3_omni", "qwen3_omni_moe_text", false},
 };
 #undef F
+
+/* The entry of FAMILIES for model_type t, or NULL. */
+static const struct family *family_named(const char *t)
+{
+	for (size_t i = 0; i < sizeof FAMILIES / sizeof *FAMILIES; i++)
+		if (!strcmp(t, FAMILIES[i].type))
+			return &FAMILIES[i];
+	return NULL;
+}
 
 /* The family of model_type t; *known: t is one (or a descendant). The
  * unknown read as Llama-style with the generic defaults. */
 static struct family family_of(const char *t, bool *known)
 {
-	for (size_t i = 0; i < sizeof FAMILIES / sizeof *FAMILIES; i++)
-		if (!strcmp(t, FAMILIES[i].type)) {
-			*known = true;
-			return FAMILIES[i];
-		}
-	for (size_t i = 0; i < sizeof FAMILY_PREFIXES /
-				       sizeof *FAMILY_PREFIXES;
-	     i++) {
-		const struct family *f = &FAMILY_PREFIXES[i].f;
-		if (!strncmp(t, f->type, strlen(f->type))) {
+	const struct family *f = family_named(t);
+	*known = f != NULL;
+	for (size_t i = 0; !f && i < sizeof FAMILY_PREFIXES /
+					    sizeof *FAMILY_PREFIXES;
+	     i++)
+		if (!strncmp(t, FAMILY_PREFIXES[i].prefix,
+			     strlen(FAMILY_PREFIXES[i].prefix))) {
+			f = family_named(FAMILY_PREFIXES[i].as);
 			*known = FAMILY_PREFIXES[i].known;
-			return *f;
 		}
-	}
-	*known = false;
+	if (f)
+		return *f;
 	return (struct family){t, KV_FAMILY_LLAMA,
 			       {32000, 0, 0, 0, false, false, 0}};
 }
@@ -2554,10 +2561,9 @@ static int identify(struct cfg *c, struct kv_model *m, const char **type,
 /* The rest of a decoder block's fields: vocabulary, positions, the tied
  * head, biases, the MLP's gate, the norms, the rotary base. */
 static int read_block(struct cfg *c, struct kv_model *m,
-		      const struct defaults *dd, bool nemotron)
+		      const struct defaults *d, bool nemotron)
 {
 	int e;
-	struct defaults d = *dd;
 	static const char *const pos_names[] = {"max_position_embeddings",
 						"n_positions", "n_ctx",
 						"max_sequence_length",
@@ -2570,11 +2576,11 @@ static int read_block(struct cfg *c, struct kv_model *m,
 	/* Qwen2's and the first Qwen's q, k and v are biased */
 	bool qwen2 = !strncmp(m->model_type, "qwen2", 5) ||
 		     !strcmp(m->model_type, "qwen");
-	if ((e = get_uint_any(c, vocab_names, false, d.vocab, 1, MAX_VOCAB,
+	if ((e = get_uint_any(c, vocab_names, false, d->vocab, 1, MAX_VOCAB,
 			      &m->vocab)) ||
-	    (e = get_uint_any(c, pos_names, false, d.max_pos, 1, MAX_POS,
+	    (e = get_uint_any(c, pos_names, false, d->max_pos, 1, MAX_POS,
 			      &m->max_pos)) ||
-	    (e = get_bool(c, tie_name(c), d.tie, &m->tie_embeddings)))
+	    (e = get_bool(c, tie_name(c), d->tie, &m->tie_embeddings)))
 		return e;
 	if (m->family == KV_FAMILY_FALCON) {
 		bool b;
