@@ -481,9 +481,10 @@ static void sglang_mamba(const struct ctx *c, struct stage *s)
 	uint32_t ssm = 0;
 	for (uint32_t i = s->first; i < s->first + s->n; i++)
 		ssm += c->in->m->layers[i].ssm;
-	if (!ssm || !c->ssm_layers || !s->bpt || s->shared)
+	uint64_t st = ssm && c->ssm_layers ? c->state / c->ssm_layers * ssm
+					   : 0;
+	if (!st || !s->bpt || s->shared)
 		return;
-	uint64_t st = c->state / c->ssm_layers * ssm;
 	uint64_t slots = (uint64_t)((double)s->free_kv * 0.9 / 1.9) / st;
 	uint64_t rest = s->free_kv - slots * st;
 	s->tokens = rest / s->bpt;
