@@ -8,12 +8,10 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -263,7 +261,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .max_regress = -1, .header = true, .gen = 32,
 			   .logit_scale = 1};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":B:b:c:hj:n:R:r:s:t:u:o:v", longopts,
+	while ((c = getopt_long(argc, argv, ":B:b:c:hj:n:R:r:s:t:u:o:v",
+				longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'B':
@@ -605,7 +604,7 @@ static struct kv_engine_opts engine_opts(const struct args *a,
 static int check_memory(const struct args *a, struct kv_model **models,
 			const struct sweep *s)
 {
-	char err[KV_ERRLEN], b1[32], b2[32];
+	char err[KV_ERRLEN], b1[32], b2[32], b3[32];
 	uint64_t avail, usable;
 	if (kv_run_memory(&avail, &usable, err))
 		return cli_usage("%s", err);
@@ -619,7 +618,7 @@ static int check_memory(const struct args *a, struct kv_model **models,
 					"run may take of the %s available",
 					kv_format_iec(a->membw, b1, sizeof b1),
 					kv_format_iec(usable, b2, sizeof b2),
-					kv_format_iec(avail, err, sizeof err));
+					kv_format_iec(avail, b3, sizeof b3));
 			continue;
 		}
 		if (p->bench == KV_BENCH_SGEMM)

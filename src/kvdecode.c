@@ -13,7 +13,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -89,7 +88,8 @@ static const char usage[] =
 	"Exit status: 0 success, 1 tokens or logits differ (or a runtime\n"
 	"failure), 2 bad usage or input. See kvdecode(1).\n";
 
-enum { OPT_LAYERS = 256, OPT_CACHE, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY,
+enum { OPT_LAYERS = 256, OPT_CACHE, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL,
+       OPT_SUMMARY,
        OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN,
        OPT_LAYOUT, OPT_POOL_BLOCKS, OPT_PREFIX_REUSE, OPT_LENGTHS, OPT_MLA,
        OPT_MLA_ROPE, OPT_K_DTYPE, OPT_V_DTYPE, OPT_LOGIT_SCALE };
@@ -236,7 +236,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:c:hj:k:n:p:s:t:T:u:o:v", longopts,
+	while ((c = getopt_long(argc, argv, ":b:c:hj:k:n:p:s:t:T:u:o:v",
+				longopts,
 				NULL)) != -1) {
 		e = 0;
 		switch (c) {
@@ -758,7 +759,8 @@ static int run_lengths(const struct args *a, const struct kv_model *m,
 		"kvdecode: %s, %u layers, %llu users, %llu tokens in all, "
 		"blocks of %llu\n",
 		m->name, r.layers, (unsigned long long)U,
-		(unsigned long long)u->tokens, (unsigned long long)r.block_size);
+		(unsigned long long)u->tokens,
+		(unsigned long long)r.block_size);
 	fprintf(stderr, "paged: %s in %llu blocks, %.1f%% of it unused\n",
 		kv_format_iec(u->paged_bytes, b1, sizeof b1),
 		(unsigned long long)u->blocks, 100 * u->paged_waste);

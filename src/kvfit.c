@@ -207,7 +207,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	opterr = 0;
 	if ((e = cli_single_dash(argc, argv)))
 		return e;
-	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:o:v", longopts,
+	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:o:v",
+				longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -419,7 +420,8 @@ static int list_gpus(const struct args *a)
 	int status = load_gpus(&g);
 	if (status)
 		return status;
-	cli_table_begin(&t, gpu_cols, CLI_NCOLS(gpu_cols), a->json, a->header, a->human);
+	cli_table_begin(&t, gpu_cols, CLI_NCOLS(gpu_cols), a->json, a->header,
+			a->human);
 	for (size_t i = 0; i < g->n; i++) {
 		cli_put_str(&t, g->gpu[i].name);
 		cli_put_bytes(&t, g->gpu[i].memory_bytes);

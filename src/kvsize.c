@@ -315,8 +315,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	opterr = 0;
 	if ((e = cli_single_dash(argc, argv)))
 		return e;
-	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:o:v", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:o:v", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			if ((e = cli_u64("--block-size", optarg, 1, 1ULL << 32,

@@ -52,15 +52,15 @@ int kv_decode_passes(uint64_t prompt, uint64_t gen, bool cache,
  * of prompt + gen tokens over a vocabulary: per user two texts and a
  * chunk of tokens (uint32) and two rows of logits, one work row, and the
  * 11 bytes a user (and one) kvdecode prints its tokens through; with
- * prefix reuse (kv_prefix_reuse) the cold and current logits of every
- * step (2 gen rows) instead. Returns 0 or KV_ERANGE. */
+ * prefix reuse (kv_prefix_reuse) also the cold and current logits of
+ * every step (2 gen rows). Returns 0 or KV_ERANGE. */
 int kv_decode_loop_bytes(uint64_t users, uint64_t prompt, uint64_t gen,
 			 uint64_t vocab, bool prefix, uint64_t *out);
 
-
 /* Opens a session on e (which it does not own; its cache empty). Returns
- * 0, KV_EINVAL (no way to run, or prompt + gen beyond the engine's
- * context) or KV_ENOMEM. */
+ * 0, KV_EINVAL (no way to run, a prompt or gen of 0) or KV_ENOMEM. A text
+ * longer than the engine's context fails at its step (the forward pass's
+ * KV_EINVAL). */
 int kv_decode_open(struct kv_engine *e, const struct kv_decode_opts *o,
 		   struct kv_decode **out);
 

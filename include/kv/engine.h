@@ -269,10 +269,9 @@ struct kv_lengths_report {
 
 /* n texts of lens[i] positions on model m under o (its cache f32, one
  * position a step, each sequence able to reach max_len; 0: the longest
- * text), in a pool of
- * pool_blocks blocks (0: enough for all at the longest): the bytes
- * paged and reserved, and what the pool itself holds after placing each
- * text. Returns 0, KV_ENOMEM (the pool full: r->placed says where), or
+ * text), in a pool of pool_blocks blocks (0: enough for all at the
+ * longest): the bytes paged and reserved, and what the pool itself holds
+ * after placing each text. Returns 0, KV_ENOMEM (the pool full: r->placed says where), or
  * KV_E* with err filled. */
 int kv_engine_lengths(const struct kv_model *m, struct kv_engine_opts o,
 		      const uint64_t *lens, uint64_t n, uint64_t max_len,

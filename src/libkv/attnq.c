@@ -10,8 +10,8 @@
  * AVX-512 one in attnq_avx512.c (with F16C for the f16 scales) for head
  * sizes that are a multiple of 32; part_one() picks from that file's
  * table by format and by the features this CPU has (pick_scores(),
- * pick_values()). Float formats are decoded 32 values at a time into two registers:
- * f16 by vcvtph2ps, bf16 by a shift, fp8 e4m3 (where the CPU lacks
+ * pick_values()). Float formats are decoded 32 values at a time into
+ * two registers: f16 by vcvtph2ps, bf16 by a shift, fp8 e4m3 (where the CPU lacks
  * AVX-512 BF16 or VBMI) by moving its bits into a float's (the value /
  * 2^120 exactly, e4m3's subnormals as float subnormals; the 2^120 is
  * applied to the scores and the output), int8 and q8_0 by sign
@@ -154,7 +154,8 @@ static void scores_c_int(enum kv_dtype t, const float *q, uint32_t g,
 	memset(s, 0, sizeof *s * g * n);
 	for (uint32_t i = 0; i < g; i++)
 		for (uint32_t b = 0; b < hd / 32; b++) {
-			float dq = kvq_quant_q8(q + (uint64_t)i * hd + 32 * b, q8);
+			float dq =
+				kvq_quant_q8(q + (uint64_t)i * hd + 32 * b, q8);
 			for (uint64_t p = 0; p < n; p++) {
 				const uint8_t *row = k + p * krow;
 				int32_t isum = 0;

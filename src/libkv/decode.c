@@ -92,9 +92,11 @@ int kv_decode_open(struct kv_engine *e, const struct kv_decode_opts *o,
 	}
 	for (uint64_t u = 0; u < U; u++)
 		for (uint64_t i = 0; i < o->prompt; i++)
-			d->text[0][u * d->cap + i] = d->text[1][u * d->cap + i] =
-				o->forced ? o->forced[u * d->cap + i]
-					  : kv_rand_token(o->seed, u, i, v);
+			d->text[0][u * d->cap + i] =
+				d->text[1][u * d->cap + i] =
+					o->forced ? o->forced[u * d->cap + i]
+						  : kv_rand_token(o->seed, u,
+								  i, v);
 	*out = d;
 	return 0;
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/bench.h"
 #include "kv/decode.h"
 #include "kv/quality.h"
 
@@ -125,9 +124,9 @@ static int one_pass(struct pass *p, bool test, struct kv_quality *q,
 	if (rc)
 		return rc;
 	/* the reference draws its own text; the test is fed it */
-	struct kv_decode_opts dop = {p->prompt, p->gen,	      true,
-				     false,    p->temperature, p->top_k,
-				     p->seed,  test ? p->text : NULL};
+	struct kv_decode_opts dop = {p->prompt, p->gen, true, false,
+				     p->temperature, p->top_k, p->seed,
+				     test ? p->text : NULL};
 	if ((rc = kv_decode_open(e, &dop, &d))) {
 		kv_engine_free(e);
 		snprintf(err, KV_ERRLEN, "out of memory");
