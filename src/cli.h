@@ -44,6 +44,55 @@ int cli_single_dash(int argc, char **argv);
  * (opterr must be 0). Returns CLI_USAGE. */
 int cli_bad_option(char **argv, int c);
 
+/*
+ * The one option table (options.c): a row per option of the tools its
+ * mask names. A long name has one key in every tool and a letter one
+ * long name; a row without help is an engine's name for one of ours.
+ */
+enum cli_tool_mask { CLI_KVSIZE = 1, CLI_KVFIT = 2, CLI_KVDECODE = 4,
+		     CLI_KVBENCH = 8 };
+
+/* The keys of long options without a letter (a letter is its own key). */
+enum cli_key {
+	OPT_BANDWIDTH = 256, OPT_BATCHED, OPT_SEQS, OPT_KV_MEMORY, OPT_CTK,
+	OPT_CTV, OPT_KV_UNIFIED, OPT_SWA_FULL, OPT_WDTYPE, OPT_UTIL, OPT_TP,
+	OPT_PP, OPT_PREFIX, OPT_SOLVE, OPT_MIN_USERS, OPT_PARAMS,
+	OPT_LIST_GPUS, OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_MHA,
+	OPT_PER_LAYER, OPT_LIST, OPT_LAYERS, OPT_CACHE, OPT_VOCAB,
+	OPT_KV_HEADS, OPT_TOL, OPT_SUMMARY, OPT_DRY_RUN, OPT_LAYOUT,
+	OPT_POOL_BLOCKS, OPT_PREFIX_REUSE, OPT_LENGTHS, OPT_MLA, OPT_MLA_ROPE,
+	OPT_K_DTYPE, OPT_V_DTYPE, OPT_LOGIT_SCALE, OPT_WARMUP, OPT_MEMBW,
+	OPT_SGEMM_N, OPT_BASELINE, OPT_MAX_REGRESS,
+};
+
+struct cli_opt {
+	unsigned tools;     /* enum cli_tool_mask bits */
+	const char *name;   /* without the dashes */
+	int key;            /* what cli_getopt() returns: a letter or OPT_* */
+	const char *arg;    /* the value's name in --help; NULL: none taken */
+	const char *help;   /* --help's text, lines split by '\n'; NULL for
+			     * an engine's name */
+	const char *engine; /* an engine's name: whose ("vLLM") */
+	const char *of;     /* ... and the option it stands for */
+};
+
+#define CLI_MAX_OPTS 64 /* the most rows one tool has */
+
+extern const struct cli_opt cli_opts[];
+extern const size_t cli_nopts;
+
+/* The mask of a tool by its name ("kvfit"), or 0. */
+unsigned cli_tool(const char *prog);
+
+/* getopt_long over the table's rows for cli_prog()'s tool. A bad option
+ * (unknown, a value missing, another tool's letter, an engine's
+ * single-dash long form) is said in one line and gives '?'. */
+int cli_getopt(int argc, char **argv);
+
+/* --help: head, the tool's options from the table, the engines' names
+ * for them, then foot. */
+void cli_help(FILE *f, const char *head, const char *foot);
+
 /* Option values: each prints its own message naming the option and returns
  * CLI_USAGE on bad input, 0 on success. */
 int cli_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi,

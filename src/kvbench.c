@@ -20,94 +20,19 @@
 #include "kv/quality.h"
 #include "kv/units.h"
 
-static const char usage[] =
+static const char usage_head[] =
 	"Usage: kvbench [OPTIONS] [CONFIG...]\n"
 	"Benchmarks the decode engine (random float32 weights; default the\n"
 	"articles' GPT-2 small shape) against this machine's measured memory\n"
 	"bandwidth and sgemm rate. One TSV row per point, as it finishes.\n"
-	"\n"
-	"  -B, --bench LIST       decode, nocache, attn, batch, membw, sgemm,\n"
-	"                         quality (default: all but quality, a sweep\n"
-	"                         of a few minutes)\n"
-	"  -c, --ctx LIST         contexts: 8192,8k or lo:hi:xF or lo:hi:+S\n"
-	"                         (default per bench, see kvbench(1))\n"
-	"      --kv-heads LIST    K/V heads (default: the model's; attn: H,H/4,1)\n"
-	"      --mla LIST         latent ranks of multi-head latent attention,\n"
-	"                         or off for the model's own (256,off)\n"
-	"      --mla-rope N       size of MLA's shared rotary key (default:\n"
-	"                         the config's, else half the head size)\n"
-	"  -u, --users LIST       sequences per step (default 1; batch: 1,2,4,8)\n"
-	"  -j, --threads LIST     threads (default: online CPUs)\n"
-	"  -t, --kv-dtype LIST    cache formats of attn, decode, batch and\n"
-	"                         quality: f32, f16, bf16, fp8, int8, q8_0,\n"
-	"                         q4_0, q4_1 (default f32)\n"
-	"  -n, --new N            quality: tokens compared (default 32)\n"
-	"      --logit-scale S    quality: logits times S (default 1)\n"
-	"      --layout LIST      contiguous, blocked (contiguous, attended\n"
-	"                         in blocks), paged (default contiguous)\n"
-	"  -b, --block-size LIST  positions per block of blocked and paged\n"
-	"                         (default 16)\n"
-	"      --layers N         decoder layers instead of the config's\n"
-	"      --vocab N          vocabulary instead of the config's\n"
-	"  -R, --reps N           timed repetitions per point (default 5)\n"
-	"      --warmup N         untimed repetitions first (default: 0.2 s\n"
-	"                         of them, at least 1)\n"
-	"      --membw-size SIZE  bytes the bandwidth probe reads (default\n"
-	"                         512MiB, 16x a 32 MiB last-level cache)\n"
-	"      --sgemm-n N        size of the sgemm probe (default 1024)\n"
-	"      --baseline FILE    run the points of a saved run again, with\n"
-	"                         each point's ratio to it\n"
-	"      --max-regress F    with --baseline: exit 1 when a point is\n"
-	"                         slower by more than F (0.2 = 20%)\n"
-	"  -s, --seed N           weights' seed (default 0)\n"
-	"  -o, --output FORMAT    tsv (the default when piped), csv, json, md\n"
-	"                         (a Markdown table) or table (aligned, sizes\n"
-	"                         in units: the default on a terminal)\n"
-	"  -v, --verbose          a table on a terminal shows every column\n"
-	"      --json             a JSON array of records instead of TSV\n"
-	"      --no-header        no header row\n"
-	"  -h, --help             this help, then exit\n"
-	"      --version          the version, then exit\n"
+	"\n";
+/* between the two, the options of options.c's table */
+static const char usage_foot[] =
 	"\n"
 	"Exit status: 0 success, 1 a regression past --max-regress (or a\n"
 	"runtime failure), 2 bad usage or input, 130 interrupted. See\n"
 	"kvbench(1).\n";
 
-enum { OPT_KV_HEADS = 256, OPT_LAYERS, OPT_VOCAB, OPT_WARMUP, OPT_MEMBW,
-       OPT_SGEMM_N, OPT_BASELINE, OPT_MAX_REGRESS, OPT_JSON, OPT_NO_HEADER,
-       OPT_VERSION, OPT_LAYOUT, OPT_MLA, OPT_MLA_ROPE,
-       OPT_LOGIT_SCALE };
-
-static const struct option longopts[] = {
-	{"baseline", required_argument, NULL, OPT_BASELINE},
-	{"bench", required_argument, NULL, 'B'},
-	{"block-size", required_argument, NULL, 'b'},
-	{"ctx", required_argument, NULL, 'c'},
-	{"help", no_argument, NULL, 'h'},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"output", required_argument, NULL, 'o'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"kv-dtype", required_argument, NULL, 't'},
-	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
-	{"layers", required_argument, NULL, OPT_LAYERS},
-	{"layout", required_argument, NULL, OPT_LAYOUT},
-	{"logit-scale", required_argument, NULL, OPT_LOGIT_SCALE},
-	{"max-regress", required_argument, NULL, OPT_MAX_REGRESS},
-	{"membw-size", required_argument, NULL, OPT_MEMBW},
-	{"mla", required_argument, NULL, OPT_MLA},
-	{"mla-rope", required_argument, NULL, OPT_MLA_ROPE},
-	{"new", required_argument, NULL, 'n'},
-	{"no-header", no_argument, NULL, OPT_NO_HEADER},
-	{"reps", required_argument, NULL, 'R'},
-	{"seed", required_argument, NULL, 's'},
-	{"sgemm-n", required_argument, NULL, OPT_SGEMM_N},
-	{"threads", required_argument, NULL, 'j'},
-	{"users", required_argument, NULL, 'u'},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{"vocab", required_argument, NULL, OPT_VOCAB},
-	{"warmup", required_argument, NULL, OPT_WARMUP},
-	{NULL, 0, NULL, 0},
-};
 
 static const char *const cols[] = {
 	"bench", "model", "ctx", "users", "kv_heads", "kv_dtype", "threads",
@@ -147,6 +72,7 @@ struct args {
 	size_t nctx, nkv_heads, nusers, nthreads, nblock_size, nmla;
 	bool layout[L_COUNT], any_layout;
 	int *dtypes; /* formats of the cached benches */
+	const char *ctkv; /* --cache-type-k or -v, as given */
 	size_t ndtypes;
 	uint64_t layers, vocab, reps, warmup, membw, sgemm_n, seed, mla_rope;
 	uint64_t warmup_ns; /* warm-up time, 0 where --warmup gives reps */
@@ -252,6 +178,26 @@ static int parse_list(const char *opt, const char *s, uint64_t **v, size_t *n,
 	return e;
 }
 
+/* --kv-dtype's formats: auto is the engine's f32; each one the engine
+ * stores (some are only sized). */
+static int stored_only(struct args *a)
+{
+	char list[128];
+	for (size_t i = 0; i < a->ndtypes; i++) {
+		if (a->dtypes[i] < 0) /* auto: the engine's */
+			a->dtypes[i] = KV_DTYPE_F32;
+		enum kv_dtype t = (enum kv_dtype)a->dtypes[i];
+		if (!kv_dtype_stored(t))
+			return cli_usage("--kv-dtype: %s: the engine sizes "
+					 "this format but does not store it; "
+					 "it stores %s",
+					 kv_dtype_name(t),
+					 kv_dtype_stored_list(list,
+							      sizeof list));
+	}
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct args *a, bool *done)
 {
 	int c, e;
@@ -260,10 +206,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .membw = 512ULL << 20, .sgemm_n = 1024,
 			   .max_regress = -1, .header = true, .gen = 32,
 			   .logit_scale = 1};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":B:b:c:hj:n:R:r:s:t:u:o:v",
-				longopts,
-				NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case 'B':
 			if ((e = each_item("--bench", optarg, a, bench_item,
@@ -276,7 +219,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cli_help(stdout, usage_head, usage_foot);
 			*done = true;
 			return 0;
 		case 'j':
@@ -288,36 +231,26 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			if ((e = cli_u64("--reps", optarg, 1, 100000, &a->reps)))
 				return e;
 			break;
-		case 'r': /* one letter, one meaning in every tool */
-			return cli_usage("-r is --reserve (kvfit); kvbench's "
-					 "repetitions are -R, --reps");
 		case 's':
 			if ((e = cli_u64("--seed", optarg, 0, UINT64_MAX,
 					 &a->seed)))
 				return e;
 			break;
-		case 't': {
-			char list[128];
+		case 't':
 			free(a->dtypes);
 			a->dtypes = NULL;
 			if ((e = cli_dtypes("--kv-dtype", optarg, &a->dtypes,
-					    &a->ndtypes)))
+					    &a->ndtypes)) ||
+			    (e = stored_only(a)))
 				return e;
-			for (size_t i = 0; i < a->ndtypes; i++) {
-				if (a->dtypes[i] < 0) /* auto: the engine's */
-					a->dtypes[i] = KV_DTYPE_F32;
-				enum kv_dtype t = (enum kv_dtype)a->dtypes[i];
-				if (!kv_dtype_stored(t))
-					return cli_usage(
-						"--kv-dtype: %s: the engine "
-						"sizes this format but does "
-						"not store it; it stores %s",
-						kv_dtype_name(t),
-						kv_dtype_stored_list(
-							list, sizeof list));
-			}
 			break;
-		}
+		case OPT_CTK:
+		case OPT_CTV:
+			if ((e = cli_cache_type(c == OPT_CTK, optarg, &a->ctkv,
+						&a->dtypes, &a->ndtypes)) ||
+			    (e = stored_only(a)))
+				return e;
+			break;
 		case 'n':
 			if ((e = cli_tokens("--new", optarg, &a->gen)))
 				return e;
@@ -412,8 +345,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			printf("kvbench %s\n", KV_VERSION);
 			*done = true;
 			return 0;
-		default:
-			return cli_bad_option(argv, c);
+		default: /* said by cli_getopt */
+			return CLI_USAGE;
 		}
 	}
 	if (a->max_regress >= 0 && !a->baseline)

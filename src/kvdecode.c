@@ -23,7 +23,7 @@
 #include "kv/quality.h"
 #include "kv/units.h"
 
-static const char usage[] =
+static const char usage_head[] =
 	"Usage: kvdecode [OPTIONS] [CONFIG]\n"
 	"Generates tokens from a model with random float32 weights, with and\n"
 	"without the KV cache; prints a row per token and a summary that says\n"
@@ -31,103 +31,13 @@ static const char usage[] =
 	"weighs.\n"
 	"CONFIG is a Hugging Face config.json (path or name); default: the\n"
 	"GPT-2 small shape of the articles.\n"
-	"\n"
-	"  -p, --prompt N         prompt tokens (default 128)\n"
-	"  -n, --new N            tokens to generate (default 32)\n"
-	"  -u, --users N          sequences decoded together (default 1)\n"
-	"      --layers N         decoder layers instead of the config's\n"
-	"      --vocab N          vocabulary size instead of the config's\n"
-	"      --kv-heads N       K/V heads instead of the config's (must\n"
-	"                         divide the attention heads)\n"
-	"      --mla RANK         multi-head latent attention with a latent\n"
-	"                         of RANK values (DeepSeek configs: their\n"
-	"                         kv_lora_rank without it)\n"
-	"      --mla-rope N       size of MLA's shared rotary key, even\n"
-	"                         (default: the config's, else half the\n"
-	"                         head size)\n"
-	"      --cache MODE       on, off or both (default both; on with a\n"
-	"                         cache format other than f32)\n"
-	"  -t, --kv-dtype F       the cache's format of K and V: f32, f16,\n"
-	"                         bf16, fp8, int8, q8_0, q4_0, q4_1 (default\n"
-	"                         f32); other than f32, the summary compares\n"
-	"                         the answers with an f32 cache's\n"
-	"      --k-dtype F        the format of K alone\n"
-	"      --v-dtype F        the format of V alone\n"
-	"      --logit-scale S    multiply the logits by S (default 1), so\n"
-	"                         random weights' flat distributions peak\n"
-	"  -s, --seed N           seed of weights, prompt and draws\n"
-	"                         (default 0)\n"
-	"  -T, --temperature T    0 picks the likeliest token (default 0)\n"
-	"  -k, --top-k K          draw among the K likeliest (default 0: all)\n"
-	"  -j, --threads N        engine threads (default: online CPUs)\n"
-	"      --tol X            largest logit difference allowed (default\n"
-	"                         1e-4)\n"
-	"  -b, --block-size N     cache blocks of N positions (default: one\n"
-	"                         contiguous run; 16 when paged)\n"
-	"      --layout L         paged (default with blocks) or contiguous\n"
-	"      --pool-blocks N    blocks in the pool (default: every user's\n"
-	"                         longest text)\n"
-	"      --prefix-reuse     run requests over one pool: cold, the same\n"
-	"                         prompt warm, a new tail, a new first token,\n"
-	"                         the prompt again; a row per request\n"
-	"      --lengths DIST     weigh paged blocks against reserving each\n"
-	"                         user's longest text: uniform:LO:HI or a\n"
-	"                         list L1,L2,... of tokens per user\n"
-	"      --summary FILE     also write the summary as a TSV row to FILE\n"
-	"      --dry-run          print the run's plan (bytes, token passes)\n"
-	"                         as one TSV row, then exit without running\n"
-	"  -o, --output FORMAT    tsv (the default when piped), csv, json, md\n"
-	"                         (a Markdown table) or table (aligned, sizes\n"
-	"                         in units: the default on a terminal)\n"
-	"  -v, --verbose          a table on a terminal shows every column\n"
-	"      --json             a JSON array of records instead of TSV\n"
-	"      --no-header        no header row\n"
-	"  -h, --help             this help, then exit\n"
-	"      --version          the version, then exit\n"
+	"\n";
+/* between the two, the options of options.c's table */
+static const char usage_foot[] =
 	"\n"
 	"Exit status: 0 success, 1 tokens or logits differ (or a runtime\n"
 	"failure), 2 bad usage or input. See kvdecode(1).\n";
 
-enum { OPT_LAYERS = 256, OPT_CACHE, OPT_VOCAB, OPT_KV_HEADS, OPT_TOL,
-       OPT_SUMMARY,
-       OPT_JSON, OPT_NO_HEADER, OPT_VERSION, OPT_DRY_RUN,
-       OPT_LAYOUT, OPT_POOL_BLOCKS, OPT_PREFIX_REUSE, OPT_LENGTHS, OPT_MLA,
-       OPT_MLA_ROPE, OPT_K_DTYPE, OPT_V_DTYPE, OPT_LOGIT_SCALE };
-
-static const struct option longopts[] = {
-	{"block-size", required_argument, NULL, 'b'},
-	{"cache", required_argument, NULL, OPT_CACHE},
-	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-	{"help", no_argument, NULL, 'h'},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"output", required_argument, NULL, 'o'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"k-dtype", required_argument, NULL, OPT_K_DTYPE},
-	{"kv-dtype", required_argument, NULL, 't'},
-	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
-	{"layers", required_argument, NULL, OPT_LAYERS},
-	{"layout", required_argument, NULL, OPT_LAYOUT},
-	{"lengths", required_argument, NULL, OPT_LENGTHS},
-	{"mla", required_argument, NULL, OPT_MLA},
-	{"mla-rope", required_argument, NULL, OPT_MLA_ROPE},
-	{"logit-scale", required_argument, NULL, OPT_LOGIT_SCALE},
-	{"new", required_argument, NULL, 'n'},
-	{"no-header", no_argument, NULL, OPT_NO_HEADER},
-	{"pool-blocks", required_argument, NULL, OPT_POOL_BLOCKS},
-	{"prefix-reuse", no_argument, NULL, OPT_PREFIX_REUSE},
-	{"prompt", required_argument, NULL, 'p'},
-	{"seed", required_argument, NULL, 's'},
-	{"summary", required_argument, NULL, OPT_SUMMARY},
-	{"temperature", required_argument, NULL, 'T'},
-	{"threads", required_argument, NULL, 'j'},
-	{"tol", required_argument, NULL, OPT_TOL},
-	{"top-k", required_argument, NULL, 'k'},
-	{"users", required_argument, NULL, 'u'},
-	{"v-dtype", required_argument, NULL, OPT_V_DTYPE},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{"vocab", required_argument, NULL, OPT_VOCAB},
-	{NULL, 0, NULL, 0},
-};
 
 /* Sums beyond this many positions are refused as absurd. */
 #define MAX_POSITIONS (1ULL << 24)
@@ -235,16 +145,9 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .layout = -1, .logit_scale = 1,
 			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:c:hj:k:n:p:s:t:T:u:o:v",
-				longopts,
-				NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		e = 0;
 		switch (c) {
-		case 'c': /* one letter, one meaning in every tool */
-			return cli_usage("-c is --ctx (kvsize, kvfit, kvbench); "
-					 "kvdecode's context is --prompt and "
-					 "--new, its cache mode --cache MODE");
 		case OPT_CACHE:
 			if (!strcmp(optarg, "on") || !strcmp(optarg, "off") ||
 			    !strcmp(optarg, "both")) {
@@ -258,7 +161,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			}
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cli_help(stdout, usage_head, usage_foot);
 			*done = true;
 			return 0;
 		case 'j':
@@ -354,8 +257,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			printf("kvdecode %s\n", KV_VERSION);
 			*done = true;
 			return 0;
-		default:
-			return cli_bad_option(argv, c);
+		default: /* said by cli_getopt */
+			return CLI_USAGE;
 		}
 		if (e)
 			return e;

@@ -18,125 +18,19 @@
 #include "kv/params.h"
 #include "kv/units.h"
 
-static const char usage[] =
+static const char usage_head[] =
 	"Usage: kvfit [OPTIONS] CONFIG...\n"
 	"       kvfit --params CONFIG...\n"
 	"How many sequences of each model fit beside its weights on a GPU,\n"
 	"and the bytes and time of one decode step. CONFIG is a path, a\n"
 	"config name, or - for stdin (a config, or kvsize's TSV rows).\n"
-	"\n"
-	"  -g, --gpu NAME         a GPU of gpus.json (h100-sxm, a100-80gb, l40s)\n"
-	"  -m, --gpu-mem SIZE     memory of one GPU (80GB, 80GiB)\n"
-	"      --bandwidth GBPS   memory bandwidth, 10^9 B/s (default: --gpu's)\n"
-	"  -w, --weights SIZE     weight bytes of the whole model (default:\n"
-	"                         parameters x --weights-dtype)\n"
-	"      --weights-dtype T  bf16, fp8, int8, int4, ..., or mxfp4, nvfp4,\n"
-	"                         int4-g128 (default: what the checkpoint\n"
-	"                         stores)\n"
-	"  -r, --reserve SIZE     kept back per GPU for activations, runtime\n"
-	"                         (default: the engine's, modelled)\n"
-	"      --util F           fraction of memory the engine may use, (0,1]\n"
-	"      --tp N             tensor-parallel GPUs (heads split)\n"
-	"      --pp N             pipeline stages (layers split)\n"
-	"  -c, --ctx LIST         tokens per sequence: 8192,8k,128K or lo:hi:xF\n"
-	"                         (default: the config's maximum)\n"
-	"  -t, --kv-dtype LIST    KV formats, e.g. bf16,fp8 (default: auto)\n"
-	"      --kv-memory SIZE   KV bytes per GPU, as an engine's log gives\n"
-	"                         them (vLLM's \"Available KV cache memory\")\n"
-	"      --max-num-batched-tokens N\n"
-	"                         tokens one step schedules (default: the\n"
-	"                         engine's; vLLM's by GPU, llama.cpp's n_ubatch)\n"
-	"      --max-num-seqs N   sequences running at once, the cap on users\n"
-	"                         (default: the engine's; vLLM's by GPU)\n"
-	"      --kv-unified       llama.cpp: one cache stream for every\n"
-	"                         sequence (default: one each, as -np N)\n"
-	"      --swa-full         llama.cpp: sliding layers keep the context\n"
-	"  -u, --users LIST       sequences of the decode step, a row each\n"
-	"                         (default: as many as fit); what --solve\n"
-	"                         needs\n"
-	"  -b, --block-size N     tokens per page (default: the engine's)\n"
-	"      --prefix N         tokens of a prompt shared by every sequence\n"
-	"  -e, --engine NAME      vllm, sglang, trtllm, llamacpp, ideal (exact\n"
-	"                         bytes, no engine's rules) or all (default:\n"
-	"                         vllm)\n"
-	"      --solve WHAT       users (default), ctx (longest context for\n"
-	"                         --users), tp (fewest GPUs for --users)\n"
-	"      --min-users N      exit 1 when fewer than N sequences fit\n"
-	"      --params           print parameter counts and weight bytes\n"
-	"      --list-gpus        list the GPUs of gpus.json, then exit\n"
-	"  -H, --human            sizes in KiB/MiB/GiB; on a terminal, a\n"
-	"                         memory bar per row on stderr\n"
-	"  -o, --output FORMAT    tsv (the default when piped), csv, json, md\n"
-	"                         (a Markdown table) or table (aligned, sizes\n"
-	"                         in units: the default on a terminal)\n"
-	"  -v, --verbose          a table on a terminal shows every column\n"
-	"      --json             a JSON array of records instead of TSV\n"
-	"      --no-header        no header row\n"
-	"  -h, --help             this help, then exit\n"
-	"      --version          the version, then exit\n"
-	"\n"
-	"The engines' names work too: vLLM's --tensor-parallel-size,\n"
-	"--pipeline-parallel-size, --gpu-memory-utilization (--util),\n"
-	"--max-model-len (--ctx), --kv-cache-dtype (--kv-dtype),\n"
-	"--kv-cache-memory (--kv-memory); llama.cpp's --ctx-size (--ctx),\n"
-	"--cache-type-k and --cache-type-v (--kv-dtype), --parallel\n"
-	"(--max-num-seqs), --ubatch-size (--max-num-batched-tokens).\n"
+	"\n";
+/* between the two, the options of options.c's table */
+static const char usage_foot[] =
 	"\n"
 	"Exit status: 0 success, 1 fewer than --min-users fit (or a solve\n"
 	"found nothing), 2 bad usage or input. See kvfit(1).\n";
 
-enum { OPT_BANDWIDTH = 256, OPT_BATCHED, OPT_SEQS, OPT_KV_MEMORY,
-       OPT_CTK, OPT_CTV,
-       OPT_KV_UNIFIED, OPT_SWA_FULL,
-       OPT_WDTYPE, OPT_UTIL, OPT_TP, OPT_PP,
-       OPT_PREFIX, OPT_SOLVE, OPT_MIN_USERS, OPT_PARAMS, OPT_LIST_GPUS,
-       OPT_JSON, OPT_NO_HEADER, OPT_VERSION };
-
-static const struct option longopts[] = {
-	{"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
-	{"block-size", required_argument, NULL, 'b'},
-	{"cache-type-k", required_argument, NULL, OPT_CTK},
-	{"cache-type-v", required_argument, NULL, OPT_CTV},
-	{"ctx", required_argument, NULL, 'c'},
-	{"ctx-size", required_argument, NULL, 'c'},
-	{"engine", required_argument, NULL, 'e'},
-	{"gpu", required_argument, NULL, 'g'},
-	{"gpu-mem", required_argument, NULL, 'm'},
-	{"gpu-memory-utilization", required_argument, NULL, OPT_UTIL},
-	{"help", no_argument, NULL, 'h'},
-	{"human", no_argument, NULL, 'H'},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"output", required_argument, NULL, 'o'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"kv-cache-dtype", required_argument, NULL, 't'},
-	{"kv-cache-memory", required_argument, NULL, OPT_KV_MEMORY},
-	{"kv-dtype", required_argument, NULL, 't'},
-	{"kv-memory", required_argument, NULL, OPT_KV_MEMORY},
-	{"kv-unified", no_argument, NULL, OPT_KV_UNIFIED},
-	{"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
-	{"max-model-len", required_argument, NULL, 'c'},
-	{"max-num-batched-tokens", required_argument, NULL, OPT_BATCHED},
-	{"max-num-seqs", required_argument, NULL, OPT_SEQS},
-	{"min-users", required_argument, NULL, OPT_MIN_USERS},
-	{"no-header", no_argument, NULL, OPT_NO_HEADER},
-	{"parallel", required_argument, NULL, OPT_SEQS},
-	{"params", no_argument, NULL, OPT_PARAMS},
-	{"pipeline-parallel-size", required_argument, NULL, OPT_PP},
-	{"pp", required_argument, NULL, OPT_PP},
-	{"prefix", required_argument, NULL, OPT_PREFIX},
-	{"reserve", required_argument, NULL, 'r'},
-	{"solve", required_argument, NULL, OPT_SOLVE},
-	{"swa-full", no_argument, NULL, OPT_SWA_FULL},
-	{"tensor-parallel-size", required_argument, NULL, OPT_TP},
-	{"tp", required_argument, NULL, OPT_TP},
-	{"ubatch-size", required_argument, NULL, OPT_BATCHED},
-	{"users", required_argument, NULL, 'u'},
-	{"util", required_argument, NULL, OPT_UTIL},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{"weights", required_argument, NULL, 'w'},
-	{"weights-dtype", required_argument, NULL, OPT_WDTYPE},
-	{NULL, 0, NULL, 0},
-};
 
 enum solve { SOLVE_USERS, SOLVE_CTX, SOLVE_TP };
 
@@ -204,12 +98,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	bool tp_given = false;
 	*a = (struct args){.tp = 1, .pp = 1, .wdtype = -1, .header = true,
 			   .engine = KV_POLICY_VLLM};
-	opterr = 0;
-	if ((e = cli_single_dash(argc, argv)))
-		return e;
-	while ((c = getopt_long(argc, argv, ":b:c:e:g:hHm:r:t:u:w:o:v",
-				longopts,
-				NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case 'b':
 			if ((e = cli_u64("--block-size", optarg, 1, 1 << 20,
@@ -234,7 +123,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			break;
 		case 'g': a->gpu = optarg; break;
 		case 'h':
-			fputs(usage, stdout);
+			cli_help(stdout, usage_head, usage_foot);
 			*done = true;
 			return 0;
 		case 'H': a->human = true; break;
@@ -373,8 +262,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			printf("kvfit %s\n", KV_VERSION);
 			*done = true;
 			return 0;
-		default:
-			return cli_bad_option(argv, c);
+		default: /* said by cli_getopt */
+			return CLI_USAGE;
 		}
 	}
 	if (a->list_gpus)

@@ -13,66 +13,18 @@
 #include "kv/layout.h"
 #include "kv/units.h"
 
-static const char usage[] =
+static const char usage_head[] =
 	"Usage: kvsize [OPTIONS] CONFIG...\n"
 	"KV-cache bytes per token and per context of each model, from its\n"
 	"Hugging Face config.json (a path, a name from --list, or - for stdin).\n"
-	"\n"
-	"  -c, --ctx LIST         context lengths: 8192,8k,128K or lo:hi:xF\n"
-	"                         (default: 1 and the config's maximum)\n"
-	"  -t, --kv-dtype LIST    KV storage formats, e.g. bf16,fp8 (default:\n"
-	"                         auto, the config's torch_dtype)\n"
-	"      --mha              as if every query head kept its own K and V\n"
-	"  -u, --users LIST       sequences kept at once (default 1)\n"
-	"      --tp N             bytes on each of N tensor-parallel GPUs\n"
-	"  -b, --block-size N     round each sequence up to pages of N tokens\n"
-	"      --per-layer        one row per layer: kind, tokens kept, bytes\n"
-	"  -H, --human            sizes in KiB/MiB/GiB instead of bytes\n"
-	"  -o, --output FORMAT    tsv (the default when piped), csv, json, md\n"
-	"                         (a Markdown table) or table (aligned, sizes\n"
-	"                         in units: the default on a terminal)\n"
-	"  -v, --verbose          a table on a terminal shows every column\n"
-	"      --json             a JSON array of records instead of TSV\n"
-	"      --no-header        no header row\n"
-	"      --list             list the configs found, then exit\n"
-	"  -h, --help             this help, then exit\n"
-	"      --version          the version, then exit\n"
-	"\n"
-	"The engines' names work too: --max-model-len and --ctx-size for\n"
-	"--ctx, --kv-cache-dtype, --cache-type-k and --cache-type-v for\n"
-	"--kv-dtype, --tensor-parallel-size for --tp.\n"
+	"\n";
+/* between the two, the options of options.c's table */
+static const char usage_foot[] =
 	"\n"
 	"Formats: auto, f32, f16, bf16, fp8 (e4m3), fp8_e5m2, int8, q8_0,\n"
 	"q4_0, q4_1, q5_0, q5_1, iq4_nl. Exit status: 0 success, 2 bad usage\n"
 	"or input. See kvsize(1) and kvtools(7).\n";
 
-enum { OPT_MHA = 256, OPT_TP, OPT_CTK, OPT_CTV, OPT_PER_LAYER, OPT_JSON, OPT_NO_HEADER,
-       OPT_LIST, OPT_VERSION };
-
-static const struct option longopts[] = {
-	{"block-size", required_argument, NULL, 'b'},
-	{"cache-type-k", required_argument, NULL, OPT_CTK},
-	{"cache-type-v", required_argument, NULL, OPT_CTV},
-	{"ctx", required_argument, NULL, 'c'},
-	{"ctx-size", required_argument, NULL, 'c'},
-	{"help", no_argument, NULL, 'h'},
-	{"human", no_argument, NULL, 'H'},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"output", required_argument, NULL, 'o'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"kv-cache-dtype", required_argument, NULL, 't'},
-	{"kv-dtype", required_argument, NULL, 't'},
-	{"list", no_argument, NULL, OPT_LIST},
-	{"max-model-len", required_argument, NULL, 'c'},
-	{"mha", no_argument, NULL, OPT_MHA},
-	{"no-header", no_argument, NULL, OPT_NO_HEADER},
-	{"per-layer", no_argument, NULL, OPT_PER_LAYER},
-	{"tensor-parallel-size", required_argument, NULL, OPT_TP},
-	{"tp", required_argument, NULL, OPT_TP},
-	{"users", required_argument, NULL, 'u'},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{NULL, 0, NULL, 0},
-};
 
 struct args {
 	uint64_t *ctx;
@@ -312,11 +264,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	uint64_t v;
 	a->header = true;
 	a->tp = 1;
-	opterr = 0;
-	if ((e = cli_single_dash(argc, argv)))
-		return e;
-	while ((c = getopt_long(argc, argv, ":b:c:hHt:u:o:v", longopts,
-				NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case 'b':
 			if ((e = cli_u64("--block-size", optarg, 1, 1ULL << 32,
@@ -329,7 +277,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cli_help(stdout, usage_head, usage_foot);
 			*done = true;
 			return 0;
 		case 'H': a->human = true; break;
@@ -370,8 +318,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			printf("kvsize %s\n", KV_VERSION);
 			*done = true;
 			return 0;
-		default:
-			return cli_bad_option(argv, c);
+		default: /* said by cli_getopt */
+			return CLI_USAGE;
 		}
 	}
 	if (a->list) {

@@ -39,6 +39,13 @@ expect 0 "llamacpp	1	q8_0	8192	.*	4	512	4.00	4	" kvfit llama-3.1-8b --gpu h100-s
 expect 2 "kvtools has --tp" kvfit llama-3.1-8b --gpu h100 -tp 4
 expect 2 "kvtools has --kv-dtype" kvfit llama-3.1-8b --gpu h100 -ctk q8_0
 expect 2 "kvtools has no such option" kvsize llama-3.1-8b -ngl 99
+# the same names in kvdecode and kvbench: K's and V's formats, contexts
+expect 0 "^128	32	1	[0-9]+	[0-9]+	[0-9]+	19008	" kvdecode --dry-run -o tsv \
+	--cache-type-k fp8 --cache-type-v int8
+expect 0 "^attn	gpt2-small	64	1	12	q8_0	" kvbench -B attn --ctx-size 64 \
+	--kv-cache-dtype q8_0 -R 1 --warmup 1 --kv-heads 12 -o tsv
+expect 2 "K and V keep one format here, got 'q8_0' and 'q4_0'" kvbench \
+	--cache-type-k q8_0 --cache-type-v q4_0
 # pipes keep the plan
 expect 0 "	4	4	1	vllm	" pipe "kvsize llama-3.1-70b --ctx 8k --tp 4 | kvfit --gpu h100 -"
 expect 0 "	10	[0-9]+	[0-9]+	[0-9.]+	[0-9.]+	[0-9.]+	[0-9.]+	[0-9.]+$" pipe "kvsize llama-3.1-8b --users 10 --ctx 8k | kvfit --gpu h100 - | cut -f1-10,29-36"
@@ -64,5 +71,6 @@ expect 0 "max_num_seqs$" pipe "kvfit llama-3.1-8b --gpu h100-sxm --ctx 1k --max-
 # a letter means one option everywhere
 expect 2 "-b is --block-size" kvbench -b attn
 expect 2 "-c is --ctx" kvdecode -c on
+expect 2 "-g is --gpu \\(kvfit\\); kvdecode has no --gpu" kvdecode -g 3
 [ $fail = 0 ] && echo "the planner's language: every command answered as typed"
 exit $fail

@@ -1,0 +1,460 @@
+/*
+ * options.c - the one option table of the four tools. Each row is an
+ * option of the tools its mask names: its long name, the letter or key
+ * getopt returns, its value's name and its --help text. The same long name
+ * may have a row per tool (its help says what it means there) but one key
+ * and one letter everywhere; a letter means one option in every tool.
+ * Rows without help are the engines' names for our options (vLLM's
+ * --tensor-parallel-size), listed in --help's last paragraph.
+ * cli_getopt() and cli_help() read the table; test_options holds it to the
+ * tools' --help and man pages.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define T_SIZE CLI_KVSIZE
+#define T_FIT CLI_KVFIT
+#define T_DECODE CLI_KVDECODE
+#define T_BENCH CLI_KVBENCH
+#define T_ALL (T_SIZE | T_FIT | T_DECODE | T_BENCH)
+
+/* An option of ours. */
+#define OPT(tools, name, key, arg, help) \
+	{tools, name, key, arg, help, NULL, NULL}
+/* An engine's name for one of our options: no help of its own. */
+#define ALIAS(tools, name, key, arg, engine, of) \
+	{tools, name, key, arg, NULL, engine, of}
+
+const struct cli_opt cli_opts[] = {
+	/* kvsize */
+	OPT(T_SIZE, "ctx", 'c', "LIST",
+	    "context lengths: 8192,8k,128K or lo:hi:xF\n"
+	    "(default: 1 and the config's maximum)"),
+	OPT(T_SIZE, "kv-dtype", 't', "LIST",
+	    "KV storage formats, e.g. bf16,fp8 (default:\n"
+	    "auto, the config's torch_dtype)"),
+	OPT(T_SIZE, "mha", OPT_MHA, NULL,
+	    "as if every query head kept its own K and V"),
+	OPT(T_SIZE, "users", 'u', "LIST",
+	    "sequences kept at once (default 1)"),
+	OPT(T_SIZE, "tp", OPT_TP, "N",
+	    "bytes on each of N tensor-parallel GPUs"),
+	OPT(T_SIZE, "block-size", 'b', "N",
+	    "round each sequence up to pages of N tokens"),
+	OPT(T_SIZE, "per-layer", OPT_PER_LAYER, NULL,
+	    "one row per layer: kind, tokens kept, bytes"),
+	OPT(T_SIZE, "human", 'H', NULL,
+	    "sizes in KiB/MiB/GiB instead of bytes"),
+	OPT(T_SIZE, "list", OPT_LIST, NULL,
+	    "list the configs found, then exit"),
+	/* kvfit */
+	OPT(T_FIT, "gpu", 'g', "NAME",
+	    "a GPU of gpus.json (h100-sxm, a100-80gb, l40s)"),
+	OPT(T_FIT, "gpu-mem", 'm', "SIZE",
+	    "memory of one GPU (80GB, 80GiB)"),
+	OPT(T_FIT, "bandwidth", OPT_BANDWIDTH, "GBPS",
+	    "memory bandwidth, 10^9 B/s (default: --gpu's)"),
+	OPT(T_FIT, "weights", 'w', "SIZE",
+	    "weight bytes of the whole model (default:\n"
+	    "parameters x --weights-dtype)"),
+	OPT(T_FIT, "weights-dtype", OPT_WDTYPE, "T",
+	    "bf16, fp8, int8, int4, ..., or mxfp4, nvfp4,\n"
+	    "int4-g128 (default: what the checkpoint\n"
+	    "stores)"),
+	OPT(T_FIT, "reserve", 'r', "SIZE",
+	    "kept back per GPU for activations, runtime\n"
+	    "(default: the engine's, modelled)"),
+	OPT(T_FIT, "util", OPT_UTIL, "F",
+	    "fraction of memory the engine may use, (0,1]"),
+	OPT(T_FIT, "tp", OPT_TP, "N",
+	    "tensor-parallel GPUs (heads split)"),
+	OPT(T_FIT, "pp", OPT_PP, "N",
+	    "pipeline stages (layers split)"),
+	OPT(T_FIT, "ctx", 'c', "LIST",
+	    "tokens per sequence: 8192,8k,128K or lo:hi:xF\n"
+	    "(default: the config's maximum)"),
+	OPT(T_FIT, "kv-dtype", 't', "LIST",
+	    "KV formats, e.g. bf16,fp8 (default: auto)"),
+	OPT(T_FIT, "kv-memory", OPT_KV_MEMORY, "SIZE",
+	    "KV bytes per GPU, as an engine's log gives\n"
+	    "them (vLLM's \"Available KV cache memory\")"),
+	OPT(T_FIT, "max-num-batched-tokens", OPT_BATCHED, "N",
+	    "tokens one step schedules (default: the\n"
+	    "engine's; vLLM's by GPU, llama.cpp's n_ubatch)"),
+	OPT(T_FIT, "max-num-seqs", OPT_SEQS, "N",
+	    "sequences running at once, the cap on users\n"
+	    "(default: the engine's; vLLM's by GPU)"),
+	OPT(T_FIT, "kv-unified", OPT_KV_UNIFIED, NULL,
+	    "llama.cpp: one cache stream for every\n"
+	    "sequence (default: one each, as -np N)"),
+	OPT(T_FIT, "swa-full", OPT_SWA_FULL, NULL,
+	    "llama.cpp: sliding layers keep the context"),
+	OPT(T_FIT, "users", 'u', "LIST",
+	    "sequences of the decode step, a row each\n"
+	    "(default: as many as fit); what --solve\n"
+	    "needs"),
+	OPT(T_FIT, "block-size", 'b', "N",
+	    "tokens per page (default: the engine's)"),
+	OPT(T_FIT, "prefix", OPT_PREFIX, "N",
+	    "tokens of a prompt shared by every sequence"),
+	OPT(T_FIT, "engine", 'e', "NAME",
+	    "vllm, sglang, trtllm, llamacpp, ideal (exact\n"
+	    "bytes, no engine's rules) or all (default:\n"
+	    "vllm)"),
+	OPT(T_FIT, "solve", OPT_SOLVE, "WHAT",
+	    "users (default), ctx (longest context for\n"
+	    "--users), tp (fewest GPUs for --users)"),
+	OPT(T_FIT, "min-users", OPT_MIN_USERS, "N",
+	    "exit 1 when fewer than N sequences fit"),
+	OPT(T_FIT, "params", OPT_PARAMS, NULL,
+	    "print parameter counts and weight bytes"),
+	OPT(T_FIT, "list-gpus", OPT_LIST_GPUS, NULL,
+	    "list the GPUs of gpus.json, then exit"),
+	OPT(T_FIT, "human", 'H', NULL,
+	    "sizes in KiB/MiB/GiB; on a terminal, a\n"
+	    "memory bar per row on stderr"),
+	/* kvdecode */
+	OPT(T_DECODE, "prompt", 'p', "N",
+	    "prompt tokens (default 128)"),
+	OPT(T_DECODE, "new", 'n', "N",
+	    "tokens to generate (default 32)"),
+	OPT(T_DECODE, "users", 'u', "N",
+	    "sequences decoded together (default 1)"),
+	OPT(T_DECODE, "layers", OPT_LAYERS, "N",
+	    "decoder layers instead of the config's"),
+	OPT(T_DECODE, "vocab", OPT_VOCAB, "N",
+	    "vocabulary size instead of the config's"),
+	OPT(T_DECODE, "kv-heads", OPT_KV_HEADS, "N",
+	    "K/V heads instead of the config's (must\n"
+	    "divide the attention heads)"),
+	OPT(T_DECODE, "mla", OPT_MLA, "RANK",
+	    "multi-head latent attention with a latent\n"
+	    "of RANK values (DeepSeek configs: their\n"
+	    "kv_lora_rank without it)"),
+	OPT(T_DECODE, "mla-rope", OPT_MLA_ROPE, "N",
+	    "size of MLA's shared rotary key, even\n"
+	    "(default: the config's, else half the\n"
+	    "head size)"),
+	OPT(T_DECODE, "cache", OPT_CACHE, "MODE",
+	    "on, off or both (default both; on with a\n"
+	    "cache format other than f32)"),
+	OPT(T_DECODE, "kv-dtype", 't', "F",
+	    "the cache's format of K and V: f32, f16,\n"
+	    "bf16, fp8, int8, q8_0, q4_0, q4_1 (default\n"
+	    "f32); other than f32, the summary compares\n"
+	    "the answers with an f32 cache's"),
+	OPT(T_DECODE, "k-dtype", OPT_K_DTYPE, "F",
+	    "the format of K alone"),
+	OPT(T_DECODE, "v-dtype", OPT_V_DTYPE, "F",
+	    "the format of V alone"),
+	OPT(T_DECODE, "logit-scale", OPT_LOGIT_SCALE, "S",
+	    "multiply the logits by S (default 1), so\n"
+	    "random weights' flat distributions peak"),
+	OPT(T_DECODE, "seed", 's', "N",
+	    "seed of weights, prompt and draws\n"
+	    "(default 0)"),
+	OPT(T_DECODE, "temperature", 'T', "T",
+	    "0 picks the likeliest token (default 0)"),
+	OPT(T_DECODE, "top-k", 'k', "K",
+	    "draw among the K likeliest (default 0: all)"),
+	OPT(T_DECODE, "threads", 'j', "N",
+	    "engine threads (default: online CPUs)"),
+	OPT(T_DECODE, "tol", OPT_TOL, "X",
+	    "largest logit difference allowed (default\n"
+	    "1e-4)"),
+	OPT(T_DECODE, "block-size", 'b', "N",
+	    "cache blocks of N positions (default: one\n"
+	    "contiguous run; 16 when paged)"),
+	OPT(T_DECODE, "layout", OPT_LAYOUT, "L",
+	    "paged (default with blocks) or contiguous"),
+	OPT(T_DECODE, "pool-blocks", OPT_POOL_BLOCKS, "N",
+	    "blocks in the pool (default: every user's\n"
+	    "longest text)"),
+	OPT(T_DECODE, "prefix-reuse", OPT_PREFIX_REUSE, NULL,
+	    "run requests over one pool: cold, the same\n"
+	    "prompt warm, a new tail, a new first token,\n"
+	    "the prompt again; a row per request"),
+	OPT(T_DECODE, "lengths", OPT_LENGTHS, "DIST",
+	    "weigh paged blocks against reserving each\n"
+	    "user's longest text: uniform:LO:HI or a\n"
+	    "list L1,L2,... of tokens per user"),
+	OPT(T_DECODE, "summary", OPT_SUMMARY, "FILE",
+	    "also write the summary as a TSV row to FILE"),
+	OPT(T_DECODE, "dry-run", OPT_DRY_RUN, NULL,
+	    "print the run's plan (bytes, token passes)\n"
+	    "as one TSV row, then exit without running"),
+	/* kvbench */
+	OPT(T_BENCH, "bench", 'B', "LIST",
+	    "decode, nocache, attn, batch, membw, sgemm,\n"
+	    "quality (default: all but quality, a sweep\n"
+	    "of a few minutes)"),
+	OPT(T_BENCH, "ctx", 'c', "LIST",
+	    "contexts: 8192,8k or lo:hi:xF or lo:hi:+S\n"
+	    "(default per bench, see kvbench(1))"),
+	OPT(T_BENCH, "kv-heads", OPT_KV_HEADS, "LIST",
+	    "K/V heads (default: the model's; attn: H,H/4,1)"),
+	OPT(T_BENCH, "mla", OPT_MLA, "LIST",
+	    "latent ranks of multi-head latent attention,\n"
+	    "or off for the model's own (256,off)"),
+	OPT(T_BENCH, "mla-rope", OPT_MLA_ROPE, "N",
+	    "size of MLA's shared rotary key (default:\n"
+	    "the config's, else half the head size)"),
+	OPT(T_BENCH, "users", 'u', "LIST",
+	    "sequences per step (default 1; batch: 1,2,4,8)"),
+	OPT(T_BENCH, "threads", 'j', "LIST",
+	    "threads (default: online CPUs)"),
+	OPT(T_BENCH, "kv-dtype", 't', "LIST",
+	    "cache formats of attn, decode, batch and\n"
+	    "quality: f32, f16, bf16, fp8, int8, q8_0,\n"
+	    "q4_0, q4_1 (default f32)"),
+	OPT(T_BENCH, "new", 'n', "N",
+	    "quality: tokens compared (default 32)"),
+	OPT(T_BENCH, "logit-scale", OPT_LOGIT_SCALE, "S",
+	    "quality: logits times S (default 1)"),
+	OPT(T_BENCH, "layout", OPT_LAYOUT, "LIST",
+	    "contiguous, blocked (contiguous, attended\n"
+	    "in blocks), paged (default contiguous)"),
+	OPT(T_BENCH, "block-size", 'b', "LIST",
+	    "positions per block of blocked and paged\n"
+	    "(default 16)"),
+	OPT(T_BENCH, "layers", OPT_LAYERS, "N",
+	    "decoder layers instead of the config's"),
+	OPT(T_BENCH, "vocab", OPT_VOCAB, "N",
+	    "vocabulary instead of the config's"),
+	OPT(T_BENCH, "reps", 'R', "N",
+	    "timed repetitions per point (default 5)"),
+	OPT(T_BENCH, "warmup", OPT_WARMUP, "N",
+	    "untimed repetitions first (default: 0.2 s\n"
+	    "of them, at least 1)"),
+	OPT(T_BENCH, "membw-size", OPT_MEMBW, "SIZE",
+	    "bytes the bandwidth probe reads (default\n"
+	    "512MiB, 16x a 32 MiB last-level cache)"),
+	OPT(T_BENCH, "sgemm-n", OPT_SGEMM_N, "N",
+	    "size of the sgemm probe (default 1024)"),
+	OPT(T_BENCH, "baseline", OPT_BASELINE, "FILE",
+	    "run the points of a saved run again, with\n"
+	    "each point's ratio to it"),
+	OPT(T_BENCH, "max-regress", OPT_MAX_REGRESS, "F",
+	    "with --baseline: exit 1 when a point is\n"
+	    "slower by more than F (0.2 = 20%)"),
+	OPT(T_BENCH, "seed", 's', "N",
+	    "weights' seed (default 0)"),
+	/* every tool */
+	OPT(T_ALL, "output", 'o', "FORMAT",
+	    "tsv (the default when piped), csv, json, md\n"
+	    "(a Markdown table) or table (aligned, sizes\n"
+	    "in units: the default on a terminal)"),
+	OPT(T_ALL, "verbose", 'v', NULL,
+	    "a table on a terminal shows every column"),
+	OPT(T_ALL, "json", OPT_JSON, NULL,
+	    "a JSON array of records instead of TSV"),
+	OPT(T_ALL, "no-header", OPT_NO_HEADER, NULL,
+	    "no header row"),
+	OPT(T_ALL, "help", 'h', NULL,
+	    "this help, then exit"),
+	OPT(T_ALL, "version", OPT_VERSION, NULL,
+	    "the version, then exit"),
+
+	/* the engines' names */
+	ALIAS(T_SIZE | T_FIT, "tensor-parallel-size", OPT_TP, "N", "vLLM",
+	      "tp"),
+	ALIAS(T_FIT, "pipeline-parallel-size", OPT_PP, "N", "vLLM", "pp"),
+	ALIAS(T_FIT, "gpu-memory-utilization", OPT_UTIL, "F", "vLLM", "util"),
+	ALIAS(T_SIZE | T_FIT | T_BENCH, "max-model-len", 'c', "LIST", "vLLM",
+	      "ctx"),
+	ALIAS(T_ALL, "kv-cache-dtype", 't', "LIST", "vLLM", "kv-dtype"),
+	ALIAS(T_FIT, "kv-cache-memory", OPT_KV_MEMORY, "SIZE", "vLLM",
+	      "kv-memory"),
+	ALIAS(T_SIZE | T_FIT | T_BENCH, "ctx-size", 'c', "LIST", "llama.cpp",
+	      "ctx"),
+	ALIAS(T_SIZE | T_FIT | T_BENCH, "cache-type-k", OPT_CTK, "F",
+	      "llama.cpp", "kv-dtype"),
+	ALIAS(T_SIZE | T_FIT | T_BENCH, "cache-type-v", OPT_CTV, "F",
+	      "llama.cpp", "kv-dtype"),
+	ALIAS(T_DECODE, "cache-type-k", OPT_K_DTYPE, "F", "llama.cpp",
+	      "k-dtype"),
+	ALIAS(T_DECODE, "cache-type-v", OPT_V_DTYPE, "F", "llama.cpp",
+	      "v-dtype"),
+	ALIAS(T_FIT, "parallel", OPT_SEQS, "N", "llama.cpp", "max-num-seqs"),
+	ALIAS(T_FIT, "ubatch-size", OPT_BATCHED, "N", "llama.cpp",
+	      "max-num-batched-tokens"),
+};
+
+const size_t cli_nopts = sizeof cli_opts / sizeof *cli_opts;
+
+/* What to say when a tool is given a letter that another tool has. */
+static const struct {
+	unsigned tool;
+	int letter;
+	const char *hint;
+} elsewhere[] = {
+	{T_DECODE, 'c', "kvdecode's context is --prompt and --new, its "
+			"cache mode --cache MODE"},
+	{T_BENCH, 'r', "kvbench's repetitions are -R, --reps"},
+};
+
+static const char *const tool_names[] = {"kvsize", "kvfit", "kvdecode",
+					 "kvbench"};
+
+unsigned cli_tool(const char *prog)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (!strcmp(prog, tool_names[i]))
+			return 1u << i;
+	return 0;
+}
+
+/* getopt's tables for one tool, built from cli_opts on the first call. */
+static struct option longs[CLI_MAX_OPTS + 1];
+static char shorts[2 * 128 + 2];
+
+static void build(unsigned tool)
+{
+	size_t nl = 0, ns = 0;
+	shorts[ns++] = ':';
+	for (size_t i = 0; i < cli_nopts && nl < CLI_MAX_OPTS; i++) {
+		const struct cli_opt *o = &cli_opts[i];
+		if (!(o->tools & tool))
+			continue;
+		longs[nl++] = (struct option){
+			o->name, o->arg ? required_argument : no_argument,
+			NULL, o->key};
+		if (o->key < 128 && o->help &&
+		    !memchr(shorts, o->key, ns)) {
+			shorts[ns++] = (char)o->key;
+			if (o->arg)
+				shorts[ns++] = ':';
+		}
+	}
+	longs[nl] = (struct option){0};
+	shorts[ns] = '\0';
+}
+
+/* A letter this tool lacks: where it is found. */
+static int letter_elsewhere(unsigned tool, int letter)
+{
+	char where[128] = "";
+	const char *name = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < cli_nopts; i++) {
+		const struct cli_opt *o = &cli_opts[i];
+		if (o->key != letter || !o->help || (o->tools & tool))
+			continue;
+		name = o->name;
+		for (size_t t = 0; t < 4; t++)
+			if ((o->tools & (1u << t)) &&
+			    !strstr(where, tool_names[t]))
+				n += (size_t)snprintf(where + n, sizeof where - n,
+						      "%s%s", n ? ", " : "",
+						      tool_names[t]);
+	}
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof elsewhere / sizeof *elsewhere; i++)
+		if (elsewhere[i].tool == tool && elsewhere[i].letter == letter)
+			return cli_usage("-%c is --%s (%s); %s", letter, name,
+					 where, elsewhere[i].hint);
+	return cli_usage("-%c is --%s (%s); %s has no --%s", letter, name,
+			 where, cli_prog(), name);
+}
+
+int cli_getopt(int argc, char **argv)
+{
+	static unsigned built;
+	unsigned tool = cli_tool(cli_prog());
+	if (built != tool) {
+		build(tool);
+		built = tool;
+		opterr = 0;
+		if (cli_single_dash(argc, argv))
+			return '?';
+	}
+	int c = getopt_long(argc, argv, shorts, longs, NULL);
+	if (c != '?' && c != ':')
+		return c;
+	if (c == '?' && optopt > 0 && optopt < 128 &&
+	    argv[optind - 1][0] == '-' && argv[optind - 1][1] != '-' &&
+	    letter_elsewhere(tool, optopt))
+		return '?';
+	cli_bad_option(argv, c);
+	return '?';
+}
+
+/* Writes s at column 25, its later lines too. */
+static void help_text(FILE *f, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		fputc(*p, f);
+		if (*p == '\n')
+			fprintf(f, "%25s", "");
+	}
+	fputc('\n', f);
+}
+
+/* The next engine's name for an option of this tool after row i, or
+ * NULL. */
+static const struct cli_opt *next_alias(unsigned tool, size_t i)
+{
+	for (size_t j = i + 1; j < cli_nopts; j++)
+		if (!cli_opts[j].help && (cli_opts[j].tools & tool))
+			return &cli_opts[j];
+	return NULL;
+}
+
+/* The engines' names for this tool's options, as one paragraph:
+ * "vLLM's --a (--b), --c (--d); llama.cpp's --e (--f)." */
+static void help_aliases(FILE *f, unsigned tool)
+{
+	const struct cli_opt *o = next_alias(tool, (size_t)-1), *next;
+	const char *engine = NULL;
+	size_t col;
+	if (!o)
+		return;
+	fputs("\nThe engines' names work too:", f);
+	col = 28;
+	for (; o; o = next) {
+		char word[128];
+		bool first = !engine || strcmp(engine, o->engine);
+		next = next_alias(tool, (size_t)(o - cli_opts));
+		snprintf(word, sizeof word, "%s%s--%s (--%s)%s",
+			 first ? o->engine : "", first ? "'s " : "", o->name,
+			 o->of,
+			 !next ? "." : strcmp(next->engine, o->engine) ? ";"
+								: ",");
+		engine = o->engine;
+		size_t n = strlen(word);
+		fputc(col + 1 + n > 70 ? '\n' : ' ', f);
+		col = col + 1 + n > 70 ? n : col + 1 + n;
+		fputs(word, f);
+	}
+	fputc('\n', f);
+}
+
+void cli_help(FILE *f, const char *head, const char *foot)
+{
+	unsigned tool = cli_tool(cli_prog());
+	fputs(head, f);
+	for (size_t i = 0; i < cli_nopts; i++) {
+		const struct cli_opt *o = &cli_opts[i];
+		char left[64];
+		if (!o->help || !(o->tools & tool))
+			continue;
+		if (o->key < 128)
+			snprintf(left, sizeof left, "  -%c, --%s%s%s", o->key,
+				 o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof left, "      --%s%s%s", o->name,
+				 o->arg ? " " : "", o->arg ? o->arg : "");
+		if (strlen(left) <= 23)
+			fprintf(f, "%-25s", left);
+		else
+			fprintf(f, "%s\n%25s", left, "");
+		help_text(f, o->help);
+	}
+	help_aliases(f, tool);
+	fputs(foot, f);
+}
