@@ -245,6 +245,48 @@ int cli_sweep(const char *opt, const char *s, uint64_t **vals, size_t *n)
 	return 0;
 }
 
+int cli_list(const char *opt, const char *s, uint64_t max, uint64_t **vals,
+	     size_t *n)
+{
+	free(*vals);
+	*vals = NULL;
+	int e = cli_sweep(opt, s, vals, n);
+	for (size_t i = 0; !e && i < *n; i++)
+		if ((*vals)[i] > max)
+			return cli_usage("%s: at most %llu, got '%s'", opt,
+					 (unsigned long long)max, s);
+	return e;
+}
+
+int cli_each(const char *opt, const char *s,
+	     int (*item)(const char *tok, void *ctx), void *ctx, bool any)
+{
+	char *copy = strdup(s), *save = NULL;
+	int status = 0, n = 0;
+	if (!copy) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (char *tok = strtok_r(copy, ",", &save); tok && !status;
+	     tok = strtok_r(NULL, ",", &save), n++)
+		status = item(tok, ctx);
+	if (!status && !n && !any)
+		status = cli_usage("%s: empty list", opt);
+	free(copy);
+	return status;
+}
+
+int cli_stored(const char *opt, enum kv_dtype t)
+{
+	char list[128];
+	if (kv_dtype_stored(t))
+		return 0;
+	return cli_usage("%s: %s: the engine sizes this format but does not "
+			 "store it; it stores %s",
+			 opt, kv_dtype_name(t),
+			 kv_dtype_stored_list(list, sizeof list));
+}
+
 int cli_dtypes(const char *opt, const char *s, int **vals, size_t *n)
 {
 	char *copy = strdup(s);

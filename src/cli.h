@@ -103,6 +103,18 @@ int cli_double(const char *opt, const char *s, double lo, double hi,
 	       double *out);
 /* A list of token counts ("8k,32k", "128:8192:x2"); *vals from malloc. */
 int cli_sweep(const char *opt, const char *s, uint64_t **vals, size_t *n);
+/* cli_sweep() into *vals (freeing what it held), each value at most
+ * max. */
+int cli_list(const char *opt, const char *s, uint64_t max, uint64_t **vals,
+	     size_t *n);
+/* Calls item(tok, ctx) on each comma-separated item of s up to the first
+ * that fails; no item at all is an error of opt unless `any` (an earlier
+ * use of opt gave some). */
+int cli_each(const char *opt, const char *s,
+	     int (*item)(const char *tok, void *ctx), void *ctx, bool any);
+/* A KV format the engine stores (some are only sized), or an error of
+ * opt naming those it does. */
+int cli_stored(const char *opt, enum kv_dtype t);
 /* A list of KV formats ("bf16,fp8"); "auto" gives -1 (the model's own).
  * *vals from malloc. */
 int cli_dtypes(const char *opt, const char *s, int **vals, size_t *n);

@@ -1,0 +1,151 @@
+/*
+ * sweep.h - kvbench's sweeps as libkv runs them: what a sweep asks for
+ * (benches, and lists of contexts, users, K/V heads, latent ranks,
+ * threads, cache formats, layouts and block sizes), the points it expands
+ * to in the order they run, the bytes each would allocate, and one point
+ * measured: its engine built, timed, and the machine's reference
+ * (bandwidth or sgemm rate) taken right beside it.
+ */
+#ifndef KV_SWEEP_H
+#define KV_SWEEP_H
+
+#include <stdbool.h>
+
+#include "bench.h"
+#include "engine.h"
+#include "quality.h"
+
+/* The cache's layouts: one run attended whole, one run attended in
+ * blocks, blocks from a pool through block tables. */
+enum kv_sweep_layout { KV_SWEEP_CONTIGUOUS, KV_SWEEP_BLOCKED, KV_SWEEP_PAGED,
+		       KV_SWEEP_LAYOUTS };
+
+/* "contiguous", "blocked", "paged"; and the reverse: 0 or KV_EINVAL. */
+const char *kv_sweep_layout_name(enum kv_sweep_layout l);
+int kv_sweep_layout_parse(const char *s, enum kv_sweep_layout *out);
+
+/* What a sweep asks for. A NULL list takes its default (kvbench(1)):
+ * contexts per bench, users 1 (batch: 1, 2, 4, 8), the model's K/V heads
+ * (attn: H, H/4, 1), its own attention, every online CPU, f32, the
+ * contiguous layout, blocks of 16. */
+struct kv_sweep {
+	bool bench[KV_BENCH_COUNT], any_bench; /* none: all but quality */
+	uint64_t *ctx, *kv_heads, *users, *threads, *block_size, *mla;
+	size_t nctx, nkv_heads, nusers, nthreads, nblock_size, nmla;
+	bool layout[KV_SWEEP_LAYOUTS], any_layout;
+	int *dtypes; /* enum kv_dtype of the cached benches */
+	size_t ndtypes;
+	/* what every point shares */
+	uint64_t layers, vocab, seed, mla_rope; /* 0: the model's */
+	uint64_t reps, warmup, warmup_ns;       /* as kv_bench_time() */
+	uint64_t membw, sgemm_n;                /* the references' sizes */
+	uint64_t gen;                           /* quality: steps */
+	double logit_scale;
+};
+
+/* One point of a sweep. */
+struct kv_sweep_point {
+	enum kv_bench bench;
+	size_t model;       /* index into the sweep's models */
+	uint64_t ctx;       /* 0 for membw and sgemm */
+	uint64_t users;
+	uint64_t kv_heads;  /* 0: the model's */
+	uint64_t mla;       /* latent rank, 0: the model's own attention */
+	uint64_t threads;
+	double baseline_ms; /* 0: none */
+	enum kv_sweep_layout layout;
+	uint64_t block_size; /* 0 with contiguous */
+	enum kv_dtype dtype; /* of K and V */
+};
+
+/* A growing list of points. */
+struct kv_sweep_points {
+	struct kv_sweep_point *p;
+	size_t n, cap;
+};
+
+/* Appends p: 0 or KV_ENOMEM. */
+int kv_sweep_add(struct kv_sweep_points *s, struct kv_sweep_point p);
+
+/* Appends the points of sweep w over models[0 .. nmodels] in the order
+ * they run: membw, sgemm, attn, decode, nocache, batch, quality; within
+ * each, threads, model, latent rank, K/V heads, users, context, format,
+ * layout, block size. ncpu is the thread count of an unlisted --threads.
+ * Returns 0 or KV_ENOMEM. */
+int kv_sweep_expand(const struct kv_sweep *w, struct kv_model *const *models,
+		    size_t nmodels, uint64_t ncpu, struct kv_sweep_points *s);
+
+/* The columns of a saved run (kvbench's TSV) that kv_sweep_row()
+ * reads: cell[i] the index of each in its header, -1 for an optional one
+ * absent (layout, block_size, kv_dtype), max the largest needed. */
+struct kv_sweep_cols {
+	int bench, model, ctx, users, kv_heads, threads, ms;
+	int layout, block_size, kv_dtype; /* optional */
+	int max;
+};
+
+/* Finds the columns in the header names[0 .. n]. Returns 0, or KV_EINVAL
+ * with err ("no column 'ctx'; not a kvbench TSV with its header"). */
+int kv_sweep_cols(char *const *names, size_t n, struct kv_sweep_cols *c,
+		  char *err);
+
+/* Reads the point of a saved row of nc cells: its bench, threads, and the
+ * time as baseline_ms; an engine point's context, users, K/V heads,
+ * format, layout and block size, and *model its model's name (a
+ * "+mlaRANK" suffix cut off into p->mla: the cell is changed). p->model
+ * is left for the caller. Returns 0, or KV_EINVAL with err saying what
+ * is malformed. */
+int kv_sweep_row(const struct kv_sweep_cols *c, char **cells, size_t nc,
+		 struct kv_sweep_point *p, char **model, char *err);
+
+/* The engine options of a point of w (ctx positions, one token a step,
+ * or the whole text for nocache). */
+struct kv_engine_opts kv_sweep_engine_opts(const struct kv_sweep *w,
+					   const struct kv_sweep_point *p);
+
+/* Bytes point p of w on model m would allocate (an engine point's
+ * engine, a quality point's two runs); 0 for membw and sgemm, whose
+ * sizes are w's. Returns 0 or as kv_engine_estimate(). */
+int kv_sweep_bytes(const struct kv_sweep *w, const struct kv_model *m,
+		   const struct kv_sweep_point *p, uint64_t *bytes,
+		   char *err);
+
+/* Whether every point of s fits in the memory a run may take
+ * (kv_run_memory, kv_run_fits): 0, or KV_EINVAL / KV_ENOMEM with err
+ * naming the first that does not ("decode gpt2-small at ctx 8192, 4
+ * users: ..."), or a bandwidth probe larger than it. */
+int kv_sweep_fits(const struct kv_sweep *w, struct kv_model *const *models,
+		  const struct kv_sweep_points *s, char *err);
+
+/* Frees the lists of w. */
+void kv_sweep_free(struct kv_sweep *w);
+
+/* The references kept between points, one bandwidth probe and one sgemm
+ * rate per thread count, so each is measured beside its points. */
+struct kv_sweep_refs;
+int kv_sweep_refs_new(struct kv_sweep_refs **out);
+void kv_sweep_refs_free(struct kv_sweep_refs *r);
+
+/* What measuring a point gives. */
+struct kv_sweep_out {
+	struct kv_bench_result r;
+	struct kv_quality q; /* quality points */
+	uint64_t kv_heads;   /* the engine's (its model's when p says 0) */
+	char model[256];     /* the effective model's name ("+mla256"), ""
+			      * for membw and sgemm */
+};
+
+/*
+ * Measures point p of w: builds its engine over models[p->model], times
+ * the bench (batch: and the same step at ctx 1, the weights' time), and
+ * derives its rates against the reference measured beside it; a quality
+ * point compares its format with f32 (its ms are the compact run's decode
+ * steps); membw and sgemm measure the reference itself. Returns 0, or
+ * KV_EINVAL / KV_ENOMEM with err said ("" when *stop ended it).
+ */
+int kv_sweep_run(const struct kv_sweep *w, struct kv_model *const *models,
+		 struct kv_sweep_refs *refs, const struct kv_sweep_point *p,
+		 const volatile int *stop, struct kv_sweep_out *out,
+		 char *err);
+
+#endif

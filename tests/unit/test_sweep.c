@@ -1,0 +1,187 @@
+/*
+ * test_sweep - kvbench's sweeps in libkv: the points a sweep expands to,
+ * in order, with each default worked by hand; a saved row read back; the
+ * memory check; one small point measured.
+ */
+#include <stdlib.h>
+
+#include "kv/sweep.h"
+#include "test.h"
+
+static void layouts(void)
+{
+	enum kv_sweep_layout l;
+	CHECK_STR(kv_sweep_layout_name(KV_SWEEP_BLOCKED), "blocked");
+	CHECK(kv_sweep_layout_parse("paged", &l) == 0 &&
+	      l == KV_SWEEP_PAGED);
+	CHECK(kv_sweep_layout_parse("page", &l) == KV_EINVAL);
+}
+
+/* The default sweep over GPT-2 small (12 K/V heads) on 2 CPUs: membw,
+ * sgemm; attn at 1,024 and 8,192 x heads 12, 3, 1 (6); decode at 160,
+ * 1,024, 8,192 (3); nocache at 160, 512 (2); batch at 1,024 x users 1,
+ * 2, 4, 8 (4): 17 points. */
+static void defaults(struct kv_model *m)
+{
+	struct kv_sweep w = {0};
+	struct kv_sweep_points s = {0};
+	CHECK(kv_sweep_expand(&w, &m, 1, 2, &s) == 0);
+	CHECK_U64(s.n, 17);
+	CHECK(s.p[0].bench == KV_BENCH_MEMBW && s.p[0].threads == 2);
+	CHECK(s.p[1].bench == KV_BENCH_SGEMM);
+	/* attn: heads outer, contexts inner */
+	CHECK(s.p[2].bench == KV_BENCH_ATTN);
+	CHECK_U64(s.p[2].kv_heads, 12);
+	CHECK_U64(s.p[2].ctx, 1024);
+	CHECK_U64(s.p[3].ctx, 8192);
+	CHECK_U64(s.p[4].kv_heads, 3);
+	CHECK_U64(s.p[7].kv_heads, 1);
+	CHECK(s.p[8].bench == KV_BENCH_DECODE && s.p[8].ctx == 160);
+	CHECK(s.p[11].bench == KV_BENCH_NOCACHE && s.p[12].ctx == 512);
+	CHECK(s.p[13].bench == KV_BENCH_BATCH && s.p[13].users == 1);
+	CHECK_U64(s.p[16].users, 8);
+	CHECK(s.p[16].layout == KV_SWEEP_CONTIGUOUS &&
+	      s.p[16].block_size == 0 && s.p[16].dtype == KV_DTYPE_F32);
+	free(s.p);
+}
+
+/* decode at 160 over contiguous and paged with blocks of 16 and 32, in
+ * f32 and q8_0: 2 formats x (1 + 2) = 6 points; nocache keeps no cache,
+ * so one point, in f32. A latent rank has no heads to sweep (0). */
+static void axes(struct kv_model *m)
+{
+	uint64_t ctx[] = {160}, bs[] = {16, 32}, heads[] = {4}, mla[] = {64};
+	int dts[] = {KV_DTYPE_F32, KV_DTYPE_Q8_0};
+	struct kv_sweep w = {.ctx = ctx, .nctx = 1, .block_size = bs,
+			     .nblock_size = 2, .dtypes = dts, .ndtypes = 2,
+			     .any_layout = true, .any_bench = true};
+	struct kv_sweep_points s = {0};
+	w.bench[KV_BENCH_DECODE] = w.bench[KV_BENCH_NOCACHE] = true;
+	w.layout[KV_SWEEP_CONTIGUOUS] = w.layout[KV_SWEEP_PAGED] = true;
+	CHECK(kv_sweep_expand(&w, &m, 1, 1, &s) == 0);
+	CHECK_U64(s.n, 7);
+	CHECK(s.p[0].dtype == KV_DTYPE_F32 &&
+	      s.p[0].layout == KV_SWEEP_CONTIGUOUS);
+	CHECK(s.p[1].layout == KV_SWEEP_PAGED && s.p[1].block_size == 16);
+	CHECK_U64(s.p[2].block_size, 32);
+	CHECK(s.p[3].dtype == KV_DTYPE_Q8_0);
+	CHECK(s.p[6].bench == KV_BENCH_NOCACHE &&
+	      s.p[6].dtype == KV_DTYPE_F32 && s.p[6].block_size == 0);
+	struct kv_engine_opts o = kv_sweep_engine_opts(&w, &s.p[6]);
+	CHECK(!o.cache && o.max_chunk == 160 && o.max_ctx == 160);
+	o = kv_sweep_engine_opts(&w, &s.p[2]);
+	CHECK(o.cache && o.paged && o.max_chunk == 1 && o.block_size == 32);
+	CHECK(o.k_dtype == KV_DTYPE_F32 && o.v_dtype == KV_DTYPE_F32);
+	free(s.p);
+	s = (struct kv_sweep_points){0};
+	w = (struct kv_sweep){.kv_heads = heads, .nkv_heads = 1, .mla = mla,
+			      .nmla = 1, .ctx = ctx, .nctx = 1,
+			      .any_bench = true};
+	w.bench[KV_BENCH_ATTN] = true;
+	CHECK(kv_sweep_expand(&w, &m, 1, 1, &s) == 0);
+	CHECK(s.n == 1 && s.p[0].mla == 64 && s.p[0].kv_heads == 0);
+	free(s.p);
+}
+
+/* A saved run read back: columns found by name, in any order. */
+static void rows(void)
+{
+	char err[KV_ERRLEN], *model;
+	char *head[] = {"ms_median", "bench", "model", "ctx", "users",
+			"kv_heads", "threads", "layout", "block_size",
+			"kv_dtype"};
+	char name[] = "gpt2-small+mla256", bad[] = "gpt2-small+mla";
+	char *row[] = {"2.5", "decode", name, "1024", "2", "12", "1",
+		       "paged", "32", "q4_0"};
+	struct kv_sweep_cols c;
+	struct kv_sweep_point p;
+	CHECK(kv_sweep_cols(head, 10, &c, err) == 0);
+	CHECK(c.ms == 0 && c.bench == 1 && c.max == 6 && c.kv_dtype == 9);
+	CHECK(kv_sweep_row(&c, row, 10, &p, &model, err) == 0);
+	CHECK(p.bench == KV_BENCH_DECODE && p.ctx == 1024 && p.users == 2);
+	CHECK(p.layout == KV_SWEEP_PAGED && p.block_size == 32);
+	CHECK(p.dtype == KV_DTYPE_Q4_0 && p.baseline_ms == 2.5);
+	CHECK_STR(model, "gpt2-small");
+	CHECK_U64(p.mla, 256);
+	row[2] = bad;
+	CHECK(kv_sweep_row(&c, row, 10, &p, &model, err) == KV_EINVAL);
+	CHECK_STR(err, "a model 'gpt2-small+mla' with no latent rank");
+	row[1] = "decod";
+	CHECK(kv_sweep_row(&c, row, 10, &p, &model, err) == KV_EINVAL);
+	CHECK_STR(err, "unknown bench 'decod'");
+	row[1] = "membw"; /* no model, no context needed */
+	row[3] = "";
+	CHECK(kv_sweep_row(&c, row, 7, &p, &model, err) == 0);
+	CHECK(model == NULL && p.bench == KV_BENCH_MEMBW);
+	row[0] = "0";
+	CHECK(kv_sweep_row(&c, row, 7, &p, &model, err) == KV_EINVAL);
+	CHECK_STR(err, "a number is missing or malformed");
+	CHECK(kv_sweep_row(&c, row, 6, &p, &model, err) == KV_EINVAL);
+	CHECK_STR(err, "6 cells, expected at least 7");
+	CHECK(kv_sweep_cols(head + 1, 9, &c, err) == KV_EINVAL);
+	CHECK_STR(err, "no column 'ms_median'; not a kvbench TSV with its "
+		       "header");
+}
+
+/* The memory a run may take: 9/10 of KV_MEM_AVAILABLE. */
+static void fits(struct kv_model *m)
+{
+	char err[KV_ERRLEN];
+	uint64_t ctx[] = {1024};
+	struct kv_sweep w = {.ctx = ctx, .nctx = 1, .any_bench = true,
+			     .membw = 512ULL << 20};
+	struct kv_sweep_points s = {0};
+	w.bench[KV_BENCH_DECODE] = w.bench[KV_BENCH_MEMBW] = true;
+	CHECK(kv_sweep_expand(&w, &m, 1, 1, &s) == 0 && s.n == 2);
+	uint64_t bytes;
+	CHECK(kv_sweep_bytes(&w, m, &s.p[0], &bytes, err) == 0 && !bytes);
+	CHECK(kv_sweep_bytes(&w, m, &s.p[1], &bytes, err) == 0);
+	CHECK(bytes > 497759232); /* the f32 weights, and more */
+	setenv("KV_MEM_AVAILABLE", "1GiB", 1);
+	CHECK(kv_sweep_fits(&w, &m, &s, err) == 0);
+	setenv("KV_MEM_AVAILABLE", "512MiB", 1);
+	CHECK(kv_sweep_fits(&w, &m, &s, err) == KV_ENOMEM);
+	CHECK_HAS(err, "--membw-size 512.00 MiB: more than the 460.80 MiB");
+	w.membw = 1 << 20;
+	CHECK(kv_sweep_fits(&w, &m, &s, err) == KV_ENOMEM);
+	CHECK_HAS(err, "decode gpt2-small at ctx 1024, 1 users: ");
+	unsetenv("KV_MEM_AVAILABLE");
+	free(s.p);
+}
+
+/* One small point measured: a decode step of a 1-layer model over 16
+ * positions, one repetition, no warm-up time. */
+static void run(struct kv_model *m)
+{
+	char err[KV_ERRLEN];
+	struct kv_sweep w = {.layers = 1, .vocab = 64, .reps = 1};
+	struct kv_sweep_point p = {.bench = KV_BENCH_DECODE, .ctx = 16,
+				   .users = 1, .threads = 1};
+	struct kv_sweep_refs *refs;
+	struct kv_sweep_out o;
+	volatile int stop = 0;
+	CHECK(kv_sweep_refs_new(&refs) == 0);
+	w.membw = 1 << 20;
+	CHECK(kv_sweep_run(&w, &m, refs, &p, &stop, &o, err) == 0);
+	CHECK(o.r.reps == 1 && o.r.ms.median > 0 && o.r.bytes > 0);
+	CHECK(o.kv_heads == 12 && o.r.ref_gbps > 0);
+	CHECK_STR(o.model, "gpt2-small");
+	p.threads = 0;
+	CHECK(kv_sweep_run(&w, &m, refs, &p, &stop, &o, err) == KV_EINVAL);
+	CHECK_STR(err, "threads: from 1 to 256, got 0");
+	kv_sweep_refs_free(refs);
+}
+
+int main(void)
+{
+	struct kv_model *m;
+	CHECK(kv_model_gpt2_small(&m) == 0);
+	layouts();
+	defaults(m);
+	axes(m);
+	rows();
+	fits(m);
+	run(m);
+	kv_model_free(m);
+	return test_done("test_sweep");
+}
