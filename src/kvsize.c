@@ -33,7 +33,9 @@ struct args {
 	size_t ndtypes;
 	uint64_t *users;
 	size_t nusers;
-	uint64_t tp, block;
+	uint64_t tp;
+	uint64_t *blocks; /* --block-size LIST; NULL: none */
+	size_t nblocks;
 	bool mha, per_layer, json, header, human, list;
 	const char *ctkv;   /* --cache-type-k or -v, as given */
 };
@@ -158,8 +160,10 @@ static int row(struct cli_table *t, const struct kv_model *m,
 static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 		struct cli_table *t, bool state)
 {
-	static const uint64_t one = 1;
+	static const uint64_t one = 1, none = 0;
 	static const int auto_dtype = -1;
+	const uint64_t *blocks = a->blocks ? a->blocks : &none;
+	size_t nblocks = a->blocks ? a->nblocks : 1;
 	const int *dts = a->dtypes ? a->dtypes : &auto_dtype;
 	size_t ndts = a->dtypes ? a->ndtypes : 1;
 	const uint64_t *users = a->users ? a->users : &one;
@@ -172,13 +176,14 @@ static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 		size_t nctx = a->ctx ? a->nctx : (m->max_pos > 1 ? 2 : 1);
 		if (!t)
 			cli_warn_beyond(m->name, ctx, nctx, m->max_pos);
-		for (size_t d = 0; d < ndts && !status; d++) {
+		for (size_t d = 0; d < ndts && !status; d++)
+		for (size_t b = 0; b < nblocks && !status; b++) {
 			struct kv_opts o = kv_opts_default(m);
 			if (dts[d] >= 0)
 				o.k_dtype = o.v_dtype = (enum kv_dtype)dts[d];
 			o.mha = a->mha;
 			o.tp = (uint32_t)a->tp;
-			o.block = a->block;
+			o.block = blocks[b];
 			for (size_t c = 0; c < nctx && !status; c++)
 				for (size_t u = 0; u < nusers && !status; u++)
 					status = a->per_layer
@@ -186,7 +191,7 @@ static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 							    users[u])
 						: row(t, m, &o, ctx[c],
 						      users[u], state,
-						      a->tp > 1 || a->block);
+						      a->tp > 1 || a->blocks);
 		}
 	}
 	return status;
@@ -267,8 +272,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case 'b':
-			if ((e = cli_u64("--block-size", optarg, 1, 1ULL << 32,
-					 &a->block)))
+			if ((e = cli_list("--block-size", optarg, 1ULL << 32,
+					  &a->blocks, &a->nblocks)))
 				return e;
 			break;
 		case 'c':
@@ -375,7 +380,7 @@ int main(int argc, char **argv)
 	memcpy(cols, row_cols, sizeof *cols * 10);
 	if (state)
 		cols[ncols++] = "state_bytes";
-	if (a.tp > 1 || a.block) {
+	if (a.tp > 1 || a.blocks) {
 		cols[ncols++] = "tp";
 		cols[ncols++] = "block_size";
 	}
@@ -400,5 +405,6 @@ out:
 	free(a.ctx);
 	free(a.dtypes);
 	free(a.users);
+	free(a.blocks);
 	return cli_finish(status);
 }

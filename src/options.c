@@ -42,8 +42,9 @@ const struct cli_opt cli_opts[] = {
 	    "sequences kept at once (default 1)"),
 	OPT(T_SIZE, "tp", OPT_TP, "N",
 	    "bytes on each of N tensor-parallel GPUs"),
-	OPT(T_SIZE, "block-size", 'b', "N",
-	    "round each sequence up to pages of N tokens"),
+	OPT(T_SIZE, "block-size", 'b', "LIST",
+	    "round each sequence up to pages of N tokens\n"
+	    "(16,256: a row each)"),
 	OPT(T_SIZE, "per-layer", OPT_PER_LAYER, NULL,
 	    "one row per layer: kind, tokens kept, bytes"),
 	OPT(T_SIZE, "human", 'H', NULL,
