@@ -16,9 +16,9 @@
 #include "json.h"
 #include "kv/ckpt.h"
 #include "kv/kv.h"
+#include "kv/safetensors.h"
 
 #define MAX_INDEX_BYTES (64u << 20)  /* an index of a few MiB at most */
-#define MAX_HEADER_BYTES (100u << 20) /* safetensors' own limit */
 
 const char *kv_ckpt_source_name(enum kv_ckpt_source s)
 {
@@ -109,80 +109,6 @@ static int read_index(const char *path, uint64_t *bytes, char *err)
 	return e;
 }
 
-static int read_header(const char *path, uint64_t *bytes, char *err)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-	unsigned char n8[8];
-	int e = KV_EINVAL;
-	if (!f || fstat(fileno(f), &st)) {
-		snprintf(err, KV_ERRLEN, "%.400s: %s", path, strerror(errno));
-		if (f)
-			fclose(f);
-		return KV_EIO;
-	}
-	uint64_t n = 0, size = (uint64_t)st.st_size;
-	if (fread(n8, 1, 8, f) != 8) {
-		snprintf(err, KV_ERRLEN, "%.400s: shorter than a safetensors "
-			 "header's 8-byte length", path);
-		fclose(f);
-		return KV_EINVAL;
-	}
-	for (int i = 7; i >= 0; i--)
-		n = n << 8 | n8[i];
-	if (n < 2 || n > MAX_HEADER_BYTES || n > size - 8) {
-		snprintf(err, KV_ERRLEN, "%.400s: a header of %llu bytes, in a "
-			 "file of %llu", path, (unsigned long long)n,
-			 (unsigned long long)size);
-		fclose(f);
-		return KV_EINVAL;
-	}
-	char *text = malloc(n + 1);
-	if (!text || fread(text, 1, n, f) != n) {
-		snprintf(err, KV_ERRLEN, "%.400s: %s", path,
-			 text ? "truncated header" : "out of memory");
-		free(text);
-		fclose(f);
-		return text ? KV_EINVAL : KV_ENOMEM;
-	}
-	fclose(f);
-	text[n] = '\0';
-	cJSON *root = NULL, *t;
-	if ((e = kv_json_read(text, n, path, &root, err))) {
-		free(text);
-		return e;
-	}
-	free(text);
-	uint64_t data = size - 8 - n, sum = 0;
-	e = cJSON_IsObject(root) ? 0 : KV_EINVAL;
-	cJSON_ArrayForEach(t, root)
-	{
-		if (e || !strcmp(t->string, "__metadata__"))
-			continue;
-		const cJSON *o = cJSON_GetObjectItemCaseSensitive(
-			t, "data_offsets");
-		const cJSON *b = cJSON_GetArrayItem(o, 0);
-		const cJSON *x = cJSON_GetArrayItem(o, 1);
-		if (!cJSON_IsArray(o) || cJSON_GetArraySize(o) != 2 ||
-		    !whole(b, 0) || !whole(x, 0) ||
-		    b->valuedouble > x->valuedouble || x->valuedouble > data) {
-			snprintf(err, KV_ERRLEN, "%.400s: %.100s: data_offsets "
-				 "must be [begin, end] within the %llu bytes "
-				 "of data", path, t->string,
-				 (unsigned long long)data);
-			e = KV_EINVAL;
-			continue;
-		}
-		sum += (uint64_t)(x->valuedouble - b->valuedouble);
-	}
-	if (e == KV_EINVAL && !cJSON_IsObject(root))
-		snprintf(err, KV_ERRLEN, "%.400s: the header is not a JSON "
-			 "object", path);
-	cJSON_Delete(root);
-	*bytes = sum;
-	return e;
-}
-
 int kv_ckpt_bytes(const char *config_path, enum kv_ckpt_source *src,
 		  uint64_t *bytes, char *err)
 {
@@ -197,8 +123,18 @@ int kv_ckpt_bytes(const char *config_path, enum kv_ckpt_source *src,
 	}
 	if (beside(config_path, "model.safetensors", path, sizeof path) &&
 	    stat(path, &st) == 0) {
+		struct kv_st *ck;
+		char *slash = strrchr(path, '/');
+		if (slash)
+			*slash = '\0'; /* its folder */
+		else
+			snprintf(path, sizeof path, ".");
 		*src = KV_CKPT_SAFETENSORS;
-		return read_header(path, bytes, err);
+		int e = kv_st_open(path, 0, &ck, err);
+		if (!e)
+			*bytes = ck->bytes;
+		kv_st_close(ck);
+		return e;
 	}
 	return 0;
 }
