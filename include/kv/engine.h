@@ -44,6 +44,8 @@
 #include "model.h"
 #include "paged.h"
 
+struct kv_st;
+
 /* What a run needs beyond the model. */
 struct kv_engine_opts {
 	uint32_t layers;   /* 0: the model's decoder layers */
@@ -79,6 +81,10 @@ struct kv_engine_opts {
 			    * unscaled), to make random weights' flat
 			    * next-token distributions as peaked as a
 			    * trained model's */
+	const struct kv_st *ckpt; /* the weights of this checkpoint
+				   * (safetensors.h) instead of drawn ones:
+				   * GPT-2 and Llama-family layouts; the
+				   * model's own shape (no overrides) */
 };
 
 /* Bytes a run needs, computed before anything is allocated. */

@@ -145,7 +145,9 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 		kvp_padded(t[i].rows * t[i].cols, &n);
 		w += n;
 	}
-	for (size_t i = 0; i < nt; i++) {
+	if (o->ckpt && (rc = kvp_load(&e->s, t, nt, o->ckpt, err)))
+		goto fail;
+	for (size_t i = 0; i < nt && !o->ckpt; i++) {
 		struct draw_job j = {&t[i], o->seed};
 		kv_pool_run(e->pool, draw_task, &j);
 	}

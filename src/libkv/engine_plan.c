@@ -378,6 +378,16 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 			 m->name, m->model_type, why, SUPPORTED);
 		return KV_EUNSUP;
 	}
+	if (o->ckpt && (mla || o->layers || o->vocab || o->kv_heads)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: a checkpoint's weights fix the model's shape: "
+			 "no layers, vocab, K/V heads or latent rank of "
+			 "another%s",
+			 m->name, mla ? "; latent attention's weights are not "
+					"read from a checkpoint"
+				      : "");
+		return KV_EUNSUP;
+	}
 	const struct kv_layer *l0 = &m->layers[0];
 	if (m->family != KV_FAMILY_GPT2 && !(m->rope_theta > 0)) {
 		snprintf(err, KV_ERRLEN,

@@ -227,8 +227,13 @@ int kv_st_parse(const char *text, size_t len, uint64_t data, const char *path,
 		st->bytes += t->end - t->begin;
 		st->n++;
 	}
-	if (!e)
+	if (!e && st->n > first)
 		e = tiles(st->t + first, st->n - first, data, path, err);
+	else if (!e && data) {
+		snprintf(err, KV_ERRLEN, "%.400s: no tensors, and %llu bytes "
+			 "of data", path, (unsigned long long)data);
+		e = KV_EINVAL;
+	}
 	cJSON_Delete(root);
 	return e;
 }

@@ -1,0 +1,364 @@
+/*
+ * test_ckpt - the engine running a checkpoint's own weights: tiny GPT-2
+ * (float32, Conv1D weights, a mask buffer it does not read), Qwen2-style
+ * (bfloat16, q/k/v biases, grouped K/V heads, untied head, two shards
+ * under an index) and Llama (float16, tied head) checkpoints written
+ * here, run with the cache (a prompt, then a token), and the logits handed
+ * with the folder to tests/ref/ref_ckpt.py, which reads the files itself
+ * and recomputes them in NumPy the way Transformers' code does. Then each
+ * checkpoint the engine must refuse: a tensor missing, of another shape,
+ * of a dtype it does not run, and shape overrides. The reference is
+ * skipped (77) without python3 and NumPy; the refusals always run.
+ */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kv/engine.h"
+#include "kv/safetensors.h"
+#include "kvquant.h"
+#include "st_write.h"
+#include "test.h"
+
+#define TOL "1e-5"
+#define MAXT 64
+
+static char root[] = "/tmp/kvtest-ckpt-XXXXXX";
+static uint64_t rng = 88172645463325252ULL;
+
+static float uniform(float a)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return a * ((float)(rng >> 40) * (1.0f / 8388608.0f) - 1.0f);
+}
+
+/* A checkpoint being written: its tensors, values drawn. */
+struct ck {
+	struct st_w t[MAXT];
+	void *buf[MAXT];
+	int n;
+	const char *dtype;
+};
+
+/* Adds tensor `name` of shape (r[, c]) to k: gains near 1 when gain. */
+static void put(struct ck *k, const char *name, uint64_t r, uint64_t c,
+		bool gain)
+{
+	uint64_t n = r * (c ? c : 1);
+	int wide = !strcmp(k->dtype, "F32");
+	void *b = malloc(n * (wide ? 4 : 2));
+	for (uint64_t i = 0; i < n; i++) {
+		float v = gain ? 1 + uniform(0.1f) : uniform(0.08f);
+		if (wide)
+			((float *)b)[i] = v;
+		else
+			((uint16_t *)b)[i] = !strcmp(k->dtype, "BF16")
+						     ? kv_f32_to_bf16(v)
+						     : kv_f32_to_f16(v);
+	}
+	k->buf[k->n] = b;
+	k->t[k->n] = (struct st_w){strdup(name), k->dtype, {r, c}, c ? 2 : 1,
+				   b, n * (wide ? 4 : 2)};
+	k->n++;
+}
+
+static void done(struct ck *k)
+{
+	for (int i = 0; i < k->n; i++) {
+		free(k->buf[i]);
+		free((char *)k->t[i].name);
+	}
+	k->n = 0;
+}
+
+static char *path(const char *dir, const char *name)
+{
+	static char p[2][512];
+	static int i;
+	i ^= 1;
+	snprintf(p[i], sizeof p[i], "%s/%s/%s", root, dir, name);
+	return p[i];
+}
+
+static void write_text(const char *file, const char *text)
+{
+	FILE *f = fopen(file, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static const char gpt2_cfg[] =
+	"{\"model_type\":\"gpt2\",\"n_layer\":2,\"n_embd\":64,\"n_head\":4,"
+	"\"n_inner\":96,\"vocab_size\":200,\"n_positions\":16,"
+	"\"layer_norm_epsilon\":1e-5}";
+
+static void gpt2(const char *dir)
+{
+	struct ck k = {.dtype = "F32"};
+	char n[64];
+	mkdir(path(dir, ""), 0700);
+	write_text(path(dir, "config.json"), gpt2_cfg);
+	put(&k, "wte.weight", 200, 64, false);
+	put(&k, "wpe.weight", 16, 64, false);
+	for (int l = 0; l < 2; l++) {
+		static const struct {
+			const char *s;
+			uint64_t r, c;
+			bool g;
+		} p[] = {{"ln_1.weight", 64, 0, true}, {"ln_1.bias", 64, 0, 0},
+			 {"attn.c_attn.weight", 64, 192, 0},
+			 {"attn.c_attn.bias", 192, 0, 0},
+			 {"attn.c_proj.weight", 64, 64, 0},
+			 {"attn.c_proj.bias", 64, 0, 0},
+			 {"attn.bias", 16, 16, 0}, /* a mask, not read */
+			 {"ln_2.weight", 64, 0, true}, {"ln_2.bias", 64, 0, 0},
+			 {"mlp.c_fc.weight", 64, 96, 0},
+			 {"mlp.c_fc.bias", 96, 0, 0},
+			 {"mlp.c_proj.weight", 96, 64, 0},
+			 {"mlp.c_proj.bias", 64, 0, 0}};
+		for (size_t i = 0; i < sizeof p / sizeof *p; i++) {
+			snprintf(n, sizeof n, "h.%d.%s", l, p[i].s);
+			put(&k, n, p[i].r, p[i].c, p[i].g);
+		}
+	}
+	put(&k, "ln_f.weight", 64, 0, true);
+	put(&k, "ln_f.bias", 64, 0, false);
+	st_write(path(dir, "model.safetensors"), k.t, k.n);
+	done(&k);
+}
+
+/* A Llama-family checkpoint: dim 96, 6 heads of 16, kv K/V heads, ffn
+ * 80, vocab 256, 2 layers; shards: layer 1 in its own file. */
+static void llama(const char *dir, const char *cfg, const char *dtype,
+		  uint32_t kv, bool bias, bool tied, bool sharded)
+{
+	struct ck k = {.dtype = dtype};
+	char n[96];
+	mkdir(path(dir, ""), 0700);
+	write_text(path(dir, "config.json"), cfg);
+	put(&k, "model.embed_tokens.weight", 256, 96, false);
+	put(&k, "model.norm.weight", 96, 0, true);
+	if (!tied)
+		put(&k, "lm_head.weight", 256, 96, false);
+	char index[8192] = "{\"weight_map\":{";
+	for (int l = 0; l < 2; l++) {
+		struct {
+			const char *s;
+			uint64_t r, c;
+			bool g;
+		} p[] = {{"input_layernorm.weight", 96, 0, true},
+			 {"self_attn.q_proj.weight", 96, 96, 0},
+			 {"self_attn.k_proj.weight", 16 * kv, 96, 0},
+			 {"self_attn.v_proj.weight", 16 * kv, 96, 0},
+			 {"self_attn.o_proj.weight", 96, 96, 0},
+			 {"post_attention_layernorm.weight", 96, 0, true},
+			 {"mlp.gate_proj.weight", 80, 96, 0},
+			 {"mlp.up_proj.weight", 80, 96, 0},
+			 {"mlp.down_proj.weight", 96, 80, 0},
+			 {"self_attn.q_proj.bias", 96, 0, 0},
+			 {"self_attn.k_proj.bias", 16 * kv, 0, 0},
+			 {"self_attn.v_proj.bias", 16 * kv, 0, 0}};
+		size_t np = bias ? 12 : 9;
+		if (sharded && l == 1) {
+			st_write(path(dir, "a.safetensors"), k.t, k.n);
+			for (int i = 0; i < k.n; i++)
+				snprintf(index + strlen(index),
+					 sizeof index - strlen(index),
+					 "\"%s\":\"a.safetensors\",",
+					 k.t[i].name);
+			done(&k);
+		}
+		for (size_t i = 0; i < np; i++) {
+			snprintf(n, sizeof n, "model.layers.%d.%s", l, p[i].s);
+			put(&k, n, p[i].r, p[i].c, p[i].g);
+		}
+	}
+	if (sharded) {
+		st_write(path(dir, "b.safetensors"), k.t, k.n);
+		for (int i = 0; i < k.n; i++)
+			snprintf(index + strlen(index),
+				 sizeof index - strlen(index),
+				 "%s\"%s\":\"b.safetensors\"", i ? "," : "",
+				 k.t[i].name);
+		strcat(index, "}}");
+		write_text(path(dir, "model.safetensors.index.json"), index);
+	} else {
+		st_write(path(dir, "model.safetensors"), k.t, k.n);
+	}
+	done(&k);
+}
+
+static int engine_of(const char *dir, struct kv_model **m, struct kv_st **ck,
+		     struct kv_engine_opts *o, struct kv_engine **e,
+		     char *err)
+{
+	int rc = kv_model_load(path(dir, "config.json"), m, err);
+	if (rc)
+		return rc;
+	if ((rc = kv_st_open(path(dir, ""), 1, ck, err))) {
+		kv_model_free(*m);
+		return rc;
+	}
+	o->ckpt = *ck;
+	if ((rc = kv_engine_new(*m, o, e, err))) {
+		kv_st_close(*ck);
+		kv_model_free(*m);
+	}
+	return rc;
+}
+
+/* Runs the checkpoint in dir: a prompt of 9, then one token, for two
+ * sequences; the reference's status. */
+static int check(const char *dir)
+{
+	struct kv_model *m;
+	struct kv_st *ck;
+	struct kv_engine *e;
+	char err[KV_ERRLEN], cases[] = "/tmp/kv-ckref-XXXXXX";
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.users = 2;
+	o.max_ctx = 10;
+	o.threads = 2;
+	if (engine_of(dir, &m, &ck, &o, &e, err)) {
+		fprintf(stderr, "%s: %s\n", dir, err);
+		return 1;
+	}
+	uint64_t v = kv_engine_get_model(e)->vocab;
+	uint32_t tok[2][10], chunk[18];
+	float lg[2 * 256];
+	for (int u = 0; u < 2; u++)
+		for (int i = 0; i < 10; i++)
+			tok[u][i] = (uint32_t)(7 + 31 * u + 13 * i) % v;
+	for (int u = 0; u < 2; u++)
+		memcpy(chunk + u * 9, tok[u], 9 * sizeof *chunk);
+	CHECK(kv_engine_forward(e, chunk, 9, 0, true, lg) == 0);
+	chunk[0] = tok[0][9];
+	chunk[1] = tok[1][9];
+	CHECK(kv_engine_forward(e, chunk, 1, 9, true, lg) == 0);
+	int fd = mkstemp(cases);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (f) {
+		fprintf(f, "dir %s\n", path(dir, ""));
+		for (int u = 0; u < 2; u++) {
+			fprintf(f, "tokens");
+			for (int i = 0; i < 10; i++)
+				fprintf(f, " %u", tok[u][i]);
+			fprintf(f, "\nlogits");
+			for (uint64_t i = 0; i < v; i++)
+				fprintf(f, " %.9g", lg[u * v + i]);
+			fputc('\n', f);
+		}
+		fclose(f);
+	}
+	kv_engine_free(e);
+	kv_st_close(ck);
+	kv_model_free(m);
+	const char *py[] = {getenv("KV_PYTHON"), "python3", "/usr/bin/python3"};
+	int status = 77;
+	for (size_t i = 0; i < 3 && status == 77 && f; i++) {
+		char cmd[1024];
+		if (!py[i] || !*py[i])
+			continue;
+		snprintf(cmd, sizeof cmd, "%s tests/ref/ref_ckpt.py %s %s",
+			 py[i], cases, TOL);
+		int rc = system(cmd);
+		status = rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) == 127
+				 ? 77
+				 : WEXITSTATUS(rc);
+	}
+	unlink(cases);
+	return f ? status : 1;
+}
+
+/* What the engine refuses: err must hold `want`. */
+static void refused(const char *dir, const struct kv_engine_opts *base,
+		    int code, const char *want)
+{
+	struct kv_model *m;
+	struct kv_st *ck;
+	struct kv_engine *e = NULL;
+	char err[KV_ERRLEN] = "";
+	struct kv_engine_opts o = *base;
+	int rc = engine_of(dir, &m, &ck, &o, &e, err);
+	CHECK(rc == code && e == NULL);
+	CHECK_HAS(err, want);
+	if (!rc)
+		kv_engine_free(e);
+}
+
+static void bad(void)
+{
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.max_ctx = 8;
+	struct ck k = {.dtype = "F32"};
+	/* GPT-2 with a tensor missing, then one of another shape, then
+	 * one of a dtype the engine does not run */
+	gpt2("bad");
+	put(&k, "wte.weight", 200, 64, false);
+	st_write(path("bad", "model.safetensors"), k.t, 1);
+	done(&k);
+	refused("bad", &o, KV_EINVAL, "the checkpoint has no tensor "
+				      "wpe.weight");
+	o.max_ctx = 32; /* past the 16 positions the checkpoint keeps */
+	gpt2("bad");
+	refused("bad", &o, KV_EINVAL, "wpe.weight: shape [16, 64], expected "
+				      "[at least 32, 64]");
+	o.max_ctx = 8;
+	o.layers = 1;
+	refused("bad", &o, KV_EUNSUP, "a checkpoint's weights fix the "
+				      "model's shape");
+	o.layers = 0;
+	k.dtype = "F32";
+	put(&k, "wte.weight", 64, 200, false);
+	st_write(path("bad", "model.safetensors"), k.t, 1);
+	done(&k);
+	refused("bad", &o, KV_EINVAL, "wte.weight: shape [64, 200], "
+				      "expected [200, 64]");
+	write_text(path("bad", "model.safetensors"), "");
+	int8_t q[200 * 64] = {0};
+	struct st_w i8 = {"wte.weight", "I8", {200, 64}, 2, q, sizeof q};
+	st_write(path("bad", "model.safetensors"), &i8, 1);
+	refused("bad", &o, KV_EUNSUP, "wte.weight: I8, a dtype the engine "
+				      "does not run (F32, F16, BF16)");
+}
+
+int main(void)
+{
+	static const char qwen2[] =
+		"{\"model_type\":\"qwen2\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":96,\"num_attention_heads\":6,"
+		"\"num_key_value_heads\":2,\"intermediate_size\":80,"
+		"\"vocab_size\":256,\"rope_theta\":500.0,"
+		"\"tie_word_embeddings\":false,\"rms_norm_eps\":1e-5,"
+		"\"max_position_embeddings\":64}";
+	static const char tiny_llama[] =
+		"{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":96,\"num_attention_heads\":6,"
+		"\"num_key_value_heads\":6,\"intermediate_size\":80,"
+		"\"vocab_size\":256,\"tie_word_embeddings\":true,"
+		"\"rms_norm_eps\":1e-6,\"max_position_embeddings\":64}";
+	if (!mkdtemp(root))
+		return 1;
+	gpt2("gpt2");
+	llama("qwen2", qwen2, "BF16", 2, true, false, true);
+	llama("llama", tiny_llama, "F16", 6, false, true, false);
+	int rc[3] = {check("gpt2"), check("qwen2"), check("llama")};
+	bad();
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	if (system(cmd))
+		return 1;
+	for (int i = 0; i < 3; i++) {
+		if (rc[i] != 77)
+			CHECK(rc[i] == 0);
+	}
+	if (rc[0] == 77)
+		printf("test_ckpt: no NumPy: the engine's logits were not "
+		       "checked against the reference\n");
+	int st = test_done("test_ckpt");
+	return st ? st : rc[0] == 77 ? 77 : 0;
+}
