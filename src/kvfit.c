@@ -75,32 +75,12 @@ static int size_above0(const char *opt, const char *s, uint64_t *out)
 	return e;
 }
 
-/* --weights-dtype: a format, or a quantization (its matrices, in bf16
- * around them). */
-static int opt_wdtype(const char *s, struct kv_plan_opts *o)
-{
-	enum kv_dtype t;
-	char list[256];
-	o->wquant = false;
-	if (kv_quant_parse(s, &o->wq) == 0) {
-		o->wquant = true;
-		o->wdtype = (int)KV_DTYPE_BF16;
-	} else if (kv_dtype_parse(s, &t)) {
-		return cli_usage("--weights-dtype: unknown format '%s'; valid: "
-				 "%s, mxfp4, nvfp4, int4-gN (int2, int8; N "
-				 "values a scale)",
-				 s, kv_dtype_list(list, sizeof list, 0));
-	} else {
-		o->wdtype = (int)t;
-	}
-	return 0;
-}
-
 /* The GPU's options and how the engine spends its memory. Returns 0,
  * CLI_USAGE (said) or NOT_MINE. */
 static int opt_gpu(int c, const char *s, struct args *a)
 {
 	struct kv_plan_opts *o = &a->o;
+	char list[256];
 	int e;
 	switch (c) {
 	case 'b': return cli_u64("--block-size", s, 1, 1 << 20, &o->block);
@@ -123,7 +103,13 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	case OPT_SWA_FULL: o->swa_full = true; return 0;
 	case OPT_KV_MEMORY:
 		return size_above0("--kv-memory", s, &o->kv_memory);
-	case OPT_WDTYPE: return opt_wdtype(s, o);
+	case OPT_WDTYPE:
+		if (kv_plan_weights_parse(s, o))
+			return cli_usage("--weights-dtype: unknown format '%s'; "
+					 "valid: %s, mxfp4, nvfp4, int4-gN (int2, "
+					 "int8; N values a scale)",
+					 s, kv_dtype_list(list, sizeof list, 0));
+		return 0;
 	case OPT_UTIL:
 		if ((e = cli_double("--util", s, -1e300, 1e300, &o->util)))
 			return e;
@@ -144,18 +130,13 @@ static int opt_gpu(int c, const char *s, struct args *a)
 static int opt_rows(int c, const char *s, struct args *a)
 {
 	struct kv_plan_opts *o = &a->o;
-	enum kv_policy en;
 	int e;
 	switch (c) {
 	case 'c':
 		free(o->ctx);
 		return cli_sweep("--ctx", s, &o->ctx, &o->nctx);
 	case 'e':
-		if (!strcmp(s, "all"))
-			o->engine = -1;
-		else if (kv_policy_parse(s, &en) == 0)
-			o->engine = (int)en;
-		else
+		if (kv_plan_engine_parse(s, &o->engine))
 			return cli_usage("--engine: unknown engine '%s'; "
 					 "valid: ideal, vllm, sglang, "
 					 "trtllm, llamacpp, all",
@@ -180,13 +161,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 				      &o->ndtypes);
 	case OPT_PREFIX: return cli_tokens("--prefix", s, &o->prefix);
 	case OPT_SOLVE:
-		if (!strcmp(s, "users"))
-			o->solve = KV_PLAN_USERS;
-		else if (!strcmp(s, "ctx"))
-			o->solve = KV_PLAN_CTX;
-		else if (!strcmp(s, "tp"))
-			o->solve = KV_PLAN_TP;
-		else
+		if (kv_plan_solve_parse(s, &o->solve))
 			return cli_usage("--solve: must be users, ctx or tp, "
 					 "got '%s'",
 					 s);

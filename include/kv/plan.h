@@ -53,6 +53,15 @@ struct kv_plan_opts {
 	bool kv_unified, swa_full;
 };
 
+/* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
+ * An engine by name, or "all" (-1). */
+int kv_plan_engine_parse(const char *s, int *engine);
+/* "users", "ctx" or "tp". */
+int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out);
+/* The weights' format: a storage format (o->wdtype), or a quantization
+ * (o->wq, its matrices, with bf16 around them; o->wquant set). */
+int kv_plan_weights_parse(const char *s, struct kv_plan_opts *o);
+
 /* A kv_plan's dtype when its rows are the options' (a config). */
 #define KV_PLAN_OPTIONS (-2)
 

@@ -5,8 +5,47 @@
  * that the tool only parses and prints.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "kv/plan.h"
+
+int kv_plan_engine_parse(const char *s, int *engine)
+{
+	enum kv_policy e;
+	if (!strcmp(s, "all"))
+		*engine = -1;
+	else if (kv_policy_parse(s, &e) == 0)
+		*engine = (int)e;
+	else
+		return KV_EINVAL;
+	return 0;
+}
+
+int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out)
+{
+	static const char *const names[] = {"users", "ctx", "tp"};
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(s, names[i])) {
+			*out = (enum kv_plan_solve)i;
+			return 0;
+		}
+	return KV_EINVAL;
+}
+
+int kv_plan_weights_parse(const char *s, struct kv_plan_opts *o)
+{
+	enum kv_dtype t;
+	o->wquant = false;
+	if (kv_quant_parse(s, &o->wq) == 0) {
+		o->wquant = true;
+		o->wdtype = (int)KV_DTYPE_BF16;
+	} else if (kv_dtype_parse(s, &t)) {
+		return KV_EINVAL;
+	} else {
+		o->wdtype = (int)t;
+	}
+	return 0;
+}
 
 /* The weights' format: --weights-dtype, or what the engine runs the
  * config's dtype in. */

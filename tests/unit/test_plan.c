@@ -281,6 +281,29 @@ static void test_disagrees(void)
 	CHECK(kv_plan_disagrees(&o, &p, &row, &given) == NULL);
 }
 
+static void test_values(void)
+{
+	struct kv_plan_opts o = seed();
+	enum kv_plan_solve s = KV_PLAN_USERS;
+	int e = 0;
+	CHECK(kv_plan_engine_parse("all", &e) == 0 && e == -1);
+	CHECK(kv_plan_engine_parse("llama.cpp", &e) == 0 &&
+	      e == KV_POLICY_LLAMACPP);
+	CHECK(kv_plan_engine_parse("every", &e) == KV_EINVAL);
+	CHECK(e == KV_POLICY_LLAMACPP);
+	CHECK(kv_plan_solve_parse("tp", &s) == 0 && s == KV_PLAN_TP);
+	CHECK(kv_plan_solve_parse("ctx", &s) == 0 && s == KV_PLAN_CTX);
+	CHECK(kv_plan_solve_parse("users", &s) == 0 && s == KV_PLAN_USERS);
+	CHECK(kv_plan_solve_parse("Users", &s) == KV_EINVAL);
+	CHECK(kv_plan_weights_parse("fp8", &o) == 0);
+	CHECK(o.wdtype == KV_DTYPE_FP8 && !o.wquant);
+	CHECK(kv_plan_weights_parse("int4-g128", &o) == 0);
+	CHECK(o.wdtype == KV_DTYPE_BF16 && o.wquant);
+	CHECK_U64(o.wq.group, 128);
+	CHECK(kv_plan_weights_parse("fp7", &o) == KV_EINVAL);
+	CHECK(!o.wquant); /* a bad value leaves no quantization behind */
+}
+
 int main(void)
 {
 	struct kv_model *m = test_load("llama-3.1-8b");
@@ -290,6 +313,7 @@ int main(void)
 		test_solve(m);
 		test_refusal(m);
 	}
+	test_values();
 	test_bound();
 	test_disagrees();
 	kv_model_free(m);
