@@ -105,10 +105,12 @@ static int opt_gpu(int c, const char *s, struct args *a)
 		return size_above0("--kv-memory", s, &o->kv_memory);
 	case OPT_WDTYPE:
 		if (kv_plan_weights_parse(s, o))
-			return cli_usage("--weights-dtype: unknown format '%s'; "
-					 "valid: %s, mxfp4, nvfp4, int4-gN (int2, "
-					 "int8; N values a scale)",
-					 s, kv_dtype_list(list, sizeof list, 0));
+			return cli_usage("--weights-dtype: unknown format "
+					 "'%s'; valid: %s, mxfp4, nvfp4, "
+					 "int4-gN (int2, int8; N values a "
+					 "scale)",
+					 s, kv_dtype_list(list, sizeof list,
+							  0));
 		return 0;
 	case OPT_UTIL:
 		if ((e = cli_double("--util", s, -1e300, 1e300, &o->util)))
@@ -288,6 +290,12 @@ static int push(struct kv_plan **pl, size_t *np, struct kv_plan p)
 	return 0;
 }
 
+/* The plan of a config: its rows are the options'. */
+static struct kv_plan config(struct kv_model *m)
+{
+	return (struct kv_plan){.m = m, .dtype = KV_PLAN_OPTIONS};
+}
+
 static int params_row(struct cli_table *t, const struct args *a,
 		      const struct kv_plan *pl)
 {
@@ -381,8 +389,7 @@ static int read_stdin(const struct kv_plan_opts *o, struct kv_plan **pl,
 		cli_error("%s", err);
 		status = CLI_USAGE;
 	} else {
-		status = push(pl, np,
-			      (struct kv_plan){.m = m, .dtype = KV_PLAN_OPTIONS});
+		status = push(pl, np, config(m));
 	}
 	free(buf);
 	return status;
@@ -590,7 +597,8 @@ static int gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 		if (!(gpu = kv_gpus_lookup(*gpus, a->gpu)))
 			return cli_usage("--gpu: unknown GPU '%s'; known: %s",
 					 a->gpu,
-					 kv_gpus_list(*gpus, list, sizeof list));
+					 kv_gpus_list(*gpus, list,
+						      sizeof list));
 		snprintf(name, n, "%s", gpu->name);
 		a->o.gpu = gpu;
 		if (!a->o.mem)
@@ -621,9 +629,7 @@ static int load(int argc, char **argv, const struct args *a,
 			stdin_read = true;
 			status = read_stdin(&a->o, pl, np);
 		} else if (!(status = cli_load_model(argv[i], &m))) {
-			status = push(pl, np,
-				      (struct kv_plan){.m = m,
-						       .dtype = KV_PLAN_OPTIONS});
+			status = push(pl, np, config(m));
 		}
 	}
 	if (status)
@@ -631,8 +637,8 @@ static int load(int argc, char **argv, const struct args *a,
 	for (size_t i = 0; i < *np; i++)
 		if ((*pl)[i].dtype != KV_PLAN_OPTIONS &&
 		    (a->o.ctx || a->o.dtypes) && !a->params) {
-			cli_warn("--ctx and --kv-dtype do not apply to kvsize's "
-				 "rows: each keeps its own");
+			cli_warn("--ctx and --kv-dtype do not apply to "
+				 "kvsize's rows: each keeps its own");
 			break;
 		}
 	for (size_t i = 0; i < *np; i++)
