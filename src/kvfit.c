@@ -1,8 +1,8 @@
 /*
  * kvfit - how many sequences of a model fit beside its weights on a GPU,
  * and what one decode step of them costs. Parses options, reads configs
- * (or kvsize's rows on stdin), asks libkv's fit module, prints one row per
- * model x KV format x context (x engine).
+ * (or kvsize's rows on stdin), asks libkv's plan module for each row of
+ * model x KV format x context (x users x engine) and its solve, prints.
  */
 #include <ctype.h>
 #include <getopt.h>
