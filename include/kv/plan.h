@@ -1,0 +1,167 @@
+/*
+ * plan.h - the rows kvfit plans: the options every row shares and each
+ * model to plan (a config, or a row of kvsize's TSV that brings its own
+ * format, context, users, --tp and --block-size) make one kv_fit_in per
+ * model x KV format x context x users x engine. Which weights a row
+ * counts, which engines a row is for and how a row is solved are decided
+ * here, so that a unit test covers them; kvfit parses, loops and prints.
+ */
+#ifndef KV_PLAN_H
+#define KV_PLAN_H
+
+#include "ckpt.h"
+#include "fit.h"
+#include "gpu.h"
+#include "params.h"
+
+/* What a row solves for (kvfit --solve). */
+enum kv_plan_solve {
+	KV_PLAN_USERS, /* how many sequences fit */
+	KV_PLAN_CTX,   /* the longest context at which `users` fit */
+	KV_PLAN_TP,    /* the smallest --tp at which `users` fit */
+};
+
+/* The options every row shares. Sizes are bytes per GPU; 0 is "not
+ * given" (the engine's or the config's) unless said otherwise. */
+struct kv_plan_opts {
+	const struct kv_gpu *gpu; /* the --gpu entry, or NULL */
+	uint64_t mem;             /* memory of one GPU */
+	uint64_t weights;         /* whole-model weight bytes */
+	uint64_t reserve;         /* kept back; with reserve_given */
+	bool reserve_given;       /* --reserve, in place of the engine's
+				     own runtime memory */
+	uint64_t block, prefix, batched, seqs, kv_memory;
+	uint64_t tp, pp;          /* ranks, >= 1 */
+	bool tp_given;
+	double bandwidth, util;   /* 10^9 B/s; fraction of memory */
+	int wdtype;               /* weights' enum kv_dtype; -1: what the
+				     engine runs the config's in */
+	bool wquant;              /* --weights-dtype named wq */
+	struct kv_quant wq;
+	int engine;               /* enum kv_policy; -1: every engine that
+				     keeps the row's format */
+	enum kv_plan_solve solve;
+	uint64_t *users;          /* nusers sequences; NULL: as many as
+				     fit (the lists are the caller's) */
+	size_t nusers;
+	uint64_t *ctx;            /* nctx contexts; NULL: the config's
+				     maximum (4096 when it has none) */
+	size_t nctx;
+	int *dtypes;              /* ndtypes KV formats, -1 the engine's;
+				     NULL: the engine's */
+	size_t ndtypes;
+	bool kv_unified, swa_full;
+};
+
+/* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
+ * An engine by name, or "all" (-1). */
+int kv_plan_engine_parse(const char *s, int *engine);
+/* "users", "ctx" or "tp". */
+int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out);
+/* The weights' format: a storage format (o->wdtype), or a quantization
+ * (o->wq, its matrices, with bf16 around them; o->wquant set). */
+int kv_plan_weights_parse(const char *s, struct kv_plan_opts *o);
+
+/* A kv_plan's dtype when its rows are the options' (a config). */
+#define KV_PLAN_OPTIONS (-2)
+
+/* One model to plan. */
+struct kv_plan {
+	struct kv_model *m;
+	int dtype;           /* KV_PLAN_OPTIONS, or a kvsize row's one
+				format (-1: the engine's) */
+	uint64_t ctx;        /* a kvsize row's context; else 0 */
+	enum kv_ckpt_source ckpt; /* a checkpoint beside the config */
+	uint64_t ckpt_bytes;      /* its weights' bytes, as stored */
+	uint64_t users, tp, block; /* a kvsize row's (users > 1), or 0 */
+};
+
+/* One row: what is asked of kv_fit_solve and what it answered. */
+struct kv_plan_row {
+	struct kv_fit_in in;
+	const char *wsrc;    /* the weights_source column's word */
+	struct kv_fit f;     /* after kv_plan_solve */
+	bool none;           /* --solve ctx or tp found no answer (f and the
+				solved field not set) */
+	uint64_t held;       /* --solve ctx: tokens memory holds, past the
+				model's positions, where in.ctx stops at
+				them; else 0 */
+};
+
+/* A walk over one plan's rows, in the order kvfit prints them. ctx and
+ * nctx are the contexts it walks (to warn of those beyond the model's
+ * positions). It may point into the struct: do not copy one. */
+struct kv_plan_iter {
+	const struct kv_plan_opts *o;
+	const struct kv_plan *p;
+	const int *dtypes;
+	size_t ndtypes;
+	const uint64_t *ctx;
+	size_t nctx;
+	uint64_t defctx;     /* where no context is given */
+	int auto_dtype;      /* -1, where no format is given */
+	size_t next;         /* rows walked, skipped ones included */
+};
+
+/* Starts a walk over p's rows under o; both must outlive it. */
+void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
+		   const struct kv_plan *p);
+
+/* The next row into r (in and wsrc set): false past the last. With
+ * engine -1, leaves out the engines that do not keep the row's format,
+ * and llama.cpp above --tp 1. */
+bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r);
+
+/* Checks a row's input only, what its solve varies left valid (tp 1 for
+ * --solve tp, a context of at least the prefix for --solve ctx): 0 or
+ * kv_fit_solve's KV_E* with err filled. */
+int kv_plan_check(enum kv_plan_solve s, struct kv_plan_row *r, char *err);
+
+/* Solves a row as `s` asks, then kv_fit_solve: --solve ctx sets in.ctx,
+ * --solve tp in.tp (up to kv_plan_max_tp). Returns 0 with f, none and
+ * held set, or KV_E* with err filled (held may be set). */
+int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err);
+
+/* The most tensor-parallel ranks tried for m: its heads, at most 1024. */
+uint32_t kv_plan_max_tp(const struct kv_model *m);
+
+/* What stops one more sequence, the bound column: "weights",
+ * "max_num_seqs" or "kv_memory". */
+const char *kv_plan_bound(const struct kv_fit *f);
+
+/* Why a row serves no sequence, and what to say of it. */
+struct kv_plan_refusal {
+	enum kv_plan_why {
+		KV_PLAN_SERVES,  /* it does, or nothing to say */
+		KV_PLAN_WEIGHTS, /* the weights miss */
+		KV_PLAN_VLLM,    /* vLLM's start check refuses the context */
+	} why;
+	uint64_t need; /* WEIGHTS: bytes the weights, --reserve or the
+			  engine's runtime need per GPU; VLLM: KV bytes of
+			  one request of the whole context */
+	uint32_t tp;   /* WEIGHTS: the smallest --tp at which one sequence
+			  fits; 0 none up to kv_plan_max_tp */
+	uint64_t ctx;  /* VLLM: the longest context it would take (its
+			  estimated maximum model length), 0 none */
+};
+
+/* The refusal of a solved row (vLLM's _check_enough_kv_cache_memory:
+ * one request of the whole context must fit or it does not start). */
+struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
+				       const struct kv_fit *f);
+
+/* Where a kvsize row's users (above 1), --tp or --block-size differ from
+ * the options': the option's name ("--tp"), with the row's value and the
+ * option's (--users: the first); NULL when they agree. */
+const char *kv_plan_disagrees(const struct kv_plan_opts *o,
+			      const struct kv_plan *p, uint64_t *row,
+			      uint64_t *given);
+
+/* kvfit --params for p: the parameters, the weights' bytes as the ideal
+ * engine runs them, and the weights_source word. Returns 0, or KV_EINVAL
+ * or KV_ERANGE with err filled. */
+int kv_plan_params(const struct kv_plan_opts *o, const struct kv_plan *p,
+		   struct kv_params *out, uint64_t *bytes, const char **src,
+		   char *err);
+
+#endif

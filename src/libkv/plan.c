@@ -1,0 +1,292 @@
+/*
+ * plan.c - kvfit's rows: the kv_fit_in each option and plan make, the
+ * weights each row counts and where they come from, the walk over models
+ * x formats x contexts x users x engines, and the solve of one row, so
+ * that the tool only parses and prints.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kv/plan.h"
+
+int kv_plan_engine_parse(const char *s, int *engine)
+{
+	enum kv_policy e;
+	if (!strcmp(s, "all"))
+		*engine = -1;
+	else if (kv_policy_parse(s, &e) == 0)
+		*engine = (int)e;
+	else
+		return KV_EINVAL;
+	return 0;
+}
+
+int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out)
+{
+	static const char *const names[] = {"users", "ctx", "tp"};
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(s, names[i])) {
+			*out = (enum kv_plan_solve)i;
+			return 0;
+		}
+	return KV_EINVAL;
+}
+
+int kv_plan_weights_parse(const char *s, struct kv_plan_opts *o)
+{
+	enum kv_dtype t;
+	o->wquant = false;
+	if (kv_quant_parse(s, &o->wq) == 0) {
+		o->wquant = true;
+		o->wdtype = (int)KV_DTYPE_BF16;
+	} else if (kv_dtype_parse(s, &t)) {
+		return KV_EINVAL;
+	} else {
+		o->wdtype = (int)t;
+	}
+	return 0;
+}
+
+/* The weights' format: --weights-dtype, or what the engine runs the
+ * config's dtype in. */
+static enum kv_dtype weights_dtype(const struct kv_plan_opts *o,
+				   const struct kv_model *m, enum kv_policy e)
+{
+	return o->wdtype >= 0 ? (enum kv_dtype)o->wdtype
+			      : kv_policy_weights_dtype(e, m->dtype);
+}
+
+/* Where a plan's weights come from under engine e, in the order that
+ * wins: --weights, --weights-dtype (parameters x that format), the
+ * checkpoint's own index or header (when the engine runs it as stored:
+ * not a float32 checkpoint it runs in 16 bits), its quantization_config,
+ * the config (parameters x the dtype the engine runs). Sets in->weights or
+ * in->stored; returns the weights_source column's word. */
+static const char *weights_from(const struct kv_plan_opts *o,
+				const struct kv_plan *p, enum kv_policy e,
+				struct kv_fit_in *in)
+{
+	const struct kv_model *m = p->m;
+	enum kv_quant_fmt q = m->quant.fmt;
+	if (o->weights)
+		return "--weights";
+	if (o->wquant) {
+		in->stored = true;
+		in->quant = &o->wq;
+	}
+	if (o->wdtype >= 0)
+		return "--weights-dtype";
+	if (p->ckpt != KV_CKPT_NONE &&
+	    kv_policy_weights_dtype(e, m->dtype) == m->dtype) {
+		in->weights = p->ckpt_bytes;
+		return kv_ckpt_source_name(p->ckpt);
+	}
+	if (q != KV_QUANT_NONE && q != KV_QUANT_UNKNOWN) {
+		in->stored = true;
+		return "quantization_config";
+	}
+	return "config";
+}
+
+/* What one row asks of libkv. dtype -1: the engine's KV format. */
+static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
+			       const struct kv_plan *p, int dtype,
+			       uint64_t ctx, uint64_t users,
+			       enum kv_policy engine)
+{
+	const struct kv_model *m = p->m;
+	enum kv_dtype w = weights_dtype(o, m, engine);
+	return (struct kv_fit_in){
+		.m = m,
+		.kv_dtype = dtype >= 0 ? (enum kv_dtype)dtype
+				       : kv_policy_kv_dtype(engine, m->dtype),
+		.w_dtype = w,
+		.weights = o->weights,
+		.mem = o->mem,
+		.reserve = o->reserve,
+		.runtime = !o->reserve_given,
+		.util = o->util,
+		.tp = (uint32_t)(p->tp ? p->tp : o->tp),
+		.pp = (uint32_t)o->pp,
+		.block = p->block ? p->block : o->block,
+		.gpu = o->gpu ? o->gpu->name : NULL,
+		.batched_tokens = o->batched,
+		.max_seqs = o->seqs,
+		.kv_memory = o->kv_memory,
+		.kv_unified = o->kv_unified,
+		.swa_full = o->swa_full,
+		.ctx = ctx,
+		.prefix = o->prefix,
+		.engine = engine,
+		.users = p->users ? p->users : users,
+		.bandwidth_gbps = o->bandwidth,
+		.tflops = kv_gpu_tflops(o->gpu, w),
+	};
+}
+
+void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
+		   const struct kv_plan *p)
+{
+	bool row = p->dtype != KV_PLAN_OPTIONS; /* kvsize's: one row each */
+	*it = (struct kv_plan_iter){
+		.o = o, .p = p, .auto_dtype = -1,
+		.defctx = p->m->max_pos ? p->m->max_pos : 4096};
+	it->dtypes = row ? &p->dtype : o->dtypes ? o->dtypes : &it->auto_dtype;
+	it->ndtypes = row || !o->dtypes ? 1 : o->ndtypes;
+	it->ctx = row ? &p->ctx : o->ctx ? o->ctx : &it->defctx;
+	it->nctx = row || !o->ctx ? 1 : o->nctx;
+}
+
+bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
+{
+	const struct kv_plan_opts *o = it->o;
+	int e0 = o->engine < 0 ? 0 : o->engine;
+	size_t ne = o->engine < 0 ? KV_POLICY_COUNT : 1;
+	size_t nus = o->users ? o->nusers : 1;
+	/* the last index varies fastest: engines, users, contexts, formats */
+	while (it->next < it->ndtypes * it->nctx * nus * ne) {
+		size_t k = it->next++;
+		enum kv_policy e = (enum kv_policy)(e0 + (int)(k % ne));
+		uint64_t users = o->users ? o->users[k / ne % nus] : 0;
+		uint64_t ctx = it->ctx[k / ne / nus % it->nctx];
+		int dtype = it->dtypes[k / ne / nus / it->nctx];
+		*r = (struct kv_plan_row){
+			.in = fit_in(o, it->p, dtype, ctx, users, e)};
+		r->wsrc = weights_from(o, it->p, e, &r->in);
+		/* --engine all: the engines that keep the format */
+		if (o->engine < 0 &&
+		    (!kv_policy_stores(e, r->in.kv_dtype) ||
+		     (e == KV_POLICY_LLAMACPP && r->in.tp > 1)))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+int kv_plan_check(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
+{
+	struct kv_fit_in *in = &r->in;
+	if (s == KV_PLAN_TP)
+		in->tp = 1;
+	if (s == KV_PLAN_CTX && in->ctx < in->prefix)
+		in->ctx = in->prefix;
+	return kv_fit_solve(in, &r->f, err);
+}
+
+uint32_t kv_plan_max_tp(const struct kv_model *m)
+{
+	return m->n_heads > 1024 ? 1024 : m->n_heads ? m->n_heads : 1;
+}
+
+int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
+{
+	struct kv_fit_in *in = &r->in;
+	int e;
+	r->none = false;
+	r->held = 0;
+	if (s == KV_PLAN_CTX) {
+		uint64_t ctx;
+		if ((e = kv_fit_solve_ctx(in, in->users, &ctx, err)))
+			return e;
+		if (!ctx) {
+			r->none = true;
+			return 0;
+		}
+		/* no engine serves past the model's positions (vLLM refuses
+		 * a max_model_len beyond them): the answer stops there */
+		if (in->m->max_pos && ctx > in->m->max_pos) {
+			r->held = ctx;
+			ctx = in->m->max_pos;
+		}
+		in->ctx = ctx;
+	} else if (s == KV_PLAN_TP) {
+		uint32_t tp;
+		if ((e = kv_fit_solve_tp(in, in->users, kv_plan_max_tp(in->m),
+					 &tp, err)))
+			return e;
+		if (!tp) {
+			r->none = true;
+			return 0;
+		}
+		in->tp = tp;
+	}
+	return kv_fit_solve(in, &r->f, err);
+}
+
+const char *kv_plan_bound(const struct kv_fit *f)
+{
+	if (f->missing)
+		return "weights";
+	if (f->max_seqs && f->max_concurrency > (double)f->max_seqs &&
+	    f->users >= (double)f->max_seqs)
+		return "max_num_seqs";
+	return "kv_memory";
+}
+
+struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
+				       const struct kv_fit *f)
+{
+	char err[KV_ERRLEN];
+	struct kv_plan_refusal r = {KV_PLAN_SERVES, 0, 0, 0};
+	if (f->missing) {
+		r.why = KV_PLAN_WEIGHTS;
+		r.need = f->weights + in->reserve + f->runtime;
+		/* an error leaves tp 0: no --tp to suggest */
+		kv_fit_solve_tp(in, 1, kv_plan_max_tp(in->m), &r.tp, err);
+	} else if (in->engine == KV_POLICY_VLLM && !f->users_whole) {
+		struct kv_fit_in one = *in;
+		one.max_seqs = 0;
+		r.why = KV_PLAN_VLLM;
+		r.need = f->seq_bytes + f->shared_bytes;
+		kv_fit_solve_ctx(&one, 1, &r.ctx, err);
+	}
+	return r;
+}
+
+const char *kv_plan_disagrees(const struct kv_plan_opts *o,
+			      const struct kv_plan *p, uint64_t *row,
+			      uint64_t *given)
+{
+	if (p->users && o->nusers &&
+	    (o->nusers > 1 || o->users[0] != p->users)) {
+		*row = p->users;
+		*given = o->users[0];
+		return "--users";
+	}
+	if (p->tp && o->tp_given && o->tp != p->tp) {
+		*row = p->tp;
+		*given = o->tp;
+		return "--tp";
+	}
+	if (p->block && o->block && o->block != p->block) {
+		*row = p->block;
+		*given = o->block;
+		return "--block-size";
+	}
+	return NULL;
+}
+
+int kv_plan_params(const struct kv_plan_opts *o, const struct kv_plan *p,
+		   struct kv_params *out, uint64_t *bytes, const char **src,
+		   char *err)
+{
+	const struct kv_model *m = p->m;
+	struct kv_fit_in in = {0};
+	uint64_t b;
+	int e;
+	*src = weights_from(o, p, KV_POLICY_IDEAL, &in);
+	if ((e = kv_model_params_as(m, in.quant ? in.quant : &m->quant, out,
+				    err)))
+		return e;
+	if (kv_weight_bytes(out->total, weights_dtype(o, m, KV_POLICY_IDEAL),
+			    &b)) {
+		snprintf(err, KV_ERRLEN, "%s: weight bytes overflow 64 bits",
+			 m->name);
+		return KV_ERANGE;
+	}
+	*bytes = o->weights ? o->weights
+		 : in.weights ? in.weights
+		 : in.stored  ? out->bytes
+			      : b;
+	return 0;
+}

@@ -1,0 +1,321 @@
+/*
+ * test_plan.c - kvfit's rows: the walk over formats x contexts x users x
+ * engines and the engines --engine all leaves out, where each row's
+ * weights come from, a kvsize row's own values, the solves of a row
+ * against the seed article's Llama 3.1 8B numbers, and what a refused
+ * row says.
+ */
+#include "kv/plan.h"
+#include "test.h"
+
+#define GB 1000000000ULL
+
+/* The article's setting: 80 GB GPU, 16 GB of weights, 6 GB kept back. */
+static struct kv_plan_opts seed(void)
+{
+	return (struct kv_plan_opts){.mem = 80 * GB, .weights = 16 * GB,
+				     .reserve = 6 * GB, .reserve_given = true,
+				     .tp = 1, .pp = 1, .wdtype = -1,
+				     .engine = KV_POLICY_IDEAL};
+}
+
+/* The rows of one plan, in order, into r (at most n); returns how many. */
+static size_t walk(const struct kv_plan_opts *o, const struct kv_plan *p,
+		   struct kv_plan_row *r, size_t n)
+{
+	struct kv_plan_iter it;
+	size_t k = 0;
+	kv_plan_begin(&it, o, p);
+	while (k < n && kv_plan_next(&it, &r[k]))
+		k++;
+	return k;
+}
+
+static void test_walk(struct kv_model *m)
+{
+	struct kv_plan_opts o = seed();
+	struct kv_plan p = {.m = m, .dtype = KV_PLAN_OPTIONS};
+	struct kv_plan_row r[40];
+	int dt[] = {KV_DTYPE_FP8, KV_DTYPE_Q8_0};
+	uint64_t ctx[] = {4096, 8192}, users[] = {1, 8, 64};
+
+	/* nothing given: one row, the engine's format, the config's 128K */
+	CHECK_U64(walk(&o, &p, r, 40), 1);
+	CHECK_U64(r[0].in.ctx, 131072);
+	CHECK(r[0].in.kv_dtype == KV_DTYPE_BF16);
+	CHECK_U64(r[0].in.users, 0);
+	CHECK_STR(r[0].wsrc, "--weights");
+
+	/* fp8 is kept by all but llama.cpp, q8_0 by ideal and llama.cpp:
+	 * 4 + 2 engines x 2 contexts x 3 user counts */
+	o.engine = -1;
+	o.dtypes = dt;
+	o.ndtypes = 2;
+	o.ctx = ctx;
+	o.nctx = 2;
+	o.users = users;
+	o.nusers = 3;
+	CHECK_U64(walk(&o, &p, r, 40), 36);
+	CHECK(r[0].in.engine == KV_POLICY_IDEAL);
+	CHECK(r[3].in.engine == KV_POLICY_TRTLLM);
+	CHECK_U64(r[3].in.users, 1);
+	CHECK_U64(r[4].in.users, 8);   /* engines vary fastest */
+	CHECK_U64(r[12].in.ctx, 8192); /* then users, then contexts */
+	CHECK(r[24].in.kv_dtype == KV_DTYPE_Q8_0);
+	CHECK(r[25].in.engine == KV_POLICY_LLAMACPP);
+
+	/* no llama.cpp above --tp 1: each engine's own format, 4 rows */
+	o.dtypes = NULL;
+	o.ctx = NULL;
+	o.users = NULL;
+	o.tp = 2;
+	CHECK_U64(walk(&o, &p, r, 40), 4);
+	CHECK(r[0].in.kv_dtype == KV_DTYPE_BF16);
+	CHECK_U64(r[3].in.tp, 2);
+
+	/* a kvsize row keeps its format, context, users, tp and block,
+	 * over the options' */
+	o.dtypes = dt;
+	o.ndtypes = 2;
+	o.users = users;
+	o.nusers = 1;
+	o.engine = KV_POLICY_VLLM;
+	p = (struct kv_plan){m, KV_DTYPE_FP8_E5M2, 2048, KV_CKPT_NONE, 0,
+			     4, 8, 32};
+	CHECK_U64(walk(&o, &p, r, 40), 1);
+	CHECK(r[0].in.kv_dtype == KV_DTYPE_FP8_E5M2);
+	CHECK_U64(r[0].in.ctx, 2048);
+	CHECK_U64(r[0].in.users, 4);
+	CHECK_U64(r[0].in.tp, 8);
+	CHECK_U64(r[0].in.block, 32);
+}
+
+static void test_weights(struct kv_model *m)
+{
+	struct kv_plan_opts o = seed();
+	struct kv_plan p = {.m = m, .dtype = KV_PLAN_OPTIONS,
+			    .ckpt = KV_CKPT_INDEX, .ckpt_bytes = 16060522496};
+	struct kv_plan_row r[1];
+	struct kv_params par;
+	uint64_t b;
+	const char *src;
+	char err[KV_ERRLEN];
+
+	/* --weights wins over the checkpoint */
+	walk(&o, &p, r, 1);
+	CHECK_STR(r[0].wsrc, "--weights");
+	CHECK_U64(r[0].in.weights, 16 * GB);
+	/* the index, as the bf16 checkpoint runs as stored */
+	o.weights = 0;
+	walk(&o, &p, r, 1);
+	CHECK_STR(r[0].wsrc, "index");
+	CHECK_U64(r[0].in.weights, 16060522496ULL);
+	CHECK(r[0].in.w_dtype == KV_DTYPE_BF16);
+	/* --weights-dtype: parameters x that format, peak of fp8 */
+	o.wdtype = KV_DTYPE_FP8;
+	walk(&o, &p, r, 1);
+	CHECK_STR(r[0].wsrc, "--weights-dtype");
+	CHECK_U64(r[0].in.weights, 0);
+	CHECK(r[0].in.w_dtype == KV_DTYPE_FP8);
+	CHECK(kv_plan_params(&o, &p, &par, &b, &src, err) == 0);
+	CHECK_U64(par.total, 8030261248ULL);
+	CHECK_U64(b, 8030261248ULL); /* a byte each */
+	CHECK_STR(src, "--weights-dtype");
+	/* none: the config's parameters x bf16 */
+	o.wdtype = -1;
+	p.ckpt = KV_CKPT_NONE;
+	CHECK(kv_plan_params(&o, &p, &par, &b, &src, err) == 0);
+	CHECK_U64(b, 2 * 8030261248ULL);
+	CHECK_STR(src, "config");
+	o.weights = 5 * GB;
+	CHECK(kv_plan_params(&o, &p, &par, &b, &src, err) == 0);
+	CHECK_U64(b, 5 * GB);
+	CHECK_STR(src, "--weights");
+}
+
+static void test_solve(struct kv_model *m)
+{
+	struct kv_plan_opts o = seed();
+	uint64_t users = 54;
+	struct kv_plan p = {.m = m, .dtype = KV_PLAN_OPTIONS};
+	struct kv_plan_row r;
+	char err[KV_ERRLEN];
+
+	/* 58 GB of 131072-byte tokens: 54 users of 8194 tokens (54 x 8195
+	 * x 131072 is 58.003 GB) */
+	o.users = &users;
+	o.nusers = 1;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_CTX, &r, err) == 0);
+	CHECK(!r.none);
+	CHECK_U64(r.in.ctx, 8194);
+	CHECK_U64(r.held, 0);
+	CHECK_U64(r.f.users_whole, 54);
+	/* one user: 442504 tokens, past the 131072 positions */
+	users = 1;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_CTX, &r, err) == 0);
+	CHECK_U64(r.held, 442504);
+	CHECK_U64(r.in.ctx, 131072);
+	/* at 128K a sequence is 17.2 GB: 3 fit on one GPU (58 GB), 7 on
+	 * two (8 GB of weights each, 66 GB free, half the KV heads) */
+	users = 5;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_TP, &r, err) == 0);
+	CHECK_U64(r.in.tp, 2);
+	CHECK_U64(r.f.users_whole, 7);
+	users = 1000000;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_TP, &r, err) == 0);
+	CHECK(r.none);
+	CHECK_U64(r.in.tp, 1);
+	/* the check leaves what a solve varies valid: tp 1 for --solve tp,
+	 * a context of the prefix for --solve ctx, and no more */
+	o.prefix = 1000;
+	walk(&o, &p, &r, 1);
+	r.in.ctx = 10;
+	r.in.tp = 3; /* splits no head */
+	CHECK(kv_plan_check(KV_PLAN_TP, &r, err) != 0); /* ctx < prefix */
+	CHECK_U64(r.in.tp, 1);
+	r.in.tp = 3;
+	CHECK(kv_plan_check(KV_PLAN_CTX, &r, err) != 0);
+	CHECK_U64(r.in.ctx, 1000);
+	r.in.tp = 3;
+	CHECK(kv_plan_check(KV_PLAN_TP, &r, err) == 0);
+	CHECK_U64(r.in.ctx, 1000);
+}
+
+static void test_bound(void)
+{
+	struct kv_model m = {.n_heads = 4096};
+	struct kv_fit f = {.missing = 1};
+	CHECK_U64(kv_plan_max_tp(&m), 1024);
+	m.n_heads = 40;
+	CHECK_U64(kv_plan_max_tp(&m), 40);
+	CHECK_STR(kv_plan_bound(&f), "weights");
+	f = (struct kv_fit){.max_seqs = 256, .max_concurrency = 300.5,
+			    .users = 256};
+	CHECK_STR(kv_plan_bound(&f), "max_num_seqs");
+	f.max_concurrency = 256; /* the cache stops it as well */
+	CHECK_STR(kv_plan_bound(&f), "kv_memory");
+	f = (struct kv_fit){.max_concurrency = 300.5, .users = 300.5};
+	CHECK_STR(kv_plan_bound(&f), "kv_memory");
+}
+
+static void test_refusal(struct kv_model *m)
+{
+	struct kv_plan_opts o = seed();
+	struct kv_plan p = {.m = m, .dtype = KV_PLAN_OPTIONS};
+	struct kv_plan_row r;
+	struct kv_plan_refusal x;
+	char err[KV_ERRLEN];
+
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r, err) == 0);
+	x = kv_plan_refusal(&r.in, &r.f);
+	CHECK(x.why == KV_PLAN_SERVES);
+	/* 100 GB of weights and 6 GB kept back miss 80 GB by 26 GB; on two
+	 * GPUs 50 + 6 leave room for a sequence */
+	o.weights = 100 * GB;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r, err) == 0);
+	CHECK_U64(r.f.missing, 26 * GB);
+	x = kv_plan_refusal(&r.in, &r.f);
+	CHECK(x.why == KV_PLAN_WEIGHTS);
+	CHECK_U64(x.need, 106 * GB);
+	CHECK_U64(x.tp, 2);
+	/* vLLM: one request of 1M tokens (137 GB) does not fit; the
+	 * longest that does fits one and no more */
+	uint64_t ctx = 1048576;
+	o.weights = 16 * GB;
+	o.engine = KV_POLICY_VLLM;
+	o.ctx = &ctx;
+	o.nctx = 1;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r, err) == 0);
+	CHECK_U64(r.f.users_whole, 0);
+	x = kv_plan_refusal(&r.in, &r.f);
+	CHECK(x.why == KV_PLAN_VLLM);
+	CHECK_U64(x.need, r.f.seq_bytes + r.f.shared_bytes);
+	CHECK(x.need >= 1048576ULL * 131072);
+	CHECK(x.ctx > 0 && x.ctx < ctx);
+	ctx = x.ctx;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r, err) == 0);
+	CHECK_U64(r.f.users_whole, 1);
+	ctx = x.ctx + 1;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r, err) == 0);
+	CHECK_U64(r.f.users_whole, 0);
+}
+
+static void test_disagrees(void)
+{
+	struct kv_plan_opts o = seed();
+	struct kv_plan p = {.dtype = KV_DTYPE_BF16, .ctx = 8192, .users = 8,
+			    .tp = 2, .block = 16};
+	uint64_t users[] = {8, 16}, row = 0, given = 0;
+	/* nothing asked: the row's own go on */
+	CHECK(kv_plan_disagrees(&o, &p, &row, &given) == NULL);
+	o.users = users;
+	o.nusers = 1;
+	o.tp = 2;
+	o.tp_given = true;
+	o.block = 16;
+	CHECK(kv_plan_disagrees(&o, &p, &row, &given) == NULL);
+	o.nusers = 2; /* a list, even one that starts with the row's */
+	CHECK_STR(kv_plan_disagrees(&o, &p, &row, &given), "--users");
+	CHECK_U64(row, 8);
+	CHECK_U64(given, 8);
+	o.nusers = 1;
+	o.tp = 4;
+	CHECK_STR(kv_plan_disagrees(&o, &p, &row, &given), "--tp");
+	CHECK_U64(row, 2);
+	CHECK_U64(given, 4);
+	o.tp_given = false; /* the default 1 is no answer */
+	o.block = 32;
+	CHECK_STR(kv_plan_disagrees(&o, &p, &row, &given), "--block-size");
+	CHECK_U64(row, 16);
+	CHECK_U64(given, 32);
+	p.block = 0; /* a row without one takes the option's */
+	CHECK(kv_plan_disagrees(&o, &p, &row, &given) == NULL);
+}
+
+static void test_values(void)
+{
+	struct kv_plan_opts o = seed();
+	enum kv_plan_solve s = KV_PLAN_USERS;
+	int e = 0;
+	CHECK(kv_plan_engine_parse("all", &e) == 0 && e == -1);
+	CHECK(kv_plan_engine_parse("llama.cpp", &e) == 0 &&
+	      e == KV_POLICY_LLAMACPP);
+	CHECK(kv_plan_engine_parse("every", &e) == KV_EINVAL);
+	CHECK(e == KV_POLICY_LLAMACPP);
+	CHECK(kv_plan_solve_parse("tp", &s) == 0 && s == KV_PLAN_TP);
+	CHECK(kv_plan_solve_parse("ctx", &s) == 0 && s == KV_PLAN_CTX);
+	CHECK(kv_plan_solve_parse("users", &s) == 0 && s == KV_PLAN_USERS);
+	CHECK(kv_plan_solve_parse("Users", &s) == KV_EINVAL);
+	CHECK(kv_plan_weights_parse("fp8", &o) == 0);
+	CHECK(o.wdtype == KV_DTYPE_FP8 && !o.wquant);
+	CHECK(kv_plan_weights_parse("int4-g128", &o) == 0);
+	CHECK(o.wdtype == KV_DTYPE_BF16 && o.wquant);
+	CHECK_U64(o.wq.group, 128);
+	CHECK(kv_plan_weights_parse("fp7", &o) == KV_EINVAL);
+	CHECK(!o.wquant); /* a bad value leaves no quantization behind */
+}
+
+int main(void)
+{
+	struct kv_model *m = test_load("llama-3.1-8b");
+	if (m) {
+		test_walk(m);
+		test_weights(m);
+		test_solve(m);
+		test_refusal(m);
+	}
+	test_values();
+	test_bound();
+	test_disagrees();
+	kv_model_free(m);
+	return test_done("test_plan");
+}
