@@ -4,18 +4,14 @@
  * (or kvsize's rows on stdin), asks libkv's plan module for each row of
  * model x KV format x context (x users x engine) and its solve, prints.
  */
-#include <ctype.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "kv/ckpt.h"
+#include "kvfit.h"
 #include "kv/fit.h"
-#include "kv/gpu.h"
-#include "kv/plan.h"
 #include "kv/units.h"
 
 static const char usage_head[] =
@@ -31,15 +27,6 @@ static const char usage_foot[] =
 	"Exit status: 0 success, 1 fewer than --min-users fit (or a solve\n"
 	"found nothing), 2 bad usage or input. See kvfit(1).\n";
 
-
-/* The options: what every row shares, and the tool's own. */
-struct args {
-	struct kv_plan_opts o;
-	const char *gpu, *mem_text;
-	uint64_t min_users;
-	bool params, list_gpus, json, header, human;
-	const char *ctkv;   /* --cache-type-k or -v, as given */
-};
 
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
@@ -59,9 +46,6 @@ static const char *const brief_cols[] = {
 	"step_ms", "tokens_per_s"};
 static const char *const param_cols[] = {"model", "params", "params_active",
 					 "weights_bytes", "weights_source"};
-static const char *const gpu_cols[] = {"gpu", "memory_bytes",
-				       "bandwidth_gbps", "bf16_tflops",
-				       "fp8_tflops", "label"};
 
 /* What an option group's reader returns for another group's option. */
 #define NOT_MINE (-1)
@@ -235,67 +219,6 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	return check(argc, a);
 }
 
-/* Loads gpus.json; prints the error and returns CLI_USAGE on failure. */
-static int load_gpus(struct kv_gpus **g)
-{
-	char path[4200], err[KV_ERRLEN];
-	if (kv_gpus_find(path, sizeof path)) {
-		cli_error("gpus.json: not found in $KV_CONFIG_PATH or the "
-			  "data directories; give --gpu-mem SIZE");
-		return CLI_USAGE;
-	}
-	if (kv_gpus_load(path, g, err)) {
-		cli_error("%s", err);
-		return CLI_USAGE;
-	}
-	return 0;
-}
-
-static int list_gpus(const struct args *a)
-{
-	struct kv_gpus *g;
-	struct cli_table t;
-	int status = load_gpus(&g);
-	if (status)
-		return status;
-	cli_table_begin(&t, gpu_cols, CLI_NCOLS(gpu_cols), a->json, a->header,
-			a->human);
-	for (size_t i = 0; i < g->n; i++) {
-		cli_put_str(&t, g->gpu[i].name);
-		cli_put_bytes(&t, g->gpu[i].memory_bytes);
-		cli_put_f(&t, g->gpu[i].bandwidth_gbps, 1);
-		cli_put_f(&t, g->gpu[i].bf16_tflops, 1);
-		cli_put_f(&t, g->gpu[i].fp8_tflops > 0 ? g->gpu[i].fp8_tflops
-						       : NAN,
-			  1);
-		cli_put_str(&t, g->gpu[i].label);
-		cli_row_end(&t);
-	}
-	cli_table_end(&t);
-	kv_gpus_free(g);
-	return 0;
-}
-
-/* Adds a plan, which owns its model (freed here on failure). */
-static int push(struct kv_plan **pl, size_t *np, struct kv_plan p)
-{
-	struct kv_plan *q = realloc(*pl, (*np + 1) * sizeof *q);
-	if (!q) {
-		kv_model_free(p.m);
-		cli_error("out of memory");
-		return CLI_FAIL;
-	}
-	*pl = q;
-	q[(*np)++] = p;
-	return 0;
-}
-
-/* The plan of a config: its rows are the options'. */
-static struct kv_plan config(struct kv_model *m)
-{
-	return (struct kv_plan){.m = m, .dtype = KV_PLAN_OPTIONS};
-}
-
 static int params_row(struct cli_table *t, const struct args *a,
 		      const struct kv_plan *pl)
 {
@@ -318,81 +241,6 @@ static int params_row(struct cli_table *t, const struct args *a,
 			 "layers are not counted",
 			 pl->m->name, (unsigned long long)p.mtp);
 	return 0;
-}
-
-/* kvsize's rows on stdin: one plan per row (model, kv_dtype, ctx). Its
- * rows carry its --users, --tp and --block-size: kvfit goes on with them,
- * and refuses its own options where they say otherwise. */
-static int read_rows(char *buf, const struct kv_plan_opts *o,
-		     struct kv_plan **pl, size_t *np)
-{
-	struct cli_kvsize_row *rows;
-	size_t n;
-	int status = cli_kvsize_rows(buf, "-", &rows, &n);
-	for (size_t i = 0; !status && i < n; i++) {
-		const struct cli_kvsize_row *r = &rows[i];
-		struct kv_model *m;
-		char err[KV_ERRLEN];
-		uint64_t row, given;
-		const char *opt;
-		if (r->config) { /* the config came down the pipe */
-			if (kv_model_parse(r->config, strlen(r->config), "-",
-					   &m, err)) {
-				status = cli_usage("%s", err);
-				break;
-			}
-		} else if ((status = cli_load_model(r->model, &m))) {
-			break;
-		}
-		if ((status = push(pl, np,
-				   (struct kv_plan){
-					   m, r->dtype, r->ctx, KV_CKPT_NONE, 0,
-					   r->users > 1 ? r->users : 0, r->tp,
-					   r->block})))
-			break;
-		if ((opt = kv_plan_disagrees(o, &(*pl)[*np - 1], &row, &given)))
-			status = cli_usage("-: line %zu: kvsize's rows are for "
-					   "%s %llu, and kvfit was given %s "
-					   "%llu%s",
-					   r->line, opt,
-					   (unsigned long long)row, opt,
-					   (unsigned long long)given,
-					   !strcmp(opt, "--users") &&
-							   o->nusers > 1
-						   ? ",..."
-						   : "");
-	}
-	free(rows);
-	return status;
-}
-
-/* stdin: a JSON config (first non-blank byte '{') or kvsize's TSV. */
-static int read_stdin(const struct kv_plan_opts *o, struct kv_plan **pl,
-		      size_t *np)
-{
-	size_t len;
-	char *buf, err[KV_ERRLEN];
-	struct kv_model *m;
-	int status = cli_read_text("-", &buf, &len);
-	if (status)
-		return status;
-	const char *s = buf;
-	while (isspace((unsigned char)*s))
-		s++;
-	if (*s == '[') {
-		cli_error("-: a JSON array; kvfit reads a config or kvsize's "
-			  "TSV rows (not --json)");
-		status = CLI_USAGE;
-	} else if (*s != '{') {
-		status = read_rows(buf, o, pl, np);
-	} else if (kv_model_parse(buf, len, "-", &m, err)) {
-		cli_error("%s", err);
-		status = CLI_USAGE;
-	} else {
-		status = push(pl, np, config(m));
-	}
-	free(buf);
-	return status;
 }
 
 /* What a row that serves no sequence says: which --tp would fit weights
@@ -581,85 +429,6 @@ static int each(struct cli_table *t, const struct args *a,
 	return status;
 }
 
-/* The GPU, before any config is read, so that an unknown name fails
- * first: its name for the gpu column, and its memory and bandwidth where
- * the options give none. */
-static int gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
-		  size_t n)
-{
-	const struct kv_gpu *gpu;
-	char list[2048], r[32], g[32];
-	int status;
-	snprintf(name, n, "%s", a->mem_text ? a->mem_text : "");
-	if (a->gpu && !a->params) {
-		if ((status = load_gpus(gpus)))
-			return status;
-		if (!(gpu = kv_gpus_lookup(*gpus, a->gpu)))
-			return cli_usage("--gpu: unknown GPU '%s'; known: %s",
-					 a->gpu,
-					 kv_gpus_list(*gpus, list,
-						      sizeof list));
-		snprintf(name, n, "%s", gpu->name);
-		a->o.gpu = gpu;
-		if (!a->o.mem)
-			a->o.mem = gpu->memory_bytes;
-		if (!a->o.bandwidth)
-			a->o.bandwidth = gpu->bandwidth_gbps;
-	}
-	if (!a->params && a->o.reserve > a->o.mem)
-		return cli_usage("--reserve: %s is larger than the GPU's "
-				 "memory of %s",
-				 kv_format_iec(a->o.reserve, r, sizeof r),
-				 kv_format_iec(a->o.mem, g, sizeof g));
-	return 0;
-}
-
-/* Every config (and stdin) loads before any row, so bad input fails
- * early; then each plan's checkpoint is read, once. */
-static int load(int argc, char **argv, const struct args *a,
-		struct kv_plan **pl, size_t *np)
-{
-	bool stdin_read = false;
-	int status = 0;
-	for (int i = optind; i < argc && !status; i++) {
-		struct kv_model *m;
-		if (!strcmp(argv[i], "-")) {
-			if (stdin_read)
-				return cli_usage("- given twice");
-			stdin_read = true;
-			status = read_stdin(&a->o, pl, np);
-		} else if (!(status = cli_load_model(argv[i], &m))) {
-			status = push(pl, np, config(m));
-		}
-	}
-	if (status)
-		return status;
-	for (size_t i = 0; i < *np; i++)
-		if ((*pl)[i].dtype != KV_PLAN_OPTIONS &&
-		    (a->o.ctx || a->o.dtypes) && !a->params) {
-			cli_warn("--ctx and --kv-dtype do not apply to "
-				 "kvsize's rows: each keeps its own");
-			break;
-		}
-	for (size_t i = 0; i < *np; i++)
-		if ((*pl)[i].m->note[0])
-			cli_warn("%s: %s", (*pl)[i].m->name, (*pl)[i].m->note);
-	for (size_t i = 0; i < *np; i++) {
-		struct kv_plan *p = &(*pl)[i];
-		char err[KV_ERRLEN];
-		if (kv_ckpt_bytes(p->m->path, &p->ckpt, &p->ckpt_bytes, err))
-			return cli_usage("%s", err);
-		if (p->m->quant.fmt == KV_QUANT_UNKNOWN && !a->o.weights &&
-		    a->o.wdtype < 0)
-			cli_warn("%s: quantization_config: quant_method \"%s\" "
-				 "is not modelled; its weights are counted as "
-				 "parameters x %s (weights_source config)",
-				 p->m->name, p->m->quant.method,
-				 kv_dtype_name(p->m->dtype));
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -676,11 +445,12 @@ int main(int argc, char **argv)
 	if (status || done)
 		goto out;
 	if (a.list_gpus) {
-		status = list_gpus(&a);
+		status = kvfit_list_gpus(&a);
 		goto out;
 	}
-	if ((status = gpu_of(&a, &gpus, gpu_name, sizeof gpu_name)) ||
-	    (status = load(argc, argv, &a, &pl, &np)))
+	if ((status = kvfit_gpu_of(&a, &gpus, gpu_name,
+				   sizeof gpu_name)) ||
+	    (status = kvfit_load(argc, argv, &a, &pl, &np)))
 		goto out;
 	if (a.params) {
 		cli_table_begin(&t, param_cols, CLI_NCOLS(param_cols), a.json,

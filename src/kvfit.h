@@ -1,0 +1,37 @@
+/*
+ * kvfit.h - what kvfit's two files share: its options, and what it reads
+ * (kvfit_input.c): the GPU table, the configs named and kvsize's rows on
+ * stdin, each as a plan of libkv's plan module.
+ */
+#ifndef KVFIT_H
+#define KVFIT_H
+
+#include <stdbool.h>
+
+#include "kv/gpu.h"
+#include "kv/plan.h"
+
+/* The options: what every row shares, and the tool's own. */
+struct args {
+	struct kv_plan_opts o;
+	const char *gpu, *mem_text;
+	uint64_t min_users;
+	bool params, list_gpus, json, header, human;
+	const char *ctkv;   /* --cache-type-k or -v, as given */
+};
+
+/* --list-gpus: the table of gpus.json. */
+int kvfit_list_gpus(const struct args *a);
+
+/* The GPU, before any config is read, so that an unknown name fails
+ * first: its name (for the gpu column) into name, its memory and
+ * bandwidth where the options give none. */
+int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
+		 size_t n);
+
+/* Every config named (and stdin) as plans *pl, before any row, so bad
+ * input fails early; then each plan's checkpoint is read, once. */
+int kvfit_load(int argc, char **argv, const struct args *a,
+	       struct kv_plan **pl, size_t *np);
+
+#endif
