@@ -45,6 +45,7 @@
 struct draw_job {
 	const struct tensor *t;
 	uint64_t seed;
+	enum kv_dtype wt; /* a matrix's type: its draws rounded to it */
 };
 
 static void draw_task(void *arg, unsigned tid, unsigned nth)
@@ -55,15 +56,22 @@ static void draw_task(void *arg, unsigned tid, unsigned nth)
 	uint64_t a = n * tid / nth, b = n * (tid + 1) / nth;
 	uint64_t key = kv_rand_key(j->seed, t->id);
 	float *dst = *t->dst;
+	uint16_t *half = (uint16_t *)*t->dst;
+	bool wide = t->kind != K_MAT || j->wt == KV_DTYPE_F32;
 	for (uint64_t i = a; i < b; i++) {
 		/* i is the stored index; the draw follows the logical one */
 		uint64_t li = t->transpose ? (i % t->rows) * t->cols +
 						     i / t->rows
 					   : i;
 		float r = kv_rand_sym(key, li);
-		dst[i] = t->kind == K_MAT    ? W_SCALE * r
-			 : t->kind == K_BIAS ? B_SCALE * r
-					     : 1.0f + G_SCALE * r;
+		float v = t->kind == K_MAT    ? W_SCALE * r
+			  : t->kind == K_BIAS ? B_SCALE * r
+					      : 1.0f + G_SCALE * r;
+		if (wide)
+			dst[i] = v;
+		else
+			half[i] = j->wt == KV_DTYPE_BF16 ? kv_f32_to_bf16(v)
+							 : kv_f32_to_f16(v);
 	}
 }
 
@@ -129,7 +137,8 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	if (kv_pool_new(e->s.threads, &e->pool))
 		goto fail;
 	openblas_set_num_threads(1);
-	e->ops = (struct kv_ops){e->pool, e->s.threads, true, NULL};
+	e->ops = (struct kv_ops){e->pool, e->s.threads, true, NULL,
+				 KV_DTYPE_F32, NULL, 0};
 	e->logit_scale = o->logit_scale > 0 ? o->logit_scale : 1;
 
 	/* carve the allocations, then draw every tensor */
@@ -142,13 +151,13 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	for (size_t i = 0; i < nt; i++) {
 		uint64_t n = 0;
 		*t[i].dst = w;
-		kvp_padded(t[i].rows * t[i].cols, &n);
+		kvp_tensor_floats(&e->s, &t[i], &n);
 		w += n;
 	}
 	if (o->ckpt && (rc = kvp_load(&e->s, t, nt, o->ckpt, err)))
 		goto fail;
 	for (size_t i = 0; i < nt && !o->ckpt; i++) {
-		struct draw_job j = {&t[i], o->seed};
+		struct draw_job j = {&t[i], o->seed, e->s.wt};
 		kv_pool_run(e->pool, draw_task, &j);
 	}
 	if (e->s.tied)
@@ -165,6 +174,9 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	if (!e->s.gpt2 || e->s.mla)
 		rope_table(e);
 	e->ops.g = e->g;
+	e->ops.wt = e->s.wt;
+	e->ops.conv = e->conv;
+	e->ops.conv_k = e->s.conv_k;
 	if (e->s.mla)
 		kv_mla_init(&e->mla, &e->s.md, e->mla_scratch, &e->ops,
 			    e->rope, (float *)(void *)e->cache);
@@ -569,13 +581,18 @@ int kv_engine_forward(struct kv_engine *e, const uint32_t *tokens,
 	if (cache && s->paged && (rc = take_blocks(e, tokens, n, pos)))
 		return rc;
 	uint64_t rows = s->users * n, d = s->dim;
-	/* embeddings */
+	/* embeddings, widened from the weights' type (xn, not yet
+	 * normed, holds a row of positions meanwhile) */
+	uint64_t ws = s->wt == KV_DTYPE_F32 ? sizeof(float) : 2;
 	for (uint64_t r = 0; r < rows; r++) {
 		uint64_t tok = tokens[r];
-		float *x = e->x + r * d;
-		memcpy(x, e->wte + tok * d, d * sizeof *x);
+		float *x = e->x + r * d, *p = e->xn + r * d;
+		kv_weights_to_f32((const char *)e->wte + tok * d * ws, s->wt,
+				  d, x);
 		if (s->gpt2) {
-			const float *p = e->wpe + (pos + r % n) * d;
+			kv_weights_to_f32((const char *)e->wpe +
+						  (pos + r % n) * d * ws,
+					  s->wt, d, p);
 			for (uint64_t i = 0; i < d; i++)
 				x[i] += p[i];
 		}

@@ -2,7 +2,9 @@
  * engine_ckpt.c - the engine's tensors filled from a checkpoint instead
  * of drawn: each tensor of the shape (engine_plan.c's list) found under
  * its family's names, its shape checked, its values converted from the
- * checkpoint's F32, F16 or BF16 into the engine's float32.
+ * checkpoint's F32, F16 or BF16 into the engine's weights' type (a 16-bit
+ * matrix of the same type is copied as stored; norms and biases are
+ * float32).
  *
  * GPT-2 (Transformers' GPT2LMHeadModel, with or without "transformer."):
  * wte, wpe, h.L.{ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
@@ -138,15 +140,30 @@ static float value(const struct kv_st_tensor *c, uint64_t i)
 	}
 }
 
-/* Copies source tensor c (rows x cols of the engine's stored layout,
- * from row r0 on) into dst. */
-static void copy(float *dst, const struct kv_st_tensor *c, uint64_t rows,
-		 uint64_t cols, bool conv1d)
+/* Copies source tensor c, rows x cols of the engine's stored layout,
+ * into dst of type wt: 16-bit values of the same type as they are, others
+ * through float (rounded to nearest even). */
+static void copy(void *dst, enum kv_dtype wt, const struct kv_st_tensor *c,
+		 uint64_t rows, uint64_t cols, bool conv1d)
 {
+	bool raw = (wt == KV_DTYPE_BF16 && c->dtype == KV_ST_BF16) ||
+		   (wt == KV_DTYPE_F16 && c->dtype == KV_ST_F16);
+	float *f = dst;
+	uint16_t *h = dst;
 	for (uint64_t r = 0; r < rows; r++)
-		for (uint64_t k = 0; k < cols; k++)
-			dst[r * cols + k] = value(c, conv1d ? k * rows + r
-							    : r * cols + k);
+		for (uint64_t k = 0; k < cols; k++) {
+			uint64_t i = conv1d ? k * rows + r : r * cols + k;
+			uint64_t o = r * cols + k;
+			if (wt == KV_DTYPE_F32)
+				f[o] = value(c, i);
+			else if (raw)
+				memcpy(h + o, (const uint16_t *)c->data + i,
+				       sizeof *h);
+			else
+				h[o] = wt == KV_DTYPE_BF16
+					       ? kv_f32_to_bf16(value(c, i))
+					       : kv_f32_to_f16(value(c, i));
+		}
 }
 
 /* Finds, checks and converts one of the engine's tensors. */
@@ -161,7 +178,9 @@ static int fill(const struct shape *s, const struct tensor *t,
 		gpt2_source(s, t, &src);
 	else
 		llama_source(s, t, &src);
-	float *dst = *t->dst;
+	/* matrices in the weights' type, vectors in f32 */
+	enum kv_dtype wt = vec ? KV_DTYPE_F32 : s->wt;
+	char *dst = (char *)*t->dst;
 	for (int i = 0; i < src.n; i++) {
 		const struct kv_st_tensor *c = lookup(ck, src.name[i], s->gpt2);
 		uint64_t r = src.rows[i];
@@ -205,10 +224,10 @@ static int fill(const struct shape *s, const struct tensor *t,
 			return KV_EINVAL;
 		}
 		if (src.conv1d)
-			copy(dst, c, r, cols, true);
+			copy(dst, wt, c, r, cols, true);
 		else
-			copy(dst, c, vec ? 1 : r, vec ? r : cols, false);
-		dst += r * cols;
+			copy(dst, wt, c, vec ? 1 : r, vec ? r : cols, false);
+		dst += r * cols * (wt == KV_DTYPE_F32 ? 4 : 2);
 	}
 	return 0;
 }

@@ -36,6 +36,8 @@ enum kind { K_MAT, K_BIAS, K_GAIN };
 /* Floats per aligned piece: every tensor starts on 64 bytes. */
 #define ALIGN_F 16
 
+/* A matrix's pointer holds its s->wt values: floats, or 16-bit words
+ * (the ops read it by type); vectors are floats. */
 struct layer_w {
 	float *ln1_g, *ln1_b; /* (dim) */
 	float *w_qkv;  /* (dim, (heads + 2 kv_heads) head_dim) */
@@ -74,6 +76,10 @@ struct shape {
 	bool prefix;     /* full blocks kept for prefix reuse */
 	uint64_t pool;   /* blocks of the pool, when paged */
 	double eps, theta;
+	enum kv_dtype wt; /* the matrices' type: f32, bf16 or f16 (norms and
+			   * biases stay f32) */
+	uint64_t conv_k;  /* the widest input of a product: 16-bit weights'
+			   * rows widened for sgemm are this long */
 	bool mla;        /* multi-head latent attention: hd is its rotary
 			  * key's size, qkv the queries, att heads x vdim */
 	struct kv_mla_dims md;
@@ -130,6 +136,8 @@ struct kv_engine {
 	float *rope;  /* (ctx, hd / 2, 2) cos, sin; Llama and MLA */
 	float *tiles; /* (threads, tile_bytes): a tile's K and V rows
 		       * gathered from blocks apart; paged, tile > bs */
+	float *conv;  /* (threads, KV_CONV_ROWS, conv_k): 16-bit weights
+		       * widened for sgemm */
 	float *mla_scratch; /* (mla_floats) carved by kv_mla_init() */
 	struct kv_mla mla;
 
@@ -150,6 +158,11 @@ size_t kvp_tensors(const struct shape *s, struct kv_engine *e,
 		   struct tensor *t);
 /* n floats rounded up to ALIGN_F. Returns 0 or KV_ERANGE. */
 int kvp_padded(uint64_t n, uint64_t *out);
+/* Floats tensor t takes in the weights' allocation, padded: a matrix
+ * holds s->wt values (two 16-bit ones a float), a vector floats. Returns
+ * 0 or KV_ERANGE. */
+int kvp_tensor_floats(const struct shape *s, const struct tensor *t,
+		      uint64_t *out);
 /* Bytes of a thread's gathered tile: its K rows, then its V rows, in
  * whole cache lines. */
 uint64_t kvp_tile_bytes(const struct shape *s);

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kv/dtype.h"
+
 /* splitmix64's constants: the golden-ratio increment and its finaliser. */
 #define KV_GOLDEN 0x9E3779B97F4A7C15ULL
 
@@ -121,16 +123,21 @@ void kv_attn_part_isa(const float *q, uint32_t g, uint32_t per,
 
 /* y[r][c] = beta y[r][c] + sum over i of x[r][i] w[c][i] for rows r < m
  * and columns c0 <= c < c1; x (m, k), w (n, k) as the engine keeps its
- * weights ([out][in]), y (m, n): a few rows by a weight matrix, streaming
- * it once without packing. beta 0 never reads y. simd: the vectorised
- * kernel when the CPU has one; _isa: through the named one (the portable
- * one where that does not run), for tests. */
-void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const float *w,
-		   uint64_t n, uint64_t c0, uint64_t c1, float beta, float *y,
-		   bool simd);
+ * weights ([out][in]) in type wt (f32, bf16 or f16, read as stored and
+ * widened to float, products summed in float), y (m, n): a few rows by a
+ * weight matrix, streaming it once without packing. beta 0 never reads
+ * y. simd: the vectorised kernel when the CPU has one; _isa: through the
+ * named one (the portable one where that does not run), for tests. */
+void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const void *w,
+		   enum kv_dtype wt, uint64_t n, uint64_t c0, uint64_t c1,
+		   float beta, float *y, bool simd);
 void kv_gemm_small_isa(const float *x, uint64_t m, uint64_t k,
-		       const float *w, uint64_t n, uint64_t c0, uint64_t c1,
-		       float beta, float *y, enum kv_isa isa);
+		       const void *w, enum kv_dtype wt, uint64_t n,
+		       uint64_t c0, uint64_t c1, float beta, float *y,
+		       enum kv_isa isa);
+/* n weights of type wt as floats into out. */
+void kv_weights_to_f32(const void *w, enum kv_dtype wt, uint64_t n,
+		       float *out);
 /* Rows up to which kv_gemm_small() beats sgemm's packing. */
 #define KV_SMALL_ROWS 8
 
@@ -147,14 +154,22 @@ struct kv_ops {
 	uint32_t threads;
 	bool simd;
 	float *g; /* SWIGLU's gate product, (rows, n) */
+	enum kv_dtype wt; /* the weights' type: f32, bf16 or f16 */
+	float *conv;      /* 16-bit weights through sgemm: each thread's
+			   * KV_CONV_ROWS x conv_k floats, the rows it
+			   * widens at a time */
+	uint64_t conv_k;
 };
 
-/* y (m, n) = x (m, k) w + beta y + b, w of n outputs stored [out][in],
- * then the activation; with SWIGLU, y = silu(x w2 + b2) * (x w + b). The
+/* Weight rows a thread widens to float at a time for sgemm. */
+#define KV_CONV_ROWS 64
+
+/* y (m, n) = x (m, k) w + beta y + b, w of n outputs stored [out][in] in
+ * the ops' weight type, then the activation; with SWIGLU, y = silu(x w2 + b2) * (x w + b). The
  * outputs are handed to the pool's threads in runs. */
 void kv_linear(const struct kv_ops *o, const float *x, uint64_t m,
-	       uint64_t k, const float *w, const float *b, float *y,
-	       uint64_t n, float beta, enum kv_act act, const float *w2,
+	       uint64_t k, const void *w, const float *b, float *y,
+	       uint64_t n, float beta, enum kv_act act, const void *w2,
 	       const float *b2);
 
 /* Merges `parts` results of a step split over positions, each g rows of

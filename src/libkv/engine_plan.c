@@ -78,6 +78,9 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 				  : s->users * kv_paged_blocks_for(s->ctx, s->bs);
 	s->eps = m->norm_eps;
 	s->theta = m->rope_theta > 0 ? m->rope_theta : 10000;
+	s->wt = o->weights_dtype;
+	s->conv_k = s->dim > s->att ? s->dim : s->att;
+	s->conv_k = s->ffn > s->conv_k ? s->ffn : s->conv_k;
 	if (l->attn == KV_ATTN_MLA) {
 		s->mla = true;
 		s->hd = m->qk_rope_dim; /* what the rope table turns */
@@ -178,6 +181,15 @@ static int add_floats(uint64_t *acc, uint64_t a, uint64_t b)
 	return kv_add(*acc, n, acc);
 }
 
+int kvp_tensor_floats(const struct shape *s, const struct tensor *t,
+		      uint64_t *out)
+{
+	int e = kv_mul(t->rows, t->cols, out);
+	if (!e && t->kind == K_MAT && s->wt != KV_DTYPE_F32)
+		*out = *out / 2 + *out % 2;
+	return e ? e : kvp_padded(*out, out);
+}
+
 static int weight_floats(const struct shape *s, uint64_t *out)
 {
 	size_t n = kvp_tensors(s, NULL, NULL);
@@ -187,8 +199,11 @@ static int weight_floats(const struct shape *s, uint64_t *out)
 		return KV_ENOMEM;
 	kvp_tensors(s, NULL, t);
 	*out = 0;
-	for (size_t i = 0; i < n && !e; i++)
-		e = add_floats(out, t[i].rows, t[i].cols);
+	for (size_t i = 0; i < n && !e; i++) {
+		uint64_t f;
+		if (!(e = kvp_tensor_floats(s, &t[i], &f)))
+			e = kv_add(*out, f, out);
+	}
 	free(t);
 	return e;
 }
@@ -237,6 +252,8 @@ size_t kvp_pieces(const struct shape *s, struct kv_engine *e,
 		PUT(s->ctx, s->hd, &e->rope);
 	if (s->paged && s->tile > s->bs)
 		PUT(s->threads, kvp_tile_bytes(s) / sizeof(float), &e->tiles);
+	if (s->wt != KV_DTYPE_F32)
+		PUT(s->threads * (uint64_t)KV_CONV_ROWS, s->conv_k, &e->conv);
 #undef PUT
 	return n;
 }
@@ -376,6 +393,20 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 			 "%s: model_type \"%s\": the engine does not run %s; "
 			 "%s",
 			 m->name, m->model_type, why, SUPPORTED);
+		return KV_EUNSUP;
+	}
+	if (o->weights_dtype != KV_DTYPE_F32 &&
+	    o->weights_dtype != KV_DTYPE_BF16 &&
+	    o->weights_dtype != KV_DTYPE_F16) {
+		snprintf(err, KV_ERRLEN, "weights: the engine keeps them in "
+			 "f32, bf16 or f16, not %s",
+			 kv_dtype_name(o->weights_dtype));
+		return KV_EUNSUP;
+	}
+	if (mla && o->weights_dtype != KV_DTYPE_F32) {
+		snprintf(err, KV_ERRLEN, "%s: latent attention runs with f32 "
+			 "weights only, not %s",
+			 m->name, kv_dtype_name(o->weights_dtype));
 		return KV_EUNSUP;
 	}
 	if (o->ckpt && (mla || o->layers || o->vocab || o->kv_heads)) {

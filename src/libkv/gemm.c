@@ -10,20 +10,43 @@
  * a handful of rows costs as much as reading it.
  */
 #include <stdbool.h>
+#include <string.h>
 
 #include "engine_int.h"
+#include "kvquant.h"
 #include "simd.h"
+
+/* Element i of a weight row of type wt, as float: f32, or bf16 and f16
+ * widened exactly (a 16-bit weight is read as stored, half the bytes). */
+static inline float wval(const void *w, uint64_t i, enum kv_dtype wt)
+{
+	uint16_t h;
+	float f;
+	if (wt == KV_DTYPE_F32) {
+		memcpy(&f, (const float *)w + i, sizeof f);
+		return f;
+	}
+	memcpy(&h, (const uint16_t *)w + i, sizeof h);
+	return wt == KV_DTYPE_BF16 ? kv_bf16_to_f32(h) : kv_f16_to_f32(h);
+}
+
+/* Bytes of one weight of type wt. */
+static inline uint64_t wsize(enum kv_dtype wt)
+{
+	return wt == KV_DTYPE_F32 ? 4 : 2;
+}
 
 /* y[r][c] = beta y[r][c] + sum over i of x[r][i] w[c][i] for rows r < m
  * and columns c0 <= c < c1; x (m, k), w (n, k), y (m, n). */
-static void small_c(const float *x, uint64_t m, uint64_t k, const float *w,
-		    uint64_t n, uint64_t c0, uint64_t c1, float beta, float *y)
+static void small_c(const float *x, uint64_t m, uint64_t k, const void *w,
+		    enum kv_dtype wt, uint64_t n, uint64_t c0, uint64_t c1,
+		    float beta, float *y)
 {
 	for (uint64_t c = c0; c < c1; c++)
 		for (uint64_t r = 0; r < m; r++) {
 			float acc = 0;
 			for (uint64_t i = 0; i < k; i++)
-				acc += x[r * k + i] * w[c * k + i];
+				acc += x[r * k + i] * wval(w, c * k + i, wt);
 			/* beta 0 never reads y, as in BLAS: it may be
 			 * uninitialised, and 0 x NaN is NaN */
 			y[r * n + c] = beta != 0 ? beta * y[r * n + c] + acc
@@ -39,8 +62,38 @@ static inline void put(float *y, float beta, float acc)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HAVE_SIMD_GEMM 1
-#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
 #define AVX512 __attribute__((target("avx512f")))
+
+/* 16 (8) weights of type wt from w + i, as floats: bf16 by a shift of
+ * each into a float's top half, f16 by vcvtph2ps. */
+__attribute__((always_inline)) AVX512 static inline __m512
+wload512(const void *w, uint64_t i, enum kv_dtype wt)
+{
+	const uint16_t *h = (const uint16_t *)w + i;
+	if (wt == KV_DTYPE_BF16)
+		return _mm512_castsi512_ps(_mm512_slli_epi32(
+			_mm512_cvtepu16_epi32(
+				_mm256_loadu_si256((const __m256i *)h)),
+			16));
+	if (wt == KV_DTYPE_F16)
+		return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+	return _mm512_loadu_ps((const float *)w + i);
+}
+
+__attribute__((always_inline)) AVX2 static inline __m256
+wload256(const void *w, uint64_t i, enum kv_dtype wt)
+{
+	const uint16_t *h = (const uint16_t *)w + i;
+	if (wt == KV_DTYPE_BF16)
+		return _mm256_castsi256_ps(_mm256_slli_epi32(
+			_mm256_cvtepu16_epi32(
+				_mm_loadu_si128((const __m128i *)h)),
+			16));
+	if (wt == KV_DTYPE_F16)
+		return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+	return _mm256_loadu_ps((const float *)w + i);
+}
 
 /*
  * The tile kernels: R rows of x against C consecutive rows of W, R x C
@@ -53,22 +106,28 @@ static inline void put(float *y, float beta, float acc)
 #define TILE_C 4
 
 __attribute__((always_inline)) AVX512 static inline void
-tile_avx512(const float *x, uint64_t k, const float *w, int R, int C,
-	    float out[TILE_R][TILE_C])
+tile_avx512(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
+	    int R, int C, float out[TILE_R][TILE_C])
 {
 	__m512 acc[TILE_R][TILE_C];
+	/* f32 rows end in a masked load; 16-bit ones in a scalar tail */
+	uint64_t kv = wt == KV_DTYPE_F32 ? k : k / 16 * 16, i;
 	_Pragma("GCC unroll 4")
 	for (int r = 0; r < R; r++)
 		_Pragma("GCC unroll 4")
 		for (int c = 0; c < C; c++)
 			acc[r][c] = _mm512_setzero_ps();
-	for (uint64_t i = 0; i < k; i += 16) {
+	for (i = 0; i < kv; i += 16) {
 		__mmask16 mk = k - i >= 16 ? 0xFFFF
 					   : (__mmask16)((1u << (k - i)) - 1);
 		__m512 wv[TILE_C];
 		_Pragma("GCC unroll 4")
 		for (int c = 0; c < C; c++)
-			wv[c] = _mm512_maskz_loadu_ps(mk, w + c * k + i);
+			wv[c] = wt == KV_DTYPE_F32
+					? _mm512_maskz_loadu_ps(
+						  mk, (const float *)w + c * k +
+							      i)
+					: wload512(w, c * k + i, wt);
 		_Pragma("GCC unroll 4")
 		for (int r = 0; r < R; r++) {
 			__m512 xv = _mm512_maskz_loadu_ps(mk, x + r * k + i);
@@ -81,13 +140,17 @@ tile_avx512(const float *x, uint64_t k, const float *w, int R, int C,
 	_Pragma("GCC unroll 4")
 	for (int r = 0; r < R; r++)
 		_Pragma("GCC unroll 4")
-		for (int c = 0; c < C; c++)
-			out[r][c] = _mm512_reduce_add_ps(acc[r][c]);
+		for (int c = 0; c < C; c++) {
+			float t = 0;
+			for (uint64_t j = kv; j < k; j++)
+				t += x[r * k + j] * wval(w, c * k + j, wt);
+			out[r][c] = _mm512_reduce_add_ps(acc[r][c]) + t;
+		}
 }
 
 __attribute__((always_inline)) AVX2 static inline void
-tile_avx2(const float *x, uint64_t k, const float *w, int R, int C,
-	  float out[TILE_R][TILE_C])
+tile_avx2(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
+	  int R, int C, float out[TILE_R][TILE_C])
 {
 	__m256 acc[TILE_R][TILE_C];
 	_Pragma("GCC unroll 4")
@@ -100,7 +163,7 @@ tile_avx2(const float *x, uint64_t k, const float *w, int R, int C,
 		__m256 wv[TILE_C];
 		_Pragma("GCC unroll 4")
 		for (int c = 0; c < C; c++)
-			wv[c] = _mm256_loadu_ps(w + c * k + i);
+			wv[c] = wload256(w, c * k + i, wt);
 		_Pragma("GCC unroll 4")
 		for (int r = 0; r < R; r++) {
 			__m256 xv = _mm256_loadu_ps(x + r * k + i);
@@ -116,56 +179,75 @@ tile_avx2(const float *x, uint64_t k, const float *w, int R, int C,
 		for (int c = 0; c < C; c++) {
 			float t = 0;
 			for (uint64_t j = i; j < k; j++)
-				t += x[r * k + j] * w[c * k + j];
+				t += x[r * k + j] * wval(w, c * k + j, wt);
 			out[r][c] = kv_hsum(acc[r][c]) + t;
 		}
 }
 
-/* One instance per (R, C) and instruction set, chosen at run time. */
-#define TILES(isa)                                                        \
-	static void tiles_##isa(const float *x, uint64_t k, const float *w, \
-				int R, int C, float out[TILE_R][TILE_C])    \
-	{                                                                 \
-		switch (R * 8 + C) {                                      \
-		case 1 * 8 + 1: tile_##isa(x, k, w, 1, 1, out); break;    \
-		case 2 * 8 + 1: tile_##isa(x, k, w, 2, 1, out); break;    \
-		case 3 * 8 + 1: tile_##isa(x, k, w, 3, 1, out); break;    \
-		case 4 * 8 + 1: tile_##isa(x, k, w, 4, 1, out); break;    \
-		case 1 * 8 + 4: tile_##isa(x, k, w, 1, 4, out); break;    \
-		case 2 * 8 + 4: tile_##isa(x, k, w, 2, 4, out); break;    \
-		case 3 * 8 + 4: tile_##isa(x, k, w, 3, 4, out); break;    \
-		default: tile_##isa(x, k, w, 4, 4, out); break;           \
-		}                                                         \
+/* One instance per (R, C), weight type and instruction set, chosen at
+ * run time. */
+#define TILES(isa, wt, WT)                                                 \
+	static void tiles_##isa##_##wt(const float *x, uint64_t k,         \
+				       const void *w, int R, int C,        \
+				       float out[TILE_R][TILE_C])          \
+	{                                                                  \
+		switch (R * 8 + C) {                                       \
+		case 1 * 8 + 1: tile_##isa(x, k, w, WT, 1, 1, out); break; \
+		case 2 * 8 + 1: tile_##isa(x, k, w, WT, 2, 1, out); break; \
+		case 3 * 8 + 1: tile_##isa(x, k, w, WT, 3, 1, out); break; \
+		case 4 * 8 + 1: tile_##isa(x, k, w, WT, 4, 1, out); break; \
+		case 1 * 8 + 4: tile_##isa(x, k, w, WT, 1, 4, out); break; \
+		case 2 * 8 + 4: tile_##isa(x, k, w, WT, 2, 4, out); break; \
+		case 3 * 8 + 4: tile_##isa(x, k, w, WT, 3, 4, out); break; \
+		default: tile_##isa(x, k, w, WT, 4, 4, out); break;        \
+		}                                                          \
 	}
-AVX512 TILES(avx512)
-AVX2 TILES(avx2)
+AVX512 TILES(avx512, f32, KV_DTYPE_F32)
+AVX512 TILES(avx512, bf16, KV_DTYPE_BF16)
+AVX512 TILES(avx512, f16, KV_DTYPE_F16)
+AVX2 TILES(avx2, f32, KV_DTYPE_F32)
+AVX2 TILES(avx2, bf16, KV_DTYPE_BF16)
+AVX2 TILES(avx2, f16, KV_DTYPE_F16)
+
+typedef void tiles_fn(const float *x, uint64_t k, const void *w, int R,
+		      int C, float out[TILE_R][TILE_C]);
+
+/* The tile kernel of an instruction set and weight type. */
+static tiles_fn *tiles_of(enum kv_isa isa, enum kv_dtype wt)
+{
+	if (isa == KV_ISA_AVX512)
+		return wt == KV_DTYPE_BF16  ? tiles_avx512_bf16
+		       : wt == KV_DTYPE_F16 ? tiles_avx512_f16
+					    : tiles_avx512_f32;
+	return wt == KV_DTYPE_BF16  ? tiles_avx2_bf16
+	       : wt == KV_DTYPE_F16 ? tiles_avx2_f16
+				    : tiles_avx2_f32;
+}
 #endif
 
 void kv_gemm_small_isa(const float *x, uint64_t m, uint64_t k,
-		       const float *w, uint64_t n, uint64_t c0, uint64_t c1,
-		       float beta, float *y, enum kv_isa isa)
+		       const void *w, enum kv_dtype wt, uint64_t n,
+		       uint64_t c0, uint64_t c1, float beta, float *y,
+		       enum kv_isa isa)
 {
 	if (!kv_attn_has_isa(isa, 16))
 		isa = KV_ISA_C;
 	if (isa == KV_ISA_C) {
-		small_c(x, m, k, w, n, c0, c1, beta, y);
+		small_c(x, m, k, w, wt, n, c0, c1, beta, y);
 		return;
 	}
 #ifdef HAVE_SIMD_GEMM
 	float out[TILE_R][TILE_C];
+	tiles_fn *tiles = tiles_of(isa, wt);
 	for (uint64_t c = c0; c < c1;) {
 		/* one or two rows of x: one row of W at a time, one
 		 * sequential stream (four rows of W interleave four
 		 * streams, which read 20-30% slower from DRAM here) */
 		int C = c1 - c >= TILE_C && m > 2 ? TILE_C : 1;
+		const void *wc = (const char *)w + c * k * wsize(wt);
 		for (uint64_t r = 0; r < m; r += TILE_R) {
 			int R = m - r >= TILE_R ? TILE_R : (int)(m - r);
-			if (isa == KV_ISA_AVX512)
-				tiles_avx512(x + r * k, k, w + c * k, R, C,
-					     out);
-			else
-				tiles_avx2(x + r * k, k, w + c * k, R, C,
-					   out);
+			tiles(x + r * k, k, wc, R, C, out);
 			for (int i = 0; i < R; i++)
 				for (int j = 0; j < C; j++)
 					put(y + (r + i) * n + c + j, beta,
@@ -176,12 +258,23 @@ void kv_gemm_small_isa(const float *x, uint64_t m, uint64_t k,
 #endif
 }
 
-void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const float *w,
-		   uint64_t n, uint64_t c0, uint64_t c1, float beta, float *y,
-		   bool simd)
+void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const void *w,
+		   enum kv_dtype wt, uint64_t n, uint64_t c0, uint64_t c1,
+		   float beta, float *y, bool simd)
 {
 	enum kv_isa isa = !simd ? KV_ISA_C
 			  : kv_attn_has_isa(KV_ISA_AVX512, 16) ? KV_ISA_AVX512
 							       : KV_ISA_AVX2;
-	kv_gemm_small_isa(x, m, k, w, n, c0, c1, beta, y, isa);
+	kv_gemm_small_isa(x, m, k, w, wt, n, c0, c1, beta, y, isa);
+}
+
+void kv_weights_to_f32(const void *w, enum kv_dtype wt, uint64_t n,
+		       float *out)
+{
+	if (wt == KV_DTYPE_F32) {
+		memcpy(out, w, n * sizeof *out);
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		out[i] = wval(w, i, wt);
 }

@@ -18,31 +18,53 @@
 /* y (m, n) = x (m, k) w (k, n) + beta y + b, then the activation; with
  * SWIGLU, y = silu(x w2 + b2) * (x w + b), the gate product into g. */
 struct linear_job {
-	const float *x, *w, *b, *w2, *b2;
+	const float *x, *b, *b2;
+	const void *w, *w2;
 	float *y, *g;
 	uint64_t m, k, n;
 	float beta;
 	enum kv_act act;
-	bool simd;
+	const struct kv_ops *o;
 	uint64_t chunk; /* outputs per task, a multiple of 16 */
 	_Atomic uint64_t next;
 };
 
-static void product(const float *x, const float *w, const float *b,
-		    float *y, uint64_t m, uint64_t k, uint64_t n,
-		    uint64_t c0, uint64_t c1, float beta, bool simd)
+/* Columns c0 .. c1 - 1 of y = x W^T through BLAS, W (n, k) f32. */
+static void blas(const float *x, const float *wc, float *y, uint64_t m,
+		 uint64_t k, uint64_t n, uint64_t c0, uint64_t c1, float beta)
 {
 	blasint cols = (blasint)(c1 - c0);
-	const float *wc = w + c0 * k; /* rows c0 .. c1 - 1 of W (n, k) */
-	if (m <= KV_SMALL_ROWS && simd)
-		kv_gemm_small(x, m, k, w, n, c0, c1, beta, y, simd);
-	else if (m == 1)
+	if (m == 1)
 		cblas_sgemv(CblasRowMajor, CblasNoTrans, cols, (blasint)k,
 			    1.0f, wc, (blasint)k, x, 1, beta, y + c0, 1);
 	else
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
 			    (blasint)m, cols, (blasint)k, 1.0f, x, (blasint)k,
 			    wc, (blasint)k, beta, y + c0, (blasint)n);
+}
+
+static void product(const struct kv_ops *o, unsigned tid, const float *x,
+		    const void *w, const float *b, float *y, uint64_t m,
+		    uint64_t k, uint64_t n, uint64_t c0, uint64_t c1,
+		    float beta)
+{
+	if (m <= KV_SMALL_ROWS && o->simd) {
+		kv_gemm_small(x, m, k, w, o->wt, n, c0, c1, beta, y, o->simd);
+	} else if (o->wt == KV_DTYPE_F32) {
+		/* rows c0 .. c1 - 1 of W (n, k) */
+		blas(x, (const float *)w + c0 * k, y, m, k, n, c0, c1, beta);
+	} else {
+		/* 16-bit weights: a few rows widened at a time, each
+		 * block an sgemm of its own */
+		float *f = o->conv + (uint64_t)tid * KV_CONV_ROWS * o->conv_k;
+		for (uint64_t c = c0; c < c1; c += KV_CONV_ROWS) {
+			uint64_t e = c + KV_CONV_ROWS < c1 ? c + KV_CONV_ROWS
+							   : c1;
+			kv_weights_to_f32((const uint16_t *)w + c * k, o->wt,
+					  (e - c) * k, f);
+			blas(x, f, y, m, k, n, c, e, beta);
+		}
+	}
 	if (b)
 		for (uint64_t r = 0; r < m; r++)
 			for (uint64_t c = c0; c < c1; c++)
@@ -50,43 +72,45 @@ static void product(const float *x, const float *w, const float *b,
 }
 
 /* Outputs c0 .. c1 - 1 of a product, with its activation. */
-static void linear_cols(const struct linear_job *j, uint64_t c0, uint64_t c1)
+static void linear_cols(const struct linear_job *j, unsigned tid,
+			uint64_t c0, uint64_t c1)
 {
-	product(j->x, j->w, j->b, j->y, j->m, j->k, j->n, c0, c1, j->beta,
-		j->simd);
+	bool simd = j->o->simd;
+	product(j->o, tid, j->x, j->w, j->b, j->y, j->m, j->k, j->n, c0, c1,
+		j->beta);
 	if (j->act == KV_ACT_GELU) {
 		for (uint64_t r = 0; r < j->m; r++)
-			kv_gelu(j->y + r * j->n + c0, c1 - c0, j->simd);
+			kv_gelu(j->y + r * j->n + c0, c1 - c0, simd);
 	} else if (j->act == KV_ACT_SWIGLU) {
-		product(j->x, j->w2, j->b2, j->g, j->m, j->k, j->n, c0, c1, 0,
-			j->simd);
+		product(j->o, tid, j->x, j->w2, j->b2, j->g, j->m, j->k, j->n,
+			c0, c1, 0);
 		for (uint64_t r = 0; r < j->m; r++)
 			kv_silu_mul(j->y + r * j->n + c0, j->g + r * j->n + c0,
-				    c1 - c0, j->simd);
+				    c1 - c0, simd);
 	}
 }
 
 static void linear_task(void *arg, unsigned tid, unsigned nth)
 {
 	struct linear_job *j = arg;
-	(void)tid;
 	(void)nth;
 	for (;;) {
 		uint64_t c0 = atomic_fetch_add(&j->next, 1) * j->chunk;
 		if (c0 >= j->n)
 			return;
-		linear_cols(j, c0, c0 + j->chunk < j->n ? c0 + j->chunk : j->n);
+		linear_cols(j, tid, c0,
+			    c0 + j->chunk < j->n ? c0 + j->chunk : j->n);
 	}
 }
 
 void kv_linear(const struct kv_ops *o, const float *x, uint64_t m,
-	       uint64_t k, const float *w, const float *b, float *y,
-	       uint64_t n, float beta, enum kv_act act, const float *w2,
+	       uint64_t k, const void *w, const float *b, float *y,
+	       uint64_t n, float beta, enum kv_act act, const void *w2,
 	       const float *b2)
 {
 	struct linear_job j = {.x = x, .w = w, .b = b, .w2 = w2, .b2 = b2,
 			       .y = y, .g = o->g, .m = m, .k = k, .n = n,
-			       .beta = beta, .act = act, .simd = o->simd};
+			       .beta = beta, .act = act, .o = o};
 	uint64_t tasks = (uint64_t)o->threads * LINEAR_TASKS;
 	j.chunk = ((n + tasks - 1) / tasks + 15) / 16 * 16;
 	atomic_init(&j.next, 0);

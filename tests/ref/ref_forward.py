@@ -9,7 +9,9 @@ plainly (no cache, no grouping tricks: each query head looks up its KV head
 as i // group), and compares the logits of each sequence's last token.
 
 Usage: ref_forward.py CASE_FILE TOL. CASE_FILE holds lines "key value...":
-the shape, the seed, the tokens of each sequence and the engine's logits.
+the shape, the seed, the matrices' type (weights f32, bf16 or f16: the
+draws rounded to it, to nearest even), the tokens of each sequence and the
+engine's logits.
 Exit 0 when every logit is within TOL, 1 when not, 77 without NumPy.
 """
 import sys
@@ -47,8 +49,22 @@ def draw(seed, tid, n):
         - np.float32(1.0)
 
 
+WT = "f32"  # the matrices' type in the engine: f32, bf16 or f16
+
+
+def rounded(x):
+    """float32 x as the engine keeps a matrix of type WT."""
+    if WT == "f16":
+        return x.astype(np.float16).astype(np.float32)
+    if WT == "bf16":
+        u = x.view(np.uint32).astype(np.uint64)
+        u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+        return u.astype(np.uint32).view(np.float32)
+    return x
+
+
 def mat(seed, tid, rows, cols):
-    return (np.float32(0.034641016) * draw(seed, tid, rows * cols)) \
+    return rounded(np.float32(0.034641016) * draw(seed, tid, rows * cols)) \
         .reshape(rows, cols).astype(np.float64)
 
 
@@ -163,6 +179,9 @@ def main():
             logits.append(np.array([float(v) for v in f[1:]]))
         elif f[0] in ("family",):
             p[f[0]] = f[1]
+        elif f[0] == "weights":
+            global WT
+            WT = f[1]
         elif f[0] in ("eps", "theta"):
             p[f[0]] = float(f[1])
         else:

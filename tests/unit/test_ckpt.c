@@ -211,9 +211,9 @@ static int engine_of(const char *dir, struct kv_model **m, struct kv_st **ck,
 	return rc;
 }
 
-/* Runs the checkpoint in dir: a prompt of 9, then one token, for two
- * sequences; the reference's status. */
-static int check(const char *dir)
+/* Runs the checkpoint in dir with weights kept as wt: a prompt of 9,
+ * then one token, for two sequences; the reference's status. */
+static int check(const char *dir, enum kv_dtype wt)
 {
 	struct kv_model *m;
 	struct kv_st *ck;
@@ -223,6 +223,7 @@ static int check(const char *dir)
 	o.users = 2;
 	o.max_ctx = 10;
 	o.threads = 2;
+	o.weights_dtype = wt;
 	if (engine_of(dir, &m, &ck, &o, &e, err)) {
 		fprintf(stderr, "%s: %s\n", dir, err);
 		return 1;
@@ -346,13 +347,18 @@ int main(void)
 	gpt2("gpt2");
 	llama("qwen2", qwen2, "BF16", 2, true, false, true);
 	llama("llama", tiny_llama, "F16", 6, false, true, false);
-	int rc[3] = {check("gpt2"), check("qwen2"), check("llama")};
+	/* f32 weights from each; then the 16-bit ones kept as stored, read
+	 * by the products as they are: the same logits */
+	int rc[5] = {check("gpt2", KV_DTYPE_F32), check("qwen2", KV_DTYPE_F32),
+		     check("llama", KV_DTYPE_F32),
+		     check("qwen2", KV_DTYPE_BF16),
+		     check("llama", KV_DTYPE_F16)};
 	bad();
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
 	if (system(cmd))
 		return 1;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (rc[i] != 77)
 			CHECK(rc[i] == 0);
 	}

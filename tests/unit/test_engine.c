@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "kvquant.h"
 #include "kv/decode.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
@@ -249,9 +250,11 @@ static void test_attn_isa(enum kv_isa isa)
 
 /* One case of the few-rows product: the named kernel against the plain
  * loop and one element by hand, over a column range that starts and ends
- * off the kernels' tiles (K = 37 leaves a tail of 5 in every row). */
-static void gemm_case(const float *x, const float *w, float *y0, float *y1,
-		      uint64_t m, int beta, enum kv_isa isa)
+ * off the kernels' tiles (K = 37 leaves a tail of 5 in every row). w is
+ * in type wt, wide its values as floats. */
+static void gemm_case(const float *x, const void *w, enum kv_dtype wt,
+		      const float *wide, float *y0, float *y1, uint64_t m,
+		      int beta, enum kv_isa isa)
 {
 	enum { K = 37, N = 300 };
 	/* with beta 0 the outputs in range start as NaN: they must not be
@@ -261,8 +264,9 @@ static void gemm_case(const float *x, const float *w, float *y0, float *y1,
 		bool in = r < m && c >= 3 && c < 297;
 		y0[i] = y1[i] = in && !beta ? NAN : (float)(i % 7);
 	}
-	kv_gemm_small_isa(x, m, K, w, N, 3, 297, (float)beta, y0, isa);
-	kv_gemm_small_isa(x, m, K, w, N, 3, 297, (float)beta, y1, KV_ISA_C);
+	kv_gemm_small_isa(x, m, K, w, wt, N, 3, 297, (float)beta, y0, isa);
+	kv_gemm_small_isa(x, m, K, w, wt, N, 3, 297, (float)beta, y1,
+			  KV_ISA_C);
 	CHECK_NEAR(kv_max_abs_diff(y0, y1, 8 * N), 0, 1e-5);
 	/* columns outside the range are left alone */
 	CHECK(y0[0] == 0 && y0[299] == (float)(299 % 7));
@@ -270,23 +274,42 @@ static void gemm_case(const float *x, const float *w, float *y0, float *y1,
 	uint64_t r = m - 1, c = 150;
 	double want = beta ? (double)((r * N + c) % 7) : 0;
 	for (int i = 0; i < K; i++)
-		want += (double)x[r * K + i] * w[c * K + i];
+		want += (double)x[r * K + i] * wide[c * K + i];
 	CHECK_NEAR(y0[r * N + c], want, 1e-5);
 }
 
 /* The few-rows product through every kernel this CPU runs, 1 to 8 rows,
- * with and without beta. */
+ * with and without beta, over f32 weights and the same rounded to bf16
+ * and to f16, each read as stored. */
 static void test_gemm_small(enum kv_isa isa)
 {
 	enum { K = 37, N = 300 };
 	static float x[8 * K], w[N * K], y0[8 * N], y1[8 * N];
+	static float wb[N * K], wh[N * K];
+	static uint16_t b16[N * K], h16[N * K];
 	for (int i = 0; i < 8 * K; i++)
 		x[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
-	for (int i = 0; i < N * K; i++)
+	for (int i = 0; i < N * K; i++) {
 		w[i] = (float)((i * 53) % 29) / 29.0f - 0.5f;
+		b16[i] = kv_f32_to_bf16(w[i]);
+		h16[i] = kv_f32_to_f16(w[i]);
+		wb[i] = kv_bf16_to_f32(b16[i]);
+		wh[i] = kv_f16_to_f32(h16[i]);
+	}
+	/* the widening is exact: bf16 keeps 8 bits, f16 11 */
+	CHECK(wb[1] != w[1] && fabsf(wb[1] - w[1]) < 4e-3f);
+	CHECK(fabsf(wh[1] - w[1]) < 5e-4f);
+	float back[4];
+	kv_weights_to_f32(b16, KV_DTYPE_BF16, 4, back);
+	CHECK(memcmp(back, wb, sizeof back) == 0);
 	for (uint64_t m = 1; m <= 8; m++)
-		for (int beta = 0; beta < 2; beta++)
-			gemm_case(x, w, y0, y1, m, beta, isa);
+		for (int beta = 0; beta < 2; beta++) {
+			gemm_case(x, w, KV_DTYPE_F32, w, y0, y1, m, beta, isa);
+			gemm_case(x, b16, KV_DTYPE_BF16, wb, y0, y1, m, beta,
+				  isa);
+			gemm_case(x, h16, KV_DTYPE_F16, wh, y0, y1, m, beta,
+				  isa);
+		}
 }
 
 /* The cache is what kvsize says: 73,728 bytes per token for the default. */

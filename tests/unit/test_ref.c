@@ -1,7 +1,8 @@
 /*
  * test_ref.c - the engine against an independent reference: runs a tiny
  * GPT-2 and a tiny Llama-style model (grouped KV heads, q/k/v biases) with
- * the cache, a prompt then one decoded token, and hands the tokens and
+ * the cache, a prompt then one decoded token, with float32 weights and
+ * with bf16 and f16 ones (the reference rounds its draws the same way), and hands the tokens and
  * logits to tests/ref/ref_forward.py, which rebuilds the weights from the
  * documented generator and recomputes the logits in NumPy. Skipped (77)
  * without python3 and NumPy.
@@ -14,7 +15,7 @@
 
 #define TOL "2e-5"
 
-static int check(const char *json, uint32_t kv_heads)
+static int check(const char *json, uint32_t kv_heads, enum kv_dtype wt)
 {
 	struct kv_model *m;
 	struct kv_engine *e;
@@ -27,6 +28,7 @@ static int check(const char *json, uint32_t kv_heads)
 	o.kv_heads = kv_heads;
 	o.seed = 12345;
 	o.threads = 2;
+	o.weights_dtype = wt;
 	if (kv_engine_new(m, &o, &e, err)) {
 		fprintf(stderr, "%s\n", err);
 		kv_model_free(m);
@@ -59,13 +61,14 @@ static int check(const char *json, uint32_t kv_heads)
 	fprintf(f, "family %s\nseed %llu\nlayers %u\ndim %llu\nheads %u\n"
 		   "kv_heads %u\nhd %u\nffn %llu\nvocab %llu\neps %.17g\n"
 		   "theta %.17g\nqkv_bias %d\no_bias %d\nmlp_bias %d\n"
-		   "tied %d\n",
+		   "tied %d\nweights %s\n",
 		gpt2 ? "gpt2" : "llama", (unsigned long long)o.seed,
 		em->n_layers, (unsigned long long)em->hidden, l->q_heads,
 		l->kv_heads, l->head_dim_k, (unsigned long long)l->ffn_dim,
 		(unsigned long long)v, em->norm_eps,
 		em->rope_theta > 0 ? em->rope_theta : 10000, em->qkv_bias,
-		em->o_bias, em->mlp_bias, gpt2 || em->tie_embeddings);
+		em->o_bias, em->mlp_bias, gpt2 || em->tie_embeddings,
+		kv_dtype_name(wt));
 	for (int u = 0; u < 2; u++) {
 		fprintf(f, "tokens");
 		for (int i = 0; i < 11; i++)
@@ -110,8 +113,12 @@ int main(void)
 		"\"num_key_value_heads\":2,\"intermediate_size\":80,"
 		"\"vocab_size\":256,\"rope_theta\":500.0,"
 		"\"tie_word_embeddings\":false,\"rms_norm_eps\":1e-5}";
-	int rc[3] = {check(gpt2, 0), check(llama, 0), check(llama, 3)};
-	for (int i = 0; i < 3; i++) {
+	/* f32 weights; then bf16 and f16 ones, kept as stored */
+	int rc[5] = {check(gpt2, 0, KV_DTYPE_F32), check(llama, 0, KV_DTYPE_F32),
+		     check(llama, 3, KV_DTYPE_F32),
+		     check(gpt2, 0, KV_DTYPE_BF16),
+		     check(llama, 3, KV_DTYPE_F16)};
+	for (int i = 0; i < 5; i++) {
 		if (rc[i] == 77)
 			return 77;
 		CHECK(rc[i] == 0);
