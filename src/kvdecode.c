@@ -18,7 +18,6 @@
 #include "cli.h"
 #include "kv/decode.h"
 #include "kv/engine.h"
-#include "kv/layout.h"
 #include "kv/paged.h"
 #include "kv/quality.h"
 #include "kv/units.h"

@@ -20,18 +20,6 @@ static const char tiny_json[] =
 	"\"n_head\":4,\"n_inner\":128,\"vocab_size\":50,"
 	"\"n_positions\":64}";
 
-static struct kv_engine *engine(const struct kv_model *m,
-				const struct kv_engine_opts *o)
-{
-	char err[KV_ERRLEN];
-	struct kv_engine *e = NULL;
-	if (kv_engine_new(m, o, &e, err)) {
-		fprintf(stderr, "engine: %s\n", err);
-		exit(1);
-	}
-	return e;
-}
-
 struct seen {
 	uint64_t rows, last;
 	double ms[2];
@@ -59,7 +47,7 @@ static void test_run(bool paged)
 	o.block_size = 4;
 	o.paged = paged;
 	kv_decode_engine_opts(&o, 5, 3, true, true);
-	struct kv_engine *e = engine(m, &o);
+	struct kv_engine *e = test_engine(m, &o);
 	struct kv_decode_opts dop = {5, 3, true, true, 0, 0, 3, NULL};
 	struct kv_decode *d;
 	struct kv_decode_result r;
@@ -92,7 +80,7 @@ static void test_run(bool paged)
 	o = kv_engine_opts_default();
 	o.threads = 1;
 	kv_decode_engine_opts(&o, 5, 3, true, false);
-	e = engine(m, &o);
+	e = test_engine(m, &o);
 	dop.nocache = false;
 	CHECK(kv_decode_open(e, &dop, &d) == 0);
 	CHECK(kv_decode_run(d, NULL, NULL, &r) == 0);
@@ -112,7 +100,7 @@ static void test_run_fails(void)
 	struct kv_engine_opts o = kv_engine_opts_default();
 	o.threads = 1;
 	kv_decode_engine_opts(&o, 4, 2, true, false); /* 5 positions */
-	struct kv_engine *e = engine(m, &o);
+	struct kv_engine *e = test_engine(m, &o);
 	struct kv_decode_opts dop = {4, 4, true, false, 0, 0, 1, NULL};
 	struct kv_decode *d;
 	struct kv_decode_result r;
@@ -314,7 +302,7 @@ static void test_prefix(void)
 	o.paged = true;
 	o.prefix = true;
 	kv_decode_engine_opts(&o, 18, 3, true, false);
-	struct kv_engine *e = engine(m, &o);
+	struct kv_engine *e = test_engine(m, &o);
 	CHECK(kv_prefix_reuse(e, 18, 3, 0, 0, 5, r, &failed) == 0);
 	CHECK(failed < 0);
 	CHECK_U64(r[0].cached, 0);
