@@ -327,11 +327,10 @@ static int run(const struct args *a, struct kv_engine *e,
 	return rc ? CLI_FAIL : 0;
 }
 
-/* The summary, for people on stderr and for scripts in --summary FILE;
- * q: the comparison with an f32 cache (compact formats). */
-static int summarise(const struct args *a, const struct kv_model *m,
-		     const struct kv_decode_result *r,
-		     const struct kv_quality *q)
+/* The summary for people, on stderr; q: the comparison with an f32
+ * cache (compact formats). */
+static void say(const struct args *a, const struct kv_model *m,
+		const struct kv_decode_result *r, const struct kv_quality *q)
 {
 	char b1[32], b2[32], b3[32], fm[40];
 	bool both = r->compared;
@@ -407,9 +406,17 @@ static int summarise(const struct args *a, const struct kv_model *m,
 			(unsigned long long)q->agree,
 			(unsigned long long)q->steps, q->max_abs,
 			kv_quality_mean_abs(q), kv_quality_mean_kl(q));
+}
+
+/* The summary for scripts: a header and a row in --summary FILE, which
+ * this closes. */
+static int write_summary(const struct args *a, const struct kv_model *m,
+			 const struct kv_decode_result *r,
+			 const struct kv_quality *q)
+{
 	FILE *f = a->summary_f;
-	if (!f)
-		return 0;
+	bool both = r->compared;
+	double speedup = kv_decode_speedup(r);
 	fprintf(f, "model\tlayers\tusers\tprompt\tnew\tthreads\t"
 		   "tokens_identical\tfirst_diff_step\tmax_abs_diff\t"
 		   "s_cache\ts_nocache\tspeedup\tkv_bytes_per_token\t"
@@ -644,7 +651,7 @@ static struct kv_engine_opts engine_opts(const struct args *a)
 
 /* The decode loop on e (freed here, before the comparison's own
  * engines), the comparison with an f32 cache, and the summary (which
- * closes a->summary_f). */
+ * closes a->summary_f when it is written). */
 static int decode(struct args *a, const struct kv_model *m,
 		  const struct kv_engine_opts *o, struct kv_engine **e)
 {
@@ -665,8 +672,10 @@ static int decode(struct args *a, const struct kv_model *m,
 		cli_error("%s", err);
 		status = CLI_FAIL;
 	}
-	if (!status) {
-		status = summarise(a, eff, &r, &q);
+	if (!status)
+		say(a, eff, &r, &q);
+	if (!status && a->summary_f) {
+		status = write_summary(a, eff, &r, &q);
 		a->summary_f = NULL;
 	}
 	if (!status && kv_decode_differ(&r, a->tol))
