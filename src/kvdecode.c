@@ -18,7 +18,6 @@
 #include "cli.h"
 #include "kv/decode.h"
 #include "kv/engine.h"
-#include "kv/layout.h"
 #include "kv/paged.h"
 #include "kv/quality.h"
 #include "kv/units.h"
@@ -39,9 +38,6 @@ static const char usage_foot[] =
 	"failure), 2 bad usage or input. See kvdecode(1).\n";
 
 
-/* Sums beyond this many positions are refused as absurd. */
-#define MAX_POSITIONS (1ULL << 24)
-
 struct args {
 	uint64_t prompt, gen, users, layers, vocab, kv_heads, seed, top_k;
 	uint64_t threads, mla, mla_rope;
@@ -56,59 +52,21 @@ struct args {
 	bool block_set, users_set;
 	int layout; /* -1 unset, 0 contiguous, 1 paged */
 	bool prefix;
-	uint64_t *lens, nlens; /* --lengths: a list */
-	uint64_t lo, hi;       /* --lengths: uniform:LO:HI */
+	struct kv_lengths len; /* --lengths */
 	bool lengths;
 };
-
-/* The most lengths a --lengths list gives. */
-#define MAX_LENGTHS 65536
 
 /* --lengths: "uniform:LO:HI" or "L1,L2,...", token counts >= 1. */
 static int parse_lengths(const char *s, struct args *a)
 {
-	char *end;
+	char err[KV_ERRLEN];
+	int rc = kv_lengths_parse(s, KV_DECODE_MAX_POS, &a->len, err);
 	a->lengths = true;
-	if (!strncmp(s, "uniform:", 8)) {
-		const char *p = s + 8;
-		errno = 0;
-		if (*p >= '1' && *p <= '9') {
-			a->lo = strtoull(p, &end, 10);
-			if (*end == ':' && end[1] >= '1' && end[1] <= '9') {
-				a->hi = strtoull(end + 1, &end, 10);
-				if (!*end && !errno && a->lo <= a->hi &&
-				    a->hi <= MAX_POSITIONS)
-					return 0;
-			}
-		}
-		return cli_usage("--lengths: uniform:LO:HI with 1 <= LO <= HI "
-				 "<= %llu, got '%s'",
-				 MAX_POSITIONS, s);
-	}
-	free(a->lens);
-	a->lens = calloc(MAX_LENGTHS, sizeof *a->lens);
-	a->nlens = 0;
-	if (!a->lens) {
+	if (rc == KV_ENOMEM) {
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
-	for (const char *p = s;; p = end + 1) {
-		uint64_t v = 0;
-		errno = 0;
-		if (*p >= '0' && *p <= '9')
-			v = strtoull(p, &end, 10);
-		else
-			end = (char *)p;
-		if (end == p || errno || v == 0 || v > MAX_POSITIONS ||
-		    (*end && *end != ',') || a->nlens == MAX_LENGTHS)
-			return cli_usage("--lengths: uniform:LO:HI or a list "
-					 "of 1 to %d lengths in 1..%llu, got "
-					 "'%s'",
-					 MAX_LENGTHS, MAX_POSITIONS, s);
-		a->lens[a->nlens++] = v;
-		if (!*end)
-			return 0;
-	}
+	return rc ? cli_usage("--lengths: %s, got '%s'", err, s) : 0;
 }
 
 /* A cache format the engine stores, by name. */
@@ -136,138 +94,99 @@ static const char *const cols[] = {"step", "ctx", "ms_cache", "ms_nocache",
 				   "token_cache", "token_nocache",
 				   "max_abs_diff"};
 
-static int parse(int argc, char **argv, struct args *a, bool *done)
+/* An option that takes a whole number: its range, and where it goes. */
+static int count(int c, struct args *a)
 {
-	int c, e = 0;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	*a = (struct args){.prompt = 128, .gen = 32, .users = 1, .tol = 1e-4,
-			   .with = true, .without = true, .header = true,
-			   .layout = -1, .logit_scale = 1,
-			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
-	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
-	while ((c = cli_getopt(argc, argv)) != -1) {
-		e = 0;
-		switch (c) {
-		case OPT_CACHE:
-			if (!strcmp(optarg, "on") || !strcmp(optarg, "off") ||
-			    !strcmp(optarg, "both")) {
-				a->with = strcmp(optarg, "off") != 0;
-				a->without = strcmp(optarg, "on") != 0;
-				a->mode_given = true;
-			} else {
-				return cli_usage("--cache: on, off or both, "
-						 "got '%s'",
-						 optarg);
-			}
-			break;
-		case 'h':
-			cli_help(stdout, usage_head, usage_foot);
-			*done = true;
-			return 0;
-		case 'j':
-			e = cli_u64("--threads", optarg, 1, 256, &a->threads);
-			break;
-		case 'k':
-			e = cli_u64("--top-k", optarg, 0, UINT32_MAX,
-				    &a->top_k);
-			break;
-		case 'n':
-			e = cli_tokens("--new", optarg, &a->gen);
-			break;
-		case 'p':
-			e = cli_tokens("--prompt", optarg, &a->prompt);
-			break;
-		case 's':
-			e = cli_u64("--seed", optarg, 0, UINT64_MAX, &a->seed);
-			break;
-		case 'T':
-			e = cli_double("--temperature", optarg, 0, 1e6,
-				       &a->temperature);
-			break;
-		case 't':
-			if (!(e = parse_format("--kv-dtype", optarg,
-					       &a->k_dtype)))
-				a->v_dtype = a->k_dtype;
-			break;
-		case OPT_K_DTYPE:
-			e = parse_format("--k-dtype", optarg, &a->k_dtype);
-			break;
-		case OPT_V_DTYPE:
-			e = parse_format("--v-dtype", optarg, &a->v_dtype);
-			break;
-		case OPT_LOGIT_SCALE:
-			e = cli_double("--logit-scale", optarg, 1e-6, 1e6,
-				       &a->logit_scale);
-			break;
-		case 'u':
-			e = cli_u64("--users", optarg, 1, 65536, &a->users);
-			a->users_set = true;
-			break;
-		case 'b':
-			e = cli_u64("--block-size", optarg, 0, UINT32_MAX,
-				    &a->block_size);
-			a->block_set = true;
-			break;
-		case OPT_POOL_BLOCKS:
-			e = cli_u64("--pool-blocks", optarg, 1, UINT32_MAX - 1,
-				    &a->pool_blocks);
-			break;
-		case OPT_LAYOUT:
-			if (!strcmp(optarg, "paged") ||
-			    !strcmp(optarg, "contiguous"))
-				a->layout = !strcmp(optarg, "paged");
-			else
-				return cli_usage("--layout: paged or "
-						 "contiguous, got '%s'",
-						 optarg);
-			break;
-		case OPT_PREFIX_REUSE: a->prefix = true; break;
-		case OPT_LENGTHS: e = parse_lengths(optarg, a); break;
-		case OPT_LAYERS:
-			e = cli_u64("--layers", optarg, 1, 4096, &a->layers);
-			break;
-		case OPT_VOCAB:
-			e = cli_u64("--vocab", optarg, 1, 2147483647,
-				    &a->vocab);
-			break;
-		case OPT_KV_HEADS:
-			e = cli_u64("--kv-heads", optarg, 1, 1 << 16,
-				    &a->kv_heads);
-			break;
-		case OPT_MLA:
-			e = cli_u64("--mla", optarg, 1, 1 << 20, &a->mla);
-			break;
-		case OPT_MLA_ROPE:
-			e = cli_u64("--mla-rope", optarg, 1, 1 << 16,
-				    &a->mla_rope);
-			break;
-		case OPT_TOL:
-			e = cli_double("--tol", optarg, 0, 1e30, &a->tol);
-			break;
-		case OPT_SUMMARY: a->summary = optarg; break;
-		case OPT_DRY_RUN: a->dry_run = true; break;
-		case OPT_JSON: a->json = true; break;
-		case 'o':
-			if ((e = cli_output(optarg, &a->json)))
-				return e;
-			break;
-		case 'v': cli_verbose(); break;
-		case OPT_NO_HEADER: a->header = false; break;
-		case OPT_VERSION:
-			printf("kvdecode %s\n", KV_VERSION);
-			*done = true;
-			return 0;
-		default: /* said by cli_getopt */
-			return CLI_USAGE;
-		}
-		if (e)
-			return e;
+	const struct {
+		int key;
+		const char *name;
+		uint64_t lo, hi, *v;
+	} n[] = {
+		{'j', "--threads", 1, 256, &a->threads},
+		{'k', "--top-k", 0, UINT32_MAX, &a->top_k},
+		{'s', "--seed", 0, UINT64_MAX, &a->seed},
+		{'u', "--users", 1, 65536, &a->users},
+		{'b', "--block-size", 0, UINT32_MAX, &a->block_size},
+		{OPT_POOL_BLOCKS, "--pool-blocks", 1, UINT32_MAX - 1,
+		 &a->pool_blocks},
+		{OPT_LAYERS, "--layers", 1, 4096, &a->layers},
+		{OPT_VOCAB, "--vocab", 1, 2147483647, &a->vocab},
+		{OPT_KV_HEADS, "--kv-heads", 1, 1 << 16, &a->kv_heads},
+		{OPT_MLA, "--mla", 1, 1 << 20, &a->mla},
+		{OPT_MLA_ROPE, "--mla-rope", 1, 1 << 16, &a->mla_rope},
+	};
+	a->users_set |= c == 'u';
+	a->block_set |= c == 'b';
+	for (size_t i = 0; i < CLI_NCOLS(n); i++)
+		if (n[i].key == c)
+			return cli_u64(n[i].name, optarg, n[i].lo, n[i].hi,
+				       n[i].v);
+	return -1;
+}
+
+/* One option of the command line (not a whole number's). */
+static int option(int c, struct args *a, bool *done)
+{
+	int e = 0;
+	switch (c) {
+	case OPT_CACHE:
+		if (strcmp(optarg, "on") && strcmp(optarg, "off") &&
+		    strcmp(optarg, "both"))
+			return cli_usage("--cache: on, off or both, got '%s'",
+					 optarg);
+		a->with = strcmp(optarg, "off") != 0;
+		a->without = strcmp(optarg, "on") != 0;
+		a->mode_given = true;
+		return 0;
+	case 'h':
+		cli_help(stdout, usage_head, usage_foot);
+		*done = true;
+		return 0;
+	case 'n': return cli_tokens("--new", optarg, &a->gen);
+	case 'p': return cli_tokens("--prompt", optarg, &a->prompt);
+	case 'T':
+		return cli_double("--temperature", optarg, 0, 1e6,
+				  &a->temperature);
+	case 't':
+		if (!(e = parse_format("--kv-dtype", optarg, &a->k_dtype)))
+			a->v_dtype = a->k_dtype;
+		return e;
+	case OPT_K_DTYPE:
+		return parse_format("--k-dtype", optarg, &a->k_dtype);
+	case OPT_V_DTYPE:
+		return parse_format("--v-dtype", optarg, &a->v_dtype);
+	case OPT_LOGIT_SCALE:
+		return cli_double("--logit-scale", optarg, 1e-6, 1e6,
+				  &a->logit_scale);
+	case OPT_LAYOUT:
+		if (strcmp(optarg, "paged") && strcmp(optarg, "contiguous"))
+			return cli_usage("--layout: paged or contiguous, got "
+					 "'%s'",
+					 optarg);
+		a->layout = !strcmp(optarg, "paged");
+		return 0;
+	case OPT_PREFIX_REUSE: a->prefix = true; return 0;
+	case OPT_LENGTHS: return parse_lengths(optarg, a);
+	case OPT_TOL: return cli_double("--tol", optarg, 0, 1e30, &a->tol);
+	case OPT_SUMMARY: a->summary = optarg; return 0;
+	case OPT_DRY_RUN: a->dry_run = true; return 0;
+	case OPT_JSON: a->json = true; return 0;
+	case 'o': return cli_output(optarg, &a->json);
+	case 'v': cli_verbose(); return 0;
+	case OPT_NO_HEADER: a->header = false; return 0;
+	case OPT_VERSION:
+		printf("kvdecode %s\n", KV_VERSION);
+		*done = true;
+		return 0;
+	default: /* said by cli_getopt */
+		return CLI_USAGE;
 	}
-	if (optind + 1 < argc)
-		return cli_usage("one config at most, got '%s' and '%s'",
-				 argv[optind], argv[optind + 1]);
-	if (optind < argc)
-		a->config = argv[optind];
+}
+
+/* The options together: what one refuses of another, and what one
+ * implies for another. */
+static int check(struct args *a)
+{
 	if (compact(a) && !a->mode_given)
 		a->without = false; /* the f32 cache is the reference */
 	if (compact(a) && !a->with)
@@ -276,10 +195,12 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				 kv_dtype_name(a->k_dtype != KV_DTYPE_F32
 						       ? a->k_dtype
 						       : a->v_dtype));
-	if (a->prompt > MAX_POSITIONS || a->gen > MAX_POSITIONS - a->prompt)
+	if (a->prompt > KV_DECODE_MAX_POS ||
+	    a->gen > KV_DECODE_MAX_POS - a->prompt)
 		return cli_usage("--prompt + --new: at most %llu positions, "
 				 "got %llu + %llu",
-				 MAX_POSITIONS, (unsigned long long)a->prompt,
+				 KV_DECODE_MAX_POS,
+				 (unsigned long long)a->prompt,
 				 (unsigned long long)a->gen);
 	if (a->summary && !a->summary[0])
 		return cli_usage("--summary: needs a file name, got ''");
@@ -296,58 +217,42 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		return cli_usage("--prefix-reuse: requests run one at a time, "
 				 "got --users %llu",
 				 (unsigned long long)a->users);
-	if (a->lens && a->users_set && a->users != a->nlens)
+	if (a->len.lens && a->users_set && a->users != a->len.n)
 		return cli_usage("--lengths: %llu lengths for --users %llu",
-				 (unsigned long long)a->nlens,
+				 (unsigned long long)a->len.n,
 				 (unsigned long long)a->users);
-	if (a->lens)
-		a->users = a->nlens;
+	if (a->len.lens)
+		a->users = a->len.n;
 	if (a->layout < 0)
 		a->layout = a->block_set || a->pool_blocks || a->prefix ||
 			    a->lengths;
-	/* blocks of 16 by default, as vLLM's; a shorter text's length */
-	if (!a->block_set && a->layout == 1) {
-		uint64_t ctx = a->prompt + a->gen - 1;
-		a->block_size = a->lengths || ctx >= 16 ? 16 : ctx ? ctx : 1;
-	}
+	if (!a->block_set && a->layout == 1)
+		a->block_size = kv_decode_block_size(a->prompt, a->gen,
+						     a->lengths);
 	return 0;
 }
 
-/* 1234567 as "1,234,567" into buf. */
-static const char *group(uint64_t v, char *buf, size_t n)
+static int parse(int argc, char **argv, struct args *a, bool *done)
 {
-	char tmp[32];
-	int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
-	size_t j = 0;
-	for (int i = 0; i < len && j + 2 < n; i++) {
-		if (i && (len - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = tmp[i];
+	int c, e;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	*a = (struct args){.prompt = 128, .gen = 32, .users = 1, .tol = 1e-4,
+			   .with = true, .without = true, .header = true,
+			   .layout = -1, .logit_scale = 1,
+			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
+	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
+	while ((c = cli_getopt(argc, argv)) != -1) {
+		if ((e = count(c, a)) < 0)
+			e = option(c, a, done);
+		if (e || *done)
+			return e;
 	}
-	buf[j] = '\0';
-	return buf;
-}
-
-/* What the run found, for the summary. */
-struct result {
-	uint64_t first_diff;  /* first step whose tokens differ, 0: none */
-	double max_diff;      /* largest logit difference */
-	double ms[2];         /* total time without, with the cache */
-	uint64_t passes[2];
-	uint64_t kv_per_token, kv_bytes;
-	uint64_t pool, held; /* paged: blocks in the pool, held at the end */
-	struct kv_quality q; /* against the f32 cache (compact formats) */
-};
-
-/* "fp8" when K and V share a format, else "K q4_0, V f16", into buf. */
-static const char *formats(const struct args *a, char *buf, size_t n)
-{
-	if (a->k_dtype == a->v_dtype)
-		snprintf(buf, n, "%s", kv_dtype_name(a->k_dtype));
-	else
-		snprintf(buf, n, "K %s, V %s", kv_dtype_name(a->k_dtype),
-			 kv_dtype_name(a->v_dtype));
-	return buf;
+	if (optind + 1 < argc)
+		return cli_usage("one config at most, got '%s' and '%s'",
+				 argv[optind], argv[optind + 1]);
+	if (optind < argc)
+		a->config = argv[optind];
+	return check(a);
 }
 
 /* A cell of one or several users' tokens: "17" or "17,4,99"; buf holds
@@ -370,65 +275,66 @@ static void put_tokens(struct cli_table *t, const uint32_t *tok,
 	cli_put_str(t, buf);
 }
 
-/* The decode loop (kv_decode_*): a row per step, each way. */
-static int run(const struct args *a, struct kv_engine *e, struct result *r)
+/* A step's row, as kv_decode_run() runs it: the table and a cell of
+ * 11 bytes a user (and one) for the tokens. */
+struct rows {
+	const struct args *a;
+	struct cli_table t;
+	char *cell;
+};
+
+static void row(const struct kv_decode_step *st, void *arg)
+{
+	struct rows *w = arg;
+	const struct args *a = w->a;
+	cli_put_u64(&w->t, st->step);
+	cli_put_u64(&w->t, st->ctx);
+	cli_put_f(&w->t, st->ms[1], 3);
+	cli_put_f(&w->t, st->ms[0], 3);
+	put_tokens(&w->t, st->next[1], a->users, a->with, w->cell);
+	put_tokens(&w->t, st->next[0], a->users, a->without, w->cell);
+	if (a->with && a->without)
+		cli_put_f(&w->t, st->max_diff, 9);
+	else
+		cli_put_empty(&w->t);
+	cli_row_end(&w->t);
+}
+
+/* The decode loop (kv_decode_run): a row per step, each way. */
+static int run(const struct args *a, struct kv_engine *e,
+	       struct kv_decode_result *r)
 {
 	struct kv_decode_opts o = {a->prompt, a->gen, a->with, a->without,
 				   a->temperature, a->top_k, a->seed, NULL};
 	struct kv_decode *d;
-	struct kv_decode_step st;
-	uint64_t U = a->users;
-	char *cell = malloc(U * 11 + 1);
-	int rc = cell ? kv_decode_open(e, &o, &d) : KV_ENOMEM;
+	struct rows w = {.a = a, .cell = malloc(a->users * 11 + 1)};
+	int rc = w.cell ? kv_decode_open(e, &o, &d) : KV_ENOMEM;
 	if (rc) {
-		free(cell);
+		free(w.cell);
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
-	bool both = a->with && a->without;
-	struct cli_table t;
-	cli_table_begin(&t, cols, CLI_NCOLS(cols), a->json, a->header, false);
-	while ((rc = kv_decode_next(d, &st)) == 1) {
-		for (int c = 0; c < 2; c++)
-			if (st.next[c])
-				r->ms[c] += st.ms[c];
-		if (both) {
-			r->max_diff = st.max_diff > r->max_diff ? st.max_diff
-								: r->max_diff;
-			if (!r->first_diff && !st.same)
-				r->first_diff = st.step;
-		}
-		cli_put_u64(&t, st.step);
-		cli_put_u64(&t, st.ctx);
-		cli_put_f(&t, st.ms[1], 3);
-		cli_put_f(&t, st.ms[0], 3);
-		put_tokens(&t, st.next[1], U, a->with, cell);
-		put_tokens(&t, st.next[0], U, a->without, cell);
-		if (both)
-			cli_put_f(&t, st.max_diff, 9);
-		else
-			cli_put_empty(&t);
-		cli_row_end(&t);
-	}
-	if (rc < 0)
+	cli_table_begin(&w.t, cols, CLI_NCOLS(cols), a->json, a->header,
+			false);
+	if ((rc = kv_decode_run(d, row, &w, r)))
 		cli_error("forward pass failed at step %llu%s",
-			  (unsigned long long)st.step,
+			  (unsigned long long)(r->steps + 1),
 			  rc == KV_ENOMEM ? ": no free block in the pool" : "");
 	else
-		cli_table_end(&t);
-	r->passes[0] = kv_engine_passes(e, false);
-	r->passes[1] = kv_engine_passes(e, true);
+		cli_table_end(&w.t);
 	kv_decode_close(d);
-	free(cell);
-	return rc < 0 ? CLI_FAIL : 0;
+	free(w.cell);
+	return rc ? CLI_FAIL : 0;
 }
 
-/* The summary, for people on stderr and for scripts in --summary FILE. */
-static int summarise(const struct args *a, const struct kv_model *m,
-		     const struct result *r, bool failed)
+/* The summary for people, on stderr; q: the comparison with an f32
+ * cache (compact formats). */
+static void say(const struct args *a, const struct kv_model *m,
+		const struct kv_decode_result *r, const struct kv_quality *q)
 {
 	char b1[32], b2[32], b3[32], fm[40];
-	bool both = a->with && a->without;
+	bool both = r->compared;
+	double speedup = kv_decode_speedup(r);
 	fflush(stdout);
 	fprintf(stderr,
 		"kvdecode: %s, %u layers, %llu user%s, prompt %llu, %llu "
@@ -460,37 +366,35 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	if (a->without)
 		fprintf(stderr, "%s %.3f s without", a->with ? "," : "",
 			r->ms[0] / 1e3);
-	if (both && r->ms[1] > 0)
-		fprintf(stderr, ": a speed-up of %.1fx", r->ms[0] / r->ms[1]);
+	if (!isnan(speedup))
+		fprintf(stderr, ": a speed-up of %.1fx", speedup);
 	fputc('\n', stderr);
-	if (a->with && r->pool)
+	if (a->with)
 		fprintf(stderr,
 			"kv cache: %s bytes per token (%s, measured from the "
-			"allocation), %s bytes in a pool of %llu blocks of "
-			"%llu positions, %llu held at the end\n",
-			group(r->kv_per_token, b1, sizeof b1),
-			formats(a, fm, sizeof fm),
-			group(r->kv_bytes, b2, sizeof b2),
+			"allocation), %s bytes ",
+			kv_format_grouped(r->kv_per_token, b1, sizeof b1),
+			kv_dtype_pair_name(a->k_dtype, a->v_dtype, fm,
+					   sizeof fm),
+			kv_format_grouped(r->kv_bytes, b2, sizeof b2));
+	if (a->with && r->pool)
+		fprintf(stderr,
+			"in a pool of %llu blocks of %llu positions, %llu "
+			"held at the end\n",
 			(unsigned long long)r->pool,
 			(unsigned long long)a->block_size,
 			(unsigned long long)r->held);
 	else if (a->with)
-		fprintf(stderr,
-			"kv cache: %s bytes per token (%s, measured from the "
-			"allocation), %s bytes for %llu positions x %llu "
-			"user%s\n",
-			group(r->kv_per_token, b1, sizeof b1),
-			formats(a, fm, sizeof fm),
-			group(r->kv_bytes, b2, sizeof b2),
-			(unsigned long long)(a->prompt + a->gen - 1),
+		fprintf(stderr, "for %llu positions x %llu user%s\n",
+			(unsigned long long)r->positions,
 			(unsigned long long)a->users, a->users == 1 ? "" : "s");
 	fprintf(stderr, "token passes:");
 	if (a->with)
 		fprintf(stderr, " %s with the cache",
-			group(r->passes[1], b3, sizeof b3));
+			kv_format_grouped(r->passes[1], b3, sizeof b3));
 	if (a->without)
 		fprintf(stderr, "%s %s without", a->with ? "," : "",
-			group(r->passes[0], b1, sizeof b1));
+			kv_format_grouped(r->passes[0], b1, sizeof b1));
 	fputc('\n', stderr);
 	if (compact(a))
 		fprintf(stderr,
@@ -498,14 +402,21 @@ static int summarise(const struct args *a, const struct kv_model *m,
 			"agreement %.4f (%llu of %llu), logit difference "
 			"largest %.4g, mean %.4g; mean KL divergence %.4g "
 			"nats\n",
-			(unsigned long long)a->gen, kv_quality_top1(&r->q),
-			(unsigned long long)r->q.agree,
-			(unsigned long long)r->q.steps, r->q.max_abs,
-			kv_quality_mean_abs(&r->q), kv_quality_mean_kl(&r->q));
-	(void)failed;
+			(unsigned long long)a->gen, kv_quality_top1(q),
+			(unsigned long long)q->agree,
+			(unsigned long long)q->steps, q->max_abs,
+			kv_quality_mean_abs(q), kv_quality_mean_kl(q));
+}
+
+/* The summary for scripts: a header and a row in --summary FILE, which
+ * this closes. */
+static int write_summary(const struct args *a, const struct kv_model *m,
+			 const struct kv_decode_result *r,
+			 const struct kv_quality *q)
+{
 	FILE *f = a->summary_f;
-	if (!f)
-		return 0;
+	bool both = r->compared;
+	double speedup = kv_decode_speedup(r);
 	fprintf(f, "model\tlayers\tusers\tprompt\tnew\tthreads\t"
 		   "tokens_identical\tfirst_diff_step\tmax_abs_diff\t"
 		   "s_cache\ts_nocache\tspeedup\tkv_bytes_per_token\t"
@@ -526,8 +437,8 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	if (a->without)
 		fprintf(f, "%.6f", r->ms[0] / 1e3);
 	fputc('\t', f);
-	if (both && r->ms[1] > 0)
-		fprintf(f, "%.3f", r->ms[0] / r->ms[1]);
+	if (!isnan(speedup))
+		fprintf(f, "%.3f", speedup);
 	fputc('\t', f);
 	if (a->with)
 		fprintf(f, "%llu\t%llu\t%llu\t",
@@ -541,9 +452,9 @@ static int summarise(const struct args *a, const struct kv_model *m,
 	fprintf(f, "\t%s\t%s\t%g\t", kv_dtype_name(a->k_dtype),
 		kv_dtype_name(a->v_dtype), a->logit_scale);
 	if (compact(a))
-		fprintf(f, "%.6f\t%.9f\t%.9f\t%.12f",
-			kv_quality_top1(&r->q), r->q.max_abs,
-			kv_quality_mean_abs(&r->q), kv_quality_mean_kl(&r->q));
+		fprintf(f, "%.6f\t%.9f\t%.9f\t%.12f", kv_quality_top1(q),
+			q->max_abs, kv_quality_mean_abs(q),
+			kv_quality_mean_kl(q));
 	else
 		fprintf(f, "\t\t\t");
 	fputc('\n', f);
@@ -579,20 +490,9 @@ static int plan(const struct args *a, const struct kv_model *m,
 		"scratch_bytes", "kv_bytes_per_token", "passes_cache",
 		"passes_nocache"};
 	char err[KV_ERRLEN];
-	struct kv_model *eff;
-	uint64_t per, with, without;
-	if (kv_engine_model(m, o, &eff, err)) {
+	struct kv_decode_plan p;
+	if (kv_decode_plan(m, o, a->prompt, a->gen, &p, err)) {
 		cli_error("%s", err);
-		return CLI_USAGE;
-	}
-	struct kv_opts ko = kv_opts_default(eff);
-	ko.k_dtype = o->k_dtype;
-	ko.v_dtype = o->v_dtype;
-	int e = kv_model_token_bytes(eff, &ko, &per, err);
-	kv_model_free(eff);
-	if (e || kv_decode_passes(a->prompt, a->gen, true, &with) ||
-	    kv_decode_passes(a->prompt, a->gen, false, &without)) {
-		cli_error("%s", e ? err : "token passes overflow 64 bits");
 		return CLI_USAGE;
 	}
 	struct cli_table t;
@@ -603,9 +503,9 @@ static int plan(const struct args *a, const struct kv_model *m,
 	cli_put_u64(&t, sz->weights);
 	cli_put_u64(&t, sz->cache);
 	cli_put_u64(&t, sz->scratch);
-	cli_put_u64(&t, per);
-	cli_put_u64(&t, with * a->users);
-	cli_put_u64(&t, without * a->users);
+	cli_put_u64(&t, p.kv_per_token);
+	cli_put_u64(&t, p.passes[1]);
+	cli_put_u64(&t, p.passes[0]);
 	cli_row_end(&t);
 	cli_table_end(&t);
 	return 0;
@@ -622,20 +522,9 @@ static int run_lengths(const struct args *a, const struct kv_model *m,
 		"paged_waste", "reserved_waste"};
 	char err[KV_ERRLEN], b1[64], b2[64];
 	struct kv_lengths_report r;
-	uint64_t U = a->users, *lens = a->lens;
-	if (!lens) {
-		if (!(lens = calloc(U, sizeof *lens))) {
-			cli_error("out of memory");
-			return CLI_FAIL;
-		}
-		for (uint64_t i = 0; i < U; i++)
-			lens[i] = kv_paged_draw_length(a->seed, i, a->lo,
-						       a->hi);
-	}
-	int rc = kv_engine_lengths(m, *o, lens, U, a->lens ? 0 : a->hi,
-				   a->block_set, a->pool_blocks, &r, err);
-	if (lens != a->lens)
-		free(lens);
+	uint64_t U = a->users;
+	int rc = kv_decode_lengths(m, *o, &a->len, U, a->seed, a->block_set,
+				   a->pool_blocks, &r, err);
 	if (rc) {
 		cli_error("%s", err);
 		return rc == KV_ENOMEM || rc == KV_ERANGE ? CLI_FAIL
@@ -687,7 +576,6 @@ static int run_prefix(const struct args *a, struct kv_engine *e)
 	struct kv_prefix_request r[KV_PREFIX_REQUESTS];
 	int failed, rc = kv_prefix_reuse(e, a->prompt, a->gen, a->temperature,
 					 a->top_k, a->seed, r, &failed);
-	bool same = true;
 	struct cli_table t;
 	cli_table_begin(&t, rcols, CLI_NCOLS(rcols), a->json, a->header, false);
 	for (int q = 0; q < (failed < 0 ? KV_PREFIX_REQUESTS : failed); q++) {
@@ -695,7 +583,7 @@ static int run_prefix(const struct args *a, struct kv_engine *e)
 		cli_put_str(&t, kv_prefix_names[q]);
 		cli_put_u64(&t, a->prompt);
 		cli_put_u64(&t, x->cached);
-		cli_put_u64(&t, a->prompt - x->cached);
+		cli_put_u64(&t, x->computed);
 		cli_put_u64(&t, x->hits);
 		cli_put_u64(&t, x->misses);
 		cli_put_u64(&t, x->evictions);
@@ -705,7 +593,6 @@ static int run_prefix(const struct args *a, struct kv_engine *e)
 			cli_put_empty(&t);
 		else
 			cli_put_u64(&t, (uint64_t)x->identical);
-		same &= x->identical != 0;
 		cli_put_f(&t, x->ms_first, 3);
 		cli_put_f(&t, x->ms_decode, 3);
 		cli_row_end(&t);
@@ -733,20 +620,79 @@ static int run_prefix(const struct args *a, struct kv_engine *e)
 		"%llu blocks reused)\n",
 		r[0].ms_first, r[1].ms_first, (unsigned long long)r[1].hits,
 		(unsigned long long)(r[1].hits + r[1].misses));
+	bool same = kv_prefix_same(r);
 	fprintf(stderr, "logits: %s warm and cold\n",
 		same ? "identical" : "differ");
 	return same ? 0 : CLI_FAIL;
 }
 
+/* The engine's options from the command line's. */
+static struct kv_engine_opts engine_opts(const struct args *a)
+{
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.layers = (uint32_t)a->layers;
+	o.vocab = a->vocab;
+	o.kv_heads = (uint32_t)a->kv_heads;
+	o.mla_rank = (uint32_t)a->mla;
+	o.mla_rope = (uint32_t)a->mla_rope;
+	o.users = (uint32_t)a->users;
+	o.seed = a->seed;
+	o.threads = (uint32_t)a->threads;
+	o.k_dtype = a->k_dtype;
+	o.v_dtype = a->v_dtype;
+	o.logit_scale = (float)a->logit_scale;
+	o.block_size = (uint32_t)a->block_size;
+	o.paged = a->layout == 1;
+	o.pool_blocks = a->pool_blocks;
+	o.prefix = a->prefix;
+	kv_decode_engine_opts(&o, a->prompt, a->gen, a->with, a->without);
+	return o;
+}
+
+/* The decode loop on e (freed here, before the comparison's own
+ * engines), the comparison with an f32 cache, and the summary (which
+ * closes a->summary_f when it is written). */
+static int decode(struct args *a, const struct kv_model *m,
+		  const struct kv_engine_opts *o, struct kv_engine **e)
+{
+	char err[KV_ERRLEN];
+	struct kv_decode_result r;
+	struct kv_quality q = {0};
+	struct kv_model *eff = NULL;
+	int status = run(a, *e, &r);
+	if (!status && kv_engine_model(m, o, &eff, err)) {
+		cli_error("%s", err);
+		status = CLI_FAIL;
+	}
+	kv_engine_free(*e);
+	*e = NULL;
+	if (!status && compact(a) &&
+	    kv_quality_run(m, o, a->prompt, a->gen, a->temperature, a->top_k,
+			   a->seed, &q, NULL, NULL, err)) {
+		cli_error("%s", err);
+		status = CLI_FAIL;
+	}
+	if (!status)
+		say(a, eff, &r, &q);
+	if (!status && a->summary_f) {
+		status = write_summary(a, eff, &r, &q);
+		a->summary_f = NULL;
+	}
+	if (!status && kv_decode_differ(&r, a->tol))
+		status = CLI_FAIL;
+	kv_model_free(eff);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
-	struct kv_model *m = NULL, *eff = NULL;
+	struct kv_model *m = NULL;
 	struct kv_engine *e = NULL;
-	struct result r = {0};
+	struct kv_decode_size sz;
 	bool done = false;
 	char err[KV_ERRLEN];
-	int status;
+	int status, rc;
 
 	cli_init("kvdecode");
 	status = parse(argc, argv, &a, &done);
@@ -760,44 +706,13 @@ int main(int argc, char **argv)
 		status = CLI_FAIL;
 		goto out;
 	}
-
-	struct kv_engine_opts o = kv_engine_opts_default();
-	o.layers = (uint32_t)a.layers;
-	o.vocab = a.vocab;
-	o.kv_heads = (uint32_t)a.kv_heads;
-	o.mla_rank = (uint32_t)a.mla;
-	o.mla_rope = (uint32_t)a.mla_rope;
-	o.users = (uint32_t)a.users;
-	o.max_ctx = a.prompt + a.gen - 1; /* the last token is not fed */
-	o.max_chunk = a.without ? o.max_ctx : a.prompt;
-	o.cache = a.with;
-	o.seed = a.seed;
-	o.threads = (uint32_t)a.threads;
-	o.k_dtype = a.k_dtype;
-	o.v_dtype = a.v_dtype;
-	o.logit_scale = (float)a.logit_scale;
-	o.block_size = (uint32_t)a.block_size;
-	o.paged = a.layout == 1;
-	o.pool_blocks = a.pool_blocks;
-	o.prefix = a.prefix;
+	struct kv_engine_opts o = engine_opts(&a);
 	if (a.lengths) {
 		status = run_lengths(&a, m, &o);
 		goto out;
 	}
-	if (a.prefix) {
-		/* one sequence, prefilled a block at a time */
-		o.max_chunk = a.block_size < o.max_ctx ? a.block_size
-						       : o.max_ctx;
-		o.cache = true;
-		a.with = true;
-		a.without = false;
-	}
-	struct kv_engine_size sz;
-	uint64_t qbytes = 0;
-	int rc = kv_engine_estimate(m, &o, &sz, err);
-	if (!rc && compact(&a))
-		rc = kv_quality_estimate(m, &o, a.prompt, a.gen, &qbytes, err);
-	if (rc) {
+	if ((rc = kv_decode_estimate(m, &o, a.prompt, a.gen, compact(&a), &sz,
+				     err))) {
 		cli_error("%s", err);
 		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
 		goto out;
@@ -808,18 +723,10 @@ int main(int argc, char **argv)
 			 m->name, (unsigned long long)o.max_ctx,
 			 (unsigned long long)m->max_pos);
 	if (a.dry_run) {
-		status = plan(&a, m, &o, &sz);
+		status = plan(&a, m, &o, &sz.engine);
 		goto out;
 	}
-	/* and the loop's own buffers */
-	uint64_t vocab = a.vocab ? a.vocab : m->vocab, mine, need;
-	if (kv_decode_loop_bytes(a.users, a.prompt, a.gen, vocab, a.prefix,
-				 &mine) ||
-	    kv_add(sz.total > qbytes ? sz.total : qbytes, mine, &need)) {
-		status = cli_usage("the run's bytes overflow 64 bits");
-		goto out;
-	}
-	if ((status = check_memory(m, &o, need, mine)))
+	if ((status = check_memory(m, &o, sz.need, sz.loop)))
 		goto out;
 	if (a.summary && !a.prefix &&
 	    !(a.summary_f = fopen(a.summary, "w"))) {
@@ -832,46 +739,12 @@ int main(int argc, char **argv)
 		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
 		goto out;
 	}
-	if (a.prefix) {
-		status = run_prefix(&a, e);
-		goto out;
-	}
-	r.kv_per_token = kv_engine_cache_token_bytes(e);
-	r.kv_bytes = kv_engine_cache_bytes(e);
-	if ((status = run(&a, e, &r)))
-		goto out;
-	if (kv_engine_block_bytes(e)) {
-		struct kv_paged_stats st;
-		kv_engine_paged_stats(e, &st);
-		r.pool = r.kv_bytes / kv_engine_block_bytes(e);
-		r.held = st.held;
-	}
-	if (kv_engine_model(m, &o, &eff, err)) {
-		cli_error("%s", err);
-		status = CLI_FAIL;
-		goto out;
-	}
-	kv_engine_free(e); /* before the comparison's own engines */
-	e = NULL;
-	if (compact(&a) && kv_quality_run(m, &o, a.prompt, a.gen,
-					  a.temperature, a.top_k, a.seed,
-					  &r.q, NULL, NULL, err)) {
-		cli_error("%s", err);
-		status = CLI_FAIL;
-		goto out;
-	}
-	bool failed = a.with && a.without &&
-		      (r.first_diff || !(r.max_diff <= a.tol));
-	status = summarise(&a, eff, &r, failed);
-	a.summary_f = NULL; /* closed there */
-	if (!status && failed)
-		status = CLI_FAIL;
+	status = a.prefix ? run_prefix(&a, e) : decode(&a, m, &o, &e);
 out:
 	if (a.summary_f)
 		fclose(a.summary_f);
 	kv_engine_free(e);
-	kv_model_free(eff);
 	kv_model_free(m);
-	free(a.lens);
+	kv_lengths_free(&a.len);
 	return cli_finish(status);
 }

@@ -42,6 +42,10 @@ struct kv_decode_step {
 
 struct kv_decode;
 
+/* Positions a run takes at most (prompt + gen, or one of kv_lengths'):
+ * more are refused as absurd. */
+#define KV_DECODE_MAX_POS (1ULL << 24)
+
 /* Token passes of generating `gen` tokens after a prompt of `prompt`: with
  * the cache prompt + gen - 1, without sum of (prompt + i) for i < gen.
  * Returns 0 or KV_ERANGE. */
@@ -74,6 +78,88 @@ const float *kv_decode_logits(const struct kv_decode *d, bool cache);
 
 void kv_decode_close(struct kv_decode *d);
 
+/* What a session found over its steps, and the cache it ran over. Index
+ * 0 is the way without the cache, 1 the way with it. */
+struct kv_decode_result {
+	uint64_t steps;      /* steps done */
+	uint64_t positions;  /* each sequence's cache: prompt + gen - 1 */
+	bool compared;       /* both ways ran */
+	uint64_t first_diff; /* first step whose tokens differ; 0: none */
+	double max_diff;     /* largest logit difference; 0 unless compared */
+	double ms[2];        /* each way's forward passes, summed */
+	uint64_t passes[2];  /* token passes the engine ran each way */
+	uint64_t kv_per_token, kv_bytes; /* the cache, from its allocation */
+	uint64_t pool, held; /* paged: blocks in the pool and held at the
+				end; 0 when contiguous */
+};
+
+/* Runs d's remaining steps, calling each(st, arg) after every one (NULL:
+ * none), and fills *r, also when a step fails. Returns 0, or the failed
+ * step's KV_E* as kv_decode_next(); that step is r->steps + 1. */
+int kv_decode_run(struct kv_decode *d,
+		  void (*each)(const struct kv_decode_step *st, void *arg),
+		  void *arg, struct kv_decode_result *r);
+
+/* Whether the ways disagree: both ran, and their tokens differ at some
+ * step or their logits by more than tol (or by NaN). */
+bool kv_decode_differ(const struct kv_decode_result *r, double tol);
+
+/* How many times faster the way with the cache ran: ms[0] / ms[1]; NAN
+ * unless both ran and ms[1] > 0. */
+double kv_decode_speedup(const struct kv_decode_result *r);
+
+/* --- before a run: the engine it takes and the bytes it needs --- */
+
+/* Sets o's context, chunk and cache for a session of prompt + gen tokens
+ * (the last token is not fed) run with the cache if cache, without it if
+ * nocache; with o->prefix (kv_prefix_reuse), with the cache, prefilling
+ * a block at a time. */
+void kv_decode_engine_opts(struct kv_engine_opts *o, uint64_t prompt,
+			   uint64_t gen, bool cache, bool nocache);
+
+/* The default block size of a paged session of prompt + gen tokens:
+ * vLLM's 16, or a shorter text's fed length (1 at least); drawn: texts
+ * of a kv_lengths instead (kv_engine_lengths shortens it to theirs), 16. */
+uint32_t kv_decode_block_size(uint64_t prompt, uint64_t gen, bool drawn);
+
+/* What a session of prompt + gen tokens on m under o allocates. */
+struct kv_decode_size {
+	struct kv_engine_size engine; /* kv_engine_estimate's */
+	uint64_t quality; /* kv_quality_estimate's when compared; else 0 */
+	uint64_t loop;    /* the session's own (kv_decode_loop_bytes) */
+	uint64_t need;    /* the larger of engine and quality, and loop */
+};
+
+/* Fills *s for o (users, vocabulary and prefix reuse from o and m), with
+ * quality: the comparison of o's cache formats with f32 (kv_quality_run)
+ * that runs after the session. Returns 0, or the estimates' KV_E* with
+ * err, or KV_ERANGE with err when the sum overflows 64 bits. */
+int kv_decode_estimate(const struct kv_model *m,
+		       const struct kv_engine_opts *o, uint64_t prompt,
+		       uint64_t gen, bool quality, struct kv_decode_size *s,
+		       char *err);
+
+/* The numbers of a dry run: cache bytes a token in o's formats and the
+ * token passes of all o->users (kv_decode_passes), index as above. */
+struct kv_decode_plan {
+	uint64_t kv_per_token;
+	uint64_t passes[2];
+};
+
+/* Fills *p. Returns 0, or the effective model's or the token bytes' KV_E*
+ * with err, or KV_ERANGE with err when the passes overflow 64 bits. */
+int kv_decode_plan(const struct kv_model *m, const struct kv_engine_opts *o,
+		   uint64_t prompt, uint64_t gen, struct kv_decode_plan *p,
+		   char *err);
+
+/* kv_engine_lengths() over n lengths of l: its list (n long), or n drawn
+ * from seed by kv_paged_draw_length(), each sequence able to reach hi.
+ * Returns 0, or as kv_engine_lengths(), or KV_ENOMEM with err. */
+int kv_decode_lengths(const struct kv_model *m, struct kv_engine_opts o,
+		      const struct kv_lengths *l, uint64_t n, uint64_t seed,
+		      bool block_fixed, uint64_t pool_blocks,
+		      struct kv_lengths_report *r, char *err);
+
 /* --- prefix reuse: a script of requests over one paged pool --- */
 
 /* The requests, in order: the prompt cold; the same again (warm); from
@@ -93,6 +179,7 @@ struct kv_prefix_request {
 	double ms_first;     /* prefix match and prefill: time to first
 				token */
 	double ms_decode;    /* the other gen - 1 tokens */
+	uint64_t computed;   /* prompt tokens prefilled: prompt - cached */
 };
 
 /* Runs the script on e (paged, one user, its pool empty): each request's
@@ -104,5 +191,8 @@ int kv_prefix_reuse(struct kv_engine *e, uint64_t prompt, uint64_t gen,
 		    double temperature, uint64_t top_k, uint64_t seed,
 		    struct kv_prefix_request r[KV_PREFIX_REQUESTS],
 		    int *failed);
+
+/* Whether every request asked gave the cold logits (identical != 0). */
+bool kv_prefix_same(const struct kv_prefix_request r[KV_PREFIX_REQUESTS]);
 
 #endif

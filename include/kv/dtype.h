@@ -46,6 +46,11 @@ const struct kv_dtype_info *kv_dtype_info(enum kv_dtype t);
 /* Canonical name of a format ("bf16"). */
 const char *kv_dtype_name(enum kv_dtype t);
 
+/* K's and V's formats as one name: "fp8" when they are the same, else
+ * "K q4_0, V f16", into buf. Returns buf. */
+char *kv_dtype_pair_name(enum kv_dtype k, enum kv_dtype v, char *buf,
+			 size_t n);
+
 /* Looks a format up by name or alias, case-insensitively: "bf16",
  * "bfloat16", "fp8", "fp8_e4m3", "float16", "q4_0", ... Returns 0 or
  * KV_EINVAL. */

@@ -141,4 +141,25 @@ int kv_paged_usage(const uint64_t *lens, uint64_t n, uint64_t max_len,
 		   uint32_t block_size, uint64_t bpt,
 		   struct kv_paged_usage *u);
 
+/* A distribution of text lengths, as "uniform:LO:HI" or "L1,L2,...". */
+struct kv_lengths {
+	uint64_t *lens, n; /* the list (malloc'd), n long; NULL: uniform */
+	uint64_t lo, hi;   /* uniform on [lo, hi] */
+};
+
+/* The most lengths a list gives. */
+#define KV_LENGTHS_MAX 65536
+
+/*
+ * Parses s into l, lengths in 1..max. A list replaces l's list; the
+ * uniform form sets lo and hi only, so a list parsed before stays the
+ * one in effect. Returns 0, KV_ENOMEM, or KV_EINVAL with err saying what
+ * is valid (without s).
+ */
+int kv_lengths_parse(const char *s, uint64_t max, struct kv_lengths *l,
+		     char *err);
+
+/* Frees l's list; l is uniform after. */
+void kv_lengths_free(struct kv_lengths *l);
+
 #endif

@@ -35,4 +35,8 @@ int kv_parse_sweep(const char *s, uint64_t **vals, size_t *n);
  * Returns buf. */
 char *kv_format_iec(uint64_t bytes, char *buf, size_t n);
 
+/* Writes v with its thousands grouped ("1,234,567") into buf, as much as
+ * n bytes hold. Returns buf. */
+char *kv_format_grouped(uint64_t v, char *buf, size_t n);
+
 #endif

@@ -4,15 +4,21 @@
  * draws; the chunk a pass reads is copied out of the text, and each way's
  * logits kept for the comparison. Its buffers are kv_decode_loop_bytes()'s;
  * the articles' token passes (kv_decode_passes()) and the prefix-reuse
- * script (kv_prefix_reuse()) are here too.
+ * script (kv_prefix_reuse()) are here too. So is what kvdecode prints
+ * beside the steps, that a tool should not work out: a whole run's sums
+ * and verdict (kv_decode_run), the engine and bytes a run takes, a dry
+ * run's numbers, and the --lengths report over drawn lengths.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv/bench.h"
 #include "kv/decode.h"
+#include "kv/layout.h"
 #include "kv/paged.h"
+#include "kv/quality.h"
 
 struct kv_decode {
 	struct kv_engine *e;
@@ -166,6 +172,140 @@ void kv_decode_close(struct kv_decode *d)
 	free(d);
 }
 
+int kv_decode_run(struct kv_decode *d,
+		  void (*each)(const struct kv_decode_step *st, void *arg),
+		  void *arg, struct kv_decode_result *r)
+{
+	struct kv_decode_step st;
+	struct kv_engine *e = d->e;
+	int rc;
+	*r = (struct kv_decode_result){
+		.positions = d->o.prompt + d->o.gen - 1,
+		.compared = d->o.cache && d->o.nocache};
+	while ((rc = kv_decode_next(d, &st)) == 1) {
+		for (int c = 0; c < 2; c++)
+			if (st.next[c])
+				r->ms[c] += st.ms[c];
+		if (r->compared) {
+			r->max_diff = st.max_diff > r->max_diff ? st.max_diff
+								: r->max_diff;
+			if (!r->first_diff && !st.same)
+				r->first_diff = st.step;
+		}
+		r->steps = st.step;
+		if (each)
+			each(&st, arg);
+	}
+	r->passes[0] = kv_engine_passes(e, false);
+	r->passes[1] = kv_engine_passes(e, true);
+	r->kv_per_token = kv_engine_cache_token_bytes(e);
+	r->kv_bytes = kv_engine_cache_bytes(e);
+	if (kv_engine_block_bytes(e)) {
+		struct kv_paged_stats ps;
+		kv_engine_paged_stats(e, &ps);
+		r->pool = r->kv_bytes / kv_engine_block_bytes(e);
+		r->held = ps.held;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+bool kv_decode_differ(const struct kv_decode_result *r, double tol)
+{
+	return r->compared && (r->first_diff || !(r->max_diff <= tol));
+}
+
+double kv_decode_speedup(const struct kv_decode_result *r)
+{
+	return r->compared && r->ms[1] > 0 ? r->ms[0] / r->ms[1] : NAN;
+}
+
+void kv_decode_engine_opts(struct kv_engine_opts *o, uint64_t prompt,
+			   uint64_t gen, bool cache, bool nocache)
+{
+	o->max_ctx = prompt + gen - 1;
+	o->max_chunk = nocache ? o->max_ctx : prompt;
+	o->cache = cache || o->prefix;
+	if (o->prefix) /* one sequence, prefilled a block at a time */
+		o->max_chunk = o->block_size < o->max_ctx ? o->block_size
+							  : o->max_ctx;
+}
+
+uint32_t kv_decode_block_size(uint64_t prompt, uint64_t gen, bool drawn)
+{
+	uint64_t fed = prompt + gen - 1;
+	return drawn || fed >= 16 ? 16 : fed ? (uint32_t)fed : 1;
+}
+
+int kv_decode_estimate(const struct kv_model *m,
+		       const struct kv_engine_opts *o, uint64_t prompt,
+		       uint64_t gen, bool quality, struct kv_decode_size *s,
+		       char *err)
+{
+	uint64_t vocab = o->vocab ? o->vocab : m->vocab;
+	int e;
+	*s = (struct kv_decode_size){0};
+	if ((e = kv_engine_estimate(m, o, &s->engine, err)) ||
+	    (quality && (e = kv_quality_estimate(m, o, prompt, gen,
+						 &s->quality, err))))
+		return e;
+	uint64_t run = s->engine.total > s->quality ? s->engine.total
+						     : s->quality;
+	if (kv_decode_loop_bytes(o->users, prompt, gen, vocab, o->prefix,
+				 &s->loop) ||
+	    kv_add(run, s->loop, &s->need)) {
+		snprintf(err, KV_ERRLEN, "the run's bytes overflow 64 bits");
+		return KV_ERANGE;
+	}
+	return 0;
+}
+
+int kv_decode_plan(const struct kv_model *m, const struct kv_engine_opts *o,
+		   uint64_t prompt, uint64_t gen, struct kv_decode_plan *p,
+		   char *err)
+{
+	struct kv_model *eff;
+	int e;
+	*p = (struct kv_decode_plan){0};
+	if ((e = kv_engine_model(m, o, &eff, err)))
+		return e;
+	struct kv_opts ko = kv_opts_default(eff);
+	ko.k_dtype = o->k_dtype;
+	ko.v_dtype = o->v_dtype;
+	e = kv_model_token_bytes(eff, &ko, &p->kv_per_token, err);
+	kv_model_free(eff);
+	if (e)
+		return e;
+	for (int c = 0; c < 2; c++)
+		if (kv_decode_passes(prompt, gen, c, &p->passes[c]) ||
+		    kv_mul(p->passes[c], o->users, &p->passes[c])) {
+			snprintf(err, KV_ERRLEN,
+				 "token passes overflow 64 bits");
+			return KV_ERANGE;
+		}
+	return 0;
+}
+
+int kv_decode_lengths(const struct kv_model *m, struct kv_engine_opts o,
+		      const struct kv_lengths *l, uint64_t n, uint64_t seed,
+		      bool block_fixed, uint64_t pool_blocks,
+		      struct kv_lengths_report *r, char *err)
+{
+	uint64_t *lens = l->lens;
+	if (!lens) {
+		if (!(lens = calloc(n ? n : 1, sizeof *lens))) {
+			snprintf(err, KV_ERRLEN, "out of memory");
+			return KV_ENOMEM;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			lens[i] = kv_paged_draw_length(seed, i, l->lo, l->hi);
+	}
+	int e = kv_engine_lengths(m, o, lens, n, l->lens ? 0 : l->hi,
+				  block_fixed, pool_blocks, r, err);
+	if (lens != l->lens)
+		free(lens);
+	return e;
+}
+
 const char *const kv_prefix_names[KV_PREFIX_REQUESTS] = {
 	"cold", "warm", "tail", "first", "again"};
 
@@ -228,6 +368,7 @@ int kv_prefix_reuse(struct kv_engine *e, uint64_t prompt, uint64_t gen,
 		x->misses = s1.misses - s0.misses;
 		x->evictions = s1.evictions - s0.evictions;
 		x->blocks_held = s1.held;
+		x->computed = P - x->cached;
 		if (q == 0)
 			memcpy(ref, lg, G * v * sizeof *ref);
 		else if (q == 1 || q == 4)
@@ -238,4 +379,12 @@ int kv_prefix_reuse(struct kv_engine *e, uint64_t prompt, uint64_t gen,
 	free(lg);
 	free(work);
 	return rc;
+}
+
+bool kv_prefix_same(const struct kv_prefix_request r[KV_PREFIX_REQUESTS])
+{
+	for (int q = 0; q < KV_PREFIX_REQUESTS; q++)
+		if (!r[q].identical)
+			return false;
+	return true;
 }

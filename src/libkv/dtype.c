@@ -50,6 +50,17 @@ const char *kv_dtype_name(enum kv_dtype t)
 	return d ? d->name : "?";
 }
 
+char *kv_dtype_pair_name(enum kv_dtype k, enum kv_dtype v, char *buf,
+			 size_t n)
+{
+	if (k == v)
+		snprintf(buf, n, "%s", kv_dtype_name(k));
+	else
+		snprintf(buf, n, "K %s, V %s", kv_dtype_name(k),
+			 kv_dtype_name(v));
+	return buf;
+}
+
 int kv_dtype_parse(const char *s, enum kv_dtype *out)
 {
 	for (int t = 0; t < KV_DTYPE_COUNT; t++)

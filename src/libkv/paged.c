@@ -3,8 +3,12 @@
  * block holds which positions of which sequence, which blocks are free,
  * which are cached for prefix reuse, and in what order they are evicted.
  * Pure bookkeeping over index arrays allocated once; the engine keeps the
- * K/V values in its own block array.
+ * K/V values in its own block array. After it, what paging saves: the
+ * memory of texts of given lengths, and the distributions (kv_lengths)
+ * those lengths are given by or drawn from.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -419,4 +423,63 @@ int kv_paged_usage(const uint64_t *lens, uint64_t n, uint64_t max_len,
 	u->reserved_waste =
 		1.0 - (double)u->token_bytes / (double)u->reserved_bytes;
 	return 0;
+}
+
+/* --- kv_lengths: a distribution of text lengths --- */
+
+/* The length at p in 1..max, its end in *end; 0 when there is none (a
+ * sign or space first is none, and a zero first unless zero_first). */
+static uint64_t one_length(const char *p, uint64_t max, bool zero_first,
+			   char **end)
+{
+	uint64_t v;
+	*end = (char *)p;
+	if (*p < (zero_first ? '0' : '1') || *p > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(p, end, 10);
+	return errno || v > max ? 0 : v;
+}
+
+int kv_lengths_parse(const char *s, uint64_t max, struct kv_lengths *l,
+		     char *err)
+{
+	char *end;
+	if (!strncmp(s, "uniform:", 8)) {
+		uint64_t lo = one_length(s + 8, max, false, &end), hi = 0;
+		if (lo && *end == ':')
+			hi = one_length(end + 1, max, false, &end);
+		if (hi && !*end && lo <= hi) {
+			l->lo = lo;
+			l->hi = hi;
+			return 0;
+		}
+		snprintf(err, KV_ERRLEN,
+			 "uniform:LO:HI with 1 <= LO <= HI <= %llu",
+			 (unsigned long long)max);
+		return KV_EINVAL;
+	}
+	kv_lengths_free(l);
+	if (!(l->lens = calloc(KV_LENGTHS_MAX, sizeof *l->lens)))
+		return KV_ENOMEM;
+	for (const char *p = s;; p = end + 1) {
+		uint64_t v = one_length(p, max, true, &end);
+		if (!v || (*end && *end != ',') || l->n == KV_LENGTHS_MAX) {
+			snprintf(err, KV_ERRLEN,
+				 "uniform:LO:HI or a list of 1 to %d lengths "
+				 "in 1..%llu",
+				 KV_LENGTHS_MAX, (unsigned long long)max);
+			return KV_EINVAL;
+		}
+		l->lens[l->n++] = v;
+		if (!*end)
+			return 0;
+	}
+}
+
+void kv_lengths_free(struct kv_lengths *l)
+{
+	free(l->lens);
+	l->lens = NULL;
+	l->n = 0;
 }

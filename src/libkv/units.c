@@ -241,3 +241,17 @@ char *kv_format_iec(uint64_t bytes, char *buf, size_t n)
 	snprintf(buf, n, "%.2Lf %s", v, unit[u]);
 	return buf;
 }
+
+char *kv_format_grouped(uint64_t v, char *buf, size_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+	size_t j = 0;
+	for (int i = 0; i < len && j + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}

@@ -132,6 +132,21 @@ static inline int test_skip(const char *name, const char *set)
 	return 77;
 }
 
+#ifdef KV_ENGINE_H
+/* An engine of m under o; exits when there is none. */
+static inline struct kv_engine *test_engine(const struct kv_model *m,
+					    const struct kv_engine_opts *o)
+{
+	char err[KV_ERRLEN];
+	struct kv_engine *e = NULL;
+	if (kv_engine_new(m, o, &e, err)) {
+		fprintf(stderr, "engine: %s\n", err);
+		exit(1);
+	}
+	return e;
+}
+#endif
+
 #ifdef KV_ENGINE_INT_H
 /* The instruction set a run of kernel tests names ("avx2", "avx512"), or
  * KV_ISA_C, said, for another name. */

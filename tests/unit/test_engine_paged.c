@@ -34,18 +34,6 @@ static const char llama64_json[] =
 	"\"num_key_value_heads\":2,\"intermediate_size\":256,"
 	"\"vocab_size\":101,\"max_position_embeddings\":64}";
 
-static struct kv_engine *engine(const struct kv_model *m,
-				const struct kv_engine_opts *o)
-{
-	char err[KV_ERRLEN];
-	struct kv_engine *e = NULL;
-	if (kv_engine_new(m, o, &e, err)) {
-		fprintf(stderr, "engine: %s\n", err);
-		exit(1);
-	}
-	return e;
-}
-
 /*
  * Decodes `gen` tokens after a prompt of `prompt` with a contiguous and a
  * paged engine of blocks of bs, greedily, and also without the cache:
@@ -66,9 +54,9 @@ static void layouts_in(const struct kv_model *m, uint32_t kvh,
 	o.max_ctx = prompt + gen;
 	o.seed = 3;
 	o.block_size = bs;
-	struct kv_engine *c = engine(m, &o);
+	struct kv_engine *c = test_engine(m, &o);
 	o.paged = true;
-	struct kv_engine *p = engine(m, &o);
+	struct kv_engine *p = test_engine(m, &o);
 	uint64_t v = kv_engine_vocab(c), ctx = prompt + gen;
 	uint32_t *text = calloc(users * ctx, sizeof *text);
 	uint32_t *chunk = calloc(users * ctx, sizeof *chunk);
@@ -181,9 +169,9 @@ static void test_fill(void)
 	o.users = 2;
 	o.max_ctx = 40;
 	o.block_size = 8;
-	struct kv_engine *c = engine(m, &o);
+	struct kv_engine *c = test_engine(m, &o);
 	o.paged = true;
-	struct kv_engine *p = engine(m, &o);
+	struct kv_engine *p = test_engine(m, &o);
 	uint32_t tok[2] = {5, 7};
 	float a[202], b[202];
 	CHECK(kv_engine_fill_cache(c, 40, 1) == 0);
@@ -237,7 +225,7 @@ static void test_prefix(const char *json)
 	o.threads = 2;
 	o.paged = true;
 	o.prefix = true;
-	struct kv_engine *e = engine(m, &o);
+	struct kv_engine *e = test_engine(m, &o);
 	uint64_t v = kv_engine_vocab(e);
 	uint32_t prompt[18], other[18];
 	float *cold = calloc(4 * v, sizeof *cold);
@@ -269,7 +257,7 @@ static void test_prefix(const char *json)
 	/* and a contiguous engine of the same blocks prefilled in the same
 	 * chunks gives the same logits as the cold and warm runs */
 	o.paged = o.prefix = false;
-	struct kv_engine *c = engine(m, &o);
+	struct kv_engine *c = test_engine(m, &o);
 	CHECK(kv_engine_prefill(c, prompt, 18, 0, ref) == 0);
 	CHECK(!memcmp(cold, ref, v * sizeof *ref));
 	CHECK(kv_engine_prefix_match(c, 0, prompt, 18, &(uint64_t){0}) ==
@@ -293,7 +281,7 @@ static void test_evict(void)
 	o.block_size = 4;
 	o.paged = o.prefix = true;
 	o.pool_blocks = 3;
-	struct kv_engine *e = engine(m, &o);
+	struct kv_engine *e = test_engine(m, &o);
 	uint64_t v = kv_engine_vocab(e);
 	uint32_t a[9], b[9];
 	float *out = calloc(2 * v, sizeof *out);
@@ -324,7 +312,7 @@ static void test_sizes(void)
 	o.max_ctx = 30;
 	o.block_size = 8;
 	o.paged = true;
-	struct kv_engine *e = engine(m, &o);
+	struct kv_engine *e = test_engine(m, &o);
 	struct kv_model *eff;
 	CHECK(kv_engine_model(m, &o, &eff, err) == 0);
 	struct kv_opts ko = kv_opts_default(eff);
@@ -362,7 +350,7 @@ static void test_sizes(void)
 	o.prefix = false;
 	o.paged = true;
 	o.pool_blocks = 4;
-	e = engine(m, &o);
+	e = test_engine(m, &o);
 	uint32_t tok[60] = {0};
 	float lg[202];
 	CHECK(kv_engine_forward(e, tok, 20, 0, true, lg) == KV_ENOMEM);
