@@ -10,16 +10,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "kv/decode.h"
-#include "kv/engine.h"
-#include "kv/paged.h"
-#include "kv/quality.h"
+#include "kvdecode.h"
 #include "kv/units.h"
 
 static const char usage_head[] =
@@ -36,25 +32,6 @@ static const char usage_foot[] =
 	"\n"
 	"Exit status: 0 success, 1 tokens or logits differ (or a runtime\n"
 	"failure), 2 bad usage or input. See kvdecode(1).\n";
-
-
-struct args {
-	uint64_t prompt, gen, users, layers, vocab, kv_heads, seed, top_k;
-	uint64_t threads, mla, mla_rope;
-	double temperature, tol, logit_scale;
-	enum kv_dtype k_dtype, v_dtype;
-	bool with, without; /* modes run */
-	bool mode_given;    /* --cache was given */
-	bool json, header, dry_run;
-	const char *summary, *config;
-	FILE *summary_f; /* opened before the run, so a bad path fails first */
-	uint64_t block_size, pool_blocks;
-	bool block_set, users_set;
-	int layout; /* -1 unset, 0 contiguous, 1 paged */
-	bool prefix;
-	struct kv_lengths len; /* --lengths */
-	bool lengths;
-};
 
 /* --lengths: "uniform:LO:HI" or "L1,L2,...", token counts >= 1. */
 static int parse_lengths(const char *s, struct args *a)
@@ -82,12 +59,6 @@ static int parse_format(const char *opt, const char *s, enum kv_dtype *out)
 				 opt, kv_dtype_name(*out),
 				 kv_dtype_stored_list(list, sizeof list));
 	return 0;
-}
-
-/* Whether the run keeps a cache format other than f32. */
-static bool compact(const struct args *a)
-{
-	return a->k_dtype != KV_DTYPE_F32 || a->v_dtype != KV_DTYPE_F32;
 }
 
 static const char *const cols[] = {"step", "ctx", "ms_cache", "ms_nocache",
@@ -327,144 +298,6 @@ static int run(const struct args *a, struct kv_engine *e,
 	return rc ? CLI_FAIL : 0;
 }
 
-/* The summary for people, on stderr; q: the comparison with an f32
- * cache (compact formats). */
-static void say(const struct args *a, const struct kv_model *m,
-		const struct kv_decode_result *r, const struct kv_quality *q)
-{
-	char b1[32], b2[32], b3[32], fm[40];
-	bool both = r->compared;
-	double speedup = kv_decode_speedup(r);
-	fflush(stdout);
-	fprintf(stderr,
-		"kvdecode: %s, %u layers, %llu user%s, prompt %llu, %llu "
-		"new, %llu threads\n",
-		m->name, m->n_layers, (unsigned long long)a->users,
-		a->users == 1 ? "" : "s",
-		(unsigned long long)a->prompt, (unsigned long long)a->gen,
-		(unsigned long long)a->threads);
-	if (both) {
-		if (r->first_diff)
-			fprintf(stderr,
-				"tokens: differ with and without the cache "
-				"from step %llu\n",
-				(unsigned long long)r->first_diff);
-		else
-			fprintf(stderr,
-				"tokens: identical with and without the cache "
-				"(%llu of %llu)\n",
-				(unsigned long long)a->gen,
-				(unsigned long long)a->gen);
-		fprintf(stderr,
-			"largest logit difference: %.3g (tolerance %.3g)%s\n",
-			r->max_diff, a->tol,
-			r->max_diff > a->tol ? ": too large" : "");
-	}
-	fprintf(stderr, "time:");
-	if (a->with)
-		fprintf(stderr, " %.3f s with the cache", r->ms[1] / 1e3);
-	if (a->without)
-		fprintf(stderr, "%s %.3f s without", a->with ? "," : "",
-			r->ms[0] / 1e3);
-	if (!isnan(speedup))
-		fprintf(stderr, ": a speed-up of %.1fx", speedup);
-	fputc('\n', stderr);
-	if (a->with)
-		fprintf(stderr,
-			"kv cache: %s bytes per token (%s, measured from the "
-			"allocation), %s bytes ",
-			kv_format_grouped(r->kv_per_token, b1, sizeof b1),
-			kv_dtype_pair_name(a->k_dtype, a->v_dtype, fm,
-					   sizeof fm),
-			kv_format_grouped(r->kv_bytes, b2, sizeof b2));
-	if (a->with && r->pool)
-		fprintf(stderr,
-			"in a pool of %llu blocks of %llu positions, %llu "
-			"held at the end\n",
-			(unsigned long long)r->pool,
-			(unsigned long long)a->block_size,
-			(unsigned long long)r->held);
-	else if (a->with)
-		fprintf(stderr, "for %llu positions x %llu user%s\n",
-			(unsigned long long)r->positions,
-			(unsigned long long)a->users, a->users == 1 ? "" : "s");
-	fprintf(stderr, "token passes:");
-	if (a->with)
-		fprintf(stderr, " %s with the cache",
-			kv_format_grouped(r->passes[1], b3, sizeof b3));
-	if (a->without)
-		fprintf(stderr, "%s %s without", a->with ? "," : "",
-			kv_format_grouped(r->passes[0], b1, sizeof b1));
-	fputc('\n', stderr);
-	if (compact(a))
-		fprintf(stderr,
-			"against an f32 cache (fed its %llu tokens): top-1 "
-			"agreement %.4f (%llu of %llu), logit difference "
-			"largest %.4g, mean %.4g; mean KL divergence %.4g "
-			"nats\n",
-			(unsigned long long)a->gen, kv_quality_top1(q),
-			(unsigned long long)q->agree,
-			(unsigned long long)q->steps, q->max_abs,
-			kv_quality_mean_abs(q), kv_quality_mean_kl(q));
-}
-
-/* The summary for scripts: a header and a row in --summary FILE, which
- * this closes. */
-static int write_summary(const struct args *a, const struct kv_model *m,
-			 const struct kv_decode_result *r,
-			 const struct kv_quality *q)
-{
-	FILE *f = a->summary_f;
-	bool both = r->compared;
-	double speedup = kv_decode_speedup(r);
-	fprintf(f, "model\tlayers\tusers\tprompt\tnew\tthreads\t"
-		   "tokens_identical\tfirst_diff_step\tmax_abs_diff\t"
-		   "s_cache\ts_nocache\tspeedup\tkv_bytes_per_token\t"
-		   "kv_bytes\tpasses_cache\tpasses_nocache\tk_dtype\t"
-		   "v_dtype\tlogit_scale\ttop1_agree\tmax_abs_logit_diff\t"
-		   "mean_abs_logit_diff\tmean_kl\n");
-	fprintf(f, "%s\t%u\t%llu\t%llu\t%llu\t%llu\t", m->name, m->n_layers,
-		(unsigned long long)a->users, (unsigned long long)a->prompt,
-		(unsigned long long)a->gen, (unsigned long long)a->threads);
-	if (both)
-		fprintf(f, "%d\t%llu\t%.9f\t", !r->first_diff,
-			(unsigned long long)r->first_diff, r->max_diff);
-	else
-		fprintf(f, "\t\t\t");
-	if (a->with)
-		fprintf(f, "%.6f", r->ms[1] / 1e3);
-	fputc('\t', f);
-	if (a->without)
-		fprintf(f, "%.6f", r->ms[0] / 1e3);
-	fputc('\t', f);
-	if (!isnan(speedup))
-		fprintf(f, "%.3f", speedup);
-	fputc('\t', f);
-	if (a->with)
-		fprintf(f, "%llu\t%llu\t%llu\t",
-			(unsigned long long)r->kv_per_token,
-			(unsigned long long)r->kv_bytes,
-			(unsigned long long)r->passes[1]);
-	else
-		fprintf(f, "\t\t\t");
-	if (a->without)
-		fprintf(f, "%llu", (unsigned long long)r->passes[0]);
-	fprintf(f, "\t%s\t%s\t%g\t", kv_dtype_name(a->k_dtype),
-		kv_dtype_name(a->v_dtype), a->logit_scale);
-	if (compact(a))
-		fprintf(f, "%.6f\t%.9f\t%.9f\t%.12f", kv_quality_top1(q),
-			q->max_abs, kv_quality_mean_abs(q),
-			kv_quality_mean_kl(q));
-	else
-		fprintf(f, "\t\t\t");
-	fputc('\n', f);
-	if (ferror(f) | fclose(f)) {
-		cli_error("%s: write error", a->summary);
-		return CLI_FAIL;
-	}
-	return 0;
-}
-
 /* Refuses a run larger than the memory it may take (kv_run_memory),
  * naming what fits: need is the engine's bytes plus `mine`, the loop's
  * own. */
@@ -479,151 +312,6 @@ static int check_memory(const struct kv_model *m,
 	if (kv_run_fits(m, o, need, mine, avail, usable, err))
 		return cli_usage("%s: %s", m->name, err);
 	return 0;
-}
-
-/* --dry-run: what the run would allocate and do, without running it. */
-static int plan(const struct args *a, const struct kv_model *m,
-		const struct kv_engine_opts *o, const struct kv_engine_size *sz)
-{
-	static const char *const pcols[] = {
-		"prompt", "new", "users", "weights_bytes", "cache_bytes",
-		"scratch_bytes", "kv_bytes_per_token", "passes_cache",
-		"passes_nocache"};
-	char err[KV_ERRLEN];
-	struct kv_decode_plan p;
-	if (kv_decode_plan(m, o, a->prompt, a->gen, &p, err)) {
-		cli_error("%s", err);
-		return CLI_USAGE;
-	}
-	struct cli_table t;
-	cli_table_begin(&t, pcols, CLI_NCOLS(pcols), a->json, a->header, false);
-	cli_put_u64(&t, a->prompt);
-	cli_put_u64(&t, a->gen);
-	cli_put_u64(&t, a->users);
-	cli_put_u64(&t, sz->weights);
-	cli_put_u64(&t, sz->cache);
-	cli_put_u64(&t, sz->scratch);
-	cli_put_u64(&t, p.kv_per_token);
-	cli_put_u64(&t, p.passes[1]);
-	cli_put_u64(&t, p.passes[0]);
-	cli_row_end(&t);
-	cli_table_end(&t);
-	return 0;
-}
-
-/* --- --lengths: paged blocks against reserved sequences --- */
-
-static int run_lengths(const struct args *a, const struct kv_model *m,
-		       struct kv_engine_opts *o)
-{
-	static const char *const lcols[] = {
-		"users", "block_size", "max_len", "tokens", "blocks",
-		"blocks_held", "token_bytes", "paged_bytes", "reserved_bytes",
-		"paged_waste", "reserved_waste"};
-	char err[KV_ERRLEN], b1[64], b2[64];
-	struct kv_lengths_report r;
-	uint64_t U = a->users;
-	int rc = kv_decode_lengths(m, *o, &a->len, U, a->seed, a->block_set,
-				   a->pool_blocks, &r, err);
-	if (rc) {
-		cli_error("%s", err);
-		return rc == KV_ENOMEM || rc == KV_ERANGE ? CLI_FAIL
-							   : CLI_USAGE;
-	}
-	const struct kv_paged_usage *u = &r.u;
-	struct cli_table t;
-	cli_table_begin(&t, lcols, CLI_NCOLS(lcols), a->json, a->header, false);
-	cli_put_u64(&t, U);
-	cli_put_u64(&t, r.block_size);
-	cli_put_u64(&t, r.max_len);
-	cli_put_u64(&t, u->tokens);
-	cli_put_u64(&t, u->blocks);
-	cli_put_u64(&t, r.blocks_held);
-	cli_put_u64(&t, u->token_bytes);
-	cli_put_u64(&t, u->paged_bytes);
-	cli_put_u64(&t, u->reserved_bytes);
-	cli_put_f(&t, u->paged_waste, 4);
-	cli_put_f(&t, u->reserved_waste, 4);
-	cli_row_end(&t);
-	cli_table_end(&t);
-	fflush(stdout);
-	fprintf(stderr,
-		"kvdecode: %s, %u layers, %llu users, %llu tokens in all, "
-		"blocks of %llu\n",
-		m->name, r.layers, (unsigned long long)U,
-		(unsigned long long)u->tokens,
-		(unsigned long long)r.block_size);
-	fprintf(stderr, "paged: %s in %llu blocks, %.1f%% of it unused\n",
-		kv_format_iec(u->paged_bytes, b1, sizeof b1),
-		(unsigned long long)u->blocks, 100 * u->paged_waste);
-	fprintf(stderr,
-		"reserved: %s for %llu x %llu positions, %.1f%% of it "
-		"unused\n",
-		kv_format_iec(u->reserved_bytes, b2, sizeof b2),
-		(unsigned long long)U, (unsigned long long)r.max_len,
-		100 * u->reserved_waste);
-	return 0;
-}
-
-/* --- --prefix-reuse: a script of requests over one pool --- */
-
-static int run_prefix(const struct args *a, struct kv_engine *e)
-{
-	static const char *const rcols[] = {
-		"request", "prompt", "cached_tokens", "computed_tokens",
-		"hits", "misses", "evictions", "blocks_held", "first_token",
-		"identical", "ms_first_token", "ms_decode"};
-	struct kv_prefix_request r[KV_PREFIX_REQUESTS];
-	int failed, rc = kv_prefix_reuse(e, a->prompt, a->gen, a->temperature,
-					 a->top_k, a->seed, r, &failed);
-	struct cli_table t;
-	cli_table_begin(&t, rcols, CLI_NCOLS(rcols), a->json, a->header, false);
-	for (int q = 0; q < (failed < 0 ? KV_PREFIX_REQUESTS : failed); q++) {
-		const struct kv_prefix_request *x = &r[q];
-		cli_put_str(&t, kv_prefix_names[q]);
-		cli_put_u64(&t, a->prompt);
-		cli_put_u64(&t, x->cached);
-		cli_put_u64(&t, x->computed);
-		cli_put_u64(&t, x->hits);
-		cli_put_u64(&t, x->misses);
-		cli_put_u64(&t, x->evictions);
-		cli_put_u64(&t, x->blocks_held);
-		cli_put_u64(&t, x->first);
-		if (x->identical < 0)
-			cli_put_empty(&t);
-		else
-			cli_put_u64(&t, (uint64_t)x->identical);
-		cli_put_f(&t, x->ms_first, 3);
-		cli_put_f(&t, x->ms_decode, 3);
-		cli_row_end(&t);
-	}
-	if (rc) {
-		if (failed < 0)
-			cli_error("out of memory");
-		else
-			cli_error("request %s failed: %s",
-				  kv_prefix_names[failed],
-				  rc == KV_ENOMEM ? "no free block in the pool"
-						  : kv_strerror(rc));
-		return CLI_FAIL;
-	}
-	cli_table_end(&t);
-	fflush(stdout);
-	fprintf(stderr,
-		"kvdecode: prefix reuse, prompt %llu, %llu new, blocks of "
-		"%llu, %llu threads\n",
-		(unsigned long long)a->prompt, (unsigned long long)a->gen,
-		(unsigned long long)a->block_size,
-		(unsigned long long)a->threads);
-	fprintf(stderr,
-		"time to first token: %.3f ms cold, %.3f ms warm (%llu of "
-		"%llu blocks reused)\n",
-		r[0].ms_first, r[1].ms_first, (unsigned long long)r[1].hits,
-		(unsigned long long)(r[1].hits + r[1].misses));
-	bool same = kv_prefix_same(r);
-	fprintf(stderr, "logits: %s warm and cold\n",
-		same ? "identical" : "differ");
-	return same ? 0 : CLI_FAIL;
 }
 
 /* The engine's options from the command line's. */
@@ -673,9 +361,9 @@ static int decode(struct args *a, const struct kv_model *m,
 		status = CLI_FAIL;
 	}
 	if (!status)
-		say(a, eff, &r, &q);
+		kvdecode_say(a, eff, &r, &q);
 	if (!status && a->summary_f) {
-		status = write_summary(a, eff, &r, &q);
+		status = kvdecode_summary(a, eff, &r, &q);
 		a->summary_f = NULL;
 	}
 	if (!status && kv_decode_differ(&r, a->tol))
@@ -708,7 +396,7 @@ int main(int argc, char **argv)
 	}
 	struct kv_engine_opts o = engine_opts(&a);
 	if (a.lengths) {
-		status = run_lengths(&a, m, &o);
+		status = kvdecode_lengths(&a, m, &o);
 		goto out;
 	}
 	if ((rc = kv_decode_estimate(m, &o, a.prompt, a.gen, compact(&a), &sz,
@@ -723,7 +411,7 @@ int main(int argc, char **argv)
 			 m->name, (unsigned long long)o.max_ctx,
 			 (unsigned long long)m->max_pos);
 	if (a.dry_run) {
-		status = plan(&a, m, &o, &sz.engine);
+		status = kvdecode_plan(&a, m, &o, &sz.engine);
 		goto out;
 	}
 	if ((status = check_memory(m, &o, sz.need, sz.loop)))
@@ -739,7 +427,7 @@ int main(int argc, char **argv)
 		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
 		goto out;
 	}
-	status = a.prefix ? run_prefix(&a, e) : decode(&a, m, &o, &e);
+	status = a.prefix ? kvdecode_prefix(&a, e) : decode(&a, m, &o, &e);
 out:
 	if (a.summary_f)
 		fclose(a.summary_f);
