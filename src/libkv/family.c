@@ -8,6 +8,7 @@
  * a golden config to hold it to its reference).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,18 @@ static int rg_kinds(struct cfg *c, const struct kv_model *m,
 	return 0;
 }
 
+/* One layer in every <what>_period from <what>_offset (Jamba's and
+ * Zamba's attention, Jamba's experts), with their classes' defaults. */
+static int period_offset(struct cfg *c, const char *what, uint64_t pdef,
+			 uint64_t odef, uint64_t *period, uint64_t *offset)
+{
+	char pf[64], of[64];
+	snprintf(pf, sizeof pf, "%s_period", what);
+	snprintf(of, sizeof of, "%s_offset", what);
+	int e = cfg_uint(c, pf, false, pdef, 1, MAX_LAYERS, period);
+	return e ? e : cfg_uint(c, of, false, odef, 0, MAX_LAYERS, offset);
+}
+
 /* Zamba's layers without a layers_block_type list, as its config class
  * makes one: layer 2, then every attn_layer_period-th from
  * attn_layer_offset past it, attend (a "hybrid" layer), the rest are
@@ -231,11 +244,8 @@ static int zamba_kinds(struct cfg *c, const struct kv_model *m,
 {
 	(void)window, (void)chunk;
 	uint64_t period, offset;
-	int e;
-	if ((e = cfg_uint(c, "attn_layer_period", false, 6, 1, MAX_LAYERS,
-			  &period)) ||
-	    (e = cfg_uint(c, "attn_layer_offset", false, 4, 0, MAX_LAYERS,
-			  &offset)))
+	int e = period_offset(c, "attn_layer", 6, 4, &period, &offset);
+	if (e)
 		return e;
 	for (uint32_t i = 0; i < m->n_layers; i++)
 		k[i] = i == 2 || (i > 2 && (i - 3) % period == offset)
@@ -408,12 +418,9 @@ static int jamba_kinds(struct cfg *c, const struct kv_model *m,
 		       uint64_t window, uint64_t chunk, enum kv_attn *k)
 {
 	uint64_t period, offset;
-	int e;
+	int e = period_offset(c, "attn_layer", 8, 4, &period, &offset);
 	(void)chunk;
-	if ((e = cfg_uint(c, "attn_layer_period", false, 8, 1, MAX_LAYERS,
-			  &period)) ||
-	    (e = cfg_uint(c, "attn_layer_offset", false, 4, 0, MAX_LAYERS,
-			  &offset)))
+	if (e)
 		return e;
 	if (offset >= period)
 		return cfg_fail(c,
@@ -463,15 +470,10 @@ static int llama4_kinds(struct cfg *c, const struct kv_model *m,
 static int jamba_moe(struct cfg *c, struct kv_model *m, bool *dense)
 {
 	uint64_t every, offset;
-	int e;
-	if ((e = cfg_uint(c, "expert_layer_period", false, 2, 1, MAX_LAYERS,
-			  &every)) ||
-	    (e = cfg_uint(c, "expert_layer_offset", false, 1, 0, MAX_LAYERS,
-			  &offset)))
-		return e;
-	for (uint32_t i = 0; i < m->n_layers; i++)
+	int e = period_offset(c, "expert_layer", 2, 1, &every, &offset);
+	for (uint32_t i = 0; !e && i < m->n_layers; i++)
 		dense[i] = i % every != offset;
-	return 0;
+	return e;
 }
 
 /* Llama 4's: moe_layers lists them (the others are dense), or every
