@@ -77,19 +77,67 @@ static bool latent_named(struct cfg *c)
 	return k && !cJSON_IsNull(k) && !cJSON_IsFalse(u);
 }
 
-/* The shape every family shares: layers, width, heads, KV heads, head_dim. */
-static int read_shape(struct cfg *c, struct kv_model *m,
-		      const struct family *f)
+/* head_dim: the field, the family's fixed default, or hidden/heads
+ * (Zamba's attention runs on the embedding and the hidden state side by
+ * side: 2 hidden / heads, unless attention_head_dim says). */
+static int read_head_dim(struct cfg *c, struct kv_model *m,
+			 const struct family *f)
 {
 	const struct defaults *d = &f->d;
-	bool gpt2 = m->family == KV_FAMILY_GPT2;
 	uint64_t v;
 	int e;
-	const struct class_shape *cs = class_shape(c, f);
+	static const char *const hd_names[] = {"kv_channels",
+					       "attention_head_dim", NULL};
+	const char *hd = cfg_has(c, "head_dim") ? NULL : cfg_first(c, hd_names);
+	bool zamba = f->traits & T_ZAMBA;
+	if (hd) {
+		if ((e = cfg_uint(c, hd, false, 0, 1, MAX_HEAD_DIM, &v)))
+			return e;
+	} else if (zamba && !cfg_has(c, "head_dim")) {
+		if (2 * m->hidden % m->n_heads) {
+			char where[128];
+			cfg_absent(c, "attention_head_dim", where,
+				   sizeof where);
+			return cfg_fail(c, "%s: missing, and twice the hidden "
+					"size, %llu, is not a multiple of %u "
+					"attention heads", where,
+					(unsigned long long)(2 * m->hidden),
+					m->n_heads);
+		}
+		v = 2 * m->hidden / m->n_heads;
+	} else if (cfg_has(c, "head_dim") || d->head_dim) {
+		if ((e = cfg_uint(c, "head_dim", false, d->head_dim, 1,
+				  MAX_HEAD_DIM, &v)))
+			return e;
+	} else if (m->hidden % m->n_heads && latent_named(c)) {
+		/* MLA's heads are qk_nope + qk_rope wide, set with its latent
+		 * (GLM-4.7-Flash: hidden 2048, 20 heads) */
+		v = 1;
+	} else {
+		if (m->hidden % m->n_heads) {
+			char where[128];
+			cfg_absent(c, "head_dim", where, sizeof where);
+			return cfg_fail(c, "%s: missing, and hidden size %llu "
+					"is not a multiple of %u attention "
+					"heads", where,
+					(unsigned long long)m->hidden,
+					m->n_heads);
+		}
+		v = m->hidden / m->n_heads;
+	}
+	m->head_dim = m->head_dim_v = (uint32_t)v;
+	return 0;
+}
+
+/* The note for a wrapper's text_config that leaves fields of the shape
+ * to its class (cs): which were taken. */
+static void class_note(const struct cfg *c, struct kv_model *m,
+		       const struct class_shape *cs)
+{
 	bool no_l = !cfg_first(c, NAMES_LAYERS);
 	bool no_h = !cfg_first(c, NAMES_HIDDEN),
 	     no_q = !cfg_first(c, NAMES_HEADS);
-	if (cs && (no_l || no_h || no_q)) {
+	if (no_l || no_h || no_q) {
 		char took[96] = "";
 		size_t at = 0;
 		if (no_l)
@@ -107,6 +155,18 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 			 "taken (%s), as Transformers reads it",
 			 c->text_name, cs->cls, took);
 	}
+}
+
+/* The shape every family shares: layers, width, heads, KV heads, head_dim. */
+static int read_shape(struct cfg *c, struct kv_model *m,
+		      const struct family *f)
+{
+	bool gpt2 = m->family == KV_FAMILY_GPT2;
+	uint64_t v;
+	int e;
+	const struct class_shape *cs = class_shape(c, f);
+	if (cs)
+		class_note(c, m, cs);
 	if ((e = cfg_uint_any(c, gpt2 ? NAMES_GPT2_LAYERS : NAMES_LAYERS, !cs,
 			      cs ? cs->layers : 0, 1, MAX_LAYERS, &v)))
 		return e;
@@ -166,50 +226,7 @@ static int read_shape(struct cfg *c, struct kv_model *m,
 				"got %u", where, m->n_heads, m->n_kv_heads);
 	}
 
-	/* head_dim: the field, the family's fixed default, or hidden/heads
-	 * (Zamba's attention runs on the embedding and the hidden state side
-	 * by side: 2 hidden / heads, unless attention_head_dim says) */
-	static const char *const hd_names[] = {"kv_channels",
-					       "attention_head_dim", NULL};
-	const char *hd = cfg_has(c, "head_dim") ? NULL : cfg_first(c, hd_names);
-	bool zamba = f->traits & T_ZAMBA;
-	if (hd) {
-		if ((e = cfg_uint(c, hd, false, 0, 1, MAX_HEAD_DIM, &v)))
-			return e;
-	} else if (zamba && !cfg_has(c, "head_dim")) {
-		if (2 * m->hidden % m->n_heads) {
-			char where[128];
-			cfg_absent(c, "attention_head_dim", where,
-				   sizeof where);
-			return cfg_fail(c, "%s: missing, and twice the hidden "
-					"size, %llu, is not a multiple of %u "
-					"attention heads", where,
-					(unsigned long long)(2 * m->hidden),
-					m->n_heads);
-		}
-		v = 2 * m->hidden / m->n_heads;
-	} else if (cfg_has(c, "head_dim") || d->head_dim) {
-		if ((e = cfg_uint(c, "head_dim", false, d->head_dim, 1,
-				  MAX_HEAD_DIM, &v)))
-			return e;
-	} else if (m->hidden % m->n_heads && latent_named(c)) {
-		/* MLA's heads are qk_nope + qk_rope wide, set with its latent
-		 * (GLM-4.7-Flash: hidden 2048, 20 heads) */
-		v = 1;
-	} else {
-		if (m->hidden % m->n_heads) {
-			char where[128];
-			cfg_absent(c, "head_dim", where, sizeof where);
-			return cfg_fail(c, "%s: missing, and hidden size %llu "
-					"is not a multiple of %u attention "
-					"heads", where,
-					(unsigned long long)m->hidden,
-					m->n_heads);
-		}
-		v = m->hidden / m->n_heads;
-	}
-	m->head_dim = m->head_dim_v = (uint32_t)v;
-	return 0;
+	return read_head_dim(c, m, f);
 }
 
 /* The window of sliding layers: the field (or the family's own name for
