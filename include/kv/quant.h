@@ -3,8 +3,8 @@
  * linear layer's matrix under the checkpoint's quantization_config, its
  * scales, zero points and indices counted to the byte, as the serving
  * engines' loaders create them (vLLM's create_weights of each method; see
- * kvfit(1), WEIGHTS). Pure arithmetic; model.c reads the config into
- * struct kv_quant, params.c walks the matrices.
+ * kvfit(1), WEIGHTS). Pure arithmetic; model_quant.c reads the config
+ * into struct kv_quant, params.c walks the matrices.
  */
 #ifndef KV_QUANT_H
 #define KV_QUANT_H

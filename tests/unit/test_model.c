@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "kv/model.h"
+#include "model_int.h"
 #include "test.h"
 
 /* The message a bad config gives, or "" when it loads. */
@@ -1443,6 +1444,83 @@ static void test_find(void)
 	CHECK_STR(kv_config_dir(1), "configs");
 }
 
+/*
+ * The family table: each entry's model_type resolves to that entry, known
+ * unless T_NOTED, and no type is listed twice; a type not listed is read
+ * by its prefix as documented (family.c, FAMILY_PREFIXES); and a type
+ * extending an entry's name takes no trait the entry lacks, so the table
+ * and the prefix rules say the same (but DeepSeek-MoE, "deepseek", which
+ * has no latent while its descendants do).
+ */
+static void test_family_table(void)
+{
+	const struct family *e;
+	bool known;
+	for (size_t i = 0; (e = kv_family_at(i)); i++) {
+		struct family f = family_of(e->type, &known);
+		CHECK_STR(f.type, e->type);
+		CHECK(f.family == e->family);
+		CHECK(!memcmp(&f.d, &e->d, sizeof f.d));
+		CHECK_U64(f.traits, e->traits);
+		CHECK(f.ops && (!e->ops || f.ops == e->ops));
+		CHECK(known == !(e->traits & T_NOTED));
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(kv_family_at(j)->type, e->type) != 0);
+		char t[96];
+		snprintf(t, sizeof t, "%s_unlisted", e->type);
+		struct family u = family_of(t, &known);
+		unsigned extra = u.traits & ~e->traits;
+		if (!strcmp(e->type, "deepseek"))
+			extra &= ~(unsigned)T_MLA;
+		if (extra)
+			fprintf(stderr, "%s: traits %#x not on %s\n", t, extra,
+				e->type);
+		CHECK(!extra);
+	}
+	static const struct {
+		const char *type;
+		bool known;
+		enum kv_family family;
+		unsigned traits;
+		uint64_t vocab;
+		bool swa_flag;
+	} P[] = {
+		{"kimi_k2", true, KV_FAMILY_DEEPSEEK, T_MLA, 129280, false},
+		{"deepseek_vl_v2", true, KV_FAMILY_DEEPSEEK, T_MLA, 129280,
+		 false},
+		{"deepseek_v32", true, KV_FAMILY_DEEPSEEK, T_MLA | T_INDEXER,
+		 129280, false},
+		{"deepseek", true, KV_FAMILY_DEEPSEEK, 0, 129280, false},
+		{"qwen2_5_omni", false, KV_FAMILY_LLAMA, T_QKV_BIAS, 32000,
+		 true},
+		{"qwen3_omni_moe", false, KV_FAMILY_LLAMA, T_QK_NORM, 32000,
+		 true},
+		{"qwen2_audio", false, KV_FAMILY_LLAMA, T_QKV_BIAS, 32000,
+		 false},
+		{"qwen3_vl", false, KV_FAMILY_LLAMA, T_QK_NORM, 32000, false},
+		{"lfm2_vl", false, KV_FAMILY_LLAMA, T_QK_NORM, 32000, false},
+		{"gemma3_vision", false, KV_FAMILY_LLAMA, T_HEADS_8_4, 32000,
+		 false},
+		{"gemma3n_vision", false, KV_FAMILY_LLAMA, 0, 32000, false},
+		{"zamba3", false, KV_FAMILY_LLAMA, T_ZAMBA | T_BESIDE, 32000,
+		 false},
+		{"hunyuan_vl", false, KV_FAMILY_LLAMA, T_MIXED, 32000, false},
+		{"afmoe", false, KV_FAMILY_LLAMA, T_NOTED, 32000, false},
+		{"foo", false, KV_FAMILY_LLAMA, 0, 32000, false},
+		{"", false, KV_FAMILY_LLAMA, 0, 32000, false},
+	};
+	for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
+		struct family f = family_of(P[i].type, &known);
+		CHECK_STR(f.type, P[i].type);
+		CHECK(known == P[i].known);
+		CHECK(f.family == P[i].family);
+		CHECK_U64(f.traits, P[i].traits);
+		CHECK_U64(f.d.vocab, P[i].vocab);
+		CHECK(f.d.swa_flag == P[i].swa_flag);
+		CHECK(f.ops != NULL);
+	}
+}
+
 int main(void)
 {
 	test_shipped();
@@ -1457,5 +1535,6 @@ int main(void)
 	test_json_edges();
 	test_big_file();
 	test_find();
+	test_family_table();
 	return test_done("test_model");
 }

@@ -1,0 +1,286 @@
+/*
+ * model_quant.c - how a checkpoint stores its weights: the dtype a config
+ * names, and its quantization_config (which matrices are stored how, and
+ * which modules are left as they are).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kv/quant.h"
+#include "model_int.h"
+
+/* The dtype: torch_dtype (or the newer "dtype"), f32 when absent. A
+ * wrapper's own comes first, its text_config's only when it has none:
+ * Transformers loads the whole model in the root's dtype, and vLLM falls
+ * back to the text config's only without one. A family may name it
+ * another way (f->ops->dtype). */
+int read_dtype(struct cfg *wc, struct kv_model *m, const struct family *f)
+{
+	const char *s;
+	struct cfg top = *wc, *c = wc;
+	top.text = top.root;
+	if (cfg_has(&top, "torch_dtype") || cfg_has(&top, "dtype"))
+		c = &top;
+	const char *field = cfg_has(c, "torch_dtype") ? "torch_dtype" : "dtype";
+	int e = cfg_str(c, field, &s);
+	if (e)
+		return e;
+	/* Transformers loads a config without a dtype in float32; gpt-oss's
+	 * reference implementation runs in bfloat16 and its config has none */
+	m->dtype =
+	    m->family == KV_FAMILY_GPT_OSS ? KV_DTYPE_BF16 : KV_DTYPE_F32;
+	m->dtype_given = s != NULL;
+	if (!s && f->ops->dtype && (e = f->ops->dtype(c, m)))
+		return e;
+	if (s && kv_dtype_from_torch(s, &m->dtype)) {
+		char where[128];
+		cfg_find(c, field, where, sizeof where);
+		return cfg_fail(c, "%s: unknown dtype, expected float32, "
+				"float16 or bfloat16, got \"%.60s\"", where, s);
+	}
+	return 0;
+}
+
+/* The modules a quantization_config leaves as they are, from every list
+ * the methods name them in. */
+static int quant_ignore(struct cfg *q, struct kv_quant *k)
+{
+	static const char *const lists[] = {
+		"modules_to_not_convert", "ignore", "llm_int8_skip_modules",
+		"ignored_layers", "exclude_modules", NULL};
+	for (const char *const *l = lists; *l; l++) {
+		const cJSON *it, *el;
+		int e = cfg_kind(q, *l, K_LIST, &it);
+		if (e)
+			return e;
+		uint32_t i = 0;
+		cJSON_ArrayForEach(el, it)
+		{
+			char where[160], got[96];
+			if (!cJSON_IsString(el)) {
+				cfg_find(q, *l, where, sizeof where);
+				cfg_show(el, got, sizeof got);
+				return cfg_fail(q, "%s[%u]: must be a module "
+						"name, got %s", where, i, got);
+			}
+			if ((e = kv_quant_ignore_add(k, el->valuestring)) ==
+			    KV_EINVAL) {
+				cfg_find(q, *l, where, sizeof where);
+				return cfg_fail(q,
+						"%s[%u]: '%s': not a regular "
+						"expression",
+						where, i, el->valuestring);
+			}
+			if (e)
+				return e;
+			i++;
+		}
+	}
+	return 0;
+}
+
+/* A group size: -1 (or absent: def) for one scale per row, else a size
+ * that divides the hidden size (every matrix's rows are made of it). */
+static int quant_group(struct cfg *q, const struct kv_model *m,
+		       const char *field, uint64_t def, uint64_t *out)
+{
+	char where[128];
+	const cJSON *it = cfg_find(q, field, where, sizeof where);
+	*out = def;
+	if (!it || cJSON_IsNull(it) ||
+	    (cJSON_IsNumber(it) && it->valuedouble == -1)) {
+		if (it && !cJSON_IsNull(it))
+			*out = 0;
+		return 0;
+	}
+	int e = cfg_check_uint(q, it, where, 1, MAX_HIDDEN, out);
+	if (!e && m->hidden % *out)
+		return cfg_fail(q,
+				"%s: must divide the hidden size (%llu), got "
+				"%llu",
+				where, (unsigned long long)m->hidden,
+				(unsigned long long)*out);
+	return e;
+}
+
+/* fp8's weight_block_size, [n, k]: into k->block_n and block_k. */
+static int quant_block(struct cfg *q, const char *field, struct kv_quant *k)
+{
+	const cJSON *it;
+	int e = cfg_kind(q, field, K_LIST, &it);
+	if (e || !it)
+		return e;
+	char where[160];
+	cfg_find(q, field, where, sizeof where);
+	if (cJSON_GetArraySize(it) != 2)
+		return cfg_fail(q, "%s: must be [rows, columns] of a scale's "
+				"block, got a list of %d", where,
+				cJSON_GetArraySize(it));
+	uint64_t v[2];
+	for (int i = 0; i < 2; i++)
+		if ((e = cfg_check_uint(q, cJSON_GetArrayItem(it, i), where, 1,
+					1 << 16, &v[i])))
+			return e;
+	k->block_n = (uint32_t)v[0];
+	k->block_k = (uint32_t)v[1];
+	return 0;
+}
+
+/* compressed-tensors: the first of config_groups that quantizes weights,
+ * its num_bits, type, strategy, group or block, symmetry and order. */
+static int quant_ct(struct cfg *q, const struct kv_model *m,
+		    struct kv_quant *k)
+{
+	struct cfg groups, w;
+	bool has;
+	const char *format = NULL, *type = NULL, *strategy = NULL;
+	int e;
+	if ((e = cfg_str(q, "format", &format)) ||
+	    (e = cfg_nested(q, "config_groups", &groups, &has)))
+		return e;
+	const cJSON *g = NULL, *it;
+	if (has)
+		cJSON_ArrayForEach(it, groups.root)
+		{
+			if (cJSON_IsObject(it) &&
+			    cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
+				    it, "weights"))) {
+				g = it;
+				break;
+			}
+		}
+	if (!g)
+		return cfg_fail(q,
+				"quantization_config.config_groups: no group "
+				"quantizes weights");
+	struct cfg gc = groups;
+	char prefix[160];
+	snprintf(prefix, sizeof prefix, "quantization_config.config_groups.%s",
+		 g->string);
+	gc.root = gc.text = g;
+	gc.prefix = prefix;
+	if ((e = cfg_nested(&gc, "weights", &w, &has)))
+		return e;
+	snprintf(prefix + strlen(prefix), sizeof prefix - strlen(prefix),
+		 ".weights");
+	w.prefix = prefix;
+	uint64_t bits;
+	bool sym;
+	const cJSON *order;
+	if ((e = cfg_uint(&w, "num_bits", true, 0, 1, 16, &bits)) ||
+	    (e = cfg_str(&w, "type", &type)) ||
+	    (e = cfg_str(&w, "strategy", &strategy)) ||
+	    (e = cfg_bool(&w, "symmetric", true, &sym)) ||
+	    (e = cfg_kind(&w, "actorder", K_STR | K_BOOL, &order)) ||
+	    (e = quant_block(&w, "block_structure", k)))
+		return e;
+	k->bits = (uint32_t)bits;
+	k->zeros = !sym;
+	k->g_idx = order && !cJSON_IsFalse(order);
+	/* scales in the checkpoint's dtype */
+	k->scale_bytes = kv_dtype_info(m->dtype)->block_bytes /
+			 kv_dtype_info(m->dtype)->block;
+	bool fl = type && !strcmp(type, "float");
+	if (fl && bits == 4) {
+		k->fmt = KV_QUANT_NVFP4;
+		return 0;
+	}
+	k->fmt = fl ? KV_QUANT_CT_FP8 : KV_QUANT_CT_INT;
+	k->packed = format && strstr(format, "pack");
+	struct cfg in;
+	bool dyn = true;
+	if ((e = cfg_nested(&gc, "input_activations", &in, &has)) ||
+	    (has && (e = cfg_bool(&in, "dynamic", false, &dyn))))
+		return e;
+	k->input_scale = !dyn;
+	if (strategy && !strcmp(strategy, "tensor"))
+		k->group = UINT64_MAX;
+	else if (strategy && !strcmp(strategy, "group"))
+		return quant_group(&w, m, "group_size", 128, &k->group);
+	return 0;
+}
+
+/*
+ * The checkpoint's quantization_config (at the top level or in the text
+ * model's): which matrices are stored how, and which modules are left as
+ * they are. A quant_method not modelled is kept as KV_QUANT_UNKNOWN (the
+ * tools say so and count the parameters in the config's dtype); a
+ * malformed one (bits 0, a group size that does not divide, a string where
+ * a number belongs) is refused.
+ */
+int read_quant(struct cfg *c, struct kv_model *m)
+{
+	struct cfg q;
+	bool has;
+	const char *method = NULL, *s = NULL;
+	struct kv_quant *k = &m->quant;
+	int e = cfg_nested(c, "quantization_config", &q, &has);
+	if (e || !has)
+		return e;
+	q.prefix = "quantization_config";
+	if ((e = cfg_str(&q, "quant_method", &method)) ||
+	    (e = quant_ignore(&q, k)))
+		return e;
+	snprintf(k->method, sizeof k->method, "%s", method ? method : "");
+	uint64_t bits = 4;
+	bool b;
+	k->fmt = KV_QUANT_UNKNOWN;
+	if (!method) {
+		return cfg_fail(&q,
+				"quantization_config.quant_method: missing; "
+				"the format of the weights cannot be guessed");
+	} else if (!strcmp(method, "fp8")) {
+		k->fmt = KV_QUANT_FP8;
+		k->bits = 8;
+		if ((e = quant_block(&q, "weight_block_size", k)) ||
+		    (e = cfg_str(&q, "activation_scheme", &s)))
+			return e;
+		k->input_scale = s && !strcmp(s, "static");
+	} else if (!strcmp(method, "mxfp4")) {
+		k->fmt = KV_QUANT_MXFP4;
+		k->bits = 4;
+		k->experts_only = true;
+	} else if (!strcmp(method, "awq") || !strcmp(method, "gptq")) {
+		bool awq = method[0] == 'a';
+		k->fmt = awq ? KV_QUANT_AWQ : KV_QUANT_GPTQ;
+		k->g_idx = !awq;
+		if ((e = cfg_uint(&q, cfg_has(&q, "w_bit") ? "w_bit" : "bits",
+				  false, 4, 1, 8, &bits)) ||
+		    (e = quant_group(&q, m,
+				     cfg_has(&q, "q_group_size")
+					 ? "q_group_size"
+					 : "group_size",
+				     128, &k->group)) ||
+		    (e = cfg_bool(&q, "zero_point", true, &b)))
+			return e;
+		k->bits = (uint32_t)bits;
+		k->zeros = true; /* both store qzeros, symmetric or not */
+	} else if (!strcmp(method, "compressed-tensors")) {
+		if ((e = quant_ct(&q, m, k)))
+			return e;
+	} else if (!strcmp(method, "bitsandbytes")) {
+		bool four, eight;
+		if ((e = cfg_bool(&q, "load_in_4bit", false, &four)) ||
+		    (e = cfg_bool(&q, "load_in_8bit", false, &eight)) ||
+		    (e = cfg_bool(&q, "bnb_4bit_use_double_quant", false,
+				  &k->double_quant)))
+			return e;
+		if (four == eight)
+			return cfg_fail(&q,
+					"quantization_config: load_in_4bit or "
+					"load_in_8bit, one of them, got %s",
+					four ? "both" : "neither");
+		k->fmt = four ? KV_QUANT_BNB4 : KV_QUANT_BNB8;
+		k->bits = four ? 4 : 8;
+	} else if (!strcmp(method, "modelopt")) {
+		if ((e = cfg_str(&q, "quant_algo", &s)))
+			return e;
+		if (s && !strcmp(s, "FP8")) {
+			k->fmt = KV_QUANT_FP8;
+			k->input_scale = true;
+		} else if (s && !strcmp(s, "NVFP4")) {
+			k->fmt = KV_QUANT_NVFP4;
+		}
+	}
+	return 0;
+}
