@@ -505,6 +505,11 @@ static int nemotron_h_layers(struct cfg *c, struct kv_model *m)
 {
 	const char *p = NULL;
 	int e = cfg_str(c, "hybrid_override_pattern", &p);
+	/* read beside layer_types too, so held to its length here */
+	if (!e && p && strlen(p) != m->n_layers)
+		return cfg_fail(c, "hybrid_override_pattern: must have one "
+				"character per layer (%u), got %zu",
+				m->n_layers, strlen(p));
 	for (uint32_t i = 0; !e && i < m->n_layers; i++) {
 		struct kv_layer *l = &m->layers[i];
 		if (p && p[i] == '-') {

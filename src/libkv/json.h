@@ -1,6 +1,7 @@
 /*
- * json.h - reading a JSON file strictly (RFC 8259), for model configs
- * and the GPU table. Shared by model.c and gpu.c only.
+ * json.h - reading a JSON file strictly (RFC 8259): model configs
+ * (cfg.c, model.c), the GPU table (gpu.c), a checkpoint's index and
+ * safetensors headers (ckpt.c, safetensors.c).
  */
 #ifndef KV_JSON_H
 #define KV_JSON_H

@@ -1,0 +1,1 @@
+kvsize tests/bad/nemotron-h-pattern-short.json
