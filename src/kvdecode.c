@@ -1,8 +1,9 @@
 /*
  * kvdecode - the first article's experiment as a tool: generate tokens from
- * a random-weight model with and without the KV cache, show the tokens are
- * the same, time both, and weigh the cache from its allocation. With a
- * compact cache format, also compare its answers with an f32 cache's.
+ * a model (its checkpoint's weights, or random ones) with and without the
+ * KV cache, show the tokens are the same, time both, and weigh the cache
+ * from its allocation. With a compact cache format, also compare its
+ * answers with an f32 cache's.
  * With blocks the cache is paged; --prefix-reuse runs a short script of
  * requests over one pool (prompt caching), --lengths weighs paged blocks
  * against reserved sequences. Parses options, asks libkv's engine, prints
@@ -20,12 +21,12 @@
 
 static const char usage_head[] =
 	"Usage: kvdecode [OPTIONS] [CONFIG]\n"
-	"Generates tokens from a model with random float32 weights, with and\n"
-	"without the KV cache; prints a row per token and a summary that says\n"
-	"whether both ways agree, how long each took and what the cache\n"
-	"weighs.\n"
-	"CONFIG is a Hugging Face config.json (path or name); default: the\n"
-	"GPT-2 small shape of the articles.\n"
+	"Generates tokens from a model, with and without the KV cache; prints\n"
+	"a row per token and a summary that says whether both ways agree, how\n"
+	"long each took and what the cache weighs.\n"
+	"CONFIG is a Hugging Face config.json or a model folder (path or\n"
+	"name); its checkpoint's weights run where one is beside it, else\n"
+	"random ones. Default: the GPT-2 small shape of the articles.\n"
 	"\n";
 /* between the two, the options of options.c's table */
 static const char usage_foot[] =
@@ -44,6 +45,48 @@ static int parse_lengths(const char *s, struct args *a)
 		return CLI_FAIL;
 	}
 	return rc ? cli_usage("--lengths: %s, got '%s'", err, s) : 0;
+}
+
+/* --prompt-ids: a list of token ids, the prompt's length. */
+static int parse_ids(const char *s, struct args *a)
+{
+	size_t n = 1;
+	char tok[32];
+	free(a->ids);
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	if (!(a->ids = calloc(n, sizeof *a->ids)))
+		return CLI_FAIL;
+	a->prompt = n;
+	a->ids_given = true;
+	for (size_t i = 0; i < n; i++, s += strcspn(s, ",") + 1) {
+		uint64_t id;
+		size_t len = strcspn(s, ",");
+		snprintf(tok, sizeof tok, "%.*s", (int)(len < 31 ? len : 31), s);
+		if (!len)
+			return cli_usage("--prompt-ids: an empty item in a list "
+					 "of token ids (1,5,9)");
+		if (len > 31)
+			return cli_usage("--prompt-ids: not a token id: "
+					 "'%s...'",
+					 tok);
+		if (cli_u64("--prompt-ids", tok, 0, UINT32_MAX - 1, &id))
+			return CLI_USAGE;
+		a->ids[i] = (uint32_t)id;
+	}
+	return 0;
+}
+
+/* --weights-dtype: the types the engine keeps weights in. */
+static int parse_wdtype(const char *s, struct args *a)
+{
+	enum kv_dtype t;
+	if (kv_dtype_parse(s, &t) ||
+	    (t != KV_DTYPE_F32 && t != KV_DTYPE_BF16 && t != KV_DTYPE_F16))
+		return cli_usage("--weights-dtype: f32, bf16 or f16, got '%s'",
+				 s);
+	a->wdtype = (int)t;
+	return 0;
 }
 
 /* A cache format the engine stores, by name. */
@@ -114,7 +157,9 @@ static int option(int c, struct args *a, bool *done)
 		*done = true;
 		return 0;
 	case 'n': return cli_tokens("--new", optarg, &a->gen);
-	case 'p': return cli_tokens("--prompt", optarg, &a->prompt);
+	case 'p':
+		a->prompt_given = true;
+		return cli_tokens("--prompt", optarg, &a->prompt);
 	case 'T':
 		return cli_double("--temperature", optarg, 0, 1e6,
 				  &a->temperature);
@@ -137,6 +182,9 @@ static int option(int c, struct args *a, bool *done)
 		a->layout = !strcmp(optarg, "paged");
 		return 0;
 	case OPT_PREFIX_REUSE: a->prefix = true; return 0;
+	case OPT_PROMPT_IDS: return parse_ids(optarg, a);
+	case OPT_WDTYPE: return parse_wdtype(optarg, a);
+	case OPT_RANDOM_WEIGHTS: a->random = true; return 0;
 	case OPT_LENGTHS: return parse_lengths(optarg, a);
 	case OPT_TOL: return cli_double("--tol", optarg, 0, 1e30, &a->tol);
 	case OPT_SUMMARY: a->summary = optarg; return 0;
@@ -158,6 +206,9 @@ static int option(int c, struct args *a, bool *done)
  * implies for another. */
 static int check(struct args *a)
 {
+	if (a->ids_given && a->prompt_given)
+		return cli_usage("--prompt-ids gives the prompt; give it or "
+				 "--prompt N, not both");
 	if (compact(a) && !a->mode_given)
 		a->without = false; /* the f32 cache is the reference */
 	if (compact(a) && !a->with)
@@ -209,7 +260,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	*a = (struct args){.prompt = 128, .gen = 32, .users = 1, .tol = 1e-4,
 			   .with = true, .without = true, .header = true,
-			   .layout = -1, .logit_scale = 1,
+			   .layout = -1, .logit_scale = 1, .wdtype = -1,
 			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
 	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
 	while ((c = cli_getopt(argc, argv)) != -1) {
@@ -276,7 +327,8 @@ static int run(const struct args *a, struct kv_engine *e,
 	       struct kv_decode_result *r)
 {
 	struct kv_decode_opts o = {a->prompt, a->gen, a->with, a->without,
-				   a->temperature, a->top_k, a->seed, NULL};
+				   a->temperature, a->top_k, a->seed, NULL,
+				   a->ids};
 	struct kv_decode *d;
 	struct rows w = {.a = a, .cell = malloc(a->users * 11 + 1)};
 	int rc = w.cell ? kv_decode_open(e, &o, &d) : KV_ENOMEM;
@@ -314,6 +366,28 @@ static int check_memory(const struct kv_model *m,
 	return 0;
 }
 
+/* The checkpoint beside the config, unless --random-weights; and the
+ * prompt's ids held to the vocabulary. */
+static int weights(struct args *a, const struct kv_model *m)
+{
+	char err[KV_ERRLEN];
+	int rc = 0;
+	if (!a->random && a->config && (rc = kv_st_beside(m->path, &a->ckpt,
+							   err))) {
+		cli_error("%s", err);
+		return rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
+	}
+	for (uint64_t i = 0; a->ids && i < a->prompt; i++)
+		if (a->ids[i] >= (a->vocab ? a->vocab : m->vocab))
+			return cli_usage("--prompt-ids: %u is not below the "
+					 "vocabulary's %llu tokens",
+					 a->ids[i],
+					 (unsigned long long)(a->vocab
+								      ? a->vocab
+								      : m->vocab));
+	return 0;
+}
+
 /* The engine's options from the command line's. */
 static struct kv_engine_opts engine_opts(const struct args *a)
 {
@@ -333,6 +407,10 @@ static struct kv_engine_opts engine_opts(const struct args *a)
 	o.paged = a->layout == 1;
 	o.pool_blocks = a->pool_blocks;
 	o.prefix = a->prefix;
+	o.ckpt = a->ckpt;
+	o.weights_dtype = a->wdtype >= 0 ? (enum kv_dtype)a->wdtype
+			  : a->ckpt	 ? kv_st_weights_dtype(a->ckpt)
+					 : KV_DTYPE_F32;
 	kv_decode_engine_opts(&o, a->prompt, a->gen, a->with, a->without);
 	return o;
 }
@@ -394,6 +472,8 @@ int main(int argc, char **argv)
 		status = CLI_FAIL;
 		goto out;
 	}
+	if ((status = weights(&a, m)))
+		goto out;
 	struct kv_engine_opts o = engine_opts(&a);
 	if (a.lengths) {
 		status = kvdecode_lengths(&a, m, &o);
@@ -405,7 +485,9 @@ int main(int argc, char **argv)
 		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
 		goto out;
 	}
-	if (m->max_pos && o.max_ctx > m->max_pos)
+	a.wt = o.weights_dtype;
+	a.weight_bytes = sz.engine.weights;
+	if (m->max_pos && o.max_ctx > m->max_pos && !a.ckpt)
 		cli_warn("%s: %llu positions are beyond the config's %llu; "
 			 "run anyway, the weights being random",
 			 m->name, (unsigned long long)o.max_ctx,
@@ -433,6 +515,8 @@ out:
 		fclose(a.summary_f);
 	kv_engine_free(e);
 	kv_model_free(m);
+	kv_st_close(a.ckpt);
 	kv_lengths_free(&a.len);
+	free(a.ids);
 	return cli_finish(status);
 }

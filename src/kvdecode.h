@@ -13,6 +13,7 @@
 #include "kv/engine.h"
 #include "kv/paged.h"
 #include "kv/quality.h"
+#include "kv/safetensors.h"
 
 struct args {
 	uint64_t prompt, gen, users, layers, vocab, kv_heads, seed, top_k;
@@ -30,6 +31,13 @@ struct args {
 	bool prefix;
 	struct kv_lengths len; /* --lengths */
 	bool lengths;
+	uint32_t *ids;     /* --prompt-ids, a prompt of their count */
+	int wdtype;        /* --weights-dtype; -1: the checkpoint's or f32 */
+	bool random;       /* --random-weights */
+	bool ids_given, prompt_given;
+	enum kv_dtype wt;       /* the weights' type the run keeps */
+	uint64_t weight_bytes;  /* and their bytes, from the estimate */
+	struct kv_st *ckpt; /* the checkpoint beside the config, run */
 };
 
 /* Whether the run keeps a cache format other than f32. */

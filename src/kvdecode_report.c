@@ -27,6 +27,11 @@ void kvdecode_say(const struct args *a, const struct kv_model *m,
 		a->users == 1 ? "" : "s",
 		(unsigned long long)a->prompt, (unsigned long long)a->gen,
 		(unsigned long long)a->threads);
+	if (a->ckpt || a->wt != KV_DTYPE_F32)
+		fprintf(stderr, "weights: %s, %s in memory (%s)\n",
+			a->ckpt ? "the checkpoint's" : "random",
+			kv_dtype_name(a->wt),
+			kv_format_iec(a->weight_bytes, b1, sizeof b1));
 	if (both) {
 		if (r->first_diff)
 			fprintf(stderr,

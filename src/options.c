@@ -182,6 +182,15 @@ const struct cli_opt cli_opts[] = {
 	    "weigh paged blocks against reserving each\n"
 	    "user's longest text: uniform:LO:HI or a\n"
 	    "list L1,L2,... of tokens per user"),
+	OPT(T_DECODE, "prompt-ids", OPT_PROMPT_IDS, "LIST",
+	    "the prompt as token ids (1,5,9), every\n"
+	    "sequence's; instead of --prompt N drawn ones"),
+	OPT(T_DECODE, "weights-dtype", OPT_WDTYPE, "T",
+	    "the weights in memory: f32, bf16 or f16\n"
+	    "(default: a checkpoint's own, else f32)"),
+	OPT(T_DECODE, "random-weights", OPT_RANDOM_WEIGHTS, NULL,
+	    "draw the weights from --seed even where a\n"
+	    "checkpoint is beside the config"),
 	OPT(T_DECODE, "summary", OPT_SUMMARY, "FILE",
 	    "also write the summary as a TSV row to FILE"),
 	OPT(T_DECODE, "dry-run", OPT_DRY_RUN, NULL,

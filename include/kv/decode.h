@@ -25,6 +25,9 @@ struct kv_decode_opts {
 				   gen), instead of each way's own draws
 				   (teacher forcing: the quality bench);
 				   NULL: the draws */
+	const uint32_t *prompt_ids; /* the prompt of every sequence (prompt
+				       ids, each below the vocabulary);
+				       NULL: drawn from the seed */
 };
 
 /* One step, every sequence of the engine at once. Index 0 is the way

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dtype.h"
 #include "kv.h"
 
 /* The element types safetensors names ("F32", "BF16", ...). */
@@ -78,6 +79,15 @@ int kv_st_parse(const char *text, size_t len, uint64_t data, const char *path,
  * failure nothing stays open or mapped.
  */
 int kv_st_open(const char *dir, int map, struct kv_st **out, char *err);
+
+/* The checkpoint in the folder of config_path (a file; "-" has none),
+ * mapped: 0 with *out NULL when there is none, else as kv_st_open(). */
+int kv_st_beside(const char *config_path, struct kv_st **out, char *err);
+
+/* The type most of st's matrices (2-D float tensors, by bytes) are
+ * stored in, as a KV format: KV_DTYPE_F32, _BF16 or _F16 (F32 when none
+ * is). */
+enum kv_dtype kv_st_weights_dtype(const struct kv_st *st);
 
 /* The tensor of that name, or NULL. */
 const struct kv_st_tensor *kv_st_get(const struct kv_st *st,

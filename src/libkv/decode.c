@@ -101,8 +101,10 @@ int kv_decode_open(struct kv_engine *e, const struct kv_decode_opts *o,
 			d->text[0][u * d->cap + i] =
 				d->text[1][u * d->cap + i] =
 					o->forced ? o->forced[u * d->cap + i]
-						  : kv_rand_token(o->seed, u,
-								  i, v);
+					: o->prompt_ids
+						? o->prompt_ids[i]
+						: kv_rand_token(o->seed, u, i,
+								v);
 	*out = d;
 	return 0;
 }

@@ -419,6 +419,14 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 				      : "");
 		return KV_EUNSUP;
 	}
+	if (o->ckpt && m->family == KV_FAMILY_GPT2 && o->max_ctx > m->max_pos) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: %llu positions, beyond the %llu the checkpoint's "
+			 "learned positions cover",
+			 m->name, (unsigned long long)o->max_ctx,
+			 (unsigned long long)m->max_pos);
+		return KV_EINVAL;
+	}
 	const struct kv_layer *l0 = &m->layers[0];
 	if (m->family != KV_FAMILY_GPT2 && !(m->rope_theta > 0)) {
 		snprintf(err, KV_ERRLEN,

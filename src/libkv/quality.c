@@ -126,7 +126,7 @@ static int one_pass(struct pass *p, bool test, struct kv_quality *q,
 	/* the reference draws its own text; the test is fed it */
 	struct kv_decode_opts dop = {p->prompt, p->gen, true, false,
 				     p->temperature, p->top_k, p->seed,
-				     test ? p->text : NULL};
+				     test ? p->text : NULL, NULL};
 	if ((rc = kv_decode_open(e, &dop, &d))) {
 		kv_engine_free(e);
 		snprintf(err, KV_ERRLEN, "out of memory");

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "kv/dtype.h"
 #include "kv/safetensors.h"
 
 #define MAX_HEADER_BYTES (100u << 20) /* the reference's own limit */
@@ -450,6 +451,43 @@ int kv_st_open(const char *dir, int map, struct kv_st **out, char *err)
 	}
 	*out = st;
 	return 0;
+}
+
+int kv_st_beside(const char *config_path, struct kv_st **out, char *err)
+{
+	char dir[4200], p[4300];
+	struct stat sb;
+	const char *slash = strrchr(config_path, '/');
+	*out = NULL;
+	if (!strcmp(config_path, "-"))
+		return 0;
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - config_path)
+						: 1,
+		 slash ? config_path : ".");
+	snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
+	if (stat(p, &sb)) {
+		snprintf(p, sizeof p, "%s/model.safetensors", dir);
+		if (stat(p, &sb))
+			return 0;
+	}
+	return kv_st_open(dir, 1, out, err);
+}
+
+enum kv_dtype kv_st_weights_dtype(const struct kv_st *st)
+{
+	uint64_t bytes[3] = {0};
+	for (size_t i = 0; i < st->n; i++) {
+		const struct kv_st_tensor *t = &st->t[i];
+		int k = t->dtype == KV_ST_F32	? 0
+			: t->dtype == KV_ST_BF16 ? 1
+			: t->dtype == KV_ST_F16	? 2
+						: -1;
+		if (k >= 0 && t->ndim == 2)
+			bytes[k] += t->end - t->begin;
+	}
+	return bytes[1] > bytes[0] && bytes[1] >= bytes[2] ? KV_DTYPE_BF16
+	       : bytes[2] > bytes[0]			   ? KV_DTYPE_F16
+							   : KV_DTYPE_F32;
 }
 
 void kv_st_close(struct kv_st *st)

@@ -48,7 +48,7 @@ static void test_run(bool paged)
 	o.paged = paged;
 	kv_decode_engine_opts(&o, 5, 3, true, true);
 	struct kv_engine *e = test_engine(m, &o);
-	struct kv_decode_opts dop = {5, 3, true, true, 0, 0, 3, NULL};
+	struct kv_decode_opts dop = {5, 3, true, true, 0, 0, 3, NULL, NULL};
 	struct kv_decode *d;
 	struct kv_decode_result r;
 	struct seen s = {0};
@@ -101,7 +101,7 @@ static void test_run_fails(void)
 	o.threads = 1;
 	kv_decode_engine_opts(&o, 4, 2, true, false); /* 5 positions */
 	struct kv_engine *e = test_engine(m, &o);
-	struct kv_decode_opts dop = {4, 4, true, false, 0, 0, 1, NULL};
+	struct kv_decode_opts dop = {4, 4, true, false, 0, 0, 1, NULL, NULL};
 	struct kv_decode *d;
 	struct kv_decode_result r;
 	struct seen s = {0};

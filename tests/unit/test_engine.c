@@ -48,7 +48,7 @@ static double agree(const struct kv_model *m, uint32_t kvh, uint32_t users,
 		return INFINITY;
 	}
 	/* the session: cached and recomputed, each step compared */
-	struct kv_decode_opts dop = {prompt, gen, true, true, 0, 0, 7, NULL};
+	struct kv_decode_opts dop = {prompt, gen, true, true, 0, 0, 7, NULL, NULL};
 	struct kv_decode *d;
 	struct kv_decode_step st;
 	double worst = 0;

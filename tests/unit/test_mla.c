@@ -186,7 +186,7 @@ static double agree(const struct kv_model *m, uint32_t rank, uint32_t rope,
 	}
 	kv_engine_set_simd(e, simd);
 	/* the session: cached and recomputed, each step compared */
-	struct kv_decode_opts dop = {prompt, gen, true, true, 0, 0, 7, NULL};
+	struct kv_decode_opts dop = {prompt, gen, true, true, 0, 0, 7, NULL, NULL};
 	struct kv_decode *d;
 	struct kv_decode_step st;
 	double worst = 0;

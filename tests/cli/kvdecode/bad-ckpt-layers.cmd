@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/tiny-gpt2 --layers 1

@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-offsets --new 2

@@ -1,0 +1,1 @@
+kvdecode --prompt 4 --prompt-ids 1,2

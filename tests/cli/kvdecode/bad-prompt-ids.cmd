@@ -1,0 +1,1 @@
+kvdecode --prompt-ids 1,,2

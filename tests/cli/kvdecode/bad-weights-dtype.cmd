@@ -1,0 +1,1 @@
+kvdecode --weights-dtype q8_0

@@ -1,0 +1,1 @@
+kvdecode --weights-dtype bf16 --dry-run
