@@ -17,6 +17,7 @@
 #include "kv/bench.h"
 #include "kv/engine.h"
 #include "kv/quality.h"
+#include "kv/safetensors.h"
 #include "kv/sweep.h"
 #include "kv/units.h"
 
@@ -39,7 +40,8 @@ static const char *const cols[] = {
 	"gflops", "roofline_ms", "efficiency", "kv_bytes", "kv_share",
 	"kv_time_share", "ref_gbps", "ref_gflops", "layout", "block_size",
 	"new_tokens", "top1_agree", "max_abs_logit_diff",
-	"mean_abs_logit_diff", "mean_kl", "baseline_ms", "ratio"};
+	"mean_abs_logit_diff", "mean_kl", "weights_dtype", "baseline_ms",
+	"ratio"};
 /* the last two only with --baseline */
 #define NCOLS_BASELINE CLI_NCOLS(cols)
 #define NCOLS_PLAIN (NCOLS_BASELINE - 2)
@@ -48,6 +50,7 @@ struct args {
 	struct kv_sweep sw; /* what the sweep asks for */
 	const char *ctkv;   /* --cache-type-k or -v, as given */
 	double max_regress; /* < 0: no gate */
+	enum kv_dtype *wt;  /* each model's own weights' type */
 	const char *baseline;
 	bool json, header;
 };
@@ -109,6 +112,23 @@ static int parse_mla(const char *s, struct kv_sweep *w)
 		return CLI_FAIL;
 	}
 	return cli_each("--mla", s, mla_item, w, false);
+}
+
+/* --weights-dtype: the types the engine keeps weights in. */
+static int parse_wdtypes(const char *s, struct kv_sweep *w)
+{
+	free(w->wdtypes);
+	w->wdtypes = NULL;
+	int e = cli_dtypes("--weights-dtype", s, &w->wdtypes, &w->nwdtypes);
+	for (size_t i = 0; !e && i < w->nwdtypes; i++) {
+		int t = w->wdtypes[i];
+		if (t != KV_DTYPE_F32 && t != KV_DTYPE_BF16 &&
+		    t != KV_DTYPE_F16)
+			e = cli_usage("--weights-dtype: f32, bf16 or f16, got "
+				      "'%s'",
+				      s);
+	}
+	return e;
 }
 
 /* --kv-dtype's formats: auto is the engine's f32; each one the engine
@@ -175,6 +195,9 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			    w->gen > 65536)
 				e = cli_usage("--new: at most 65536, got '%s'",
 					      optarg);
+			break;
+		case OPT_WDTYPE:
+			e = parse_wdtypes(optarg, w);
 			break;
 		case OPT_LOGIT_SCALE:
 			e = cli_double("--logit-scale", optarg, 1e-6, 1e6,
@@ -342,6 +365,10 @@ static void print_row(struct cli_table *t, const struct kv_sweep_point *p,
 	} else {
 		put_empty(t, 5);
 	}
+	if (engine)
+		cli_put_str(t, kv_dtype_name(p->wt));
+	else
+		cli_put_empty(t);
 	if (t->ncols == NCOLS_BASELINE) {
 		put_opt_f(t, p->baseline_ms, 3);
 		put_opt_f(t, ratio, 3);
@@ -445,24 +472,37 @@ static void progress(const struct kv_sweep_point *p,
 	fprintf(stderr, " threads %llu%s", (unsigned long long)p->threads, eta);
 }
 
-/* The configs named (none: GPT-2 small) and the sweep's points over
+/* The configs named (none: GPT-2 small), each one's weights' type (its
+ * checkpoint's, where one lies beside it), and the sweep's points over
  * them. */
 static int load_models(int argc, char **argv, struct kv_model ***models,
 		       size_t *nmodels, struct kv_sweep_points *s,
-		       const struct args *a)
+		       struct args *a)
 {
 	size_t n = argc > optind ? (size_t)(argc - optind) : 1;
+	char err[KV_ERRLEN];
 	int status = 0;
-	if (!(*models = calloc(n, sizeof **models)))
+	if (!(*models = calloc(n, sizeof **models)) ||
+	    !(a->wt = calloc(n, sizeof *a->wt)))
 		return CLI_FAIL;
 	if (argc == optind) {
 		if (kv_model_gpt2_small(&(*models)[0]))
 			return CLI_FAIL;
 		*nmodels = 1;
 	}
-	for (int i = optind; i < argc && !status; i++)
-		if (!(status = cli_load_model(argv[i], &(*models)[*nmodels])))
-			(*nmodels)++;
+	for (int i = optind; i < argc && !status; i++) {
+		struct kv_st *ck = NULL;
+		struct kv_model **m = &(*models)[*nmodels];
+		if ((status = cli_load_model(argv[i], m)))
+			break;
+		(*nmodels)++;
+		if (kv_st_beside((*m)->path, 0, &ck, err))
+			status = cli_usage("%s", err);
+		a->wt[*nmodels - 1] = ck ? kv_st_weights_dtype(ck)
+					 : KV_DTYPE_F32;
+		kv_st_close(ck);
+	}
+	a->sw.model_wt = a->wt;
 	if (!status && kv_sweep_expand(&a->sw, *models, *nmodels,
 				       (uint64_t)sysconf(_SC_NPROCESSORS_ONLN),
 				       s))
@@ -575,6 +615,7 @@ out:
 		kv_model_free(models[i]);
 	free(models);
 	free(s.p);
+	free(a.wt);
 	kv_sweep_free(&a.sw);
 	return cli_finish(status);
 }

@@ -372,7 +372,7 @@ static int weights(struct args *a, const struct kv_model *m)
 {
 	char err[KV_ERRLEN];
 	int rc = 0;
-	if (!a->random && a->config && (rc = kv_st_beside(m->path, &a->ckpt,
+	if (!a->random && a->config && (rc = kv_st_beside(m->path, 1, &a->ckpt,
 							   err))) {
 		cli_error("%s", err);
 		return rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;

@@ -230,6 +230,9 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_BENCH, "block-size", 'b', "LIST",
 	    "positions per block of blocked and paged\n"
 	    "(default 16)"),
+	OPT(T_BENCH, "weights-dtype", OPT_WDTYPE, "LIST",
+	    "the weights in memory: f32, bf16, f16\n"
+	    "(default: a checkpoint's own, else f32)"),
 	OPT(T_BENCH, "layers", OPT_LAYERS, "N",
 	    "decoder layers instead of the config's"),
 	OPT(T_BENCH, "vocab", OPT_VOCAB, "N",

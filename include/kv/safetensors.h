@@ -81,8 +81,10 @@ int kv_st_parse(const char *text, size_t len, uint64_t data, const char *path,
 int kv_st_open(const char *dir, int map, struct kv_st **out, char *err);
 
 /* The checkpoint in the folder of config_path (a file; "-" has none),
- * mapped: 0 with *out NULL when there is none, else as kv_st_open(). */
-int kv_st_beside(const char *config_path, struct kv_st **out, char *err);
+ * mapped unless map is 0: 0 with *out NULL when there is none, else as
+ * kv_st_open(). */
+int kv_st_beside(const char *config_path, int map, struct kv_st **out,
+		 char *err);
 
 /* The type most of st's matrices (2-D float tensors, by bytes) are
  * stored in, as a KV format: KV_DTYPE_F32, _BF16 or _F16 (F32 when none

@@ -35,6 +35,10 @@ struct kv_sweep {
 	bool layout[KV_SWEEP_LAYOUTS], any_layout;
 	int *dtypes; /* enum kv_dtype of the cached benches */
 	size_t ndtypes;
+	int *wdtypes; /* the weights' types (f32, bf16, f16); NULL: each
+		       * model's own (model_wt), else f32 */
+	size_t nwdtypes;
+	const enum kv_dtype *model_wt; /* per model, or NULL */
 	/* what every point shares */
 	uint64_t layers, vocab, seed, mla_rope; /* 0: the model's */
 	uint64_t reps, warmup, warmup_ns;       /* as kv_bench_time() */
@@ -56,6 +60,7 @@ struct kv_sweep_point {
 	enum kv_sweep_layout layout;
 	uint64_t block_size; /* 0 with contiguous */
 	enum kv_dtype dtype; /* of K and V */
+	enum kv_dtype wt;    /* of the weights */
 };
 
 /* A growing list of points. */
@@ -70,7 +75,7 @@ int kv_sweep_add(struct kv_sweep_points *s, struct kv_sweep_point p);
 /* Appends the points of sweep w over models[0 .. nmodels] in the order
  * they run: membw, sgemm, attn, decode, nocache, batch, quality; within
  * each, threads, model, latent rank, K/V heads, users, context, format,
- * layout, block size. ncpu is the thread count of an unlisted --threads.
+ * weights' type, layout, block size. ncpu is the thread count of an unlisted --threads.
  * Returns 0 or KV_ENOMEM. */
 int kv_sweep_expand(const struct kv_sweep *w, struct kv_model *const *models,
 		    size_t nmodels, uint64_t ncpu, struct kv_sweep_points *s);
@@ -80,7 +85,7 @@ int kv_sweep_expand(const struct kv_sweep *w, struct kv_model *const *models,
  * absent (layout, block_size, kv_dtype), max the largest needed. */
 struct kv_sweep_cols {
 	int bench, model, ctx, users, kv_heads, threads, ms;
-	int layout, block_size, kv_dtype; /* optional */
+	int layout, block_size, kv_dtype, weights_dtype; /* optional */
 	int max;
 };
 

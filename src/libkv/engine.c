@@ -733,21 +733,22 @@ uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
 {
 	const struct shape *s = &e->s;
 	/* nothing here overflows: the engine's allocation, which holds all
-	 * of it, was computed with checks */
-	uint64_t layer = (s->mla ? kv_mla_layer_floats(&s->md)
-				 : s->dim * s->qkv) +
-			 s->att * s->dim +
-			 s->dim * s->ffn * (s->gpt2 ? 1 : 2) + s->ffn * s->dim;
-	layer += s->dim * (s->gpt2 ? 4 : 2); /* norms */
+	 * of it, was computed with checks; matrices are read in the
+	 * weights' type, vectors (norms, biases) in f32 */
+	uint64_t mats = (s->mla ? kv_mla_layer_floats(&s->md)
+				: s->dim * s->qkv) +
+			s->att * s->dim +
+			s->dim * s->ffn * (s->gpt2 ? 1 : 2) + s->ffn * s->dim;
+	uint64_t vecs = s->dim * (s->gpt2 ? 4 : 2); /* norms */
 	if (s->qkv_bias)
-		layer += s->qkv;
+		vecs += s->qkv;
 	if (s->o_bias)
-		layer += s->dim;
+		vecs += s->dim;
 	if (s->mlp_bias)
-		layer += s->ffn * (s->gpt2 ? 1 : 2) + s->dim;
-	uint64_t total = layer * s->layers + s->dim * (s->gpt2 ? 2 : 1) +
-			 s->dim * s->vocab;
-	return total * sizeof(float);
+		vecs += s->ffn * (s->gpt2 ? 1 : 2) + s->dim;
+	uint64_t wsize = s->wt == KV_DTYPE_F32 ? sizeof(float) : 2;
+	return (mats * s->layers + s->dim * s->vocab) * wsize +
+	       (vecs * s->layers + s->dim * (s->gpt2 ? 2 : 1)) * sizeof(float);
 }
 
 uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos)

@@ -105,19 +105,50 @@ wload256(const void *w, uint64_t i, enum kv_dtype wt)
 #define TILE_R 4
 #define TILE_C 4
 
+/* Accumulator sets a 16-bit tile keeps: one FMA chain per output would
+ * wait on its own latency (4 cycles for 32 bytes of bf16 weights, half
+ * of what one core can stream), so a one- or few-output tile spreads its
+ * products over several. f32 tiles keep one set (their sums' order, and
+ * so their bits, stay as they were). */
+#define NSETS(R, C, wt) \
+	((wt) == KV_DTYPE_F32 ? 1 : (R) * (C) == 1 ? 4 : (R) * (C) <= 4 ? 2 : 1)
+
 __attribute__((always_inline)) AVX512 static inline void
 tile_avx512(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
 	    int R, int C, float out[TILE_R][TILE_C])
 {
-	__m512 acc[TILE_R][TILE_C];
+	const int A = NSETS(R, C, wt);
+	__m512 acc[4][TILE_R][TILE_C];
 	/* f32 rows end in a masked load; 16-bit ones in a scalar tail */
-	uint64_t kv = wt == KV_DTYPE_F32 ? k : k / 16 * 16, i;
+	uint64_t kv = wt == KV_DTYPE_F32 ? k : k / 16 * 16, i = 0;
 	_Pragma("GCC unroll 4")
-	for (int r = 0; r < R; r++)
+	for (int a = 0; a < A; a++)
 		_Pragma("GCC unroll 4")
-		for (int c = 0; c < C; c++)
-			acc[r][c] = _mm512_setzero_ps();
-	for (i = 0; i < kv; i += 16) {
+		for (int r = 0; r < R; r++)
+			_Pragma("GCC unroll 4")
+			for (int c = 0; c < C; c++)
+				acc[a][r][c] = _mm512_setzero_ps();
+	if (A > 1) /* 16-bit: whole blocks of A x 16, A sets */
+		for (; i + 16 * (uint64_t)A <= kv; i += 16 * (uint64_t)A)
+			_Pragma("GCC unroll 4")
+			for (int a = 0; a < A; a++) {
+				uint64_t j = i + 16 * (uint64_t)a;
+				__m512 wv[TILE_C];
+				_Pragma("GCC unroll 4")
+				for (int c = 0; c < C; c++)
+					wv[c] = wload512(w, c * k + j, wt);
+				_Pragma("GCC unroll 4")
+				for (int r = 0; r < R; r++) {
+					__m512 xv = _mm512_loadu_ps(x + r * k +
+								    j);
+					_Pragma("GCC unroll 4")
+					for (int c = 0; c < C; c++)
+						acc[a][r][c] = _mm512_fmadd_ps(
+							wv[c], xv,
+							acc[a][r][c]);
+				}
+			}
+	for (; i < kv; i += 16) {
 		__mmask16 mk = k - i >= 16 ? 0xFFFF
 					   : (__mmask16)((1u << (k - i)) - 1);
 		__m512 wv[TILE_C];
@@ -133,8 +164,8 @@ tile_avx512(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
 			__m512 xv = _mm512_maskz_loadu_ps(mk, x + r * k + i);
 			_Pragma("GCC unroll 4")
 			for (int c = 0; c < C; c++)
-				acc[r][c] = _mm512_fmadd_ps(wv[c], xv,
-							    acc[r][c]);
+				acc[0][r][c] = _mm512_fmadd_ps(wv[c], xv,
+							       acc[0][r][c]);
 		}
 	}
 	_Pragma("GCC unroll 4")
@@ -144,7 +175,11 @@ tile_avx512(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
 			float t = 0;
 			for (uint64_t j = kv; j < k; j++)
 				t += x[r * k + j] * wval(w, c * k + j, wt);
-			out[r][c] = _mm512_reduce_add_ps(acc[r][c]) + t;
+			_Pragma("GCC unroll 4")
+			for (int a = 1; a < A; a++)
+				acc[0][r][c] = _mm512_add_ps(acc[0][r][c],
+							     acc[a][r][c]);
+			out[r][c] = _mm512_reduce_add_ps(acc[0][r][c]) + t;
 		}
 }
 
@@ -152,27 +187,33 @@ __attribute__((always_inline)) AVX2 static inline void
 tile_avx2(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
 	  int R, int C, float out[TILE_R][TILE_C])
 {
-	__m256 acc[TILE_R][TILE_C];
+	const int A = NSETS(R, C, wt);
+	__m256 acc[4][TILE_R][TILE_C];
 	_Pragma("GCC unroll 4")
-	for (int r = 0; r < R; r++)
+	for (int a = 0; a < A; a++)
 		_Pragma("GCC unroll 4")
-		for (int c = 0; c < C; c++)
-			acc[r][c] = _mm256_setzero_ps();
-	uint64_t i = 0;
-	for (; i + 8 <= k; i += 8) {
-		__m256 wv[TILE_C];
-		_Pragma("GCC unroll 4")
-		for (int c = 0; c < C; c++)
-			wv[c] = wload256(w, c * k + i, wt);
-		_Pragma("GCC unroll 4")
-		for (int r = 0; r < R; r++) {
-			__m256 xv = _mm256_loadu_ps(x + r * k + i);
+		for (int r = 0; r < R; r++)
 			_Pragma("GCC unroll 4")
 			for (int c = 0; c < C; c++)
-				acc[r][c] = _mm256_fmadd_ps(wv[c], xv,
-							    acc[r][c]);
+				acc[a][r][c] = _mm256_setzero_ps();
+	uint64_t i = 0;
+	for (; i + 8 * (uint64_t)A <= k; i += 8 * (uint64_t)A)
+		_Pragma("GCC unroll 4")
+		for (int a = 0; a < A; a++) {
+			uint64_t j = i + 8 * (uint64_t)a;
+			__m256 wv[TILE_C];
+			_Pragma("GCC unroll 4")
+			for (int c = 0; c < C; c++)
+				wv[c] = wload256(w, c * k + j, wt);
+			_Pragma("GCC unroll 4")
+			for (int r = 0; r < R; r++) {
+				__m256 xv = _mm256_loadu_ps(x + r * k + j);
+				_Pragma("GCC unroll 4")
+				for (int c = 0; c < C; c++)
+					acc[a][r][c] = _mm256_fmadd_ps(
+						wv[c], xv, acc[a][r][c]);
+			}
 		}
-	}
 	_Pragma("GCC unroll 4")
 	for (int r = 0; r < R; r++)
 		_Pragma("GCC unroll 4")
@@ -180,7 +221,11 @@ tile_avx2(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
 			float t = 0;
 			for (uint64_t j = i; j < k; j++)
 				t += x[r * k + j] * wval(w, c * k + j, wt);
-			out[r][c] = kv_hsum(acc[r][c]) + t;
+			_Pragma("GCC unroll 4")
+			for (int a = 1; a < A; a++)
+				acc[0][r][c] = _mm256_add_ps(acc[0][r][c],
+							     acc[a][r][c]);
+			out[r][c] = kv_hsum(acc[0][r][c]) + t;
 		}
 }
 

@@ -453,7 +453,8 @@ int kv_st_open(const char *dir, int map, struct kv_st **out, char *err)
 	return 0;
 }
 
-int kv_st_beside(const char *config_path, struct kv_st **out, char *err)
+int kv_st_beside(const char *config_path, int map, struct kv_st **out,
+		 char *err)
 {
 	char dir[4200], p[4300];
 	struct stat sb;
@@ -470,7 +471,7 @@ int kv_st_beside(const char *config_path, struct kv_st **out, char *err)
 		if (stat(p, &sb))
 			return 0;
 	}
-	return kv_st_open(dir, 1, out, err);
+	return kv_st_open(dir, map, out, err);
 }
 
 enum kv_dtype kv_st_weights_dtype(const struct kv_st *st)

@@ -122,6 +122,8 @@ static int expand_engine(const struct kv_sweep *w, enum kv_bench b,
 {
 	static const int f32[] = {KV_DTYPE_F32};
 	static const uint64_t batch_users[] = {1, 2, 4, 8};
+	const int *wts = w->wdtypes ? w->wdtypes : f32;
+	size_t nwts = w->wdtypes ? w->nwdtypes : 1;
 	static const uint64_t one = 1, own = 0;
 	/* nocache keeps no cache: its K/V stay f32 */
 	bool fmt = b != KV_BENCH_NOCACHE && w->dtypes;
@@ -148,11 +150,15 @@ static int expand_engine(const struct kv_sweep *w, enum kv_bench b,
 		for (size_t k = 0; k < nkvh; k++)
 		for (size_t u = 0; u < nusers; u++)
 		for (size_t c = 0; c < nctx; c++)
-		for (size_t d = 0; d < ndts; d++) {
+		for (size_t d = 0; d < ndts; d++)
+		for (size_t t = 0; t < nwts; t++) {
 			p.kv_heads = kvh[k];
 			p.users = users[u];
 			p.ctx = ctx[c];
 			p.dtype = (enum kv_dtype)dts[d];
+			p.wt = w->wdtypes || !w->model_wt
+				       ? (enum kv_dtype)wts[t]
+				       : w->model_wt[mi];
 			if (add_layouts(w, s, p))
 				return KV_ENOMEM;
 		}
@@ -196,10 +202,11 @@ int kv_sweep_cols(char *const *names, size_t n, struct kv_sweep_cols *c,
 {
 	static const char *const need[] = {"bench", "model", "ctx", "users",
 					   "kv_heads", "threads", "ms_median",
-					   "layout", "block_size", "kv_dtype"};
+					   "layout", "block_size", "kv_dtype",
+					   "weights_dtype"};
 	int *cell[] = {&c->bench, &c->model, &c->ctx, &c->users,
 		       &c->kv_heads, &c->threads, &c->ms, &c->layout,
-		       &c->block_size, &c->kv_dtype};
+		       &c->block_size, &c->kv_dtype, &c->weights_dtype};
 	c->max = 0;
 	for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
 		*cell[i] = -1;
@@ -249,6 +256,7 @@ int kv_sweep_row(const struct kv_sweep_cols *c, char **cells, size_t nc,
 		 struct kv_sweep_point *p, char **model, char *err)
 {
 	const char *dt = cell(cells, nc, c->kv_dtype);
+	const char *wt = cell(cells, nc, c->weights_dtype);
 	char *end;
 	*p = (struct kv_sweep_point){0};
 	*model = NULL;
@@ -262,6 +270,13 @@ int kv_sweep_row(const struct kv_sweep_cols *c, char **cells, size_t nc,
 		snprintf(err, KV_ERRLEN,
 			 "kv_dtype '%.200s' is not a format the engine stores",
 			 dt);
+		return KV_EINVAL;
+	}
+	if (*wt && (kv_dtype_parse(wt, &p->wt) ||
+		    (p->wt != KV_DTYPE_F32 && p->wt != KV_DTYPE_BF16 &&
+		     p->wt != KV_DTYPE_F16))) {
+		snprintf(err, KV_ERRLEN,
+			 "weights_dtype '%.200s' is not f32, bf16 or f16", wt);
 		return KV_EINVAL;
 	}
 	if (kv_bench_parse(cells[c->bench], &p->bench)) {
@@ -320,6 +335,7 @@ struct kv_engine_opts kv_sweep_engine_opts(const struct kv_sweep *w,
 	o.block_size = (uint32_t)p->block_size;
 	o.paged = p->layout == KV_SWEEP_PAGED;
 	o.k_dtype = o.v_dtype = p->dtype;
+	o.weights_dtype = p->wt;
 	o.logit_scale = (float)w->logit_scale;
 	return o;
 }
@@ -382,6 +398,7 @@ void kv_sweep_free(struct kv_sweep *w)
 	free(w->block_size);
 	free(w->mla);
 	free(w->dtypes);
+	free(w->wdtypes);
 }
 
 struct kv_sweep_refs {

@@ -14,11 +14,13 @@ small="--layers 2 --vocab 256 --reps 2 --warmup 0 --membw-size 4MiB --sgemm-n 64
 "$bin" $small --bench membw,sgemm,attn,decode,nocache,batch --ctx 64 \
 	--users 1,2 >"$tmp/out" 2>"$tmp/err" || say "run failed: $(cat "$tmp/err")"
 [ -s "$tmp/err" ] && say "stderr not empty: $(cat "$tmp/err")"
-want="bench	model	ctx	users	kv_heads	kv_dtype	threads	reps	bytes	flops	ms_median	ms_min	ms_max	gbps	gflops	roofline_ms	efficiency	kv_bytes	kv_share	kv_time_share	ref_gbps	ref_gflops	layout	block_size	new_tokens	top1_agree	max_abs_logit_diff	mean_abs_logit_diff	mean_kl"
+want="bench	model	ctx	users	kv_heads	kv_dtype	threads	reps	bytes	flops	ms_median	ms_min	ms_max	gbps	gflops	roofline_ms	efficiency	kv_bytes	kv_share	kv_time_share	ref_gbps	ref_gflops	layout	block_size	new_tokens	top1_agree	max_abs_logit_diff	mean_abs_logit_diff	mean_kl	weights_dtype"
 [ "$(head -1 "$tmp/out")" = "$want" ] || say "header: $(head -1 "$tmp/out")"
-# every row: 29 cells, times positive, numbers where numbers belong
+# every row: 30 cells, times positive, numbers where numbers belong
+# (weights_dtype, the 30th, a name on the engine's rows)
 awk -F'\t' 'NR > 1 {
-	if (NF != 29) { print "row " NR ": " NF " cells"; bad = 1 }
+	if (NF != 30) { print "row " NR ": " NF " cells"; bad = 1 }
+	if ($30 != "" && $30 !~ /^(f32|bf16|f16)$/) { print "row " NR ": weights " $30; bad = 1 }
 	if (!($11 > 0) || $12 > $11 || $11 > $13) { print "row " NR ": ms " $11 " " $12 " " $13; bad = 1 }
 	for (i = 3; i <= 29; i++) if (i != 6 && i != 23)
 		if ($i != "" && $i !~ /^[0-9]+(\.[0-9]+)?$/) { print "row " NR " col " i ": " $i; bad = 1 }
@@ -93,6 +95,17 @@ awk -F'\t' 'BEGIN { OFS = "\t" } NR > 1 { $11 = $11 / 1000 } 1' "$tmp/base" >"$t
 [ $? = 1 ] || say "a regression did not exit 1"
 grep -q "the baseline's" "$tmp/err" || say "no regression message: $(cat "$tmp/err")"
 
+# 16-bit weights: a decode step at 64 tokens of 2 layers reads the
+# matrices in their type, norms and biases in f32, and the cache. By hand:
+# matrices 2 x (768 x 2304 + 768 x 768 + 2 x 768 x 3072) + 768 x 50257 =
+# 52,753,152 values; vectors 2 x (4 x 768 + 2304 + 768 + 3072 + 768) +
+# 2 x 768 = 21,504; cache 786,432 bytes. f32: 211,885,056; bf16 and
+# f16: 2 x 52,753,152 + 4 x 21,504 + 786,432 = 106,378,752.
+"$bin" -B decode --ctx 64 --layers 2 -j 1 --weights-dtype f32,bf16,f16 -R 1 \
+	--warmup 0 -o tsv >"$tmp/w16" 2>/dev/null || say "weights-dtype run failed"
+[ "$(cut -f9,30 "$tmp/w16" | tail -3 | tr '\t\n' ' ')" = \
+	"211885056 f32 106378752 bf16 106378752 f16 " ] ||
+	say "16-bit weights' bytes: $(cut -f9,30 "$tmp/w16" | tail -3 | tr '\n' ' ')"
 # Ctrl-C: the rows already printed stay whole, the JSON closes, exit 130
 for fmt in tsv json; do
 	flag=
@@ -115,7 +128,7 @@ for fmt in tsv json; do
 	rows=$(grep -c membw "$tmp/int.$fmt")
 	[ "$rows" -ge 1 ] && [ "$rows" -lt 8 ] || say "Ctrl-C ($fmt): $rows rows"
 	if [ $fmt = tsv ]; then
-		awk -F'\t' 'NF != 29 { exit 1 }' "$tmp/int.tsv" || say "Ctrl-C: a partial row"
+		awk -F'\t' 'NF != 30 { exit 1 }' "$tmp/int.tsv" || say "Ctrl-C: a partial row"
 	elif [ -x /usr/bin/python3 ]; then
 		/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/int.json" ||
 			say "Ctrl-C: JSON not closed"
