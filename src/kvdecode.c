@@ -106,7 +106,10 @@ static int parse_format(const char *opt, const char *s, enum kv_dtype *out)
 
 static const char *const cols[] = {"step", "ctx", "ms_cache", "ms_nocache",
 				   "token_cache", "token_nocache",
-				   "max_abs_diff"};
+				   "max_abs_diff", "text"};
+/* the text column only with a tokenizer */
+#define NCOLS_TEXT CLI_NCOLS(cols)
+#define NCOLS_IDS (NCOLS_TEXT - 1)
 
 /* An option that takes a whole number: its range, and where it goes. */
 static int count(int c, struct args *a)
@@ -158,8 +161,14 @@ static int option(int c, struct args *a, bool *done)
 		return 0;
 	case 'n': return cli_tokens("--new", optarg, &a->gen);
 	case 'p':
+		/* a token count, else text for the tokenizer */
 		a->prompt_given = true;
-		return cli_tokens("--prompt", optarg, &a->prompt);
+		a->text = NULL;
+		if (kv_parse_tokens(optarg, &a->prompt) != KV_EINVAL)
+			return cli_tokens("--prompt", optarg, &a->prompt);
+		a->text = optarg;
+		a->prompt = 1; /* until the text is read */
+		return 0;
 	case 'T':
 		return cli_double("--temperature", optarg, 0, 1e6,
 				  &a->temperature);
@@ -298,12 +307,37 @@ static void put_tokens(struct cli_table *t, const uint32_t *tok,
 }
 
 /* A step's row, as kv_decode_run() runs it: the table and a cell of
- * 11 bytes a user (and one) for the tokens. */
+ * 11 bytes a user (and one) for the tokens; with a tokenizer, the first
+ * sequence's tokens kept for its text. */
 struct rows {
 	const struct args *a;
 	struct cli_table t;
 	char *cell;
+	uint32_t *gen;
+	size_t ngen;
 };
+
+/* The text of token id as a TSV-safe cell: \n, \t, \\ escaped. */
+static void put_piece(struct cli_table *t, const struct kv_tok *tok,
+		      uint32_t id)
+{
+	char piece[256], cell[1024];
+	size_t n, k = 0;
+	kv_tok_piece(tok, id, false, piece, sizeof piece, &n);
+	for (size_t i = 0; i < n && k + 3 < sizeof cell; i++) {
+		char c = piece[i];
+		if (c == '\n' || c == '\t' || c == '\\' || c == '\r') {
+			cell[k++] = '\\';
+			cell[k++] = c == '\n' ? 'n' : c == '\t' ? 't'
+				    : c == '\r' ? 'r'
+						: '\\';
+		} else {
+			cell[k++] = c;
+		}
+	}
+	cell[k] = '\0';
+	cli_put_str(t, cell);
+}
 
 static void row(const struct kv_decode_step *st, void *arg)
 {
@@ -319,7 +353,32 @@ static void row(const struct kv_decode_step *st, void *arg)
 		cli_put_f(&w->t, st->max_diff, 9);
 	else
 		cli_put_empty(&w->t);
+	if (a->tok) {
+		uint32_t id = st->next[a->with ? 1 : 0][0];
+		put_piece(&w->t, a->tok, id);
+		w->gen[w->ngen++] = id;
+	}
 	cli_row_end(&w->t);
+}
+
+/* With a tokenizer: the first sequence's text, prompt and all, on
+ * stderr. */
+static void say_text(const struct args *a, const struct rows *w)
+{
+	uint32_t *all = malloc((a->prompt + w->ngen) * sizeof *all);
+	char *text = NULL;
+	size_t len;
+	for (uint64_t i = 0; all && a->ids && i < a->prompt; i++)
+		all[i] = a->ids[i];
+	if (all && a->ids && w->ngen)
+		memcpy(all + a->prompt, w->gen, w->ngen * sizeof *all);
+	if (all && a->ids &&
+	    !kv_tok_decode(a->tok, all, a->prompt + w->ngen, &text, &len)) {
+		fflush(stdout);
+		fprintf(stderr, "text: %s\n", text);
+	}
+	free(text);
+	free(all);
 }
 
 /* The decode loop (kv_decode_run): a row per step, each way. */
@@ -330,23 +389,28 @@ static int run(const struct args *a, struct kv_engine *e,
 				   a->temperature, a->top_k, a->seed, NULL,
 				   a->ids};
 	struct kv_decode *d;
-	struct rows w = {.a = a, .cell = malloc(a->users * 11 + 1)};
-	int rc = w.cell ? kv_decode_open(e, &o, &d) : KV_ENOMEM;
+	struct rows w = {.a = a, .cell = malloc(a->users * 11 + 1),
+			 .gen = malloc((a->gen + 1) * sizeof *w.gen)};
+	int rc = w.cell && w.gen ? kv_decode_open(e, &o, &d) : KV_ENOMEM;
 	if (rc) {
 		free(w.cell);
+		free(w.gen);
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
-	cli_table_begin(&w.t, cols, CLI_NCOLS(cols), a->json, a->header,
-			false);
+	cli_table_begin(&w.t, cols, a->tok ? NCOLS_TEXT : NCOLS_IDS, a->json,
+			a->header, false);
 	if ((rc = kv_decode_run(d, row, &w, r)))
 		cli_error("forward pass failed at step %llu%s",
 			  (unsigned long long)(r->steps + 1),
 			  rc == KV_ENOMEM ? ": no free block in the pool" : "");
 	else
 		cli_table_end(&w.t);
+	if (!rc && a->tok)
+		say_text(a, &w);
 	kv_decode_close(d);
 	free(w.cell);
+	free(w.gen);
 	return rc ? CLI_FAIL : 0;
 }
 
@@ -366,17 +430,44 @@ static int check_memory(const struct kv_model *m,
 	return 0;
 }
 
-/* The checkpoint beside the config, unless --random-weights; and the
- * prompt's ids held to the vocabulary. */
+/* --prompt TEXT as ids, through the tokenizer beside the config. */
+static int read_text(struct args *a, const struct kv_model *m)
+{
+	size_t n;
+	if (!a->tok)
+		return cli_usage("--prompt: '%.60s' is not a token count, and "
+				 "%s has no tokenizer.json to read it as text",
+				 a->text, m->name);
+	free(a->ids);
+	a->ids = NULL;
+	if (kv_tok_encode(a->tok, a->text, strlen(a->text), true, &a->ids,
+			  &n)) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	if (!n || n > KV_DECODE_MAX_POS)
+		return cli_usage("--prompt: the text is %zu tokens", n);
+	a->prompt = n;
+	return 0;
+}
+
+/* The checkpoint and the tokenizer beside the config (the checkpoint
+ * unless --random-weights); the prompt's ids held to the vocabulary. */
 static int weights(struct args *a, const struct kv_model *m)
 {
 	char err[KV_ERRLEN];
 	int rc = 0;
-	if (!a->random && a->config && (rc = kv_st_beside(m->path, 1, &a->ckpt,
-							   err))) {
+	if ((!a->random && a->config &&
+	     (rc = kv_st_beside(m->path, 1, &a->ckpt, err))) ||
+	    (a->config && (rc = kv_tok_beside(m->path, &a->tok, err)))) {
 		cli_error("%s", err);
 		return rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
 	}
+	if (a->text && (rc = read_text(a, m)))
+		return rc;
+	if (a->text && !a->block_set && a->layout == 1)
+		a->block_size = kv_decode_block_size(a->prompt, a->gen,
+						     a->lengths);
 	for (uint64_t i = 0; a->ids && i < a->prompt; i++)
 		if (a->ids[i] >= (a->vocab ? a->vocab : m->vocab))
 			return cli_usage("--prompt-ids: %u is not below the "
@@ -516,6 +607,7 @@ out:
 	kv_engine_free(e);
 	kv_model_free(m);
 	kv_st_close(a.ckpt);
+	kv_tok_free(a.tok);
 	kv_lengths_free(&a.len);
 	free(a.ids);
 	return cli_finish(status);

@@ -14,6 +14,7 @@
 #include "kv/paged.h"
 #include "kv/quality.h"
 #include "kv/safetensors.h"
+#include "kv/tokenizer.h"
 
 struct args {
 	uint64_t prompt, gen, users, layers, vocab, kv_heads, seed, top_k;
@@ -38,6 +39,8 @@ struct args {
 	enum kv_dtype wt;       /* the weights' type the run keeps */
 	uint64_t weight_bytes;  /* and their bytes, from the estimate */
 	struct kv_st *ckpt; /* the checkpoint beside the config, run */
+	const char *text;   /* --prompt TEXT, read by the tokenizer */
+	struct kv_tok *tok; /* the tokenizer beside the config, or NULL */
 };
 
 /* Whether the run keeps a cache format other than f32. */

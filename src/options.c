@@ -118,8 +118,9 @@ const struct cli_opt cli_opts[] = {
 	    "sizes in KiB/MiB/GiB; on a terminal, a\n"
 	    "memory bar per row on stderr"),
 	/* kvdecode */
-	OPT(T_DECODE, "prompt", 'p', "N",
-	    "prompt tokens (default 128)"),
+	OPT(T_DECODE, "prompt", 'p', "N|TEXT",
+	    "N tokens drawn from the seed (default 128),\n"
+	    "or TEXT, read by the model's tokenizer.json"),
 	OPT(T_DECODE, "new", 'n', "N",
 	    "tokens to generate (default 32)"),
 	OPT(T_DECODE, "users", 'u', "N",

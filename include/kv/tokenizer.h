@@ -31,6 +31,10 @@ int kv_tok_load(const char *path, struct kv_tok **out, char *err);
 int kv_tok_parse(const char *json, size_t len, const char *path,
 		 struct kv_tok **out, char *err);
 
+/* The tokenizer.json in the folder of config_path (a file; "-" has
+ * none): 0 with *out NULL when there is none, else as kv_tok_load(). */
+int kv_tok_beside(const char *config_path, struct kv_tok **out, char *err);
+
 /* The ids of text[0 .. len) into *ids (from malloc), *n of them, the
  * template's leading special tokens first when bos. 0 or KV_ENOMEM. */
 int kv_tok_encode(const struct kv_tok *t, const char *text, size_t len,

@@ -608,6 +608,22 @@ int kv_tok_load(const char *path, struct kv_tok **out, char *err)
 	return e;
 }
 
+int kv_tok_beside(const char *config_path, struct kv_tok **out, char *err)
+{
+	char p[4200];
+	struct stat sb;
+	const char *slash = strrchr(config_path, '/');
+	*out = NULL;
+	if (!strcmp(config_path, "-"))
+		return 0;
+	snprintf(p, sizeof p, "%.*s/tokenizer.json",
+		 slash ? (int)(slash - config_path) : 1,
+		 slash ? config_path : ".");
+	if (stat(p, &sb))
+		return 0;
+	return kv_tok_load(p, out, err);
+}
+
 void kv_tok_free(struct kv_tok *t)
 {
 	if (!t)

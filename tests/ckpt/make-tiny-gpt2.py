@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """make-tiny-gpt2.py - writes tests/ckpt/tiny-gpt2: a GPT-2 checkpoint as
 Transformers saves one (config.json, model.safetensors with Conv1D
-weights, bf16), small enough to commit: 2 layers, width 32, 4 heads,
-vocabulary 64, 32 positions. Its values come from a fixed xorshift, so
-the files are the same on every run. Python's standard library only.
+weights, bf16, and tokenizer.json), small enough to commit: 2 layers,
+width 32, 4 heads, 32 positions, and a vocabulary of GPT-2's 256 byte
+tokens and 64 merges learnt here from a line of English. Its values come
+from a fixed xorshift, so the files are the same on every run. Python's
+standard library only.
 """
 import json
 import os
 import struct
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny-gpt2")
-D, H, L, V, P = 32, 4, 2, 64, 32
+D, H, L, P = 32, 4, 2, 32
+MERGES = 64
+V = 256 + MERGES
 state = [88172645463325252]
 
 
@@ -79,4 +83,57 @@ config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
           "activation_function": "gelu_new", "torch_dtype": "bfloat16"}
 with open(os.path.join(OUT, "config.json"), "w") as f:
     json.dump(config, f, indent=2)
+    f.write("\n")
+
+
+# the tokenizer: GPT-2's byte alphabet, then merges learnt greedily (the
+# most frequent pair, ties to the first seen) from a line of text split as
+# GPT-2 splits it (words with their leading space)
+def byte_alphabet():
+    bs = list(range(ord("!"), ord("~") + 1)) + \
+        list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+ALPHA = byte_alphabet()
+vocab = {ALPHA[b]: b for b in range(256)}
+TEXT = ("the kv cache keeps the keys and the values of the tokens so that "
+        "the next token reads them instead of computing them again and "
+        "again: the cache is what makes decoding fast")
+words = []
+for i, w in enumerate(TEXT.split(" ")):
+    w = (" " if i else "") + w
+    words.append([ALPHA[b] for b in w.encode()])
+merges = []
+while len(merges) < MERGES:
+    count, order = {}, []
+    for w in words:
+        for a, b in zip(w, w[1:]):
+            if (a, b) not in count:
+                order.append((a, b))
+            count[(a, b)] = count.get((a, b), 0) + 1
+    if not order:
+        break
+    best = max(order, key=lambda p: (count[p], -order.index(p)))
+    merges.append(best[0] + " " + best[1])
+    vocab[best[0] + best[1]] = 256 + len(merges) - 1
+    for w in words:
+        i = 0
+        while i < len(w) - 1:
+            if (w[i], w[i + 1]) == best:
+                w[i:i + 2] = [best[0] + best[1]]
+            i += 1
+tok = {"version": "1.0", "added_tokens": [], "normalizer": None,
+       "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
+                         "trim_offsets": True, "use_regex": True},
+       "post_processor": None, "decoder": {"type": "ByteLevel"},
+       "model": {"type": "BPE", "vocab": vocab, "merges": merges}}
+with open(os.path.join(OUT, "tokenizer.json"), "w") as f:
+    json.dump(tok, f, ensure_ascii=False)
     f.write("\n")

@@ -1,1 +1,1 @@
-kvdecode tests/ckpt/tiny-gpt2 --prompt-ids 1,99
+kvdecode tests/ckpt/tiny-gpt2 --prompt-ids 1,999 --new 2

@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/tiny --prompt "some text" --new 2
