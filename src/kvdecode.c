@@ -96,12 +96,7 @@ static int parse_format(const char *opt, const char *s, enum kv_dtype *out)
 	if (kv_dtype_parse(s, out) || !kv_dtype_info(*out)->kv)
 		return cli_usage("%s: unknown KV format '%s'; valid: %s", opt,
 				 s, kv_dtype_list(list, sizeof list, 1));
-	if (!kv_dtype_stored(*out))
-		return cli_usage("%s: %s: the engine sizes this format but "
-				 "does not store it; it stores %s",
-				 opt, kv_dtype_name(*out),
-				 kv_dtype_stored_list(list, sizeof list));
-	return 0;
+	return cli_stored(opt, *out);
 }
 
 static const char *const cols[] = {"step", "ctx", "ms_cache", "ms_nocache",
@@ -173,9 +168,20 @@ static int option(int c, struct args *a, bool *done)
 		return cli_double("--temperature", optarg, 0, 1e6,
 				  &a->temperature);
 	case 't':
-		if (!(e = parse_format("--kv-dtype", optarg, &a->k_dtype)))
-			a->v_dtype = a->k_dtype;
+		free(a->fmts);
+		a->fmts = NULL;
+		if ((e = cli_dtypes("--kv-dtype", optarg, &a->fmts,
+				    &a->nfmts)))
+			return e;
+		for (size_t i = 0; i < a->nfmts && !e; i++) {
+			if (a->fmts[i] < 0) /* auto: the engine's f32 */
+				a->fmts[i] = KV_DTYPE_F32;
+			e = cli_stored("--kv-dtype",
+				       (enum kv_dtype)a->fmts[i]);
+		}
+		a->k_dtype = a->v_dtype = (enum kv_dtype)a->fmts[0];
 		return e;
+	case OPT_PPL: a->ppl = optarg; return 0;
 	case OPT_K_DTYPE:
 		return parse_format("--k-dtype", optarg, &a->k_dtype);
 	case OPT_V_DTYPE:
@@ -215,6 +221,12 @@ static int option(int c, struct args *a, bool *done)
  * implies for another. */
 static int check(struct args *a)
 {
+	if (a->nfmts > 1 && !a->ppl)
+		return cli_usage("--kv-dtype: one format, or a list with "
+				 "--ppl");
+	if (a->ppl && (a->prefix || a->lengths || a->dry_run))
+		return cli_usage("--ppl is a run of its own; not with "
+				 "--prefix-reuse, --lengths or --dry-run");
 	if (a->ids_given && a->prompt_given)
 		return cli_usage("--prompt-ids gives the prompt; give it or "
 				 "--prompt N, not both");
@@ -566,8 +578,9 @@ int main(int argc, char **argv)
 	if ((status = weights(&a, m)))
 		goto out;
 	struct kv_engine_opts o = engine_opts(&a);
-	if (a.lengths) {
-		status = kvdecode_lengths(&a, m, &o);
+	if (a.lengths || a.ppl) {
+		status = a.ppl ? kvdecode_ppl(&a, m, &o)
+			       : kvdecode_lengths(&a, m, &o);
 		goto out;
 	}
 	if ((rc = kv_decode_estimate(m, &o, a.prompt, a.gen, compact(&a), &sz,
@@ -610,5 +623,6 @@ out:
 	kv_tok_free(a.tok);
 	kv_lengths_free(&a.len);
 	free(a.ids);
+	free(a.fmts);
 	return cli_finish(status);
 }

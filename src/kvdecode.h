@@ -40,6 +40,9 @@ struct args {
 	uint64_t weight_bytes;  /* and their bytes, from the estimate */
 	struct kv_st *ckpt; /* the checkpoint beside the config, run */
 	const char *text;   /* --prompt TEXT, read by the tokenizer */
+	const char *ppl;    /* --ppl FILE */
+	int *fmts;          /* --kv-dtype's list (one but with --ppl) */
+	size_t nfmts;
 	struct kv_tok *tok; /* the tokenizer beside the config, or NULL */
 };
 
@@ -65,6 +68,9 @@ int kvdecode_plan(const struct args *a, const struct kv_model *m,
 /* --lengths: paged blocks against reserved sequences. */
 int kvdecode_lengths(const struct args *a, const struct kv_model *m,
 		     struct kv_engine_opts *o);
+/* --ppl: the text's perplexity with an f32 cache, then each format. */
+int kvdecode_ppl(const struct args *a, const struct kv_model *m,
+		 const struct kv_engine_opts *o);
 /* --prefix-reuse: a script of requests over one pool. */
 int kvdecode_prefix(const struct args *a, struct kv_engine *e);
 

@@ -302,3 +302,125 @@ int kvdecode_prefix(const struct args *a, struct kv_engine *e)
 	return same ? 0 : CLI_FAIL;
 }
 
+
+/* --- --ppl: a text's perplexity, f32 and each format --- */
+
+/* The text of FILE as ids, the first of them the template's; at most
+ * the model's positions and 1,024, said when cut. */
+static int ppl_ids(const struct args *a, const struct kv_model *m,
+		   uint32_t **ids, size_t *n)
+{
+	char *text;
+	size_t len;
+	int status = cli_read_text(a->ppl, &text, &len);
+	if (status)
+		return status;
+	if (!a->tok) {
+		free(text);
+		return cli_usage("--ppl: %s has no tokenizer.json to read "
+				 "%s with",
+				 m->name, a->ppl);
+	}
+	if (kv_tok_encode(a->tok, text, len, true, ids, n)) {
+		free(text);
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	free(text);
+	uint64_t most = m->max_pos && m->max_pos < 1024 ? m->max_pos : 1024;
+	if (*n > most) {
+		cli_warn("%s: %zu tokens; the first %llu are scored", a->ppl,
+			 *n, (unsigned long long)most);
+		*n = (size_t)most;
+	}
+	if (*n < 2)
+		return cli_usage("--ppl: %s is %zu token%s; perplexity needs "
+				 "2 at least",
+				 a->ppl, *n, *n == 1 ? "" : "s");
+	return 0;
+}
+
+int kvdecode_ppl(const struct args *a, const struct kv_model *m,
+		 const struct kv_engine_opts *o)
+{
+	static const char *const pcols[] = {
+		"kv_dtype", "tokens", "nll", "ppl", "top1_agree", "mean_kl",
+		"max_abs_logit_diff", "ms"};
+	char err[KV_ERRLEN];
+	uint32_t *ids = NULL;
+	size_t n;
+	uint64_t avail, usable, need;
+	float *ref = NULL;
+	struct kv_ppl base;
+	int status = ppl_ids(a, m, &ids, &n);
+	struct kv_engine_opts e = kv_ppl_opts(o, status ? 2 : n);
+	e.k_dtype = e.v_dtype = KV_DTYPE_F32;
+	if (!status && (kv_run_memory(&avail, &usable, err) ||
+			kv_ppl_estimate(m, &e, n, true, &need, err) ||
+			kv_run_fits(m, &e, need, 0, avail, usable, err)))
+		status = cli_usage("%s: %s", m->name, err);
+	/* every format's engine checked before any runs */
+	for (size_t i = 0; !status && i < a->nfmts; i++) {
+		struct kv_engine_opts f = e;
+		f.k_dtype = f.v_dtype = (enum kv_dtype)a->fmts[i];
+		if (kv_ppl_estimate(m, &f, n, false, &need, err))
+			status = cli_usage("%s", err);
+	}
+	uint64_t v = 0;
+	struct kv_model *eff = NULL;
+	if (!status && kv_engine_model(m, &e, &eff, err))
+		status = cli_usage("%s", err);
+	else if (!status)
+		v = eff->vocab;
+	kv_model_free(eff);
+	if (!status && !(ref = malloc((n - 1) * v * sizeof *ref))) {
+		cli_error("out of memory");
+		status = CLI_FAIL;
+	}
+	if (!status && kv_ppl_run(m, &e, ids, n, NULL, ref, &base, err)) {
+		cli_error("%s", err);
+		status = CLI_FAIL;
+	}
+	struct cli_table t;
+	if (!status)
+		cli_table_begin(&t, pcols, CLI_NCOLS(pcols), a->json,
+				a->header, false);
+	for (size_t i = 0; !status && i <= a->nfmts; i++) {
+		struct kv_ppl r = base;
+		enum kv_dtype f = i ? (enum kv_dtype)a->fmts[i - 1]
+				    : KV_DTYPE_F32;
+		if (i && f == KV_DTYPE_F32)
+			continue; /* the reference, already its row */
+		e.k_dtype = e.v_dtype = f;
+		if (i && kv_ppl_run(m, &e, ids, n, ref, NULL, &r, err)) {
+			cli_error("%s", err);
+			status = CLI_FAIL;
+			break;
+		}
+		cli_put_str(&t, kv_dtype_name(f));
+		cli_put_u64(&t, r.tokens);
+		cli_put_f(&t, r.nll, 4);
+		cli_put_f(&t, kv_ppl_value(&r), 4);
+		if (i) {
+			cli_put_f(&t, kv_quality_top1(&r.q), 4);
+			cli_put_f(&t, kv_quality_mean_kl(&r.q), 9);
+			cli_put_f(&t, r.q.max_abs, 6);
+		} else {
+			cli_put_empty(&t);
+			cli_put_empty(&t);
+			cli_put_empty(&t);
+		}
+		cli_put_f(&t, r.ms, 3);
+		cli_row_end(&t);
+	}
+	if (!status) {
+		cli_table_end(&t);
+		fflush(stdout);
+		fprintf(stderr, "kvdecode: %s, perplexity over %zu tokens of "
+			"%s: %.4f with an f32 cache\n",
+			m->name, n, a->ppl, kv_ppl_value(&base));
+	}
+	free(ref);
+	free(ids);
+	return status;
+}

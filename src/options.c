@@ -143,11 +143,12 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_DECODE, "cache", OPT_CACHE, "MODE",
 	    "on, off or both (default both; on with a\n"
 	    "cache format other than f32)"),
-	OPT(T_DECODE, "kv-dtype", 't', "F",
+	OPT(T_DECODE, "kv-dtype", 't', "LIST",
 	    "the cache's format of K and V: f32, f16,\n"
 	    "bf16, fp8, int8, q8_0, q4_0, q4_1 (default\n"
 	    "f32); other than f32, the summary compares\n"
-	    "the answers with an f32 cache's"),
+	    "the answers with an f32 cache's; a list\n"
+	    "with --ppl"),
 	OPT(T_DECODE, "k-dtype", OPT_K_DTYPE, "F",
 	    "the format of K alone"),
 	OPT(T_DECODE, "v-dtype", OPT_V_DTYPE, "F",
@@ -192,6 +193,9 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_DECODE, "random-weights", OPT_RANDOM_WEIGHTS, NULL,
 	    "draw the weights from --seed even where a\n"
 	    "checkpoint is beside the config"),
+	OPT(T_DECODE, "ppl", OPT_PPL, "FILE",
+	    "perplexity of FILE's text with each\n"
+	    "--kv-dtype LIST beside an f32 cache"),
 	OPT(T_DECODE, "summary", OPT_SUMMARY, "FILE",
 	    "also write the summary as a TSV row to FILE"),
 	OPT(T_DECODE, "dry-run", OPT_DRY_RUN, NULL,

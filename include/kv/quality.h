@@ -73,4 +73,39 @@ int kv_quality_estimate(const struct kv_model *m,
 			const struct kv_engine_opts *o, uint64_t prompt,
 			uint64_t gen, uint64_t *bytes, char *err);
 
+/* --- perplexity over a text --- */
+
+/* What one run over a text found. */
+struct kv_ppl {
+	uint64_t tokens;     /* predictions scored: n - 1 */
+	double nll;          /* sum of -ln p(the next token), nats */
+	struct kv_quality q; /* against the reference run's logits; empty
+			      * without one */
+	double ms;           /* the run's forward passes */
+};
+
+/* exp(nll / tokens): the text's perplexity (0 when nothing scored). */
+double kv_ppl_value(const struct kv_ppl *p);
+
+/* o as a perplexity run over n tokens has it: one sequence of n
+ * positions, a token at a time, with the cache. */
+struct kv_engine_opts kv_ppl_opts(const struct kv_engine_opts *o, uint64_t n);
+
+/* Bytes kv_ppl_run() allocates for a text of n tokens on m under o:
+ * the engine's, and the reference logits it keeps when asked to. */
+int kv_ppl_estimate(const struct kv_model *m, const struct kv_engine_opts *o,
+		    uint64_t n, bool keep, uint64_t *bytes, char *err);
+
+/*
+ * Runs m under o (users, context and chunk set here: one sequence, n
+ * positions, a token at a time with the cache) over ids[0 .. n), n >= 2,
+ * teacher forced: each position's logits score the next token. With ref
+ * ((n - 1) x vocab, a reference run's kept logits), each step is also
+ * compared with the reference's; with keep ((n - 1) x vocab), this run's
+ * logits are kept there. Returns 0, or the engine's KV_E* with err.
+ */
+int kv_ppl_run(const struct kv_model *m, const struct kv_engine_opts *o,
+	       const uint32_t *ids, uint64_t n, const float *ref, float *keep,
+	       struct kv_ppl *out, char *err);
+
 #endif

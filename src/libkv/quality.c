@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "kv/decode.h"
+#include "kv/bench.h"
 #include "kv/quality.h"
+#include "kv/units.h"
 
 uint64_t kv_argmax(const float *x, uint64_t n)
 {
@@ -199,5 +201,84 @@ int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
 out:
 	free(p.text);
 	free(p.keep);
+	return rc;
+}
+
+double kv_ppl_value(const struct kv_ppl *p)
+{
+	return p->tokens ? exp(p->nll / (double)p->tokens) : 0;
+}
+
+struct kv_engine_opts kv_ppl_opts(const struct kv_engine_opts *o, uint64_t n)
+{
+	struct kv_engine_opts e = *o;
+	e.users = 1;
+	e.max_ctx = n;
+	e.max_chunk = 1;
+	e.cache = true;
+	return e;
+}
+
+int kv_ppl_estimate(const struct kv_model *m, const struct kv_engine_opts *o,
+		    uint64_t n, bool keep, uint64_t *bytes, char *err)
+{
+	struct kv_engine_opts e = kv_ppl_opts(o, n);
+	struct kv_engine_size sz;
+	struct kv_model *eff;
+	int rc = kv_engine_estimate(m, &e, &sz, err);
+	if (rc || (rc = kv_engine_model(m, &e, &eff, err)))
+		return rc;
+	uint64_t v = eff->vocab, kept = 0;
+	kv_model_free(eff);
+	if (keep && (kv_mul(n - 1, v, &kept) ||
+		     kv_mul(kept, sizeof(float), &kept))) {
+		snprintf(err, KV_ERRLEN, "%s: the text's logits overflow 64 "
+			 "bits", m->name);
+		return KV_ERANGE;
+	}
+	return kv_add(sz.total, kept, bytes);
+}
+
+int kv_ppl_run(const struct kv_model *m, const struct kv_engine_opts *o,
+	       const uint32_t *ids, uint64_t n, const float *ref, float *keep,
+	       struct kv_ppl *out, char *err)
+{
+	struct kv_engine_opts e = kv_ppl_opts(o, n);
+	struct kv_engine *eng;
+	memset(out, 0, sizeof *out);
+	if (n < 2) {
+		snprintf(err, KV_ERRLEN, "a text of %llu token%s scores "
+			 "nothing; perplexity needs 2 at least",
+			 (unsigned long long)n, n == 1 ? "" : "s");
+		return KV_EINVAL;
+	}
+	int rc = kv_engine_new(m, &e, &eng, err);
+	if (rc)
+		return rc;
+	uint64_t v = kv_engine_vocab(eng);
+	float *lg = malloc(v * sizeof *lg);
+	if (!lg) {
+		kv_engine_free(eng);
+		snprintf(err, KV_ERRLEN, "out of memory");
+		return KV_ENOMEM;
+	}
+	for (uint64_t i = 0; i + 1 < n && !rc; i++) {
+		uint64_t t0 = kv_now_ns();
+		if ((rc = kv_engine_forward(eng, ids + i, 1, i, true, lg))) {
+			snprintf(err, KV_ERRLEN, "the forward pass at position "
+				 "%llu failed: %s",
+				 (unsigned long long)i, kv_strerror(rc));
+			break;
+		}
+		out->ms += (double)(kv_now_ns() - t0) / 1e6;
+		out->nll += lse(lg, v) - (double)lg[ids[i + 1]];
+		out->tokens++;
+		if (ref)
+			kv_quality_add(&out->q, ref + i * v, lg, v);
+		if (keep)
+			memcpy(keep + i * v, lg, v * sizeof *lg);
+	}
+	free(lg);
+	kv_engine_free(eng);
 	return rc;
 }

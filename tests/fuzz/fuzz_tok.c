@@ -14,9 +14,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const texts[] = {
-		"", "the cache", "  two  spaces\n\nnew lines", "caf\xc3\xa9 "
-		"\xe6\x97\xa5\xe6\x9c\xac 123456", "\xff\xfe bad utf-8",
-		"<s>it's</s>"};
+		"",
+		"the cache",
+		"  two  spaces\n\nnew lines",
+		"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac 123456",
+		"\xff\xfe bad utf-8",
+		"<s>it's</s>",
+	};
 	char err[KV_ERRLEN];
 	struct kv_tok *t;
 	if (kv_tok_parse((const char *)data, size, "fuzz", &t, err))

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kv/engine.h"
+#include "kv/quality.h"
 #include "kv/safetensors.h"
 #include "kvquant.h"
 #include "st_write.h"
@@ -327,6 +328,36 @@ static void bad(void)
 				      "does not run (F32, F16, BF16)");
 }
 
+/* Perplexity by hand: tests/ckpt/tiny's weights are all zero, so every
+ * logit is 0, every token has p = 1/256 and the text's perplexity is the
+ * vocabulary's 256 exactly; an fp8 cache of zeros changes nothing. */
+static void perplexity(void)
+{
+	struct kv_model *m;
+	struct kv_st *ck;
+	char err[KV_ERRLEN];
+	uint32_t ids[] = {1, 7, 42, 255, 3, 9};
+	struct kv_ppl base, f8;
+	float *ref = malloc(5 * 256 * sizeof *ref);
+	CHECK(kv_model_load("tests/ckpt/tiny/config.json", &m, err) == 0);
+	CHECK(kv_st_beside(m->path, 1, &ck, err) == 0 && ck);
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.ckpt = ck;
+	CHECK(kv_ppl_run(m, &o, ids, 6, NULL, ref, &base, err) == 0);
+	CHECK_U64(base.tokens, 5);
+	CHECK_NEAR(base.nll, 5 * log(256.0), 1e-9);
+	CHECK_NEAR(kv_ppl_value(&base), 256, 1e-9);
+	o.k_dtype = o.v_dtype = KV_DTYPE_FP8;
+	CHECK(kv_ppl_run(m, &o, ids, 6, ref, NULL, &f8, err) == 0);
+	CHECK_NEAR(kv_ppl_value(&f8), 256, 1e-9);
+	CHECK(f8.q.steps == 5 && f8.q.agree == 5 && f8.q.max_abs == 0);
+	CHECK(kv_ppl_run(m, &o, ids, 1, NULL, NULL, &f8, err) == KV_EINVAL);
+	CHECK_HAS(err, "a text of 1 token scores nothing");
+	free(ref);
+	kv_st_close(ck);
+	kv_model_free(m);
+}
+
 int main(void)
 {
 	static const char qwen2[] =
@@ -354,6 +385,7 @@ int main(void)
 		     check("qwen2", KV_DTYPE_BF16),
 		     check("llama", KV_DTYPE_F16)};
 	bad();
+	perplexity();
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
 	if (system(cmd))

@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/tiny --ppl tests/tok/ppl.txt
