@@ -97,6 +97,12 @@ struct kv_model {
 	bool dtype_given;      /* dtype came from the config */
 	double norm_eps;
 	double rope_theta;     /* 0 for learned positions */
+	struct {               /* rope_scaling, as the config gives it */
+		char type[16];    /* "" none; "linear", "llama3", ... */
+		double factor;    /* default 1 */
+		double low_freq, high_freq; /* llama3's factors (1, 4) */
+		uint64_t original_max; /* llama3's original positions */
+	} rope_scaling;
 
 	/* multi-head latent attention (DeepSeek V2/V3); 0 when not MLA */
 	uint32_t q_lora_rank;  /* 0: plain q projection (Step3's share_q_dim

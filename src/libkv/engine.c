@@ -75,12 +75,34 @@ static void draw_task(void *arg, unsigned tid, unsigned nth)
 	}
 }
 
+/* The frequency of pair i of hd, as rope_scaling turns it: linear
+ * divides every one by the factor; Llama 3's divides the low ones (a
+ * wavelength beyond original / low_freq), keeps the high ones (below
+ * original / high_freq) and blends those between (Transformers'
+ * _compute_llama3_parameters). */
+static double rope_freq(const struct shape *s, uint32_t i)
+{
+	double f = pow(s->theta, -2.0 * i / s->hd);
+	if (s->rope_kind == 1)
+		return f / s->rope_factor;
+	if (s->rope_kind != 2)
+		return f;
+	double wave = 2 * M_PI / f, orig = (double)s->rope_orig;
+	if (wave < orig / s->rope_high)
+		return f;
+	if (wave > orig / s->rope_low)
+		return f / s->rope_factor;
+	double smooth = (orig / wave - s->rope_low) /
+			(s->rope_high - s->rope_low);
+	return (1 - smooth) * f / s->rope_factor + smooth * f;
+}
+
 static void rope_table(struct kv_engine *e)
 {
 	uint32_t half = e->s.hd / 2;
 	for (uint64_t p = 0; p < e->s.ctx; p++)
 		for (uint32_t i = 0; i < half; i++) {
-			double f = pow(e->s.theta, -2.0 * i / e->s.hd);
+			double f = rope_freq(&e->s, i);
 			double a = (double)p * f;
 			e->rope[(p * half + i) * 2] = (float)cos(a);
 			e->rope[(p * half + i) * 2 + 1] = (float)sin(a);

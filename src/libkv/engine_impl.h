@@ -76,6 +76,9 @@ struct shape {
 	bool prefix;     /* full blocks kept for prefix reuse */
 	uint64_t pool;   /* blocks of the pool, when paged */
 	double eps, theta;
+	int rope_kind;   /* 0 plain, 1 linear, 2 llama3: rope_scaling's */
+	double rope_factor, rope_low, rope_high;
+	uint64_t rope_orig;
 	enum kv_dtype wt; /* the matrices' type: f32, bf16 or f16 (norms and
 			   * biases stay f32) */
 	uint64_t conv_k;  /* the widest input of a product: 16-bit weights'

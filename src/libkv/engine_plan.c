@@ -78,6 +78,13 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 				  : s->users * kv_paged_blocks_for(s->ctx, s->bs);
 	s->eps = m->norm_eps;
 	s->theta = m->rope_theta > 0 ? m->rope_theta : 10000;
+	s->rope_kind = !strcmp(m->rope_scaling.type, "linear")   ? 1
+		       : !strcmp(m->rope_scaling.type, "llama3") ? 2
+								 : 0;
+	s->rope_factor = m->rope_scaling.factor;
+	s->rope_low = m->rope_scaling.low_freq;
+	s->rope_high = m->rope_scaling.high_freq;
+	s->rope_orig = m->rope_scaling.original_max;
 	s->wt = o->weights_dtype;
 	s->conv_k = s->dim > s->att ? s->dim : s->att;
 	s->conv_k = s->ffn > s->conv_k ? s->ffn : s->conv_k;
@@ -417,6 +424,16 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 			 m->name, mla ? "; latent attention's weights are not "
 					"read from a checkpoint"
 				      : "");
+		return KV_EUNSUP;
+	}
+	const char *rs = m->rope_scaling.type;
+	if (o->ckpt && *rs && strcmp(rs, "default") && strcmp(rs, "linear") &&
+	    strcmp(rs, "llama3")) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: rope_scaling: type '%s': the engine turns "
+			 "positions plainly, linearly or as Llama 3 does, not "
+			 "so; a checkpoint's logits would be wrong",
+			 m->name, rs);
 		return KV_EUNSUP;
 	}
 	if (o->ckpt && m->family == KV_FAMILY_GPT2 && o->max_ctx > m->max_pos) {

@@ -898,6 +898,39 @@ static int identify(struct cfg *c, struct kv_model *m, const char **type,
 	return 0;
 }
 
+/* rope_scaling, an object or null: its type (rope_type, or the older
+ * type) and the factors of the kinds the engine turns (linear, llama3). */
+static int read_rope_scaling(struct cfg *c, struct kv_model *m)
+{
+	char where[128];
+	struct cfg sub;
+	bool has = false;
+	const char *type = NULL;
+	const cJSON *it = cfg_find(c, "rope_scaling", where, sizeof where);
+	int e;
+	m->rope_scaling.factor = 1;
+	if (!cJSON_IsObject(it))
+		return 0;
+	if ((e = cfg_nested(c, "rope_scaling", &sub, &has)) || !has)
+		return e;
+	if ((e = cfg_str(&sub, "rope_type", &type)) ||
+	    (!type && (e = cfg_str(&sub, "type", &type))))
+		return e;
+	snprintf(m->rope_scaling.type, sizeof m->rope_scaling.type, "%s",
+		 type ? type : "");
+	uint64_t orig;
+	if ((e = cfg_double(&sub, "factor", 1, &m->rope_scaling.factor)) ||
+	    (e = cfg_double(&sub, "low_freq_factor", 1,
+			    &m->rope_scaling.low_freq)) ||
+	    (e = cfg_double(&sub, "high_freq_factor", 4,
+			    &m->rope_scaling.high_freq)) ||
+	    (e = cfg_uint(&sub, "original_max_position_embeddings", false,
+			  8192, 1, MAX_POS, &orig)))
+		return e;
+	m->rope_scaling.original_max = orig;
+	return 0;
+}
+
 /* The rest of a decoder block's fields: vocabulary, positions, the tied
  * head, biases, the MLP's gate, the norms, the rotary base. */
 static int read_block(struct cfg *c, struct kv_model *m,
@@ -963,7 +996,7 @@ static int read_block(struct cfg *c, struct kv_model *m,
 			    m->family == KV_FAMILY_GPT2 ? 0 : 10000,
 			    &m->rope_theta)))
 		return e;
-	return 0;
+	return read_rope_scaling(c, m);
 }
 
 /* Multi-head latent attention's fields, where the config has it (*is_mla):

@@ -6,7 +6,8 @@ It reads config.json and the safetensors file(s) of a folder itself (the
 8-byte header length, the JSON header, the raw data; a sharded index's
 weight_map), runs GPT-2 or a Llama-family model the way Transformers'
 modeling code does (GPT-2's Conv1D x @ W + b, LayerNorm, gelu_new, learned
-positions, tied head; Llama's x @ W.T, RMSNorm, rotate-half RoPE, grouped
+positions, tied head; Llama's x @ W.T, RMSNorm, rotate-half RoPE (with
+its rope_scaling: linear or Llama 3's), grouped
 K/V heads, SwiGLU, q/k/v biases when stored, lm_head unless tied) in
 float64 over the whole text, and compares the last token's logits.
 
@@ -107,9 +108,29 @@ def gpt2(c, w, tokens):
     return last @ g("wte.weight").T
 
 
-def rope(x, theta):
+def inv_freq(c, hd):
+    """rotary frequencies, with rope_scaling as Transformers applies it
+    (linear, and llama3's in _compute_llama3_parameters)"""
+    f = c.get("rope_theta", 10000.0) ** (-np.arange(0, hd, 2) / hd)
+    rs = c.get("rope_scaling") or {}
+    kind = rs.get("rope_type", rs.get("type"))
+    if kind == "linear":
+        return f / rs["factor"]
+    if kind != "llama3":
+        return f
+    factor, low, high = rs["factor"], rs["low_freq_factor"], \
+        rs["high_freq_factor"]
+    old = rs["original_max_position_embeddings"]
+    wave = 2 * np.pi / f
+    scaled = np.where(wave > old / low, f / factor, f)
+    smooth = (old / wave - low) / (high - low)
+    mid = (1 - smooth) * scaled / factor + smooth * scaled
+    between = ~(wave < old / high) & ~(wave > old / low)
+    return np.where(between, mid, scaled)
+
+
+def rope(x, f):
     t, _, hd = x.shape
-    f = theta ** (-np.arange(0, hd, 2) / hd)
     a = np.arange(t)[:, None] * f[None, :]
     cos = np.cos(np.concatenate([a, a], -1))[:, None, :]
     sin = np.sin(np.concatenate([a, a], -1))[:, None, :]
@@ -122,7 +143,7 @@ def llama(c, w, tokens):
     kv = c.get("num_key_value_heads", h)
     hd = c.get("head_dim") or d // h
     eps = c.get("rms_norm_eps", 1e-6)
-    theta = c.get("rope_theta", 10000.0)
+    freq = inv_freq(c, hd)
     t = len(tokens)
 
     def lin(x, n):
@@ -132,8 +153,8 @@ def llama(c, w, tokens):
     for i in range(c["num_hidden_layers"]):
         p = "model.layers.%d." % i
         a = rmsnorm(x, w[p + "input_layernorm.weight"], eps)
-        q = rope(lin(a, p + "self_attn.q_proj").reshape(t, h, hd), theta)
-        k = rope(lin(a, p + "self_attn.k_proj").reshape(t, kv, hd), theta)
+        q = rope(lin(a, p + "self_attn.q_proj").reshape(t, h, hd), freq)
+        k = rope(lin(a, p + "self_attn.k_proj").reshape(t, kv, hd), freq)
         v = lin(a, p + "self_attn.v_proj").reshape(t, kv, hd)
         x = x + lin(attend(q, k, v), p + "self_attn.o_proj")
         a = rmsnorm(x, w[p + "post_attention_layernorm.weight"], eps)

@@ -373,24 +373,47 @@ int main(void)
 		"\"num_key_value_heads\":6,\"intermediate_size\":80,"
 		"\"vocab_size\":256,\"tie_word_embeddings\":true,"
 		"\"rms_norm_eps\":1e-6,\"max_position_embeddings\":64}";
+	/* Llama 3's rope_scaling, its original 16 positions making the
+	 * scaling matter at these few: the wavelength of the first pair
+	 * (6.3) is blended, of the others (20 and up) divided by 8 */
+	static const char llama3[] =
+		"{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":96,\"num_attention_heads\":6,"
+		"\"num_key_value_heads\":2,\"intermediate_size\":80,"
+		"\"vocab_size\":256,\"tie_word_embeddings\":false,"
+		"\"rms_norm_eps\":1e-5,\"max_position_embeddings\":128,"
+		"\"rope_theta\":10000.0,\"rope_scaling\":{\"factor\":8.0,"
+		"\"low_freq_factor\":1.0,\"high_freq_factor\":4.0,"
+		"\"original_max_position_embeddings\":16,"
+		"\"rope_type\":\"llama3\"}}";
 	if (!mkdtemp(root))
 		return 1;
+	llama("llama3", llama3, "F32", 2, false, false, false);
+	char yarn[sizeof llama3 + 8];
+	snprintf(yarn, sizeof yarn, "%s", llama3);
+	memcpy(strstr(yarn, "\"llama3\"}"), "\"yarn\"}}\0", 10);
+	llama("yarn", yarn, "F32", 2, false, false, false);
 	gpt2("gpt2");
 	llama("qwen2", qwen2, "BF16", 2, true, false, true);
 	llama("llama", tiny_llama, "F16", 6, false, true, false);
 	/* f32 weights from each; then the 16-bit ones kept as stored, read
 	 * by the products as they are: the same logits */
-	int rc[5] = {check("gpt2", KV_DTYPE_F32), check("qwen2", KV_DTYPE_F32),
+	int rc[6] = {check("gpt2", KV_DTYPE_F32), check("qwen2", KV_DTYPE_F32),
 		     check("llama", KV_DTYPE_F32),
 		     check("qwen2", KV_DTYPE_BF16),
-		     check("llama", KV_DTYPE_F16)};
+		     check("llama", KV_DTYPE_F16),
+		     check("llama3", KV_DTYPE_F32)};
 	bad();
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.max_ctx = 8;
+	refused("yarn", &o, KV_EUNSUP, "rope_scaling: type 'yarn': the "
+				       "engine turns positions plainly");
 	perplexity();
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
 	if (system(cmd))
 		return 1;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		if (rc[i] != 77)
 			CHECK(rc[i] == 0);
 	}
