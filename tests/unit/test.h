@@ -161,6 +161,46 @@ static inline enum kv_isa test_isa(const char *name, const char *set)
 }
 #endif
 
+/* The sequences' tokens (ntok of each, stride apart) and last logits
+ * for a NumPy reference: a "tokens ..." and a "logits ..." line each. */
+static inline void test_put_seqs(FILE *f, const uint32_t *tok, int users,
+				 int stride, int ntok, const float *lg,
+				 uint64_t v)
+{
+	for (int u = 0; u < users; u++) {
+		fprintf(f, "tokens");
+		for (int i = 0; i < ntok; i++)
+			fprintf(f, " %u", tok[u * stride + i]);
+		fprintf(f, "\nlogits");
+		for (uint64_t i = 0; i < v; i++)
+			fprintf(f, " %.9g", lg[u * v + i]);
+		fputc('\n', f);
+	}
+}
+
+/* Runs tests/ref/SCRIPT on a case file with a tolerance, through the
+ * first Python that has NumPy ($KV_PYTHON, python3 on PATH, which may be
+ * a virtual environment without it, then the system's): its status, 77
+ * when none has it. */
+static inline int test_numpy(const char *script, const char *cases,
+			     const char *tol)
+{
+	const char *py[] = {getenv("KV_PYTHON"), "python3", "/usr/bin/python3"};
+	int status = 77;
+	for (size_t i = 0; i < 3 && status == 77; i++) {
+		char cmd[1024];
+		if (!py[i] || !*py[i])
+			continue;
+		snprintf(cmd, sizeof cmd, "%s tests/ref/%s %s %s", py[i],
+			 script, cases, tol);
+		int rc = system(cmd);
+		status = rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) == 127
+				 ? 77
+				 : WEXITSTATUS(rc);
+	}
+	return status;
+}
+
 static inline int test_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, test_checks,

@@ -69,34 +69,11 @@ static int check(const char *json, uint32_t kv_heads, enum kv_dtype wt)
 		em->rope_theta > 0 ? em->rope_theta : 10000, em->qkv_bias,
 		em->o_bias, em->mlp_bias, gpt2 || em->tie_embeddings,
 		kv_dtype_name(wt));
-	for (int u = 0; u < 2; u++) {
-		fprintf(f, "tokens");
-		for (int i = 0; i < 11; i++)
-			fprintf(f, " %u", tok[u][i]);
-		fprintf(f, "\nlogits");
-		for (uint64_t i = 0; i < v; i++)
-			fprintf(f, " %.9g", lg[u * v + i]);
-		fputc('\n', f);
-	}
+	test_put_seqs(f, &tok[0][0], 2, 12, 11, lg, v);
 	fclose(f);
 	kv_engine_free(e);
 	kv_model_free(m);
-	/* the first Python that has NumPy: $KV_PYTHON, python3 on PATH (which
-	 * may be a virtual environment without it), the system's */
-	const char *py[] = {getenv("KV_PYTHON"), "python3", "/usr/bin/python3"};
-	int status = 77;
-	for (size_t i = 0; i < 3 && status == 77; i++) {
-		char cmd[512];
-		if (!py[i] || !*py[i])
-			continue;
-		snprintf(cmd, sizeof cmd,
-			 "%s tests/ref/ref_forward.py %s %s", py[i], path, TOL);
-		int rc = system(cmd);
-		status = rc == -1 || !WIFEXITED(rc) ||
-					 WEXITSTATUS(rc) == 127
-				 ? 77
-				 : WEXITSTATUS(rc);
-	}
+	int status = test_numpy("ref_forward.py", path, TOL);
 	unlink(path);
 	return status;
 }
