@@ -6,8 +6,9 @@
  * answers with an f32 cache's.
  * With blocks the cache is paged; --prefix-reuse runs a short script of
  * requests over one pool (prompt caching), --lengths weighs paged blocks
- * against reserved sequences. Parses options, asks libkv's engine, prints
- * one row per generated token.
+ * against reserved sequences, --ppl scores a text's perplexity per cache
+ * format. Parses options, finds the checkpoint and tokenizer beside the
+ * config, asks libkv's engine; kvdecode_report.c prints.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -99,12 +100,6 @@ static int parse_format(const char *opt, const char *s, enum kv_dtype *out)
 	return cli_stored(opt, *out);
 }
 
-static const char *const cols[] = {"step", "ctx", "ms_cache", "ms_nocache",
-				   "token_cache", "token_nocache",
-				   "max_abs_diff", "text"};
-/* the text column only with a tokenizer */
-#define NCOLS_TEXT CLI_NCOLS(cols)
-#define NCOLS_IDS (NCOLS_TEXT - 1)
 
 /* An option that takes a whole number: its range, and where it goes. */
 static int count(int c, struct args *a)
@@ -298,134 +293,6 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	return check(a);
 }
 
-/* A cell of one or several users' tokens: "17" or "17,4,99"; buf holds
- * 11 bytes a user. */
-static void put_tokens(struct cli_table *t, const uint32_t *tok,
-		       uint64_t users, bool run, char *buf)
-{
-	size_t len = 0;
-	if (!run) {
-		cli_put_empty(t);
-		return;
-	}
-	if (users == 1) {
-		cli_put_u64(t, tok[0]);
-		return;
-	}
-	for (uint64_t u = 0; u < users; u++)
-		len += (size_t)sprintf(buf + len, "%s%u", u ? "," : "",
-				       tok[u]);
-	cli_put_str(t, buf);
-}
-
-/* A step's row, as kv_decode_run() runs it: the table and a cell of
- * 11 bytes a user (and one) for the tokens; with a tokenizer, the first
- * sequence's tokens kept for its text. */
-struct rows {
-	const struct args *a;
-	struct cli_table t;
-	char *cell;
-	uint32_t *gen;
-	size_t ngen;
-};
-
-/* The text of token id as a TSV-safe cell: \n, \t, \\ escaped. */
-static void put_piece(struct cli_table *t, const struct kv_tok *tok,
-		      uint32_t id)
-{
-	char piece[256], cell[1024];
-	size_t n, k = 0;
-	kv_tok_piece(tok, id, false, piece, sizeof piece, &n);
-	for (size_t i = 0; i < n && k + 3 < sizeof cell; i++) {
-		char c = piece[i];
-		if (c == '\n' || c == '\t' || c == '\\' || c == '\r') {
-			cell[k++] = '\\';
-			cell[k++] = c == '\n' ? 'n' : c == '\t' ? 't'
-				    : c == '\r' ? 'r'
-						: '\\';
-		} else {
-			cell[k++] = c;
-		}
-	}
-	cell[k] = '\0';
-	cli_put_str(t, cell);
-}
-
-static void row(const struct kv_decode_step *st, void *arg)
-{
-	struct rows *w = arg;
-	const struct args *a = w->a;
-	cli_put_u64(&w->t, st->step);
-	cli_put_u64(&w->t, st->ctx);
-	cli_put_f(&w->t, st->ms[1], 3);
-	cli_put_f(&w->t, st->ms[0], 3);
-	put_tokens(&w->t, st->next[1], a->users, a->with, w->cell);
-	put_tokens(&w->t, st->next[0], a->users, a->without, w->cell);
-	if (a->with && a->without)
-		cli_put_f(&w->t, st->max_diff, 9);
-	else
-		cli_put_empty(&w->t);
-	if (a->tok) {
-		uint32_t id = st->next[a->with ? 1 : 0][0];
-		put_piece(&w->t, a->tok, id);
-		w->gen[w->ngen++] = id;
-	}
-	cli_row_end(&w->t);
-}
-
-/* With a tokenizer: the first sequence's text, prompt and all, on
- * stderr. */
-static void say_text(const struct args *a, const struct rows *w)
-{
-	uint32_t *all = malloc((a->prompt + w->ngen) * sizeof *all);
-	char *text = NULL;
-	size_t len;
-	for (uint64_t i = 0; all && a->ids && i < a->prompt; i++)
-		all[i] = a->ids[i];
-	if (all && a->ids && w->ngen)
-		memcpy(all + a->prompt, w->gen, w->ngen * sizeof *all);
-	if (all && a->ids &&
-	    !kv_tok_decode(a->tok, all, a->prompt + w->ngen, &text, &len)) {
-		fflush(stdout);
-		fprintf(stderr, "text: %s\n", text);
-	}
-	free(text);
-	free(all);
-}
-
-/* The decode loop (kv_decode_run): a row per step, each way. */
-static int run(const struct args *a, struct kv_engine *e,
-	       struct kv_decode_result *r)
-{
-	struct kv_decode_opts o = {a->prompt, a->gen, a->with, a->without,
-				   a->temperature, a->top_k, a->seed, NULL,
-				   a->ids};
-	struct kv_decode *d;
-	struct rows w = {.a = a, .cell = malloc(a->users * 11 + 1),
-			 .gen = malloc((a->gen + 1) * sizeof *w.gen)};
-	int rc = w.cell && w.gen ? kv_decode_open(e, &o, &d) : KV_ENOMEM;
-	if (rc) {
-		free(w.cell);
-		free(w.gen);
-		cli_error("out of memory");
-		return CLI_FAIL;
-	}
-	cli_table_begin(&w.t, cols, a->tok ? NCOLS_TEXT : NCOLS_IDS, a->json,
-			a->header, false);
-	if ((rc = kv_decode_run(d, row, &w, r)))
-		cli_error("forward pass failed at step %llu%s",
-			  (unsigned long long)(r->steps + 1),
-			  rc == KV_ENOMEM ? ": no free block in the pool" : "");
-	else
-		cli_table_end(&w.t);
-	if (!rc && a->tok)
-		say_text(a, &w);
-	kv_decode_close(d);
-	free(w.cell);
-	free(w.gen);
-	return rc ? CLI_FAIL : 0;
-}
-
 /* Refuses a run larger than the memory it may take (kv_run_memory),
  * naming what fits: need is the engine's bytes plus `mine`, the loop's
  * own. */
@@ -528,7 +395,7 @@ static int decode(struct args *a, const struct kv_model *m,
 	struct kv_decode_result r;
 	struct kv_quality q = {0};
 	struct kv_model *eff = NULL;
-	int status = run(a, *e, &r);
+	int status = kvdecode_run(a, *e, &r);
 	if (!status && kv_engine_model(m, o, &eff, err)) {
 		cli_error("%s", err);
 		status = CLI_FAIL;

@@ -52,6 +52,10 @@ static inline bool compact(const struct args *a)
 	return a->k_dtype != KV_DTYPE_F32 || a->v_dtype != KV_DTYPE_F32;
 }
 
+/* The decode loop (kv_decode_run): a row per step, each way; with a
+ * tokenizer the first sequence's text after the rows, on stderr. */
+int kvdecode_run(const struct args *a, struct kv_engine *e,
+		 struct kv_decode_result *r);
 /* The summary for people, on stderr; q: the comparison with an f32
  * cache (compact formats). */
 void kvdecode_say(const struct args *a, const struct kv_model *m,

@@ -347,6 +347,57 @@ static int check_blocks(const struct kv_model *m,
 	return 0;
 }
 
+/* The weights a run keeps: their type (f32, bf16, f16; latent attention
+ * f32 only), and a checkpoint's, which fix the shape, the positions of
+ * GPT-2's learned table and how rotary positions turn. */
+static int weights_ok(const struct kv_model *m, const struct kv_engine_opts *o,
+		      bool mla, char *err)
+{
+	if (o->weights_dtype != KV_DTYPE_F32 &&
+	    o->weights_dtype != KV_DTYPE_BF16 &&
+	    o->weights_dtype != KV_DTYPE_F16) {
+		snprintf(err, KV_ERRLEN, "weights: the engine keeps them in "
+			 "f32, bf16 or f16, not %s",
+			 kv_dtype_name(o->weights_dtype));
+		return KV_EUNSUP;
+	}
+	if (mla && o->weights_dtype != KV_DTYPE_F32) {
+		snprintf(err, KV_ERRLEN, "%s: latent attention runs with f32 "
+			 "weights only, not %s",
+			 m->name, kv_dtype_name(o->weights_dtype));
+		return KV_EUNSUP;
+	}
+	if (o->ckpt && (mla || o->layers || o->vocab || o->kv_heads)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: a checkpoint's weights fix the model's shape: "
+			 "no layers, vocab, K/V heads or latent rank of "
+			 "another%s",
+			 m->name, mla ? "; latent attention's weights are not "
+					"read from a checkpoint"
+				      : "");
+		return KV_EUNSUP;
+	}
+	const char *rs = m->rope_scaling.type;
+	if (o->ckpt && *rs && strcmp(rs, "default") && strcmp(rs, "linear") &&
+	    strcmp(rs, "llama3")) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: rope_scaling: type '%s': the engine turns "
+			 "positions plainly, linearly or as Llama 3 does, not "
+			 "so; a checkpoint's logits would be wrong",
+			 m->name, rs);
+		return KV_EUNSUP;
+	}
+	if (o->ckpt && m->family == KV_FAMILY_GPT2 && o->max_ctx > m->max_pos) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: %llu positions, beyond the %llu the checkpoint's "
+			 "learned positions cover",
+			 m->name, (unsigned long long)o->max_ctx,
+			 (unsigned long long)m->max_pos);
+		return KV_EINVAL;
+	}
+	return 0;
+}
+
 int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 		    struct kv_model **eff, char *err)
 {
@@ -402,48 +453,8 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 			 m->name, m->model_type, why, SUPPORTED);
 		return KV_EUNSUP;
 	}
-	if (o->weights_dtype != KV_DTYPE_F32 &&
-	    o->weights_dtype != KV_DTYPE_BF16 &&
-	    o->weights_dtype != KV_DTYPE_F16) {
-		snprintf(err, KV_ERRLEN, "weights: the engine keeps them in "
-			 "f32, bf16 or f16, not %s",
-			 kv_dtype_name(o->weights_dtype));
-		return KV_EUNSUP;
-	}
-	if (mla && o->weights_dtype != KV_DTYPE_F32) {
-		snprintf(err, KV_ERRLEN, "%s: latent attention runs with f32 "
-			 "weights only, not %s",
-			 m->name, kv_dtype_name(o->weights_dtype));
-		return KV_EUNSUP;
-	}
-	if (o->ckpt && (mla || o->layers || o->vocab || o->kv_heads)) {
-		snprintf(err, KV_ERRLEN,
-			 "%s: a checkpoint's weights fix the model's shape: "
-			 "no layers, vocab, K/V heads or latent rank of "
-			 "another%s",
-			 m->name, mla ? "; latent attention's weights are not "
-					"read from a checkpoint"
-				      : "");
-		return KV_EUNSUP;
-	}
-	const char *rs = m->rope_scaling.type;
-	if (o->ckpt && *rs && strcmp(rs, "default") && strcmp(rs, "linear") &&
-	    strcmp(rs, "llama3")) {
-		snprintf(err, KV_ERRLEN,
-			 "%s: rope_scaling: type '%s': the engine turns "
-			 "positions plainly, linearly or as Llama 3 does, not "
-			 "so; a checkpoint's logits would be wrong",
-			 m->name, rs);
-		return KV_EUNSUP;
-	}
-	if (o->ckpt && m->family == KV_FAMILY_GPT2 && o->max_ctx > m->max_pos) {
-		snprintf(err, KV_ERRLEN,
-			 "%s: %llu positions, beyond the %llu the checkpoint's "
-			 "learned positions cover",
-			 m->name, (unsigned long long)o->max_ctx,
-			 (unsigned long long)m->max_pos);
-		return KV_EINVAL;
-	}
+	if ((e = weights_ok(m, o, mla, err)))
+		return e;
 	const struct kv_layer *l0 = &m->layers[0];
 	if (m->family != KV_FAMILY_GPT2 && !(m->rope_theta > 0)) {
 		snprintf(err, KV_ERRLEN,
