@@ -407,7 +407,8 @@ static int bigcode_kv(struct cfg *c, const struct kv_model *m, uint64_t *kv)
 {
 	bool mq;
 	int e = cfg_bool(c, "multi_query", true, &mq);
-	*kv = mq ? 1 : m->n_heads;
+	if (!e)
+		*kv = mq ? 1 : m->n_heads;
 	return e;
 }
 
