@@ -188,6 +188,12 @@ const char *kv_attn_name(enum kv_attn a);
  */
 int kv_config_find(const char *arg, char *out, size_t n);
 
+/* The file `name` in the folder of config_path ("" names the folder
+ * itself, "." when the path has none) into out; false when the config has no folder of its own
+ * (stdin, "-") or the path does not fit. */
+bool kv_config_beside(const char *config_path, const char *name, char *out,
+		      size_t n);
+
 /* The directories searched, in order, one per call: i = 0, 1, ...; NULL
  * after the last. The string lives until the next call. */
 const char *kv_config_dir(size_t i);

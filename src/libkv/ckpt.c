@@ -16,6 +16,7 @@
 #include "json.h"
 #include "kv/ckpt.h"
 #include "kv/kv.h"
+#include "kv/model.h"
 #include "kv/safetensors.h"
 
 #define MAX_INDEX_BYTES (64u << 20)  /* an index of a few MiB at most */
@@ -25,20 +26,6 @@ const char *kv_ckpt_source_name(enum kv_ckpt_source s)
 	return s == KV_CKPT_INDEX ? "index"
 	       : s == KV_CKPT_SAFETENSORS ? "safetensors"
 					  : "";
-}
-
-/* The file `name` in the folder of config_path into out; false when the
- * config has no folder of its own (stdin) or the name does not fit. */
-static bool beside(const char *config_path, const char *name, char *out,
-		   size_t n)
-{
-	if (!strcmp(config_path, "-"))
-		return false;
-	const char *slash = strrchr(config_path, '/');
-	int dir = slash ? (int)(slash - config_path) : 0;
-	int w = slash ? snprintf(out, n, "%.*s/%s", dir, config_path, name)
-		      : snprintf(out, n, "%s", name);
-	return w > 0 && (size_t)w < n;
 }
 
 /* The whole of a file of at most max bytes, NUL-terminated, from malloc;
@@ -116,19 +103,15 @@ int kv_ckpt_bytes(const char *config_path, enum kv_ckpt_source *src,
 	struct stat st;
 	*src = KV_CKPT_NONE;
 	*bytes = 0;
-	if (beside(config_path, "model.safetensors.index.json", path,
+	if (kv_config_beside(config_path, "model.safetensors.index.json", path,
 		   sizeof path) && stat(path, &st) == 0) {
 		*src = KV_CKPT_INDEX;
 		return read_index(path, bytes, err);
 	}
-	if (beside(config_path, "model.safetensors", path, sizeof path) &&
+	if (kv_config_beside(config_path, "model.safetensors", path, sizeof path) &&
 	    stat(path, &st) == 0) {
 		struct kv_st *ck;
-		char *slash = strrchr(path, '/');
-		if (slash)
-			*slash = '\0'; /* its folder */
-		else
-			snprintf(path, sizeof path, ".");
+		kv_config_beside(config_path, "", path, sizeof path);
 		*src = KV_CKPT_SAFETENSORS;
 		int e = kv_st_open(path, 0, &ck, err);
 		if (!e)

@@ -221,3 +221,17 @@ int kv_config_find(const char *arg, char *out, size_t n)
 	snprintf(out, n, "%s", arg);
 	return KV_EIO;
 }
+
+bool kv_config_beside(const char *config_path, const char *name, char *out,
+		      size_t n)
+{
+	if (!strcmp(config_path, "-"))
+		return false;
+	const char *slash = strrchr(config_path, '/');
+	int dir = slash ? (int)(slash - config_path) : 0;
+	int w = !*name ? snprintf(out, n, "%.*s", slash ? dir : 1,
+				  slash ? config_path : ".")
+		: slash ? snprintf(out, n, "%.*s/%s", dir, config_path, name)
+			: snprintf(out, n, "%s", name);
+	return w > 0 && (size_t)w < n;
+}

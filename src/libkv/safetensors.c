@@ -15,6 +15,7 @@
 
 #include "json.h"
 #include "kv/dtype.h"
+#include "kv/model.h"
 #include "kv/safetensors.h"
 
 #define MAX_HEADER_BYTES (100u << 20) /* the reference's own limit */
@@ -458,13 +459,9 @@ int kv_st_beside(const char *config_path, int map, struct kv_st **out,
 {
 	char dir[4200], p[4300];
 	struct stat sb;
-	const char *slash = strrchr(config_path, '/');
 	*out = NULL;
-	if (!strcmp(config_path, "-"))
+	if (!kv_config_beside(config_path, "", dir, sizeof dir))
 		return 0;
-	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - config_path)
-						: 1,
-		 slash ? config_path : ".");
 	snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
 	if (stat(p, &sb)) {
 		snprintf(p, sizeof p, "%s/model.safetensors", dir);

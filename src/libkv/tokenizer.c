@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "kv/model.h"
 #include "kv/tokenizer.h"
 #include "pretok.h"
 
@@ -48,6 +49,7 @@ struct kv_tok {
 	struct merge *merges;
 	uint64_t mmask;
 	uint32_t byte_id[256]; /* the token of each byte */
+	uint32_t b2u[256];     /* byte-level alphabet: byte -> code point */
 	uint16_t u2b[324];     /* byte-level alphabet: code point -> byte
 				* + 1 (0: not one of its characters) */
 	struct added *add;     /* longest first */
@@ -495,7 +497,7 @@ static void read_template(struct kv_tok *t, const cJSON *p)
 /* What encoding needs beyond the tables: each byte's token. */
 static int byte_tokens(struct kv_tok *t, const char *path, char *err)
 {
-	uint32_t b2u[256];
+	uint32_t *b2u = t->b2u;
 	char s[8];
 	byte_alphabet(b2u);
 	for (int b = 0; b < 256; b++) {
@@ -612,14 +614,9 @@ int kv_tok_beside(const char *config_path, struct kv_tok **out, char *err)
 {
 	char p[4200];
 	struct stat sb;
-	const char *slash = strrchr(config_path, '/');
 	*out = NULL;
-	if (!strcmp(config_path, "-"))
-		return 0;
-	snprintf(p, sizeof p, "%.*s/tokenizer.json",
-		 slash ? (int)(slash - config_path) : 1,
-		 slash ? config_path : ".");
-	if (stat(p, &sb))
+	if (!kv_config_beside(config_path, "tokenizer.json", p, sizeof p) ||
+	    stat(p, &sb))
 		return 0;
 	return kv_tok_load(p, out, err);
 }
@@ -772,10 +769,8 @@ static int bytelevel_piece(const struct kv_tok *t, const char *s, size_t n,
 	if (t->ignore_merges && n <= 256) {
 		char buf[1024];
 		size_t k = 0;
-		uint32_t b2u[256];
-		byte_alphabet(b2u);
 		for (size_t i = 0; i < n; i++)
-			k += utf8_put(b2u[(unsigned char)s[i]], buf + k);
+			k += utf8_put(t->b2u[(unsigned char)s[i]], buf + k);
 		uint32_t whole = lookup(t, buf, k);
 		if (whole != UINT32_MAX) {
 			free(id);
