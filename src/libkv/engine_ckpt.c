@@ -56,9 +56,8 @@ static void one(struct source *src, uint64_t rows, const char *fmt,
 	src->rows[src->n++] = rows;
 }
 
-/* The names of tensor t of shape s in the checkpoint. */
-static void gpt2_source(const struct shape *s, const struct tensor *t,
-			struct source *src)
+/* The names of tensor t in a GPT-2 checkpoint. */
+static void gpt2_source(const struct tensor *t, struct source *src)
 {
 	uint32_t l = t->id >= 16 ? (uint32_t)(t->id / 16 - 1) : 0;
 	static const char *const slot[S_COUNT] = {
@@ -78,7 +77,6 @@ static void gpt2_source(const struct shape *s, const struct tensor *t,
 	uint64_t rows = t->transpose ? t->cols : t->rows * t->cols;
 	if (t->kind == K_MAT && !t->transpose)
 		rows = t->rows;
-	(void)s;
 	one(src, rows, t->id < 16 ? global[t->id] : slot[t->id % 16], l);
 	src->conv1d = t->transpose;
 	src->prefix = t->id == T_WPE;
@@ -175,7 +173,7 @@ static int fill(const struct shape *s, const struct tensor *t,
 	/* the engine's stored matrix: (out, in) when transposed */
 	uint64_t cols = vec ? 1 : t->transpose ? t->rows : t->cols;
 	if (s->gpt2)
-		gpt2_source(s, t, &src);
+		gpt2_source(t, &src);
 	else
 		llama_source(s, t, &src);
 	/* matrices in the weights' type, vectors in f32 */
