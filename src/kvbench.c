@@ -121,14 +121,12 @@ static int parse_wdtypes(const char *s, struct kv_sweep *w)
 	free(w->wdtypes);
 	w->wdtypes = NULL;
 	int e = cli_dtypes("--weights-dtype", s, &w->wdtypes, &w->nwdtypes);
-	for (size_t i = 0; !e && i < w->nwdtypes; i++) {
-		int t = w->wdtypes[i];
-		if (t != KV_DTYPE_F32 && t != KV_DTYPE_BF16 &&
-		    t != KV_DTYPE_F16)
+	for (size_t i = 0; !e && i < w->nwdtypes; i++)
+		if (w->wdtypes[i] < 0 ||
+		    !kv_engine_weights_type((enum kv_dtype)w->wdtypes[i]))
 			e = cli_usage("--weights-dtype: f32, bf16 or f16, got "
 				      "'%s'",
 				      s);
-	}
 	return e;
 }
 

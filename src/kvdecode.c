@@ -82,8 +82,7 @@ static int parse_ids(const char *s, struct args *a)
 static int parse_wdtype(const char *s, struct args *a)
 {
 	enum kv_dtype t;
-	if (kv_dtype_parse(s, &t) ||
-	    (t != KV_DTYPE_F32 && t != KV_DTYPE_BF16 && t != KV_DTYPE_F16))
+	if (kv_dtype_parse(s, &t) || !kv_engine_weights_type(t))
 		return cli_usage("--weights-dtype: f32, bf16 or f16, got '%s'",
 				 s);
 	a->wdtype = (int)t;

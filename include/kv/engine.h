@@ -103,6 +103,9 @@ struct kv_engine_size {
 
 struct kv_engine;
 
+/* Whether the engine keeps weights in type t: f32, bf16, f16. */
+bool kv_engine_weights_type(enum kv_dtype t);
+
 /* Options for a model with the defaults: 1 user, cache on, seed 0,
  * 1 thread, max_ctx 160 (the article's 128 + 32), an f32 cache, logits
  * unscaled. */

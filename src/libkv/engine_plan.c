@@ -347,15 +347,18 @@ static int check_blocks(const struct kv_model *m,
 	return 0;
 }
 
+bool kv_engine_weights_type(enum kv_dtype t)
+{
+	return t == KV_DTYPE_F32 || t == KV_DTYPE_BF16 || t == KV_DTYPE_F16;
+}
+
 /* The weights a run keeps: their type (f32, bf16, f16; latent attention
  * f32 only), and a checkpoint's, which fix the shape, the positions of
  * GPT-2's learned table and how rotary positions turn. */
 static int weights_ok(const struct kv_model *m, const struct kv_engine_opts *o,
 		      bool mla, char *err)
 {
-	if (o->weights_dtype != KV_DTYPE_F32 &&
-	    o->weights_dtype != KV_DTYPE_BF16 &&
-	    o->weights_dtype != KV_DTYPE_F16) {
+	if (!kv_engine_weights_type(o->weights_dtype)) {
 		snprintf(err, KV_ERRLEN, "weights: the engine keeps them in "
 			 "f32, bf16 or f16, not %s",
 			 kv_dtype_name(o->weights_dtype));

@@ -273,8 +273,7 @@ int kv_sweep_row(const struct kv_sweep_cols *c, char **cells, size_t nc,
 		return KV_EINVAL;
 	}
 	if (*wt && (kv_dtype_parse(wt, &p->wt) ||
-		    (p->wt != KV_DTYPE_F32 && p->wt != KV_DTYPE_BF16 &&
-		     p->wt != KV_DTYPE_F16))) {
+		    !kv_engine_weights_type(p->wt))) {
 		snprintf(err, KV_ERRLEN,
 			 "weights_dtype '%.200s' is not f32, bf16 or f16", wt);
 		return KV_EINVAL;
