@@ -196,6 +196,12 @@ struct kv_fit {
 				      stages: 2 x active params (+ head) and
 				      attention over the tokens read */
 	double compute_ms;         /* step_flops / peak, ms; NAN unknown */
+	double step_attn_flops;    /* of step_flops, attention's (and a
+				      sparse indexer's) */
+	double step_head_flops;    /* of step_flops, the output head's */
+	uint64_t step_token_bytes; /* KV bytes one token adds on one rank,
+				      all stages (what a step writes per
+				      token) */
 };
 
 /* Sizes one configuration. Returns 0, or KV_EINVAL with err filled (tp

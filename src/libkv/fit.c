@@ -199,6 +199,8 @@ struct stage {
 	uint64_t free_kv, missing, budget;
 	struct kv_runtime rt;  /* the engine's own memory, modelled */
 	double flops;          /* FLOPs one token costs on one rank */
+	double attn_flops;     /* of flops, attention over the tokens read */
+	double head_flops;     /* of flops, the output head's logits */
 	double users;          /* INFINITY when the stage keeps nothing */
 	uint64_t whole;        /* whole sequences that fit */
 	uint64_t tokens;       /* KV tokens, as the engine reports them */
@@ -688,8 +690,10 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 			 * token's key, then each sequence reads the rows of
 			 * its own index_topk: read per sequence, not shared */
 			uint64_t ib = g.index_bytes;
-			s->flops += 2.0 * ly->index_heads * ly->index_dim *
+			double xf = 2.0 * ly->index_heads * ly->index_dim *
 				    (double)att;
+			s->flops += xf;
+			s->attn_flops += xf;
 			att = ly->index_topk;
 			if ((e = mac(&s->rseq, ib, rp)) ||
 			    (e = mac(&s->rshared, ib, rs)))
@@ -698,7 +702,9 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 			rp = att;
 			rs = 0;
 		}
-		s->flops += 2.0 * ly->q_heads / in->tp * dims * (double)att;
+		double af = 2.0 * ly->q_heads / in->tp * dims * (double)att;
+		s->flops += af;
+		s->attn_flops += af;
 		if ((e = kv_add(s->bpt, tb, &s->bpt)) ||
 		    (g.replicated && (e = kv_add(s->dup, tb, &s->dup))) ||
 		    (e = mac(&s->seq, tb, pv)) ||
@@ -709,8 +715,11 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 		    (e = mac(&s->rshared, rb, rs)))
 			return e;
 	}
-	if (last) /* the output head's logits; the embedding is a lookup */
-		s->flops += 2.0 * (double)m->vocab * (double)m->hidden / in->tp;
+	if (last) { /* the output head's logits; the embedding is a lookup */
+		s->head_flops = 2.0 * (double)m->vocab * (double)m->hidden /
+				in->tp;
+		s->flops += s->head_flops;
+	}
 	if (ssm && c->ssm_layers) {
 		uint64_t st = c->state / c->ssm_layers * ssm;
 		if ((e = kv_add(s->seq, st, &s->seq)) ||
@@ -865,6 +874,10 @@ static int step(const struct stage *s, uint64_t b, struct kv_fit *f)
 	if (b && (mac(&kv, b, s->rseq) || kv_add(kv, s->rshared, &kv)))
 		return KV_ERANGE;
 	f->step_flops += s->flops * (double)b;
+	f->step_attn_flops += s->attn_flops * (double)b;
+	f->step_head_flops += s->head_flops * (double)b;
+	if (kv_add(f->step_token_bytes, s->bpt, &f->step_token_bytes))
+		return KV_ERANGE;
 	if (kv_add(f->step_weight_bytes, w, &f->step_weight_bytes) ||
 	    kv_add(f->step_kv_bytes, kv, &f->step_kv_bytes))
 		return KV_ERANGE;

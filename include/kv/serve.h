@@ -1,0 +1,86 @@
+/*
+ * serve.h - the time a request takes: its prompt's prefill (time to first
+ * token), each decode step after it (time per output token) and the
+ * output tokens a GPU gives per second at a concurrency, from the bytes
+ * and FLOPs kv_fit_solve() counts for a step and the device's rates.
+ *
+ * Each phase is a roofline of its own: the bytes it moves at the memory
+ * bandwidth reached, against the FLOPs it does at the FLOP rate reached,
+ * whichever is longer, plus what tensor parallelism sends between GPUs.
+ * kvfit(1), TIME, names every term.
+ */
+#ifndef KV_SERVE_H
+#define KV_SERVE_H
+
+#include "fit.h"
+
+/* A workload and the device's rates beyond kv_fit_in's bandwidth_gbps
+ * and tflops (which must be set, > 0). */
+struct kv_serve_in {
+	uint64_t isl, osl;  /* prompt and output tokens per request, >= 1 */
+	uint64_t users;     /* requests running at once, >= 1 */
+	double bw_eff;      /* fraction of bandwidth_gbps a step's reads
+			       reach, (0, 1]; 0: 1 */
+	double flops_eff;   /* fraction of tflops a step's products
+			       reach, (0, 1]; 0: 1 */
+	double link_gbps;   /* GPU-to-GPU bandwidth of one GPU, one
+			       direction, 10^9 B/s; 0: unknown (the
+			       transfers are then counted, not timed) */
+	uint32_t act_bytes; /* bytes of an activation sent between GPUs;
+			       0: 2 (16-bit) */
+};
+
+/* One phase: a prefill (all its chunks) or one decode step. */
+struct kv_phase {
+	double bytes;      /* read and written on one GPU */
+	double flops;      /* on one GPU */
+	double link_bytes; /* sent by one GPU: all-reduces and stage hops */
+	double mem_ms;     /* bytes at the bandwidth reached */
+	double compute_ms; /* flops at the rate reached */
+	double link_ms;    /* link_bytes at the interconnect's bandwidth */
+	double ms;         /* the phase: per step, max(mem, compute) +
+			      link, summed over its steps */
+	const char *bound; /* "memory", "compute" or "link": the largest
+			      term of its longest step */
+};
+
+struct kv_serve {
+	uint64_t chunk;          /* prompt tokens per prefill step */
+	uint64_t chunks;         /* prefill steps */
+	uint64_t decode_ctx;     /* the context a decode step is timed at:
+				    isl + osl / 2, the mean over the output */
+	struct kv_phase prefill; /* the whole prompt */
+	struct kv_phase decode;  /* one step of `users` sequences */
+	double ttft_ms;          /* time to first token: the prefill */
+	double tpot_ms;          /* time per output token: a decode step */
+	double latency_ms;       /* ttft + (osl - 1) x tpot */
+	double tokens_per_s;     /* output tokens per second, all GPUs:
+				    users x osl / latency */
+	double tokens_per_s_gpu; /* of them, per GPU (tp x pp) */
+};
+
+/*
+ * Times workload w on the engine, model and GPU of in (its ctx is the
+ * longest a sequence reaches, at least isl + osl; users as w's). A
+ * prompt is prefilled in steps of the engine's batched tokens, less the
+ * users - 1 decode tokens each step carries (vLLM's chunked prefill puts
+ * the running decodes first); the ideal engine takes the prompt in one
+ * step. Returns 0, or KV_EINVAL / KV_ERANGE with err filled.
+ */
+int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		   struct kv_serve *out, char *err);
+
+/* US dollars per million output tokens at tokens_per_s (all GPUs) on
+ * gpus GPUs at usd_per_hour each; NAN when tokens_per_s is not > 0. */
+double kv_serve_cost(double usd_per_hour, uint32_t gpus, double tokens_per_s);
+
+/* What latency targets ask: the most users, at most max_users, whose
+ * ttft and tpot are within max_ttft_ms and max_tpot_ms (0: no target).
+ * Both grow with users, so the answer is found by bisection. *users is
+ * 0 when even one user misses; *closest then holds the one user's times.
+ * Returns 0 or as kv_serve_solve(). */
+int kv_serve_best(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  uint64_t max_users, double max_ttft_ms, double max_tpot_ms,
+		  uint64_t *users, struct kv_serve *closest, char *err);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * serve.c - the time of a request, from what kv_fit_solve() counts.
+ *
+ * kv_fit_solve() already knows, for one rank and every pipeline stage,
+ * what a decode step of b sequences at a context reads (the weights, or
+ * the experts b tokens touch; each sequence's cache) and computes (two
+ * FLOPs a parameter a token, the head's logits, attention over the tokens
+ * read). A step of any other mix is put together from such probes: the
+ * weights a step of t tokens reads, the per-token products and head, and
+ * attention's FLOPs and cache bytes at the context each token sees.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "kv/serve.h"
+
+/* Chunk offsets probed at most per prefill: a longer prompt in smaller
+ * chunks is timed in runs of chunks, each at its middle chunk. */
+#define MAX_PROBES 256
+
+struct rates {
+	double bps;  /* bytes per second reached */
+	double fps;  /* FLOP/s reached */
+	double link; /* bytes per second between GPUs; 0 unknown */
+};
+
+/* A step of `users` sequences at context ctx (at least 1, and at least
+ * the shared prefix), as kv_fit_solve() counts it. */
+static int probe(const struct kv_fit_in *in, uint64_t ctx, uint64_t users,
+		 struct kv_fit *f, char *err)
+{
+	struct kv_fit_in x = *in;
+	x.ctx = ctx ? ctx : 1;
+	x.users = users;
+	if (x.prefix > x.ctx)
+		x.prefix = x.ctx;
+	return kv_fit_solve(&x, f, err);
+}
+
+/* Bytes one GPU sends for a step of t tokens: two all-reduces of each
+ * layer's output (attention or mixer, then MLP) under tensor parallelism,
+ * a ring sending 2 (tp - 1) / tp of them; and each hop between pipeline
+ * stages. */
+static double link_bytes(const struct kv_fit_in *in, uint32_t act,
+			 uint64_t t)
+{
+	double x = (double)t * (double)in->m->hidden * act, b = 0;
+	if (in->tp > 1)
+		b += 2.0 * in->m->n_layers * x * 2.0 * (in->tp - 1) / in->tp;
+	if (in->pp > 1)
+		b += (double)(in->pp - 1) * x;
+	return b;
+}
+
+/* Adds n steps of these bytes, FLOPs and link bytes to phase p; *longest
+ * keeps the longest step's time, whose largest term is the phase's
+ * bound. */
+static void add_steps(struct kv_phase *p, const struct rates *r, double n,
+		      double bytes, double flops, double link,
+		      double *longest)
+{
+	double mem = bytes / r->bps * 1e3, comp = flops / r->fps * 1e3;
+	double lk = r->link > 0 ? link / r->link * 1e3 : 0;
+	double ms = fmax(mem, comp) + lk;
+	p->bytes += n * bytes;
+	p->flops += n * flops;
+	p->link_bytes += n * link;
+	p->mem_ms += n * mem;
+	p->compute_ms += n * comp;
+	p->link_ms += n * lk;
+	p->ms += n * ms;
+	if (ms >= *longest) {
+		*longest = ms;
+		p->bound = lk > fmax(mem, comp) ? "link"
+			   : comp > mem         ? "compute"
+						: "memory";
+	}
+}
+
+/* What one token costs at a context, one sequence: the products and head
+ * without attention, attention, and the cache read. */
+struct token {
+	double lin, head, attn, kv;
+};
+
+static int token_at(const struct kv_fit_in *in, uint64_t ctx,
+		    struct token *t, char *err)
+{
+	struct kv_fit f;
+	int e = probe(in, ctx, 1, &f, err);
+	if (e)
+		return e;
+	t->head = f.step_head_flops;
+	t->attn = f.step_attn_flops;
+	t->lin = f.step_flops - t->attn - t->head;
+	t->kv = (double)f.step_kv_bytes;
+	return 0;
+}
+
+/*
+ * Adds n prefill steps of c prompt tokens at offset o (the first of them;
+ * a run of n chunks is probed at its middle) beside the d = users - 1
+ * decode tokens each carries, at the decode context's costs dec: the
+ * weights t = c + d tokens touch, every token's products, the head for
+ * the d decodes and the chunk's last token, attention of the chunk's
+ * tokens at their mean position and of the decodes at theirs, the cache
+ * before the chunk read once, the decodes' caches, and the new tokens'
+ * KV written.
+ */
+static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
+		       uint32_t act, uint64_t o, uint64_t c, uint64_t n,
+		       uint64_t d, const struct token *dec, uint64_t tok_bytes,
+		       struct kv_phase *p, double *longest, char *err)
+{
+	uint64_t mid = o + (n - 1) * c / 2; /* the middle chunk's offset */
+	struct token at, before = {0};
+	struct kv_fit f;
+	int e;
+	if ((e = token_at(in, mid + (c + 1) / 2, &at, err)) ||
+	    (mid && (e = token_at(in, mid, &before, err))) ||
+	    (e = probe(in, 1, c + d, &f, err)))
+		return e;
+	double t = (double)(c + d);
+	double bytes = (double)f.step_weight_bytes + (double)d * dec->kv +
+		       before.kv + t * (double)tok_bytes;
+	double flops = t * at.lin + (double)(d + 1) * at.head +
+		       (double)c * at.attn + (double)d * dec->attn;
+	add_steps(p, r, (double)n, bytes, flops, link_bytes(in, act, c + d),
+		  longest);
+	return 0;
+}
+
+int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		   struct kv_serve *out, char *err)
+{
+	*out = (struct kv_serve){0};
+	if (!w->isl || !w->osl || !w->users) {
+		snprintf(err, KV_ERRLEN, "%s: prompt, output and users must "
+			 "be at least 1",
+			 in->m->name);
+		return KV_EINVAL;
+	}
+	if (!(in->bandwidth_gbps > 0) || !(in->tflops > 0)) {
+		snprintf(err, KV_ERRLEN, "%s: timing needs the GPU's "
+			 "bandwidth and FLOP rate",
+			 in->m->name);
+		return KV_EINVAL;
+	}
+	struct rates r = {
+		.bps = in->bandwidth_gbps * 1e9 * (w->bw_eff > 0 ? w->bw_eff
+								 : 1),
+		.fps = in->tflops * 1e12 * (w->flops_eff > 0 ? w->flops_eff
+							     : 1),
+		.link = w->link_gbps * 1e9,
+	};
+	uint32_t act = w->act_bytes ? w->act_bytes : 2;
+	uint64_t b = w->users;
+	struct kv_fit f;
+	struct token dec;
+	double longest = 0;
+	int e;
+
+	/* one decode step, every sequence at the mean context of the
+	 * output: tokens isl + 1 .. isl + osl - 1 are each one step's */
+	out->decode_ctx = w->isl + w->osl / 2;
+	if ((e = probe(in, out->decode_ctx, b, &f, err)) ||
+	    (e = token_at(in, out->decode_ctx, &dec, err)))
+		return e;
+	uint64_t tok_bytes = f.step_token_bytes;
+	add_steps(&out->decode, &r, 1,
+		  (double)(f.step_weight_bytes + f.step_kv_bytes) +
+			  (double)b * (double)tok_bytes,
+		  f.step_flops, link_bytes(in, act, b), &longest);
+
+	/* the prompt, in chunks of what a step has left after the decodes */
+	uint64_t budget = f.batched_tokens ? f.batched_tokens : w->isl;
+	uint64_t c = budget > b - 1 ? budget - (b - 1) : 1;
+	if (c > w->isl)
+		c = w->isl;
+	uint64_t full = w->isl / c, rem = w->isl % c;
+	uint64_t g = (full + MAX_PROBES - 1) / MAX_PROBES;
+	out->chunk = c;
+	out->chunks = full + (rem != 0);
+	longest = 0;
+	for (uint64_t k = 0; k < full; k += g) {
+		uint64_t n = full - k < g ? full - k : g;
+		if ((e = prefill_run(in, &r, act, k * c, c, n, b - 1, &dec,
+				     tok_bytes, &out->prefill, &longest, err)))
+			return e;
+	}
+	if (rem && (e = prefill_run(in, &r, act, full * c, rem, 1, b - 1, &dec,
+				    tok_bytes, &out->prefill, &longest, err)))
+		return e;
+
+	out->ttft_ms = out->prefill.ms;
+	out->tpot_ms = out->decode.ms;
+	out->latency_ms = out->ttft_ms + (double)(w->osl - 1) * out->tpot_ms;
+	out->tokens_per_s = (double)b * (double)w->osl / out->latency_ms * 1e3;
+	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
+	return 0;
+}
+
+double kv_serve_cost(double usd_per_hour, uint32_t gpus, double tokens_per_s)
+{
+	if (!(tokens_per_s > 0))
+		return NAN;
+	return usd_per_hour * gpus / (tokens_per_s * 3600) * 1e6;
+}
+
+static bool meets(const struct kv_serve *s, double ttft, double tpot)
+{
+	return (!(ttft > 0) || s->ttft_ms <= ttft) &&
+	       (!(tpot > 0) || s->tpot_ms <= tpot);
+}
+
+int kv_serve_best(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  uint64_t max_users, double max_ttft_ms, double max_tpot_ms,
+		  uint64_t *users, struct kv_serve *closest, char *err)
+{
+	struct kv_serve_in x = *w;
+	struct kv_serve s;
+	int e;
+	*users = 0;
+	x.users = 1;
+	if ((e = kv_serve_solve(in, &x, closest, err)))
+		return e;
+	if (!max_users || !meets(closest, max_ttft_ms, max_tpot_ms))
+		return 0;
+	uint64_t lo = 1, hi = max_users; /* lo meets */
+	while (lo < hi) {
+		x.users = lo + (hi - lo + 1) / 2;
+		if ((e = kv_serve_solve(in, &x, &s, err)))
+			return e;
+		if (meets(&s, max_ttft_ms, max_tpot_ms))
+			lo = x.users;
+		else
+			hi = x.users - 1;
+	}
+	*users = lo;
+	return 0;
+}

@@ -1,0 +1,304 @@
+/*
+ * test_serve.c - the time model against hand-worked shapes: a dense
+ * model at tensor parallelism 1 and 8, a prompt in chunks beside running
+ * decodes, a mixture of experts, a latent-attention model; the cost per
+ * token, the latency targets and the refusals.
+ *
+ * Llama 3.1 8B on one rank, per token (test_fit's figures): products
+ * 2 x 6,979,584,000 FLOPs, the head 2 x 128,256 x 4,096, attention
+ * 2 x 32 heads x (128 + 128) x 32 layers = 524,288 FLOPs per token read,
+ * 131,072 KV bytes per token; 16 GB of weights; an H100 SXM's
+ * 3,350 GB/s and 989.5 TFLOP/s.
+ */
+#include <math.h>
+
+#include "kv/params.h"
+#include "kv/serve.h"
+#include "test.h"
+
+#define GB 1000000000ULL
+#define LIN (2 * 6979584000.0)
+#define HEAD (2 * 128256.0 * 4096)
+#define ATT(L) (524288.0 * (L))
+#define KVT 131072.0
+#define BW 3.35e12
+#define PEAK 989.5e12
+
+static struct kv_fit_in llama(const struct kv_model *m)
+{
+	return (struct kv_fit_in){.m = m, .kv_dtype = KV_DTYPE_BF16,
+				  .w_dtype = KV_DTYPE_BF16, .weights = 16 * GB,
+				  .mem = 80 * GB, .tp = 1, .pp = 1,
+				  .ctx = 8192, .engine = KV_POLICY_IDEAL,
+				  .bandwidth_gbps = 3350, .tflops = 989.5};
+}
+
+static struct kv_serve run(const struct kv_fit_in *in,
+			   const struct kv_serve_in *w)
+{
+	char err[KV_ERRLEN];
+	struct kv_serve s;
+	int e = kv_serve_solve(in, w, &s, err);
+	if (e)
+		fprintf(stderr, "serve: %s\n", err);
+	CHECK(e == 0);
+	return s;
+}
+
+#define CHECK_REL(a, b) CHECK_NEAR((a), (b), fabs((double)(b)) * 1e-12)
+
+/* One user, 1,024 prompt tokens, 256 out, the ideal engine: the prompt
+ * in one step, each decode step at 1,024 + 128 tokens. */
+static void test_dense(const struct kv_model *m)
+{
+	struct kv_fit_in in = llama(m);
+	struct kv_serve_in w = {.isl = 1024, .osl = 256, .users = 1};
+	struct kv_serve s = run(&in, &w);
+	CHECK_U64(s.decode_ctx, 1152);
+	/* decode: weights, 1,152 tokens read, one written */
+	CHECK_REL(s.decode.bytes, 16e9 + KVT * 1152 + KVT);
+	CHECK_REL(s.decode.flops, LIN + HEAD + ATT(1152));
+	CHECK_REL(s.decode.mem_ms, 16151126016.0 / BW * 1e3);
+	CHECK_REL(s.tpot_ms, 4.821231646567164);
+	CHECK(strcmp(s.decode.bound, "memory") == 0);
+	CHECK_NEAR(s.decode.link_ms, 0, 0);
+	/* prefill: 1,024 tokens' products, the head once, each token's
+	 * attention at the mean position 512, 1,024 tokens written */
+	CHECK_U64(s.chunk, 1024);
+	CHECK_U64(s.chunks, 1);
+	CHECK_REL(s.prefill.bytes, 16e9 + 1024 * KVT);
+	CHECK_REL(s.prefill.flops, 1024 * LIN + HEAD + 1024 * ATT(512));
+	CHECK_REL(s.ttft_ms, 14570116612096.0 / PEAK * 1e3); /* 14.72 ms */
+	CHECK(strcmp(s.prefill.bound, "compute") == 0);
+	CHECK_REL(s.latency_ms, s.ttft_ms + 255 * s.tpot_ms); /* 1,244 */
+	CHECK_REL(s.tokens_per_s, 256 / s.latency_ms * 1e3); /* 205.8 */
+	CHECK_REL(s.tokens_per_s_gpu, s.tokens_per_s);
+
+	/* efficiencies scale their term only */
+	w.bw_eff = 0.5;
+	w.flops_eff = 0.25;
+	s = run(&in, &w);
+	CHECK_REL(s.tpot_ms, 2 * 4.821231646567164);
+	CHECK_REL(s.ttft_ms, 4 * 14570116612096.0 / PEAK * 1e3);
+}
+
+/*
+ * Three users, a prompt of 1,200, --max-num-batched-tokens 512: each
+ * prefill step carries the two other users' decode tokens, so the prompt
+ * goes in chunks of 510, 510 and 180. Decodes at 1,200 + 1 = 1,201.
+ * Chunk 1: 512 tokens' products, the head for 3, attention of 510 tokens
+ * at 255 and of 2 at 1,201; bytes: weights, two caches of 1,201, 512
+ * tokens written: 16,381,943,808 B (4.890 ms) against
+ * 7,219,689,029,632 FLOPs (7.296 ms). Chunk 2 also reads the first 510
+ * tokens' cache and attends at 765: 7.434 ms, compute-bound. Chunk 3
+ * (182 tokens, attention at 1,110, 1,020 tokens read): 4.917 ms of
+ * bytes against 2.678 of FLOPs, memory-bound.
+ */
+static void test_chunks(const struct kv_model *m)
+{
+	struct kv_fit_in in = llama(m);
+	in.batched_tokens = 512;
+	struct kv_serve_in w = {.isl = 1200, .osl = 2, .users = 3};
+	struct kv_serve s = run(&in, &w);
+	CHECK_U64(s.chunk, 510);
+	CHECK_U64(s.chunks, 3);
+	CHECK_U64(s.decode_ctx, 1201);
+	double f1 = 512 * LIN + 3 * HEAD + 510 * ATT(255) + 2 * ATT(1201);
+	CHECK_REL(f1, 7219689029632.0);
+	double b3 = 16e9 + 2 * KVT * 1201 + KVT * 1020 + 182 * KVT;
+	CHECK_REL(b3, 16472383488.0);
+	CHECK_NEAR(s.ttft_ms, 7.29630018153815 + 7.434114541113694 +
+				      4.9171293994029845,
+		   1e-9);
+	CHECK(strcmp(s.prefill.bound, "compute") == 0);
+	/* the decode step of three */
+	CHECK_REL(s.decode.bytes, 16e9 + 3 * KVT * 1201 + 3 * KVT);
+	CHECK_REL(s.decode.flops, 3 * (LIN + HEAD + ATT(1201)));
+	CHECK_NEAR(s.tpot_ms, 4.917207651343284, 1e-9);
+	CHECK_REL(s.tokens_per_s, 3 * 2 / (s.ttft_ms + s.tpot_ms) * 1e3);
+}
+
+/*
+ * Tensor parallelism 8 over NVLink at 450 GB/s a direction: each rank
+ * holds 2 GB, 4 query heads and one K/V head (16,384 B a token), and
+ * sends, a token, two all-reduces a layer of 4,096 16-bit activations,
+ * 2 x 7/8 of each: 2 x 32 x 8,192 x 1.75 = 917,504 B (2.04 us).
+ */
+static void test_tp8(const struct kv_model *m)
+{
+	struct kv_fit_in in = llama(m);
+	in.tp = 8;
+	struct kv_serve_in w = {.isl = 1024, .osl = 256, .users = 1,
+				.link_gbps = 450};
+	struct kv_serve s = run(&in, &w);
+	CHECK_REL(s.decode.bytes, 2e9 + 16384.0 * 1152 + 16384);
+	CHECK_REL(s.decode.flops, (LIN + HEAD) / 8 + 65536.0 * 1152);
+	CHECK_REL(s.decode.link_bytes, 917504);
+	CHECK_REL(s.tpot_ms, 2018890752.0 / BW * 1e3 + 917504 / 450e9 * 1e3);
+	CHECK_NEAR(s.tpot_ms, 0.6046928535986733, 1e-12);
+	/* the prompt: 1,024 tokens' all-reduces, 939 MB, 2.09 ms */
+	CHECK_REL(s.prefill.link_bytes, 1024 * 917504.0);
+	CHECK_NEAR(s.ttft_ms, 3.9284221041432827, 1e-9);
+	CHECK_REL(s.tokens_per_s_gpu, s.tokens_per_s / 8);
+	/* with no link given the bytes are counted, not timed */
+	w.link_gbps = 0;
+	s = run(&in, &w);
+	CHECK_REL(s.decode.link_bytes, 917504);
+	CHECK_NEAR(s.decode.link_ms, 0, 0);
+	/* two pipeline stages: one hop of 8,192 B a token between them */
+	in.tp = 1;
+	in.pp = 2;
+	w.link_gbps = 100;
+	s = run(&in, &w);
+	CHECK_REL(s.decode.link_bytes, 8192);
+	CHECK_REL(s.tokens_per_s_gpu, s.tokens_per_s / 2);
+}
+
+/*
+ * A small mixture of experts: 2 layers, hidden 64, 4 heads of 16, 2 K/V
+ * heads, 4 experts of 3 x 64 x 128, one a token, vocabulary 100, bf16.
+ * A layer: attention 4,096 + 2,048 + 2,048 + 4,096, norms 128, router
+ * 256, experts 98,304 (24,576 active); 234,816 parameters in all, 87,360
+ * active. Weights 469,632 B, of them the experts' 393,216. t tokens touch
+ * 1 - (3/4)^t of the experts: 174,720 B for one, 248,448 for two, and
+ * 430,266 for a prompt of 8 (393,216 x 6,561 / 65,536 = 39,366 left
+ * unread). Per token: products 2 x 2 x 37,248, head 2 x 100 x 64,
+ * attention 2 x 4 x 32 x 2 = 512 FLOPs a token read, 256 KV bytes. At
+ * 1 GB/s and 1 GFLOP/s.
+ */
+static void test_moe(void)
+{
+	static const char json[] =
+		"{\"model_type\":\"mixtral\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"num_key_value_heads\":2,\"intermediate_size\":128,"
+		"\"num_local_experts\":4,\"num_experts_per_tok\":1,"
+		"\"vocab_size\":100,\"tie_word_embeddings\":false,"
+		"\"torch_dtype\":\"bfloat16\"}";
+	char err[KV_ERRLEN];
+	struct kv_model *m;
+	struct kv_params p;
+	CHECK(kv_model_parse(json, sizeof json - 1, "moe", &m, err) == 0);
+	CHECK(kv_model_params(m, &p, err) == 0);
+	CHECK_U64(p.total, 234816);
+	CHECK_U64(p.active, 87360);
+	struct kv_fit_in in = {.m = m, .kv_dtype = KV_DTYPE_BF16,
+			       .w_dtype = KV_DTYPE_BF16, .mem = 80 * GB,
+			       .tp = 1, .pp = 1, .ctx = 16,
+			       .engine = KV_POLICY_IDEAL,
+			       .bandwidth_gbps = 1, .tflops = 0.001};
+	struct kv_serve_in w = {.isl = 8, .osl = 8, .users = 1};
+	struct kv_serve s = run(&in, &w);
+	double lin = 4 * 37248.0, head = 12800;
+	CHECK_REL(s.decode.bytes, 174720 + 256 * 12 + 256);
+	CHECK_REL(s.decode.flops, lin + head + 512 * 12);
+	CHECK_REL(s.tpot_ms, 0.178048);
+	CHECK_REL(s.prefill.bytes, 430266 + 8 * 256);
+	CHECK_REL(s.prefill.flops, 8 * lin + head + 8 * 512 * 4);
+	CHECK_REL(s.ttft_ms, 1.22112);
+	CHECK(strcmp(s.prefill.bound, "compute") == 0);
+	w.users = 2;
+	s = run(&in, &w);
+	CHECK_REL(s.decode.bytes, 248448 + 2 * (256 * 12 + 256));
+	CHECK_REL(s.tpot_ms, 0.335872); /* compute: 2 x 167,936 FLOPs */
+	kv_model_free(m);
+}
+
+/*
+ * Latent attention: 2 layers, 4 heads, a latent of 32 and a rotary key
+ * of 8 (80 B a token a layer in bf16). Attention runs in the latent:
+ * scores over 32 + 8 and the sum over 32, 2 x 4 x 72 = 576 FLOPs a token
+ * read a layer. Weights given as 1 MB.
+ */
+static void test_mla(void)
+{
+	static const char json[] =
+		"{\"model_type\":\"deepseek_v3\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"num_key_value_heads\":4,\"intermediate_size\":128,"
+		"\"kv_lora_rank\":32,\"qk_rope_head_dim\":8,"
+		"\"qk_nope_head_dim\":16,\"v_head_dim\":16,"
+		"\"q_lora_rank\":null,\"n_routed_experts\":null,"
+		"\"vocab_size\":100,\"torch_dtype\":\"bfloat16\"}";
+	char err[KV_ERRLEN];
+	struct kv_model *m;
+	struct kv_params p;
+	CHECK(kv_model_parse(json, sizeof json - 1, "mla", &m, err) == 0);
+	CHECK(kv_model_params(m, &p, err) == 0);
+	struct kv_fit_in in = {.m = m, .kv_dtype = KV_DTYPE_BF16,
+			       .w_dtype = KV_DTYPE_BF16, .weights = 1000000,
+			       .mem = 80 * GB, .tp = 1, .pp = 1, .ctx = 4096,
+			       .engine = KV_POLICY_IDEAL,
+			       .bandwidth_gbps = 1, .tflops = 1};
+	struct kv_serve_in w = {.isl = 1000, .osl = 1000, .users = 4};
+	struct kv_serve s = run(&in, &w);
+	double head = 2 * 100 * 64, embed = 100 * 64;
+	/* the layers' active parameters: not the embedding's, the head's
+	 * (untied) or the final norm's 64 */
+	double lin = 2 * ((double)p.active - 2 * embed - 64);
+	CHECK_U64(s.decode_ctx, 1500);
+	CHECK_REL(s.decode.bytes, 1e6 + 4 * 160 * 1501.0);
+	CHECK_REL(s.decode.flops, 4 * (lin + head + 2 * 576 * 1500.0));
+	CHECK_REL(s.tpot_ms, (1e6 + 4 * 160 * 1501.0) / 1e9 * 1e3);
+	kv_model_free(m);
+}
+
+static void test_cost_and_targets(const struct kv_model *m)
+{
+	/* $2 an hour on 8 GPUs at 1,000 tokens/s: $16 for 3.6 M tokens */
+	CHECK_REL(kv_serve_cost(2, 8, 1000), 16 / 3.6);
+	CHECK(isnan(kv_serve_cost(2, 8, 0)));
+
+	struct kv_fit_in in = llama(m);
+	struct kv_serve_in w = {.isl = 1024, .osl = 256};
+	struct kv_serve s, at;
+	uint64_t users;
+	char err[KV_ERRLEN];
+	/* tpot grows with users: the most within 6 ms, then one more
+	 * misses */
+	CHECK(kv_serve_best(&in, &w, 1000, 0, 6, &users, &s, err) == 0);
+	CHECK(users > 1 && users < 1000);
+	w.users = users;
+	CHECK(run(&in, &w).tpot_ms <= 6);
+	w.users = users + 1;
+	CHECK(run(&in, &w).tpot_ms > 6);
+	/* capped by memory's users */
+	CHECK(kv_serve_best(&in, &w, 3, 0, 6, &users, &s, err) == 0);
+	CHECK_U64(users, 3);
+	/* a target one user misses: none, and the one user's times */
+	CHECK(kv_serve_best(&in, &w, 1000, 1, 0, &users, &at, err) == 0);
+	CHECK_U64(users, 0);
+	CHECK_NEAR(at.ttft_ms, 14.724726237590703, 1e-9);
+}
+
+static void test_refusals(const struct kv_model *m)
+{
+	struct kv_fit_in in = llama(m);
+	struct kv_serve_in w = {.isl = 0, .osl = 1, .users = 1};
+	struct kv_serve s;
+	char err[KV_ERRLEN];
+	CHECK(kv_serve_solve(&in, &w, &s, err) == KV_EINVAL);
+	CHECK_STR(err, "llama-3.1-8b: prompt, output and users must be at "
+		       "least 1");
+	w.isl = 1;
+	in.tflops = 0;
+	CHECK(kv_serve_solve(&in, &w, &s, err) == KV_EINVAL);
+	CHECK_STR(err, "llama-3.1-8b: timing needs the GPU's bandwidth and "
+		       "FLOP rate");
+}
+
+int main(void)
+{
+	struct kv_model *m = test_load("llama-3.1-8b");
+	if (!m)
+		return 1;
+	test_dense(m);
+	test_chunks(m);
+	test_tp8(m);
+	test_cost_and_targets(m);
+	test_refusals(m);
+	kv_model_free(m);
+	test_moe();
+	test_mla();
+	return test_done("serve");
+}
