@@ -38,12 +38,21 @@ static const char *const fit_cols[] = {
 	"kv_bytes", "dup_bytes",
 	"step_users", "step_weight_bytes", "step_kv_bytes",
 	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
-	"compute_ms", "bound"};
+	"compute_ms", "bound",
+	/* with --isl and --osl */
+	"isl", "osl", "prefill_chunk", "prefill_ms", "ttft_ms", "tpot_ms",
+	"latency_ms", "out_tokens_per_s", "out_tokens_per_s_gpu",
+	"prefill_bound", "decode_bound", "meets_target", "usd_per_mtok"};
+#define FIT_NCOLS 37 /* fit_cols without the time's */
 /* a table on a terminal: the answer first */
 static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "free_kv_bytes", "kv_bytes",
 	"step_ms", "tokens_per_s"};
+static const char *const brief_time_cols[] = {
+	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
+	"step_users", "ttft_ms", "tpot_ms", "out_tokens_per_s_gpu",
+	"decode_bound", "meets_target", "usd_per_mtok"};
 static const char *const param_cols[] = {"model", "params", "params_active",
 					 "weights_bytes", "weights_source"};
 
@@ -59,13 +68,30 @@ static int size_above0(const char *opt, const char *s, uint64_t *out)
 	return e;
 }
 
+/* A token count of at least 1 (8k, 128K). */
+static int tokens_above0(const char *opt, const char *s, uint64_t *out)
+{
+	int e = cli_tokens(opt, s, out);
+	if (!e && !*out)
+		return cli_usage("%s: must be at least 1, got '%s'", opt, s);
+	return e;
+}
+
+/* A fraction in (0, 1] (--util, the efficiencies). */
+static int fraction(const char *opt, const char *s, double *out)
+{
+	int e = cli_double(opt, s, -1e300, 1e300, out);
+	if (!e && !(*out > 0 && *out <= 1))
+		return cli_usage("%s: must be in (0, 1], got '%s'", opt, s);
+	return e;
+}
+
 /* The GPU's options and how the engine spends its memory. Returns 0,
  * CLI_USAGE (said) or NOT_MINE. */
 static int opt_gpu(int c, const char *s, struct args *a)
 {
 	struct kv_plan_opts *o = &a->o;
 	char list[256];
-	int e;
 	switch (c) {
 	case 'b': return cli_u64("--block-size", s, 1, 1 << 20, &o->block);
 	case 'g': a->gpu = s; return 0;
@@ -78,6 +104,19 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	case 'w': return size_above0("--weights", s, &o->weights);
 	case OPT_BANDWIDTH:
 		return cli_double("--bandwidth", s, 1e-3, 1e9, &o->bandwidth);
+	case OPT_TFLOPS:
+		return cli_double("--tflops", s, 1e-6, 1e9, &o->tflops);
+	case OPT_LINK:
+		a->link_given = true;
+		return cli_double("--interconnect", s, 1e-3, 1e9,
+				  &o->work.link_gbps);
+	case OPT_BW_EFF:
+		return fraction("--bw-efficiency", s, &o->work.bw_eff);
+	case OPT_FLOPS_EFF:
+		return fraction("--flops-efficiency", s, &o->work.flops_eff);
+	case OPT_COST:
+		return cli_double("--cost-per-hour", s, 1e-9, 1e9,
+				  &o->usd_per_hour);
 	case OPT_BATCHED:
 		return cli_u64("--max-num-batched-tokens", s, 1, 1ULL << 30,
 			       &o->batched);
@@ -96,13 +135,7 @@ static int opt_gpu(int c, const char *s, struct args *a)
 					 s, kv_dtype_list(list, sizeof list,
 							  0));
 		return 0;
-	case OPT_UTIL:
-		if ((e = cli_double("--util", s, -1e300, 1e300, &o->util)))
-			return e;
-		if (!(o->util > 0 && o->util <= 1))
-			return cli_usage("--util: must be in (0, 1], got '%s'",
-					 s);
-		return 0;
+	case OPT_UTIL: return fraction("--util", s, &o->util);
 	case OPT_TP:
 		o->tp_given = true;
 		return cli_u64("--tp", s, 1, 1 << 16, &o->tp);
@@ -154,6 +187,12 @@ static int opt_rows(int c, const char *s, struct args *a)
 		return 0;
 	case OPT_MIN_USERS:
 		return cli_u64("--min-users", s, 1, 1ULL << 40, &a->min_users);
+	case OPT_ISL: return tokens_above0("--isl", s, &o->work.isl);
+	case OPT_OSL: return tokens_above0("--osl", s, &o->work.osl);
+	case OPT_MAX_TTFT:
+		return cli_double("--max-ttft", s, 1e-9, 1e12, &o->max_ttft);
+	case OPT_MAX_TPOT:
+		return cli_double("--max-tpot", s, 1e-9, 1e12, &o->max_tpot);
 	default: return NOT_MINE;
 	}
 }
@@ -178,6 +217,18 @@ static int check(int argc, const struct args *a)
 	if (a->json && a->human)
 		return cli_usage("--json keeps numbers plain; give it or "
 				 "--human, not both");
+	const struct kv_plan_opts *o = &a->o;
+	if (!o->work.isl != !o->work.osl)
+		return cli_usage("%s: needs %s too (a request's prompt and "
+				 "output)",
+				 o->work.isl ? "--isl" : "--osl",
+				 o->work.isl ? "--osl" : "--isl");
+	if (!o->work.isl && (o->max_ttft || o->max_tpot || o->usd_per_hour))
+		return cli_usage("%s: needs --isl and --osl, the request it "
+				 "times",
+				 o->max_ttft     ? "--max-ttft"
+				 : o->max_tpot ? "--max-tpot"
+					       : "--cost-per-hour");
 	return 0;
 }
 
@@ -299,9 +350,39 @@ static void put_some(struct cli_table *t, uint64_t v)
 		cli_put_empty(t);
 }
 
+/* The time's cells of a row (fit_cols after FIT_NCOLS); empty where
+ * the row is not timed. */
+static void put_time(struct cli_table *t, const struct kv_plan_opts *o,
+		     const struct kv_plan_row *r)
+{
+	const struct kv_serve *s = &r->s;
+	bool target = o->max_ttft > 0 || o->max_tpot > 0;
+	cli_put_u64(t, o->work.isl);
+	cli_put_u64(t, o->work.osl);
+	if (!r->timed) {
+		for (int i = 0; i < 11; i++)
+			cli_put_empty(t);
+		return;
+	}
+	cli_put_u64(t, s->chunk);
+	cli_put_f(t, s->prefill.ms, 3);
+	cli_put_f(t, s->ttft_ms, 3);
+	cli_put_f(t, s->tpot_ms, 3);
+	cli_put_f(t, s->latency_ms, 1);
+	cli_put_f(t, s->tokens_per_s, 1);
+	cli_put_f(t, s->tokens_per_s_gpu, 1);
+	cli_put_str(t, s->prefill.bound);
+	cli_put_str(t, s->decode.bound);
+	if (target)
+		cli_put_str(t, r->meets ? "yes" : "no");
+	else
+		cli_put_empty(t);
+	cli_put_f(t, r->usd_per_mtok, 4);
+}
+
 /* The cells of a solved row, in fit_cols' order. */
 static void put_row(struct cli_table *t, const char *gpu_name,
-		    const struct kv_plan_row *r)
+		    const struct kv_plan_opts *o, const struct kv_plan_row *r)
 {
 	const struct kv_fit_in *in = &r->in;
 	const struct kv_fit *f = &r->f;
@@ -342,7 +423,53 @@ static void put_row(struct cli_table *t, const char *gpu_name,
 	cli_put_f(t, f->tokens_per_s, 1);
 	cli_put_f(t, f->compute_ms, 3);
 	cli_put_str(t, kv_plan_bound(f));
+	if (o->work.isl)
+		put_time(t, o, r);
 	cli_row_end(t);
+}
+
+/* With --users and a latency target: the most users of a row that met
+ * it, and the first row's times where none did. */
+static struct {
+	uint64_t best;
+	bool any;
+	struct kv_serve first;
+	const char *model;
+} listed;
+
+/* What a row that misses a latency target says: the closest point. */
+static void missed(const struct args *a, const struct kv_plan_row *r,
+		   bool *below)
+{
+	const struct kv_plan_opts *o = &a->o;
+	const struct kv_fit_in *in = &r->in;
+	if (!(o->max_ttft > 0 || o->max_tpot > 0))
+		return;
+	if (in->users && o->users) { /* a --users row: said at the end */
+		if (r->timed && !listed.any) {
+			listed.first = r->s;
+			listed.model = in->m->name;
+		}
+		listed.any |= r->timed;
+		if (r->timed && r->meets && in->users > listed.best)
+			listed.best = in->users;
+		return;
+	}
+	if (r->meets)
+		return;
+	*below = true;
+	if (!r->timed) {
+		cli_error("%s: no user fits at %llu tokens, so none meets "
+			  "the latency target",
+			  in->m->name, (unsigned long long)in->ctx);
+		return;
+	}
+	cli_error("%s: no concurrency meets %s%s%s: one user has a time to "
+		  "first token of %.1f ms and %.2f ms per output token",
+		  in->m->name, o->max_ttft > 0 ? "--max-ttft" : "",
+		  o->max_ttft > 0 && o->max_tpot > 0 ? " and " : "",
+		  o->max_tpot > 0 ? "--max-tpot" : "", r->s.ttft_ms,
+		  r->s.tpot_ms);
 }
 
 /* One row: solve as asked (dry: check the input only), print, check
@@ -354,7 +481,7 @@ static int row(struct cli_table *t, const struct args *a,
 	char err[KV_ERRLEN];
 	const struct kv_fit_in *in = &r->in;
 	const struct kv_fit *f = &r->f;
-	int e = dry ? kv_plan_check(a->o.solve, r, err)
+	int e = dry ? kv_plan_check(&a->o, r, err)
 		    : kv_plan_solve(a->o.solve, r, err);
 	if (r->held)
 		cli_warn("%s: memory holds %llu tokens for %llu users; the "
@@ -380,7 +507,12 @@ static int row(struct cli_table *t, const struct args *a,
 		*below = true;
 		return 0;
 	}
-	put_row(t, gpu_name, r);
+	if ((e = kv_plan_time(&a->o, r, err))) {
+		cli_error("%s", err);
+		return CLI_USAGE;
+	}
+	put_row(t, gpu_name, &a->o, r);
+	missed(a, r, below);
 	if (a->human && isatty(fileno(stderr)))
 		bar(in, f);
 	refusal(in, f);
@@ -462,11 +594,29 @@ int main(int argc, char **argv)
 				   &below))) {
 		/* the first pass checked every row: bad input failed before
 		 * any was printed */
-		cli_table_begin(&t, fit_cols, CLI_NCOLS(fit_cols), a.json,
-				a.header, a.human);
-		cli_table_brief(&t, brief_cols, CLI_NCOLS(brief_cols));
+		bool timed = a.o.work.isl;
+		cli_table_begin(&t, fit_cols,
+				timed ? CLI_NCOLS(fit_cols) : FIT_NCOLS,
+				a.json, a.header, a.human);
+		if (timed)
+			cli_table_brief(&t, brief_time_cols,
+					CLI_NCOLS(brief_time_cols));
+		else
+			cli_table_brief(&t, brief_cols, CLI_NCOLS(brief_cols));
 		status = each(&t, &a, pl, np, gpu_name, false, &below);
 		cli_table_end(&t);
+	}
+	if (!status && listed.any && !listed.best) {
+		cli_error("%s: no --users meets the latency target: the first "
+			  "has a time to first token of %.1f ms and %.2f ms per "
+			  "output token",
+			  listed.model, listed.first.ttft_ms,
+			  listed.first.tpot_ms);
+		below = true;
+	} else if (!status && listed.best) {
+		fprintf(stderr, "%s: %llu users is the most of --users that "
+			"meets the latency target\n",
+			cli_prog(), (unsigned long long)listed.best);
 	}
 	if (!status && below)
 		status = CLI_FAIL;

@@ -17,6 +17,7 @@ struct args {
 	const char *gpu, *mem_text;
 	uint64_t min_users;
 	bool params, list_gpus, json, header, human;
+	bool link_given;    /* --interconnect */
 	const char *ctkv;   /* --cache-type-k or -v, as given */
 };
 

@@ -58,6 +58,18 @@ const struct cli_opt cli_opts[] = {
 	    "memory of one GPU (80GB, 80GiB)"),
 	OPT(T_FIT, "bandwidth", OPT_BANDWIDTH, "GBPS",
 	    "memory bandwidth, 10^9 B/s (default: --gpu's)"),
+	OPT(T_FIT, "tflops", OPT_TFLOPS, "T",
+	    "dense FLOP rate of the weights' type, 10^12/s\n"
+	    "(default: --gpu's)"),
+	OPT(T_FIT, "interconnect", OPT_LINK, "GBPS",
+	    "GPU-to-GPU bandwidth of one GPU, one\n"
+	    "direction, 10^9 B/s (default: --gpu's)"),
+	OPT(T_FIT, "bw-efficiency", OPT_BW_EFF, "F",
+	    "fraction of the bandwidth a step reaches,\n"
+	    "(0,1] (default: the GPU file's, else 1)"),
+	OPT(T_FIT, "flops-efficiency", OPT_FLOPS_EFF, "F",
+	    "fraction of the FLOP rate products reach,\n"
+	    "(0,1] (default: the GPU file's, else 1)"),
 	OPT(T_FIT, "weights", 'w', "SIZE",
 	    "weight bytes of the whole model (default:\n"
 	    "parameters x --weights-dtype)"),
@@ -110,6 +122,19 @@ const struct cli_opt cli_opts[] = {
 	    "--users), tp (fewest GPUs for --users)"),
 	OPT(T_FIT, "min-users", OPT_MIN_USERS, "N",
 	    "exit 1 when fewer than N sequences fit"),
+	OPT(T_FIT, "isl", OPT_ISL, "N",
+	    "prompt tokens of a request: times each row\n"
+	    "(ttft, tpot, tokens/s; --ctx default isl+osl)"),
+	OPT(T_FIT, "osl", OPT_OSL, "N",
+	    "output tokens of a request (with --isl)"),
+	OPT(T_FIT, "max-ttft", OPT_MAX_TTFT, "MS",
+	    "the most users whose time to first token is\n"
+	    "within MS; exit 1 when one user misses"),
+	OPT(T_FIT, "max-tpot", OPT_MAX_TPOT, "MS",
+	    "the same for the time per output token"),
+	OPT(T_FIT, "cost-per-hour", OPT_COST, "USD",
+	    "a GPU's price an hour: adds dollars per\n"
+	    "million output tokens"),
 	OPT(T_FIT, "params", OPT_PARAMS, NULL,
 	    "print parameter counts and weight bytes"),
 	OPT(T_FIT, "list-gpus", OPT_LIST_GPUS, NULL,

@@ -199,6 +199,11 @@ struct kv_fit {
 	double step_attn_flops;    /* of step_flops, attention's (and a
 				      sparse indexer's) */
 	double step_head_flops;    /* of step_flops, the output head's */
+	uint64_t step_lookup_bytes; /* of step_weight_bytes, the tables a
+				      step only looks rows up in (input
+				      embedding, learned positions): the
+				      article's roofline counts them, the
+				      time model (serve.h) does not */
 	uint64_t step_token_bytes; /* KV bytes one token adds on one rank,
 				      all stages (what a step writes per
 				      token) */

@@ -55,6 +55,13 @@ int kv_model_edge_bytes(const struct kv_model *m, const struct kv_quant *q,
 			uint64_t *first, uint64_t *last, uint64_t *first_bytes,
 			uint64_t *last_bytes);
 
+/* Of the first stage's, the tables a decode step looks one row a token
+ * up in rather than reads whole: the input embedding where the head is
+ * its own matrix (a tied one is read whole, as the head), and learned
+ * positions. Parameters and bytes as kv_model_edge_bytes() counts them. */
+int kv_model_lookup_bytes(const struct kv_model *m, const struct kv_quant *q,
+			  uint64_t *params, uint64_t *bytes);
+
 /* Parameters of the whole model. Returns 0, or KV_ERANGE with err filled. */
 int kv_model_params(const struct kv_model *m, struct kv_params *p,
 		    char *err);

@@ -13,6 +13,7 @@
 #include "fit.h"
 #include "gpu.h"
 #include "params.h"
+#include "serve.h"
 
 /* What a row solves for (kvfit --solve). */
 enum kv_plan_solve {
@@ -51,6 +52,13 @@ struct kv_plan_opts {
 				     NULL: the engine's */
 	size_t ndtypes;
 	bool kv_unified, swa_full;
+	double tflops;            /* 10^12 FLOP/s of the weights' products;
+				     0: the GPU's (kv_gpu_tflops) */
+	struct kv_serve_in work;  /* the workload to time (isl 0: none;
+				     users: each row's), efficiencies and
+				     link */
+	double max_ttft, max_tpot; /* targets, ms; 0: none */
+	double usd_per_hour;      /* a GPU's cost; 0: none */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -86,6 +94,12 @@ struct kv_plan_row {
 	uint64_t held;       /* --solve ctx: tokens memory holds, past the
 				model's positions, where in.ctx stops at
 				them; else 0 */
+	bool timed;          /* s holds the workload's times (after
+				kv_plan_time) */
+	struct kv_serve s;
+	bool meets;          /* within the targets, or none given */
+	double usd_per_mtok; /* dollars per million output tokens; NAN
+				without a cost */
 };
 
 /* A walk over one plan's rows, in the order kvfit prints them. ctx and
@@ -112,15 +126,28 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
  * and llama.cpp above --tp 1. */
 bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r);
 
-/* Checks a row's input only, what its solve varies left valid (tp 1 for
- * --solve tp, a context of at least the prefix for --solve ctx): 0 or
+/* Checks a row's input only, what o's solve varies left valid (tp 1 for
+ * --solve tp, a context of at least the prefix for --solve ctx), and that
+ * its workload can be timed: 0 or
  * kv_fit_solve's KV_E* with err filled. */
-int kv_plan_check(enum kv_plan_solve s, struct kv_plan_row *r, char *err);
+int kv_plan_check(const struct kv_plan_opts *o, struct kv_plan_row *r,
+		  char *err);
 
 /* Solves a row as `s` asks, then kv_fit_solve: --solve ctx sets in.ctx,
  * --solve tp in.tp (up to kv_plan_max_tp). Returns 0 with f, none and
  * held set, or KV_E* with err filled (held may be set). */
 int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err);
+
+/*
+ * Times a solved row's workload (o->work; nothing where its isl is 0) at
+ * the row's users, or with none given at those that fit; with a target
+ * and no users given, at the most users that meet it (in.users set and
+ * the row solved again). A row where no user fits is not timed. With a
+ * target no user meets, the row holds one user's times, meets false.
+ * Returns 0, or KV_E* with err filled.
+ */
+int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
+		 char *err);
 
 /* The most tensor-parallel ranks tried for m: its heads, at most 1024. */
 uint32_t kv_plan_max_tp(const struct kv_model *m);

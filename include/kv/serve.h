@@ -51,7 +51,10 @@ struct kv_serve {
 				    isl + osl / 2, the mean over the output */
 	struct kv_phase prefill; /* the whole prompt */
 	struct kv_phase decode;  /* one step of `users` sequences */
-	double ttft_ms;          /* time to first token: the prefill */
+	double wait_ms;          /* a request's wait for the step running
+				    when it arrives: half a decode step
+				    with other users, else 0 */
+	double ttft_ms;          /* time to first token: wait + prefill */
 	double tpot_ms;          /* time per output token: a decode step */
 	double latency_ms;       /* ttft + (osl - 1) x tpot */
 	double tokens_per_s;     /* output tokens per second, all GPUs:

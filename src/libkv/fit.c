@@ -192,6 +192,7 @@ struct stage {
 	uint32_t experts, experts_active;
 	uint64_t weights;      /* weight bytes on one rank */
 	uint64_t routed_bytes; /* of weights: routed experts */
+	uint64_t lookup_bytes; /* of weights: tables a step reads rows of */
 	uint64_t bpt, dup;     /* KV bytes per token; of them, copies */
 	uint64_t seq, shared;  /* bytes kept per sequence, and once */
 	uint64_t seq_dup, shared_dup; /* of them, copies other ranks hold */
@@ -740,6 +741,19 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 	s->weights = w / in->tp + (w % in->tp != 0);
 	s->routed_bytes = s->params ? muldiv(s->weights, s->routed, s->params)
 				    : 0;
+	if (first) { /* the same rule for the lookup tables' bytes */
+		uint64_t np, nb;
+		if ((e = kv_model_lookup_bytes(m, in->quant, &np, &nb)))
+			return e;
+		if (in->weights)
+			nb = c->total_params ? muldiv(in->weights, np,
+						      c->total_params)
+					     : 0;
+		else if (!in->stored && (e = kv_weight_bytes(np, in->w_dtype,
+							     &nb)))
+			return e;
+		s->lookup_bytes = nb / in->tp;
+	}
 
 	/* the engine's budget */
 	double frac = in->util > 0 ? in->util
@@ -875,6 +889,7 @@ static int step(const struct stage *s, uint64_t b, struct kv_fit *f)
 		return KV_ERANGE;
 	f->step_flops += s->flops * (double)b;
 	f->step_attn_flops += s->attn_flops * (double)b;
+	f->step_lookup_bytes += s->lookup_bytes;
 	f->step_head_flops += s->head_flops * (double)b;
 	if (kv_add(f->step_token_bytes, s->bpt, &f->step_token_bytes))
 		return KV_ERANGE;

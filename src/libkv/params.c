@@ -394,6 +394,19 @@ int kv_model_edge_bytes(const struct kv_model *m, const struct kv_quant *q,
 	return f.err ? f.err : l.err;
 }
 
+int kv_model_lookup_bytes(const struct kv_model *m, const struct kv_quant *q,
+			  uint64_t *params, uint64_t *bytes)
+{
+	struct acc a = {.m = m, .q = q ? q : &m->quant};
+	uint64_t ed = m->embed_dim ? m->embed_dim : m->hidden;
+	if (!m->tie_embeddings)
+		mac(&a, m->vocab + m->embed_extra, ed);
+	mac(&a, m->learned_pos, m->hidden);
+	*params = a.n;
+	*bytes = a.bytes;
+	return a.err;
+}
+
 /* One DeepSeek MTP module: two norms and a 2h -> h projection before a
  * decoder layer like the last one, and a norm before the shared head. */
 static int mtp_params(const struct kv_model *m, uint64_t *out)

@@ -4,6 +4,7 @@
  * x formats x contexts x users x engines, and the solve of one row, so
  * that the tool only parses and prints.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -120,7 +121,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.engine = engine,
 		.users = p->users ? p->users : users,
 		.bandwidth_gbps = o->bandwidth,
-		.tflops = kv_gpu_tflops(o->gpu, w),
+		.tflops = o->tflops > 0 ? o->tflops : kv_gpu_tflops(o->gpu, w),
 	};
 }
 
@@ -130,7 +131,8 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 	bool row = p->dtype != KV_PLAN_OPTIONS; /* kvsize's: one row each */
 	*it = (struct kv_plan_iter){
 		.o = o, .p = p, .auto_dtype = -1,
-		.defctx = p->m->max_pos ? p->m->max_pos : 4096};
+		.defctx = o->work.isl ? o->work.isl + o->work.osl
+		: p->m->max_pos ? p->m->max_pos : 4096};
 	it->dtypes = row ? &p->dtype : o->dtypes ? o->dtypes : &it->auto_dtype;
 	it->ndtypes = row || !o->dtypes ? 1 : o->ndtypes;
 	it->ctx = row ? &p->ctx : o->ctx ? o->ctx : &it->defctx;
@@ -163,14 +165,96 @@ bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
 	return false;
 }
 
-int kv_plan_check(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
+/* Whether a row's workload can be timed: its rates known, and its
+ * prompt and output within the context (a --solve ctx row's context is
+ * the answer). */
+static int time_check(const struct kv_plan_opts *o, enum kv_plan_solve s,
+		      const struct kv_fit_in *in, char *err)
+{
+	const struct kv_serve_in *w = &o->work;
+	if (!w->isl)
+		return 0;
+	if (!(in->bandwidth_gbps > 0) || !(in->tflops > 0)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: timing needs the GPU's %s: give --gpu, or "
+			 "--bandwidth and --tflops",
+			 in->m->name,
+			 in->bandwidth_gbps > 0 ? "FLOP rate (--tflops)"
+						: "memory bandwidth "
+						  "(--bandwidth)");
+		return KV_EINVAL;
+	}
+	if (s != KV_PLAN_CTX && w->isl + w->osl > in->ctx) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: --isl %llu + --osl %llu is %llu tokens, more "
+			 "than the context of %llu",
+			 in->m->name, (unsigned long long)w->isl,
+			 (unsigned long long)w->osl,
+			 (unsigned long long)(w->isl + w->osl),
+			 (unsigned long long)in->ctx);
+		return KV_EINVAL;
+	}
+	return 0;
+}
+
+int kv_plan_check(const struct kv_plan_opts *o, struct kv_plan_row *r,
+		  char *err)
 {
 	struct kv_fit_in *in = &r->in;
+	enum kv_plan_solve s = o->solve;
+	int e;
 	if (s == KV_PLAN_TP)
 		in->tp = 1;
 	if (s == KV_PLAN_CTX && in->ctx < in->prefix)
 		in->ctx = in->prefix;
+	if ((e = time_check(o, s, in, err)))
+		return e;
 	return kv_fit_solve(in, &r->f, err);
+}
+
+int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
+		 char *err)
+{
+	struct kv_serve_in w = o->work;
+	struct kv_fit_in *in = &r->in;
+	bool target = o->max_ttft > 0 || o->max_tpot > 0;
+	int e;
+	r->timed = false;
+	r->meets = true;
+	r->usd_per_mtok = NAN;
+	if (!w.isl)
+		return 0;
+	if ((e = time_check(o, o->solve, in, err)))
+		return e;
+	if (target && !in->users) {
+		uint64_t best;
+		if (!r->f.users_whole)
+			return 0;
+		if ((e = kv_serve_best(in, &w, r->f.users_whole, o->max_ttft,
+				       o->max_tpot, &best, &r->s, err)))
+			return e;
+		r->timed = true;
+		if (!best) {
+			r->meets = false;
+			return 0;
+		}
+		in->users = best; /* the step's columns for them */
+		if ((e = kv_fit_solve(in, &r->f, err)))
+			return e;
+	}
+	w.users = in->users ? in->users : r->f.users_whole;
+	if (!w.users)
+		return 0;
+	if ((e = kv_serve_solve(in, &w, &r->s, err)))
+		return e;
+	r->timed = true;
+	r->meets = (!(o->max_ttft > 0) || r->s.ttft_ms <= o->max_ttft) &&
+		   (!(o->max_tpot > 0) || r->s.tpot_ms <= o->max_tpot);
+	if (o->usd_per_hour > 0)
+		r->usd_per_mtok = kv_serve_cost(o->usd_per_hour,
+						in->tp * in->pp,
+						r->s.tokens_per_s);
+	return 0;
 }
 
 uint32_t kv_plan_max_tp(const struct kv_model *m)

@@ -121,7 +121,8 @@ static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 	    (e = probe(in, 1, c + d, &f, err)))
 		return e;
 	double t = (double)(c + d);
-	double bytes = (double)f.step_weight_bytes + (double)d * dec->kv +
+	double bytes = (double)(f.step_weight_bytes - f.step_lookup_bytes) +
+		       (double)d * dec->kv +
 		       before.kv + t * (double)tok_bytes;
 	double flops = t * at.lin + (double)(d + 1) * at.head +
 		       (double)c * at.attn + (double)d * dec->attn;
@@ -168,13 +169,15 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		return e;
 	uint64_t tok_bytes = f.step_token_bytes;
 	add_steps(&out->decode, &r, 1,
-		  (double)(f.step_weight_bytes + f.step_kv_bytes) +
+		  (double)(f.step_weight_bytes - f.step_lookup_bytes +
+			   f.step_kv_bytes) +
 			  (double)b * (double)tok_bytes,
 		  f.step_flops, link_bytes(in, act, b), &longest);
 
 	/* the prompt, in chunks of what a step has left after the decodes */
-	uint64_t budget = f.batched_tokens ? f.batched_tokens : w->isl;
-	uint64_t c = budget > b - 1 ? budget - (b - 1) : 1;
+	uint64_t budget = f.batched_tokens, c = w->isl;
+	if (budget) /* else no budget: the prompt in one step */
+		c = budget > b - 1 ? budget - (b - 1) : 1;
 	if (c > w->isl)
 		c = w->isl;
 	uint64_t full = w->isl / c, rem = w->isl % c;
@@ -192,7 +195,10 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 				    tok_bytes, &out->prefill, &longest, err)))
 		return e;
 
-	out->ttft_ms = out->prefill.ms;
+	/* a request that arrives during a step of the others waits for it
+	 * to end: half a step, on average */
+	out->wait_ms = b > 1 ? out->decode.ms / 2 : 0;
+	out->ttft_ms = out->wait_ms + out->prefill.ms;
 	out->tpot_ms = out->decode.ms;
 	out->latency_ms = out->ttft_ms + (double)(w->osl - 1) * out->tpot_ms;
 	out->tokens_per_s = (double)b * (double)w->osl / out->latency_ms * 1e3;

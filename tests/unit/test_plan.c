@@ -175,13 +175,16 @@ static void test_solve(struct kv_model *m)
 	walk(&o, &p, &r, 1);
 	r.in.ctx = 10;
 	r.in.tp = 3; /* splits no head */
-	CHECK(kv_plan_check(KV_PLAN_TP, &r, err) != 0); /* ctx < prefix */
+	o.solve = KV_PLAN_TP;
+	CHECK(kv_plan_check(&o, &r, err) != 0); /* ctx < prefix */
 	CHECK_U64(r.in.tp, 1);
 	r.in.tp = 3;
-	CHECK(kv_plan_check(KV_PLAN_CTX, &r, err) != 0);
+	o.solve = KV_PLAN_CTX;
+	CHECK(kv_plan_check(&o, &r, err) != 0);
 	CHECK_U64(r.in.ctx, 1000);
 	r.in.tp = 3;
-	CHECK(kv_plan_check(KV_PLAN_TP, &r, err) == 0);
+	o.solve = KV_PLAN_TP;
+	CHECK(kv_plan_check(&o, &r, err) == 0);
 	CHECK_U64(r.in.ctx, 1000);
 }
 
