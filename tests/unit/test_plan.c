@@ -5,6 +5,8 @@
  * against the seed article's Llama 3.1 8B numbers, and what a refused
  * row says.
  */
+#include <math.h>
+
 #include "kv/plan.h"
 #include "test.h"
 
@@ -307,6 +309,83 @@ static void test_values(void)
 	CHECK(!o.wquant); /* a bad value leaves no quantization behind */
 }
 
+/* A row's workload: the context it sets, the users it is timed at (those
+ * that fit, or the most that meet a target), the cost, the refusals. */
+static void test_time(struct kv_model *m)
+{
+	struct kv_plan_opts o = seed();
+	struct kv_plan p = {.m = m, .dtype = KV_PLAN_OPTIONS};
+	struct kv_plan_row r;
+	struct kv_serve s;
+	char err[KV_ERRLEN];
+	o.bandwidth = 3350;
+	o.tflops = 989.5;
+	o.work = (struct kv_serve_in){.isl = 1024, .osl = 256};
+	/* no --ctx: isl + osl; 58 GB hold 345 sequences of 1,280 tokens */
+	walk(&o, &p, &r, 1);
+	CHECK_U64(r.in.ctx, 1280);
+	CHECK(kv_plan_check(&o, &r, err) == 0);
+	CHECK(kv_plan_solve(o.solve, &r, err) == 0);
+	CHECK_U64(r.f.users_whole, 345);
+	CHECK(kv_plan_time(&o, &r, err) == 0);
+	CHECK(r.timed && r.meets && isnan(r.usd_per_mtok));
+	struct kv_serve_in w = o.work;
+	w.users = 345;
+	CHECK(kv_serve_solve(&r.in, &w, &s, err) == 0);
+	CHECK_NEAR(r.s.tpot_ms, s.tpot_ms, 0);
+	CHECK_NEAR(r.s.ttft_ms, s.ttft_ms, 0);
+
+	/* a target: the most users within 6 ms a token, the row's step
+	 * solved again for them */
+	o.max_tpot = 6;
+	o.usd_per_hour = 2;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(o.solve, &r, err) == 0);
+	CHECK(kv_plan_time(&o, &r, err) == 0);
+	CHECK(r.timed && r.meets);
+	CHECK(r.in.users > 1 && r.in.users < 345);
+	CHECK_U64(r.f.step_users, r.in.users);
+	CHECK(r.s.tpot_ms <= 6);
+	w.users = r.in.users + 1;
+	CHECK(kv_serve_solve(&r.in, &w, &s, err) == 0);
+	CHECK(s.tpot_ms > 6);
+	CHECK_NEAR(r.usd_per_mtok, 2 / (r.s.tokens_per_s * 3600) * 1e6,
+		   1e-12);
+	/* one no user meets: one user's times, not met */
+	o.max_tpot = 1;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(o.solve, &r, err) == 0);
+	CHECK(kv_plan_time(&o, &r, err) == 0);
+	CHECK(r.timed && !r.meets);
+	CHECK_NEAR(r.s.tpot_ms, 4.508779768059702, 1e-9);
+	o.max_tpot = 0;
+	o.usd_per_hour = 0;
+
+	/* nothing fits: not timed */
+	o.weights = 75 * GB;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(o.solve, &r, err) == 0);
+	CHECK_U64(r.f.users_whole, 0);
+	CHECK(kv_plan_time(&o, &r, err) == 0);
+	CHECK(!r.timed);
+	o.weights = 16 * GB;
+
+	/* refused: a context too short for the request, no FLOP rate */
+	uint64_t ctx = 1024;
+	o.ctx = &ctx;
+	o.nctx = 1;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_check(&o, &r, err) == KV_EINVAL);
+	CHECK_STR(err, "llama-3.1-8b: --isl 1024 + --osl 256 is 1280 tokens, "
+		       "more than the context of 1024");
+	o.ctx = NULL;
+	o.tflops = 0;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_check(&o, &r, err) == KV_EINVAL);
+	CHECK_STR(err, "llama-3.1-8b: timing needs the GPU's FLOP rate "
+		       "(--tflops): give --gpu, or --bandwidth and --tflops");
+}
+
 int main(void)
 {
 	struct kv_model *m = test_load("llama-3.1-8b");
@@ -315,6 +394,7 @@ int main(void)
 		test_weights(m);
 		test_solve(m);
 		test_refusal(m);
+		test_time(m);
 	}
 	test_values();
 	test_bound();
