@@ -7,6 +7,20 @@
  * optional "aliases" (strings), "label", "memory_bytes" (whole bytes),
  * "bandwidth_gbps" (10^9 B/s), "bf16_tflops", "fp8_tflops" (dense, null
  * when the chip has none) and "source" (where the figures come from).
+ * Optional, each null or absent when unknown:
+ *   "interconnect_gbps"  what one GPU sends to the others at once, one
+ *                        direction, 10^9 B/s: the links tensor
+ *                        parallelism's all-reduce runs over (NVLink,
+ *                        Infinity Fabric, PCIe); datasheets' "900 GB/s"
+ *                        counts both directions, so 450 here
+ *   "interconnect"       those links in words ("NVLink 4, 18 links")
+ *   "bandwidth_efficiency"  in (0, 1]: the share of bandwidth_gbps a
+ *                        decode step's reads reached where it was
+ *                        measured (kvbench --profile)
+ *   "flops_efficiency"   in (0, 1]: the share of bf16_tflops a prefill's
+ *                        matrix products reached, likewise
+ *   "threads"            a CPU profile's thread count (1 to 65536)
+ * Other fields ("note", "_comment") are ignored.
  */
 #ifndef KV_GPU_H
 #define KV_GPU_H
@@ -14,6 +28,7 @@
 #include "dtype.h"
 
 #define KV_GPU_ALIASES 8
+#define KV_GPU_MAX_THREADS 65536 /* a profile's "threads", at most */
 
 struct kv_gpu {
 	char name[32];            /* canonical name, "h100-sxm" */
@@ -24,6 +39,16 @@ struct kv_gpu {
 	double bf16_tflops;       /* dense bf16 peak, 10^12 FLOP/s */
 	double fp8_tflops;        /* dense fp8 peak, 10^12 FLOP/s; 0: none */
 	char source[512];         /* where the figures come from */
+	double interconnect_gbps; /* GPU-to-GPU, one direction, 10^9 B/s;
+				   * 0: unknown */
+	char interconnect[64];    /* the links, "NVLink 4, 18 links"; "" */
+	double bandwidth_efficiency; /* measured share of bandwidth_gbps a
+				      * decode step reads at, (0, 1]; 0:
+				      * not measured */
+	double flops_efficiency;  /* measured share of bf16_tflops a
+				   * prefill's products run at; 0: not
+				   * measured */
+	uint32_t threads;         /* threads a CPU profile ran; 0: none */
 };
 
 /* A table of GPUs; free with kv_gpus_free(). */

@@ -71,6 +71,60 @@ static int get_num(const cJSON *e, const char *f, bool required, double *out,
 	return 0;
 }
 
+/* A fraction in (0, 1]; null or absent gives 0. */
+static int get_frac(const cJSON *e, const char *f, double *out,
+		    const char *path, size_t i, char *err)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(e, f);
+	*out = 0;
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	if (!cJSON_IsNumber(it) || !(it->valuedouble > 0) ||
+	    !(it->valuedouble <= 1))
+		return fail(err, path,
+			    "gpus[%zu].%s: must be a fraction in (0, 1]", i,
+			    f);
+	*out = it->valuedouble;
+	return 0;
+}
+
+/* A CPU profile's thread count; null or absent gives 0. */
+static int get_threads(const cJSON *e, uint32_t *out, const char *path,
+		       size_t i, char *err)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(e, "threads");
+	*out = 0;
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	if (!cJSON_IsNumber(it) || !(it->valuedouble >= 1) ||
+	    it->valuedouble > KV_GPU_MAX_THREADS ||
+	    it->valuedouble != floor(it->valuedouble))
+		return fail(err, path,
+			    "gpus[%zu].threads: must be a whole number from "
+			    "1 to %d",
+			    i, KV_GPU_MAX_THREADS);
+	*out = (uint32_t)it->valuedouble;
+	return 0;
+}
+
+/* The optional fields: the links between GPUs, and what a profile
+ * measured. */
+static int entry_more(const cJSON *e, struct kv_gpu *g, const char *path,
+		      size_t i, char *err)
+{
+	int r;
+	if ((r = get_num(e, "interconnect_gbps", false, &g->interconnect_gbps,
+			 path, i, err)) ||
+	    (r = get_str(e, "interconnect", false, g->interconnect,
+			 sizeof g->interconnect, path, i, err)) ||
+	    (r = get_frac(e, "bandwidth_efficiency",
+			  &g->bandwidth_efficiency, path, i, err)) ||
+	    (r = get_frac(e, "flops_efficiency", &g->flops_efficiency, path,
+			  i, err)))
+		return r;
+	return get_threads(e, &g->threads, path, i, err);
+}
+
 static int entry(const cJSON *e, struct kv_gpu *g, const char *path,
 		 size_t i, char *err)
 {
@@ -90,7 +144,8 @@ static int entry(const cJSON *e, struct kv_gpu *g, const char *path,
 	    (r = get_num(e, "bf16_tflops", false, &g->bf16_tflops, path, i,
 			 err)) ||
 	    (r = get_num(e, "fp8_tflops", false, &g->fp8_tflops, path, i,
-			 err)))
+			 err)) ||
+	    (r = entry_more(e, g, path, i, err)))
 		return r;
 	if (mem != floor(mem) || mem >= 18446744073709551616.0)
 		return fail(err, path,

@@ -7,6 +7,11 @@
 #include "kv/gpu.h"
 #include "test.h"
 
+/* One entry "x" with the required fields and `more` after them. */
+#define ONE(more)                                                       \
+	"[{\"name\":\"x\",\"source\":\"s\",\"memory_bytes\":1,"     \
+	"\"bandwidth_gbps\":1" more "}]"
+
 static int parse_err(const char *json, char *err)
 {
 	struct kv_gpus *g = NULL;
@@ -91,6 +96,74 @@ int main(void)
 	CHECK_HAS(err, "gpus[1]: name 'X' is already used by 'x'");
 	CHECK(parse_err("[{\"name\":7}]", err) == KV_EINVAL);
 	CHECK_HAS(err, "gpus[0].name: must be a string");
+
+	/* the optional fields: read when given, 0 or "" when not */
+	const char *full = ONE(",\"interconnect_gbps\":450,\"interconnect\":"
+			       "\"NVLink 4, 18 links\",\"bandwidth_efficiency\":"
+			       "0.75,\"flops_efficiency\":1,\"threads\":8");
+	CHECK(kv_gpus_parse(full, strlen(full), "t.json", &g, err) == 0);
+	if (g) {
+		CHECK_NEAR(g->gpu[0].interconnect_gbps, 450, 0);
+		CHECK_STR(g->gpu[0].interconnect, "NVLink 4, 18 links");
+		CHECK_NEAR(g->gpu[0].bandwidth_efficiency, 0.75, 0);
+		CHECK_NEAR(g->gpu[0].flops_efficiency, 1, 0);
+		CHECK_U64(g->gpu[0].threads, 8);
+	}
+	kv_gpus_free(g);
+	const char *nulls = ONE(",\"interconnect_gbps\":null,\"interconnect\":"
+				"null,\"bandwidth_efficiency\":null,"
+				"\"flops_efficiency\":null,\"threads\":null");
+	CHECK(kv_gpus_parse(nulls, strlen(nulls), "t.json", &g, err) == 0);
+	if (g) {
+		CHECK(g->gpu[0].interconnect_gbps == 0 &&
+		      !g->gpu[0].interconnect[0] &&
+		      g->gpu[0].bandwidth_efficiency == 0 &&
+		      g->gpu[0].flops_efficiency == 0 && g->gpu[0].threads == 0);
+	}
+	kv_gpus_free(g);
+	static const struct {
+		const char *json, *msg;
+	} bad[] = {
+		{ONE(",\"interconnect_gbps\":0"),
+		 "t.json: gpus[0].interconnect_gbps: must be a positive number"},
+		{ONE(",\"interconnect_gbps\":\"900\""),
+		 "t.json: gpus[0].interconnect_gbps: must be a positive number"},
+		{ONE(",\"interconnect\":18"),
+		 "t.json: gpus[0].interconnect: must be a string of 1 to 63 "
+		 "characters"},
+		{ONE(",\"interconnect\":\"\""),
+		 "t.json: gpus[0].interconnect: must be a string of 1 to 63 "
+		 "characters"},
+		{ONE(",\"bandwidth_efficiency\":1.2"),
+		 "t.json: gpus[0].bandwidth_efficiency: must be a fraction in "
+		 "(0, 1]"},
+		{ONE(",\"bandwidth_efficiency\":0"),
+		 "t.json: gpus[0].bandwidth_efficiency: must be a fraction in "
+		 "(0, 1]"},
+		{ONE(",\"flops_efficiency\":-0.5"),
+		 "t.json: gpus[0].flops_efficiency: must be a fraction in "
+		 "(0, 1]"},
+		{ONE(",\"flops_efficiency\":\"high\""),
+		 "t.json: gpus[0].flops_efficiency: must be a fraction in "
+		 "(0, 1]"},
+		{ONE(",\"threads\":0"),
+		 "t.json: gpus[0].threads: must be a whole number from 1 to "
+		 "65536"},
+		{ONE(",\"threads\":2.5"),
+		 "t.json: gpus[0].threads: must be a whole number from 1 to "
+		 "65536"},
+		{ONE(",\"threads\":65537"),
+		 "t.json: gpus[0].threads: must be a whole number from 1 to "
+		 "65536"},
+		{ONE(",\"threads\":\"8\""),
+		 "t.json: gpus[0].threads: must be a whole number from 1 to "
+		 "65536"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		CHECK(parse_err(bad[i].json, err) == KV_EINVAL);
+		CHECK_STR(err, bad[i].msg);
+	}
+
 	CHECK(kv_gpus_load("/nonexistent/gpus.json", &g, err) == KV_EIO);
 	CHECK(g == NULL);
 	return test_done("gpu");
