@@ -37,6 +37,10 @@ int main(void)
 		CHECK_NEAR(h->bandwidth_gbps, 3350, 0);
 		CHECK_NEAR(h->bf16_tflops, 989.5, 0);
 		CHECK_NEAR(h->fp8_tflops, 1979, 0);
+		/* NVLink 4's 900 GB/s counts both directions */
+		CHECK_NEAR(h->interconnect_gbps, 450, 0);
+		CHECK_STR(h->interconnect, "NVLink 4, 18 links");
+		CHECK(h->bandwidth_efficiency == 0 && h->threads == 0);
 	}
 	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_BF16), 989.5, 0);
 	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_F32), 989.5, 0);
@@ -58,8 +62,17 @@ int main(void)
 	for (const char *const *n = need; *n; n++)
 		CHECK(kv_gpus_lookup(g, *n) != NULL);
 	CHECK(kv_gpus_lookup(g, "tpu-v5") == NULL);
-	for (size_t i = 0; i < g->n; i++)
+	for (size_t i = 0; i < g->n; i++) {
 		CHECK(g->gpu[i].source[0] != '\0');
+		/* every datasheet entry says its links */
+		CHECK(g->gpu[i].interconnect_gbps > 0);
+		CHECK(g->gpu[i].interconnect[0] != '\0');
+	}
+	/* a PCIe card as it comes: PCIe 4.0 x16, 32 GB/s each way */
+	CHECK_NEAR(kv_gpus_lookup(g, "a100-80gb-pcie")->interconnect_gbps, 32,
+		   0);
+	CHECK_NEAR(a ? a->interconnect_gbps : 0, 300, 0); /* NVLink 3 */
+	CHECK_NEAR(m ? m->interconnect_gbps : 0, 448, 0); /* 7 x 64 */
 	CHECK_HAS(kv_gpus_list(g, list, sizeof list), "h100-sxm, ");
 	kv_gpus_free(g);
 	kv_gpus_free(NULL);
