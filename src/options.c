@@ -54,6 +54,10 @@ const struct cli_opt cli_opts[] = {
 	/* kvfit */
 	OPT(T_FIT, "gpu", 'g', "NAME",
 	    "a GPU of gpus.json (h100-sxm, a100-80gb, l40s)"),
+	OPT(T_FIT, "gpu-file", OPT_GPU_FILE, "FILE",
+	    "read the GPUs of --gpu and --list-gpus\n"
+	    "from FILE instead of gpus.json (its form;\n"
+	    "kvbench writes one of this machine)"),
 	OPT(T_FIT, "gpu-mem", 'm', "SIZE",
 	    "memory of one GPU (80GB, 80GiB)"),
 	OPT(T_FIT, "bandwidth", OPT_BANDWIDTH, "GBPS",
