@@ -25,6 +25,9 @@
 #ifndef KV_GPU_H
 #define KV_GPU_H
 
+#include <time.h>
+
+#include "bench.h"
 #include "dtype.h"
 
 #define KV_GPU_ALIASES 8
@@ -85,5 +88,63 @@ char *kv_gpus_list(const struct kv_gpus *g, char *buf, size_t n);
 double kv_gpu_tflops(const struct kv_gpu *g, enum kv_dtype w);
 
 void kv_gpus_free(struct kv_gpus *g);
+
+/* --- this machine as a device (kvbench --profile) --- */
+
+/* This machine before anything is measured, from /proc texts (either may
+ * be NULL): label the CPU's "model name" of cpuinfo, else "this
+ * machine"; memory_bytes MemTotal of meminfo, the physical total (not
+ * the part a run may take, kv_run_memory's). The rest of *g is zeroed.
+ * Returns 0, or KV_EINVAL when meminfo has no MemTotal. */
+int kv_gpu_local_parse(const char *cpuinfo, const char *meminfo,
+		       struct kv_gpu *g);
+
+/* The same from /proc/cpuinfo and /proc/meminfo. Returns 0, or KV_EIO
+ * with err when the memory cannot be read. */
+int kv_gpu_local(struct kv_gpu *g, char *err);
+
+/*
+ * The entry of a profile of this machine on `threads` threads, from the
+ * decode step and the prefill (nocache) measured on them (their
+ * references derived beside them, kv_bench_derive): name "local-jN",
+ * label and memory_bytes of `local`; bandwidth_gbps the bandwidth probe
+ * beside the decode step (decode->ref_gbps), bf16_tflops the sgemm rate
+ * the prefill was held to (prefill->ref_gflops / 1000: on a CPU a float32
+ * rate, the one the engine's products run at); no fp8 rate, no links;
+ * bandwidth_efficiency and flops_efficiency those steps' efficiencies,
+ * kept to 1 where a step ran faster than its reference (from cache);
+ * figures to 4 significant digits, efficiencies to 3; source "kvbench
+ * --profile, <date of when, UTC>, N threads, <how>". Returns 0, or
+ * KV_EINVAL with err when a step or its reference is missing.
+ */
+int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
+		   const struct kv_bench_result *decode,
+		   const struct kv_bench_result *prefill, time_t when,
+		   const char *how, struct kv_gpu *out, char *err);
+
+/* What every profile entry's "note" says: what its figures are. */
+extern const char kv_gpu_profile_note[];
+
+/* Gives the entry of the most threads among g[0 .. n) the alias "local"
+ * (the first of them on a tie). */
+void kv_gpus_alias_local(struct kv_gpu *g, size_t n);
+
+/* Table g[0 .. n) as gpus.json text that kv_gpus_parse() reads back:
+ * {"_comment": comment, "gpus": [...]}, each entry's known fields (null
+ * for an absent fp8 rate or link; no efficiency or threads where 0) and,
+ * when note is not NULL, a "note" of that text. Returns a string to
+ * free(), or NULL out of memory. */
+char *kv_gpus_json(const struct kv_gpu *g, size_t n, const char *comment,
+		   const char *note);
+
+/* Writes text to path through a temporary file beside it, renamed over
+ * path once whole, so a reader sees the old file or the new one. Returns
+ * 0, or KV_EIO with err "path: why". */
+int kv_gpus_save(const char *path, const char *text, char *err);
+
+/* Whether kv_gpus_save() could write path: a temporary file beside it is
+ * made and removed, and path is not a directory. Returns 0 or KV_EIO
+ * with err "path: why". */
+int kv_gpus_writable(const char *path, char *err);
 
 #endif
