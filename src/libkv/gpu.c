@@ -450,8 +450,8 @@ int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
 	if (!threads || threads > KV_GPU_MAX_THREADS)
 		miss = "thread count from 1 to 65536";
 	if (miss) {
-		snprintf(err, KV_ERRLEN, "profile on %u threads: no %s",
-			 threads, miss);
+		snprintf(err, KV_ERRLEN, "profile on %u thread%s: no %s",
+			 threads, threads == 1 ? "" : "s", miss);
 		return KV_EINVAL;
 	}
 	char date[32] = "?";
