@@ -23,9 +23,12 @@ static const char *const gpu_brief[] = {
 	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
 	"interconnect_gbps", "label"};
 
-/* A figure, or an empty cell where the table has none. */
+/* A figure, or an empty cell where the table has none; prec 0: as many
+ * decimals as keep 4 digits (a CPU's 0.0615 TFLOP/s), at least one. */
 static void put_some_f(struct cli_table *t, double v, int prec)
 {
+	if (!prec)
+		prec = v >= 100 ? 1 : v >= 10 ? 2 : v >= 1 ? 3 : 4;
 	cli_put_f(t, v > 0 ? v : NAN, prec);
 }
 
@@ -67,10 +70,10 @@ int kvfit_list_gpus(const struct args *a)
 		const struct kv_gpu *x = &g->gpu[i];
 		cli_put_str(&t, x->name);
 		cli_put_bytes(&t, x->memory_bytes);
-		cli_put_f(&t, x->bandwidth_gbps, 1);
-		cli_put_f(&t, x->bf16_tflops, 1);
-		put_some_f(&t, x->fp8_tflops, 1);
-		put_some_f(&t, x->interconnect_gbps, 1);
+		put_some_f(&t, x->bandwidth_gbps, 0);
+		put_some_f(&t, x->bf16_tflops, 0);
+		put_some_f(&t, x->fp8_tflops, 0);
+		put_some_f(&t, x->interconnect_gbps, 0);
 		put_some_f(&t, x->bandwidth_efficiency, 3);
 		put_some_f(&t, x->flops_efficiency, 3);
 		if (x->threads)

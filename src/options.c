@@ -256,6 +256,11 @@ const struct cli_opt cli_opts[] = {
 	    "512MiB, 16x a 32 MiB last-level cache)"),
 	OPT(T_BENCH, "sgemm-n", OPT_SGEMM_N, "N",
 	    "size of the sgemm probe (default 1024)"),
+	OPT(T_BENCH, "profile", OPT_PROFILE, "FILE",
+	    "measure this machine as a device (membw,\n"
+	    "sgemm, a decode step and a prefill per\n"
+	    "--threads) and write it to FILE as a GPU\n"
+	    "table for kvfit"),
 	OPT(T_BENCH, "baseline", OPT_BASELINE, "FILE",
 	    "run the points of a saved run again, with\n"
 	    "each point's ratio to it"),
