@@ -1,7 +1,9 @@
 /*
  * gpu.h - the GPUs kvfit knows: memory as the driver reports it, memory
- * bandwidth and dense peak FLOP/s, read from configs/gpus.json so that a
- * new card is a data change, not a code change.
+ * bandwidth, dense peak FLOP/s and the links between GPUs, read from
+ * configs/gpus.json so that a new card is a data change, not a code
+ * change; and this machine as such an entry, measured (kvbench --profile)
+ * and written as a table of the same form.
  *
  * The file is an object with a "gpus" array; each entry has "name",
  * optional "aliases" (strings), "label", "memory_bytes" (whole bytes),
