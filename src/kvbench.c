@@ -53,6 +53,8 @@ struct args {
 	double max_regress; /* < 0: no gate */
 	enum kv_dtype *wt;  /* each model's own weights' type */
 	const char *baseline;
+	const char *profile;     /* --profile FILE */
+	const char *not_profile; /* an option a profile does not take */
 	bool json, header;
 };
 
@@ -143,6 +145,30 @@ static int stored_only(struct kv_sweep *w)
 	return e;
 }
 
+/* The options that choose a sweep's points, which a profile chooses
+ * itself: the name of c's, or NULL. */
+static const char *sweep_option(int c)
+{
+	switch (c) {
+	case 'B': return "--bench";
+	case 'c': return "--ctx";
+	case 'u': return "--users";
+	case 't': return "--kv-dtype";
+	case OPT_CTK: return "--cache-type-k";
+	case OPT_CTV: return "--cache-type-v";
+	case OPT_KV_HEADS: return "--kv-heads";
+	case OPT_MLA: return "--mla";
+	case OPT_MLA_ROPE: return "--mla-rope";
+	case OPT_LAYOUT: return "--layout";
+	case 'b': return "--block-size";
+	case 'n': return "--new";
+	case OPT_LOGIT_SCALE: return "--logit-scale";
+	case OPT_BASELINE: return "--baseline";
+	case OPT_MAX_REGRESS: return "--max-regress";
+	default: return NULL;
+	}
+}
+
 static int parse(int argc, char **argv, struct args *a, bool *done)
 {
 	struct kv_sweep *w = &a->sw;
@@ -153,6 +179,9 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				  .gen = 32, .logit_scale = 1},
 			   .max_regress = -1, .header = true};
 	while (!e && (c = cli_getopt(argc, argv)) != -1) {
+		const char *name = sweep_option(c);
+		if (name)
+			a->not_profile = name;
 		switch (c) {
 		case 'B':
 			e = cli_each("--bench", optarg, bench_item, w,
@@ -252,6 +281,12 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				    &w->sgemm_n);
 			break;
 		case OPT_BASELINE: a->baseline = optarg; break;
+		case OPT_PROFILE:
+			a->profile = optarg;
+			if (!*optarg)
+				e = cli_usage("--profile: needs a file name, "
+					      "got ''");
+			break;
 		case OPT_MAX_REGRESS:
 			e = cli_double("--max-regress", optarg, 0, 1e6,
 				       &a->max_regress);
@@ -270,6 +305,14 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	}
 	if (!e && a->max_regress >= 0 && !a->baseline)
 		return cli_usage("--max-regress needs --baseline");
+	if (!e && a->profile && a->not_profile)
+		return cli_usage("--profile runs its own points (membw, sgemm, "
+				 "a decode step and a prefill per --threads); "
+				 "it takes no %s",
+				 a->not_profile);
+	if (!e && a->profile && w->nwdtypes > 1)
+		return cli_usage("--profile: one --weights-dtype, got %zu",
+				 w->nwdtypes);
 	return e;
 }
 
@@ -380,9 +423,14 @@ static int load_models(int argc, char **argv, struct kv_model ***models,
 		kv_st_close(ck);
 	}
 	a->sw.model_wt = a->wt;
-	if (!status && kv_sweep_expand(&a->sw, *models, *nmodels,
-				       (uint64_t)sysconf(_SC_NPROCESSORS_ONLN),
-				       s))
+	uint64_t ncpu = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
+	if (!status && a->profile && *nmodels > 1)
+		status = cli_usage("--profile measures one model (default: "
+				   "GPT-2 small), got %zu",
+				   *nmodels);
+	if (!status && (a->profile ? kv_sweep_profile(&a->sw, *models, ncpu, s)
+				   : kv_sweep_expand(&a->sw, *models, *nmodels,
+						     ncpu, s)))
 		status = CLI_FAIL;
 	return status;
 }
@@ -424,13 +472,19 @@ int main(int argc, char **argv)
 	size_t nmodels = 0;
 	struct kv_sweep_points s = {0};
 	struct kv_sweep_refs *refs = NULL;
+	struct kv_sweep_out *outs = NULL; /* --profile: each point's */
+	struct kv_gpu local;
 	char err[KV_ERRLEN];
 	bool done = false;
 	int status, regressions = 0;
+	size_t ran = 0;
 
 	cli_init("kvbench");
 	status = parse(argc, argv, &a, &done);
 	if (status || done)
+		goto out;
+	/* a profile's file and this machine, before anything runs */
+	if (a.profile && (status = kvbench_profile_begin(a.profile, &local)))
 		goto out;
 	if (a.baseline && optind < argc)
 		status = cli_usage("--baseline runs the points of its file; "
@@ -443,7 +497,8 @@ int main(int argc, char **argv)
 		status = cli_usage("%s", err); /* see kvbench(1), MEMORY */
 	if (status)
 		goto out;
-	if (kv_sweep_refs_new(&refs)) {
+	if (kv_sweep_refs_new(&refs) ||
+	    (a.profile && !(outs = calloc(s.n, sizeof *outs)))) {
 		status = CLI_FAIL;
 		goto out;
 	}
@@ -474,6 +529,9 @@ int main(int argc, char **argv)
 			fputs("\r\033[K", stderr);
 		if (!status)
 			kvbench_row(&t, p, &o, ratio, a.baseline != NULL);
+		if (!status && outs)
+			outs[i] = o;
+		ran += !status;
 		if (stop || ferror(stdout))
 			break;
 	}
@@ -485,8 +543,12 @@ int main(int argc, char **argv)
 		status = 130;
 	} else if (!status && regressions) {
 		status = CLI_FAIL;
+	} else if (!status && a.profile && ran == s.n) {
+		status = kvbench_profile_end(a.profile, &a.sw, models, &s, outs,
+					     &local);
 	}
 out:
+	free(outs);
 	kv_sweep_refs_free(refs);
 	for (size_t i = 0; i < nmodels; i++)
 		kv_model_free(models[i]);

@@ -95,6 +95,7 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	switch (c) {
 	case 'b': return cli_u64("--block-size", s, 1, 1 << 20, &o->block);
 	case 'g': a->gpu = s; return 0;
+	case OPT_GPU_FILE: a->gpu_file = s; return 0;
 	case 'm':
 		a->mem_text = s;
 		return size_above0("--gpu-mem", s, &o->mem);
@@ -200,6 +201,8 @@ static int opt_rows(int c, const char *s, struct args *a)
 /* What the options say together, once all are read. */
 static int check(int argc, const struct args *a)
 {
+	if (a->gpu_file && !a->gpu && !a->list_gpus)
+		return cli_usage("--gpu-file: needs --gpu NAME or --list-gpus");
 	if (a->list_gpus)
 		return 0;
 	if (optind >= argc)

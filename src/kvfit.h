@@ -15,6 +15,7 @@
 struct args {
 	struct kv_plan_opts o;
 	const char *gpu, *mem_text;
+	const char *gpu_file; /* --gpu-file: instead of gpus.json */
 	uint64_t min_users;
 	bool params, list_gpus, json, header, human;
 	bool link_given;    /* --interconnect */

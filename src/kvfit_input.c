@@ -14,14 +14,36 @@
 #include "kv/ckpt.h"
 #include "kv/units.h"
 
-static const char *const gpu_cols[] = {"gpu", "memory_bytes",
-				       "bandwidth_gbps", "bf16_tflops",
-				       "fp8_tflops", "label"};
+static const char *const gpu_cols[] = {
+	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
+	"interconnect_gbps", "bandwidth_efficiency", "flops_efficiency",
+	"threads", "label", "interconnect"};
+/* a table on a terminal: the datasheet's figures */
+static const char *const gpu_brief[] = {
+	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
+	"interconnect_gbps", "label"};
 
-/* Loads gpus.json; prints the error and returns CLI_USAGE on failure. */
-static int load_gpus(struct kv_gpus **g)
+/* A figure, or an empty cell where the table has none; prec 0: as many
+ * decimals as keep 4 digits (a CPU's 0.0615 TFLOP/s), at least one. */
+static void put_some_f(struct cli_table *t, double v, int prec)
+{
+	if (!prec)
+		prec = v >= 100 ? 1 : v >= 10 ? 2 : v >= 1 ? 3 : 4;
+	cli_put_f(t, v > 0 ? v : NAN, prec);
+}
+
+/* Loads --gpu-file, else gpus.json; prints the error and returns
+ * CLI_USAGE on failure. */
+static int load_gpus(const struct args *a, struct kv_gpus **g)
 {
 	char path[4200], err[KV_ERRLEN];
+	if (a->gpu_file) {
+		if (kv_gpus_load(a->gpu_file, g, err)) {
+			cli_error("%s", err);
+			return CLI_USAGE;
+		}
+		return 0;
+	}
 	if (kv_gpus_find(path, sizeof path)) {
 		cli_error("gpus.json: not found in $KV_CONFIG_PATH or the "
 			  "data directories; give --gpu-mem SIZE");
@@ -38,20 +60,28 @@ int kvfit_list_gpus(const struct args *a)
 {
 	struct kv_gpus *g;
 	struct cli_table t;
-	int status = load_gpus(&g);
+	int status = load_gpus(a, &g);
 	if (status)
 		return status;
 	cli_table_begin(&t, gpu_cols, CLI_NCOLS(gpu_cols), a->json, a->header,
 			a->human);
+	cli_table_brief(&t, gpu_brief, CLI_NCOLS(gpu_brief));
 	for (size_t i = 0; i < g->n; i++) {
-		cli_put_str(&t, g->gpu[i].name);
-		cli_put_bytes(&t, g->gpu[i].memory_bytes);
-		cli_put_f(&t, g->gpu[i].bandwidth_gbps, 1);
-		cli_put_f(&t, g->gpu[i].bf16_tflops, 1);
-		cli_put_f(&t, g->gpu[i].fp8_tflops > 0 ? g->gpu[i].fp8_tflops
-						       : NAN,
-			  1);
-		cli_put_str(&t, g->gpu[i].label);
+		const struct kv_gpu *x = &g->gpu[i];
+		cli_put_str(&t, x->name);
+		cli_put_bytes(&t, x->memory_bytes);
+		put_some_f(&t, x->bandwidth_gbps, 0);
+		put_some_f(&t, x->bf16_tflops, 0);
+		put_some_f(&t, x->fp8_tflops, 0);
+		put_some_f(&t, x->interconnect_gbps, 0);
+		put_some_f(&t, x->bandwidth_efficiency, 3);
+		put_some_f(&t, x->flops_efficiency, 3);
+		if (x->threads)
+			cli_put_u64(&t, x->threads);
+		else
+			cli_put_empty(&t);
+		cli_put_str(&t, x->label);
+		cli_put_str(&t, x->interconnect);
 		cli_row_end(&t);
 	}
 	cli_table_end(&t);
@@ -165,7 +195,7 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 	int status;
 	snprintf(name, n, "%s", a->mem_text ? a->mem_text : "");
 	if (a->gpu && !a->params) {
-		if ((status = load_gpus(gpus)))
+		if ((status = load_gpus(a, gpus)))
 			return status;
 		if (!(gpu = kv_gpus_lookup(*gpus, a->gpu)))
 			return cli_usage("--gpu: unknown GPU '%s'; known: %s",
@@ -178,6 +208,14 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 			a->o.mem = gpu->memory_bytes;
 		if (!a->o.bandwidth)
 			a->o.bandwidth = gpu->bandwidth_gbps;
+		/* the time's: its links, and what a profile measured */
+		struct kv_serve_in *w = &a->o.work;
+		if (!a->link_given)
+			w->link_gbps = gpu->interconnect_gbps;
+		if (!w->bw_eff)
+			w->bw_eff = gpu->bandwidth_efficiency;
+		if (!w->flops_eff)
+			w->flops_eff = gpu->flops_efficiency;
 	}
 	if (!a->params && a->o.reserve > a->o.mem)
 		return cli_usage("--reserve: %s is larger than the GPU's "

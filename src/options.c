@@ -54,6 +54,10 @@ const struct cli_opt cli_opts[] = {
 	/* kvfit */
 	OPT(T_FIT, "gpu", 'g', "NAME",
 	    "a GPU of gpus.json (h100-sxm, a100-80gb, l40s)"),
+	OPT(T_FIT, "gpu-file", OPT_GPU_FILE, "FILE",
+	    "read the GPUs of --gpu and --list-gpus\n"
+	    "from FILE instead of gpus.json (its form;\n"
+	    "kvbench writes one of this machine)"),
 	OPT(T_FIT, "gpu-mem", 'm', "SIZE",
 	    "memory of one GPU (80GB, 80GiB)"),
 	OPT(T_FIT, "bandwidth", OPT_BANDWIDTH, "GBPS",
@@ -277,6 +281,11 @@ const struct cli_opt cli_opts[] = {
 	    "512MiB, 16x a 32 MiB last-level cache)"),
 	OPT(T_BENCH, "sgemm-n", OPT_SGEMM_N, "N",
 	    "size of the sgemm probe (default 1024)"),
+	OPT(T_BENCH, "profile", OPT_PROFILE, "FILE",
+	    "measure this machine as a device (membw,\n"
+	    "sgemm, a decode step and a prefill per\n"
+	    "--threads) and write it to FILE as a GPU\n"
+	    "table for kvfit"),
 	OPT(T_BENCH, "baseline", OPT_BASELINE, "FILE",
 	    "run the points of a saved run again, with\n"
 	    "each point's ratio to it"),

@@ -314,6 +314,9 @@ double kv_max_abs_diff(const float *a, const float *b, uint64_t n);
 
 /* MemAvailable of /proc/meminfo text, in bytes. Returns 0 or KV_EINVAL. */
 int kv_meminfo_parse(const char *text, uint64_t *avail);
+/* Any "Field:   N kB" line of /proc/meminfo text ("MemTotal"), in
+ * bytes. Returns 0 or KV_EINVAL (no such line, or not in kB). */
+int kv_meminfo_field(const char *text, const char *field, uint64_t *bytes);
 /* MemAvailable of this machine. Returns 0, KV_EIO or KV_EINVAL. */
 int kv_mem_available(uint64_t *avail);
 

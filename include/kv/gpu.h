@@ -1,19 +1,39 @@
 /*
  * gpu.h - the GPUs kvfit knows: memory as the driver reports it, memory
- * bandwidth and dense peak FLOP/s, read from configs/gpus.json so that a
- * new card is a data change, not a code change.
+ * bandwidth, dense peak FLOP/s and the links between GPUs, read from
+ * configs/gpus.json so that a new card is a data change, not a code
+ * change; and this machine as such an entry, measured (kvbench --profile)
+ * and written as a table of the same form.
  *
  * The file is an object with a "gpus" array; each entry has "name",
  * optional "aliases" (strings), "label", "memory_bytes" (whole bytes),
  * "bandwidth_gbps" (10^9 B/s), "bf16_tflops", "fp8_tflops" (dense, null
  * when the chip has none) and "source" (where the figures come from).
+ * Optional, each null or absent when unknown:
+ *   "interconnect_gbps"  what one GPU sends to the others at once, one
+ *                        direction, 10^9 B/s: the links tensor
+ *                        parallelism's all-reduce runs over (NVLink,
+ *                        Infinity Fabric, PCIe); datasheets' "900 GB/s"
+ *                        counts both directions, so 450 here
+ *   "interconnect"       those links in words ("NVLink 4, 18 links")
+ *   "bandwidth_efficiency"  in (0, 1]: the share of bandwidth_gbps a
+ *                        decode step's reads reached where it was
+ *                        measured (kvbench --profile)
+ *   "flops_efficiency"   in (0, 1]: the share of bf16_tflops a prefill's
+ *                        matrix products reached, likewise
+ *   "threads"            a CPU profile's thread count (1 to 65536)
+ * Other fields ("note", "_comment") are ignored.
  */
 #ifndef KV_GPU_H
 #define KV_GPU_H
 
+#include <time.h>
+
+#include "bench.h"
 #include "dtype.h"
 
 #define KV_GPU_ALIASES 8
+#define KV_GPU_MAX_THREADS 65536 /* a profile's "threads", at most */
 
 struct kv_gpu {
 	char name[32];            /* canonical name, "h100-sxm" */
@@ -24,6 +44,16 @@ struct kv_gpu {
 	double bf16_tflops;       /* dense bf16 peak, 10^12 FLOP/s */
 	double fp8_tflops;        /* dense fp8 peak, 10^12 FLOP/s; 0: none */
 	char source[512];         /* where the figures come from */
+	double interconnect_gbps; /* GPU-to-GPU, one direction, 10^9 B/s;
+				   * 0: unknown */
+	char interconnect[64];    /* the links, "NVLink 4, 18 links"; "" */
+	double bandwidth_efficiency; /* measured share of bandwidth_gbps a
+				      * decode step reads at, (0, 1]; 0:
+				      * not measured */
+	double flops_efficiency;  /* measured share of bf16_tflops a
+				   * prefill's products run at; 0: not
+				   * measured */
+	uint32_t threads;         /* threads a CPU profile ran; 0: none */
 };
 
 /* A table of GPUs; free with kv_gpus_free(). */
@@ -60,5 +90,63 @@ char *kv_gpus_list(const struct kv_gpus *g, char *buf, size_t n);
 double kv_gpu_tflops(const struct kv_gpu *g, enum kv_dtype w);
 
 void kv_gpus_free(struct kv_gpus *g);
+
+/* --- this machine as a device (kvbench --profile) --- */
+
+/* This machine before anything is measured, from /proc texts (either may
+ * be NULL): label the CPU's "model name" of cpuinfo, else "this
+ * machine"; memory_bytes MemTotal of meminfo, the physical total (not
+ * the part a run may take, kv_run_memory's). The rest of *g is zeroed.
+ * Returns 0, or KV_EINVAL when meminfo has no MemTotal. */
+int kv_gpu_local_parse(const char *cpuinfo, const char *meminfo,
+		       struct kv_gpu *g);
+
+/* The same from /proc/cpuinfo and /proc/meminfo. Returns 0, or KV_EIO
+ * with err when the memory cannot be read. */
+int kv_gpu_local(struct kv_gpu *g, char *err);
+
+/*
+ * The entry of a profile of this machine on `threads` threads, from the
+ * decode step and the prefill (nocache) measured on them (their
+ * references derived beside them, kv_bench_derive): name "local-jN",
+ * label and memory_bytes of `local`; bandwidth_gbps the bandwidth probe
+ * beside the decode step (decode->ref_gbps), bf16_tflops the sgemm rate
+ * the prefill was held to (prefill->ref_gflops / 1000: on a CPU a float32
+ * rate, the one the engine's products run at); no fp8 rate, no links;
+ * bandwidth_efficiency and flops_efficiency those steps' efficiencies,
+ * kept to 1 where a step ran faster than its reference (from cache);
+ * figures to 4 significant digits, efficiencies to 3; source "kvbench
+ * --profile, <date of when, UTC>, N threads, <how>". Returns 0, or
+ * KV_EINVAL with err when a step or its reference is missing.
+ */
+int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
+		   const struct kv_bench_result *decode,
+		   const struct kv_bench_result *prefill, time_t when,
+		   const char *how, struct kv_gpu *out, char *err);
+
+/* What every profile entry's "note" says: what its figures are. */
+extern const char kv_gpu_profile_note[];
+
+/* Gives the entry of the most threads among g[0 .. n) the alias "local"
+ * (the first of them on a tie). */
+void kv_gpus_alias_local(struct kv_gpu *g, size_t n);
+
+/* Table g[0 .. n) as gpus.json text that kv_gpus_parse() reads back:
+ * {"_comment": comment, "gpus": [...]}, each entry's known fields (null
+ * for an absent fp8 rate or link; no efficiency or threads where 0) and,
+ * when note is not NULL, a "note" of that text. Returns a string to
+ * free(), or NULL out of memory. */
+char *kv_gpus_json(const struct kv_gpu *g, size_t n, const char *comment,
+		   const char *note);
+
+/* Writes text to path through a temporary file beside it, renamed over
+ * path once whole, so a reader sees the old file or the new one. Returns
+ * 0, or KV_EIO with err "path: why". */
+int kv_gpus_save(const char *path, const char *text, char *err);
+
+/* Whether kv_gpus_save() could write path: a temporary file beside it is
+ * made and removed, and path is not a directory. Returns 0 or KV_EIO
+ * with err "path: why". */
+int kv_gpus_writable(const char *path, char *err);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "engine.h"
+#include "gpu.h"
 #include "quality.h"
 
 /* The cache's layouts: one run attended whole, one run attended in
@@ -125,6 +126,7 @@ int kv_sweep_fits(const struct kv_sweep *w, struct kv_model *const *models,
 /* Frees the lists of w. */
 void kv_sweep_free(struct kv_sweep *w);
 
+
 /* The references kept between points, one bandwidth probe and one sgemm
  * rate per thread count, so each is measured beside its points. */
 struct kv_sweep_refs;
@@ -152,5 +154,38 @@ int kv_sweep_run(const struct kv_sweep *w, struct kv_model *const *models,
 		 struct kv_sweep_refs *refs, const struct kv_sweep_point *p,
 		 const volatile int *stop, struct kv_sweep_out *out,
 		 char *err);
+
+/* --- a profile of this machine (kvbench --profile) --- */
+
+/* Its steps: a decode step of one user reading this many positions, and
+ * a prefill (nocache) of this many tokens. */
+#define KV_PROFILE_DECODE_CTX 160
+#define KV_PROFILE_PREFILL_CTX 256
+
+/* Appends a profile's points on models[0], per thread count of w (each
+ * once; ncpu when w lists none): membw, sgemm, a decode step (1 user, an
+ * f32 cache, contiguous) and a prefill, with the weights in w's first
+ * type, else the model's own. Returns 0 or KV_ENOMEM. */
+int kv_sweep_profile(const struct kv_sweep *w, struct kv_model *const *models,
+		     uint64_t ncpu, struct kv_sweep_points *s);
+
+/* What a profile of model m ran, in words for its entries' source
+ * ("gpt2-small, decode of 1 user at 160 tokens, prefill of 256, f32
+ * weights, 512.00 MiB probe, sgemm n=1024, 5 reps"), into buf. Returns
+ * buf. */
+char *kv_sweep_profile_how(const struct kv_sweep *w, const struct kv_model *m,
+			   const struct kv_sweep_points *s, char *buf,
+			   size_t n);
+
+/* The device entries of a profile's measured points (outs[i] measured
+ * of s->p[i], i < nout): one per thread count, in their order, from its
+ * decode step and prefill (kv_gpu_profile), the one of the most threads
+ * also named "local". *out is allocated (kv_gpus_free). Returns 0,
+ * KV_ENOMEM, or KV_EINVAL with err when there is no decode step, or one
+ * lacks its prefill or a reference. */
+int kv_sweep_profile_gpus(const struct kv_sweep_points *s,
+			  const struct kv_sweep_out *outs, size_t nout,
+			  const struct kv_gpu *local, time_t when,
+			  const char *how, struct kv_gpus **out, char *err);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * gpu.c - reads configs/gpus.json. Each entry is checked field by field,
  * so a typo in the table is one line naming the entry and the field, not a
- * wrong answer later.
+ * wrong answer later. Also this machine as such an entry: what /proc says
+ * of it, what kvbench --profile measured, written as a table kvfit reads.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "json.h"
+#include "kv/engine.h"
 #include "kv/gpu.h"
 #include "kv/model.h"
 
@@ -71,6 +74,60 @@ static int get_num(const cJSON *e, const char *f, bool required, double *out,
 	return 0;
 }
 
+/* A fraction in (0, 1]; null or absent gives 0. */
+static int get_frac(const cJSON *e, const char *f, double *out,
+		    const char *path, size_t i, char *err)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(e, f);
+	*out = 0;
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	if (!cJSON_IsNumber(it) || !(it->valuedouble > 0) ||
+	    !(it->valuedouble <= 1))
+		return fail(err, path,
+			    "gpus[%zu].%s: must be a fraction in (0, 1]", i,
+			    f);
+	*out = it->valuedouble;
+	return 0;
+}
+
+/* A CPU profile's thread count; null or absent gives 0. */
+static int get_threads(const cJSON *e, uint32_t *out, const char *path,
+		       size_t i, char *err)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(e, "threads");
+	*out = 0;
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	if (!cJSON_IsNumber(it) || !(it->valuedouble >= 1) ||
+	    it->valuedouble > KV_GPU_MAX_THREADS ||
+	    it->valuedouble != floor(it->valuedouble))
+		return fail(err, path,
+			    "gpus[%zu].threads: must be a whole number from "
+			    "1 to %d",
+			    i, KV_GPU_MAX_THREADS);
+	*out = (uint32_t)it->valuedouble;
+	return 0;
+}
+
+/* The optional fields: the links between GPUs, and what a profile
+ * measured. */
+static int entry_more(const cJSON *e, struct kv_gpu *g, const char *path,
+		      size_t i, char *err)
+{
+	int r;
+	if ((r = get_num(e, "interconnect_gbps", false, &g->interconnect_gbps,
+			 path, i, err)) ||
+	    (r = get_str(e, "interconnect", false, g->interconnect,
+			 sizeof g->interconnect, path, i, err)) ||
+	    (r = get_frac(e, "bandwidth_efficiency",
+			  &g->bandwidth_efficiency, path, i, err)) ||
+	    (r = get_frac(e, "flops_efficiency", &g->flops_efficiency, path,
+			  i, err)))
+		return r;
+	return get_threads(e, &g->threads, path, i, err);
+}
+
 static int entry(const cJSON *e, struct kv_gpu *g, const char *path,
 		 size_t i, char *err)
 {
@@ -90,7 +147,8 @@ static int entry(const cJSON *e, struct kv_gpu *g, const char *path,
 	    (r = get_num(e, "bf16_tflops", false, &g->bf16_tflops, path, i,
 			 err)) ||
 	    (r = get_num(e, "fp8_tflops", false, &g->fp8_tflops, path, i,
-			 err)))
+			 err)) ||
+	    (r = entry_more(e, g, path, i, err)))
 		return r;
 	if (mem != floor(mem) || mem >= 18446744073709551616.0)
 		return fail(err, path,
@@ -284,4 +342,286 @@ void kv_gpus_free(struct kv_gpus *g)
 		return;
 	free(g->gpu);
 	free(g);
+}
+
+/* --- this machine as a device --- */
+
+/* The value of the first "model name" line of cpuinfo into buf, or
+ * nothing. */
+static void cpu_model(const char *cpuinfo, char *buf, size_t n)
+{
+	static const char key[] = "model name";
+	for (const char *p = cpuinfo; p && (p = strstr(p, key));
+	     p += sizeof key - 1) {
+		if (p != cpuinfo && p[-1] != '\n')
+			continue;
+		const char *q = p + sizeof key - 1;
+		q += strspn(q, " \t");
+		if (*q != ':')
+			continue;
+		q++;
+		q += strspn(q, " \t");
+		size_t len = strcspn(q, "\n");
+		while (len && isspace((unsigned char)q[len - 1]))
+			len--;
+		if (!len)
+			continue;
+		snprintf(buf, n, "%.*s", (int)len, q);
+		return;
+	}
+}
+
+int kv_gpu_local_parse(const char *cpuinfo, const char *meminfo,
+		       struct kv_gpu *g)
+{
+	uint64_t mem;
+	memset(g, 0, sizeof *g);
+	snprintf(g->label, sizeof g->label, "this machine");
+	cpu_model(cpuinfo, g->label, sizeof g->label);
+	if (!meminfo || kv_meminfo_field(meminfo, "MemTotal", &mem) || !mem)
+		return KV_EINVAL;
+	g->memory_bytes = mem;
+	return 0;
+}
+
+/* The first n - 1 bytes of a /proc file into buf; "" when unreadable. */
+static void read_proc(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	size_t len = f ? fread(buf, 1, n - 1, f) : 0;
+	buf[len] = '\0';
+	if (f)
+		fclose(f);
+}
+
+int kv_gpu_local(struct kv_gpu *g, char *err)
+{
+	/* the first processor's lines hold its model name */
+	static char cpu[1 << 16];
+	char mem[1 << 13];
+	read_proc("/proc/cpuinfo", cpu, sizeof cpu);
+	read_proc("/proc/meminfo", mem, sizeof mem);
+	if (kv_gpu_local_parse(cpu, mem, g)) {
+		snprintf(err, KV_ERRLEN,
+			 "/proc/meminfo: no MemTotal; this machine's memory "
+			 "is unknown");
+		return KV_EIO;
+	}
+	return 0;
+}
+
+/* x to `digits` significant digits, as the nearest double to that
+ * decimal (so that it prints as written); 0 for x <= 0. */
+static double sig(double x, int digits)
+{
+	if (!(x > 0) || !isfinite(x))
+		return 0;
+	int e = (int)floor(log10(x)) + 1 - digits;
+	if (e >= 0) {
+		double q = pow(10, e);
+		return round(x / q) * q;
+	}
+	double p = pow(10, -e); /* exact below 10^22 */
+	return round(x * p) / p;
+}
+
+const char kv_gpu_profile_note[] =
+	"measured on this machine by kvbench --profile: bandwidth_gbps is "
+	"the best pass of its read-bandwidth probe beside the decode step; "
+	"bf16_tflops is the float32 sgemm rate (a CPU has no bf16 tensor "
+	"rate; float32 is what the engine's matrix products run at), the "
+	"best of three products; bandwidth_efficiency and flops_efficiency "
+	"are the decode step's and the prefill's share of those (kept to 1 "
+	"when a step ran from cache); memory_bytes is MemTotal, the "
+	"physical total (a run may take 9/10 of MemAvailable)";
+
+int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
+		   const struct kv_bench_result *decode,
+		   const struct kv_bench_result *prefill, time_t when,
+		   const char *how, struct kv_gpu *out, char *err)
+{
+	const char *miss = !decode || !(decode->ref_gbps > 0) ||
+					   !(decode->efficiency > 0)
+				   ? "decode step and its bandwidth probe"
+			   : !prefill || !(prefill->ref_gflops > 0) ||
+					   !(prefill->efficiency > 0)
+				   ? "prefill and its sgemm rate"
+				   : NULL;
+	if (!threads || threads > KV_GPU_MAX_THREADS)
+		miss = "thread count from 1 to 65536";
+	if (miss) {
+		snprintf(err, KV_ERRLEN, "profile on %u thread%s: no %s",
+			 threads, threads == 1 ? "" : "s", miss);
+		return KV_EINVAL;
+	}
+	char date[32] = "?";
+	struct tm tm;
+	if (gmtime_r(&when, &tm))
+		strftime(date, sizeof date, "%Y-%m-%d", &tm);
+	*out = (struct kv_gpu){0};
+	snprintf(out->name, sizeof out->name, "local-j%u", threads);
+	snprintf(out->label, sizeof out->label, "%s", local->label);
+	out->memory_bytes = local->memory_bytes;
+	out->bandwidth_gbps = sig(decode->ref_gbps, 4);
+	out->bf16_tflops = sig(prefill->ref_gflops / 1e3, 4);
+	out->bandwidth_efficiency =
+		sig(decode->efficiency < 1 ? decode->efficiency : 1, 3);
+	out->flops_efficiency =
+		sig(prefill->efficiency < 1 ? prefill->efficiency : 1, 3);
+	out->threads = threads;
+	snprintf(out->source, sizeof out->source,
+		 "kvbench --profile, %s, %u thread%s%s%s", date, threads,
+		 threads == 1 ? "" : "s", how && *how ? ", " : "",
+		 how ? how : "");
+	return 0;
+}
+
+void kv_gpus_alias_local(struct kv_gpu *g, size_t n)
+{
+	size_t best = 0;
+	for (size_t i = 1; i < n; i++)
+		if (g[i].threads > g[best].threads)
+			best = i;
+	for (int a = 0; n && a < KV_GPU_ALIASES; a++)
+		if (!g[best].aliases[a][0]) {
+			snprintf(g[best].aliases[a], sizeof g[best].aliases[a],
+				 "local");
+			return;
+		}
+}
+
+/* Adds v as a number, or null when v is 0 (`zero_null`) or absent (not
+ * added) when not. Returns false out of memory. */
+static bool add_num(cJSON *o, const char *k, double v, bool zero_null)
+{
+	if (v > 0)
+		return cJSON_AddNumberToObject(o, k, v) != NULL;
+	return !zero_null || cJSON_AddNullToObject(o, k) != NULL;
+}
+
+/* Adds s as a string, null when empty. Returns false out of memory. */
+static bool add_str(cJSON *o, const char *k, const char *s)
+{
+	return (*s ? cJSON_AddStringToObject(o, k, s)
+		   : cJSON_AddNullToObject(o, k)) != NULL;
+}
+
+/* One entry's object into arr. Returns false out of memory. */
+static bool add_entry(cJSON *arr, const struct kv_gpu *g, const char *note)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return false;
+	}
+	bool ok = cJSON_AddStringToObject(o, "name", g->name) != NULL;
+	cJSON *al = g->aliases[0][0] ? cJSON_AddArrayToObject(o, "aliases")
+				     : NULL;
+	ok = ok && (al || !g->aliases[0][0]);
+	for (int a = 0; ok && al && a < KV_GPU_ALIASES; a++) {
+		if (!g->aliases[a][0])
+			continue;
+		cJSON *s = cJSON_CreateString(g->aliases[a]);
+		if (!s || !cJSON_AddItemToArray(al, s)) {
+			cJSON_Delete(s);
+			ok = false;
+		}
+	}
+	ok = ok && add_str(o, "label", g->label) &&
+	     add_num(o, "memory_bytes", (double)g->memory_bytes, true) &&
+	     add_num(o, "bandwidth_gbps", g->bandwidth_gbps, true) &&
+	     add_num(o, "bf16_tflops", g->bf16_tflops, true) &&
+	     add_num(o, "fp8_tflops", g->fp8_tflops, true) &&
+	     add_num(o, "interconnect_gbps", g->interconnect_gbps, true) &&
+	     add_str(o, "interconnect", g->interconnect) &&
+	     add_num(o, "bandwidth_efficiency", g->bandwidth_efficiency,
+		     false) &&
+	     add_num(o, "flops_efficiency", g->flops_efficiency, false) &&
+	     add_num(o, "threads", g->threads, false) &&
+	     add_str(o, "source", g->source);
+	if (ok && note)
+		ok = cJSON_AddStringToObject(o, "note", note) != NULL;
+	return ok;
+}
+
+char *kv_gpus_json(const struct kv_gpu *g, size_t n, const char *comment,
+		   const char *note)
+{
+	cJSON *root = cJSON_CreateObject();
+	bool ok = root && (!comment || cJSON_AddStringToObject(
+					       root, "_comment", comment));
+	cJSON *arr = ok ? cJSON_AddArrayToObject(root, "gpus") : NULL;
+	ok = arr != NULL;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = add_entry(arr, &g[i], note);
+	char *text = ok ? cJSON_Print(root) : NULL, *out = NULL;
+	cJSON_Delete(root);
+	if (text && (out = malloc(strlen(text) + 2)))
+		sprintf(out, "%s\n", text);
+	cJSON_free(text);
+	return out;
+}
+
+/* A temporary file beside path, opened: its name into *tmp (free()), its
+ * descriptor returned; -1 with err said. */
+static int tmp_beside(const char *path, char **tmp, char *err)
+{
+	struct stat st;
+	*tmp = NULL;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(EISDIR));
+		return -1;
+	}
+	if (!(*tmp = malloc(strlen(path) + 8))) {
+		snprintf(err, KV_ERRLEN, "%s: out of memory", path);
+		return -1;
+	}
+	sprintf(*tmp, "%s.XXXXXX", path);
+	int fd = mkstemp(*tmp);
+	if (fd < 0) {
+		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return fd;
+}
+
+int kv_gpus_writable(const char *path, char *err)
+{
+	char *tmp;
+	int fd = tmp_beside(path, &tmp, err);
+	if (fd < 0)
+		return KV_EIO;
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return 0;
+}
+
+int kv_gpus_save(const char *path, const char *text, char *err)
+{
+	char *tmp;
+	int fd = tmp_beside(path, &tmp, err);
+	if (fd < 0)
+		return KV_EIO;
+	/* mkstemp's 0600, widened as the umask allows a new file */
+	mode_t mask = umask(0);
+	umask(mask);
+	FILE *f = fdopen(fd, "w");
+	int e = 0;
+	errno = 0;
+	if (!f || fchmod(fd, 0666 & ~mask) ||
+	    fwrite(text, 1, strlen(text), f) != strlen(text) || fflush(f) ||
+	    fsync(fd))
+		e = errno ? errno : EIO;
+	if (f ? fclose(f) : close(fd))
+		e = e ? e : errno;
+	if (!e && rename(tmp, path))
+		e = errno;
+	if (e) {
+		unlink(tmp);
+		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(e));
+	}
+	free(tmp);
+	return e ? KV_EIO : 0;
 }

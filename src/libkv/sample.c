@@ -106,10 +106,20 @@ double kv_max_abs_diff(const float *a, const float *b, uint64_t n)
 
 int kv_meminfo_parse(const char *text, uint64_t *avail)
 {
-	const char *p = strstr(text, "MemAvailable:");
+	return kv_meminfo_field(text, "MemAvailable", avail);
+}
+
+int kv_meminfo_field(const char *text, const char *field, uint64_t *bytes)
+{
+	const char *p = text;
+	size_t n = strlen(field);
+	/* the field at a line's start, then its colon */
+	while ((p = strstr(p, field)) &&
+	       ((p != text && p[-1] != '\n') || p[n] != ':'))
+		p += n;
 	if (!p)
 		return KV_EINVAL;
-	p += strlen("MemAvailable:");
+	p += n + 1;
 	char *end;
 	unsigned long long kb = strtoull(p, &end, 10);
 	if (end == p)
@@ -118,7 +128,7 @@ int kv_meminfo_parse(const char *text, uint64_t *avail)
 		end++;
 	if (strncmp(end, "kB", 2) != 0)
 		return KV_EINVAL;
-	return kv_mul(kb, 1024, avail);
+	return kv_mul(kb, 1024, bytes);
 }
 
 int kv_mem_available(uint64_t *avail)

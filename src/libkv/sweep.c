@@ -548,3 +548,122 @@ int kv_sweep_run(const struct kv_sweep *w, struct kv_model *const *models,
 		return run_quality(w, models[p->model], p, out, err);
 	return run_engine(w, models[p->model], refs, p, stop, out, err);
 }
+
+int kv_sweep_profile(const struct kv_sweep *w, struct kv_model *const *models,
+		     uint64_t ncpu, struct kv_sweep_points *s)
+{
+	static const enum kv_bench order[] = {
+		KV_BENCH_MEMBW, KV_BENCH_SGEMM, KV_BENCH_DECODE,
+		KV_BENCH_NOCACHE};
+	const struct kv_model *m = models[0];
+	const uint64_t *threads = w->threads ? w->threads : &ncpu;
+	size_t nthreads = w->threads ? w->nthreads : 1;
+	enum kv_dtype wt = w->wdtypes	     ? (enum kv_dtype)w->wdtypes[0]
+			   : w->model_wt ? w->model_wt[0]
+					 : KV_DTYPE_F32;
+	for (size_t ti = 0; ti < nthreads; ti++) {
+		bool seen = false;
+		for (size_t tj = 0; tj < ti; tj++)
+			seen = seen || threads[tj] == threads[ti];
+		for (size_t b = 0; !seen && b < 4; b++) {
+			bool step = order[b] == KV_BENCH_DECODE ||
+				    order[b] == KV_BENCH_NOCACHE;
+			struct kv_sweep_point p = {
+				.bench = order[b], .users = 1,
+				.threads = threads[ti] ? threads[ti] : 1,
+				.layout = KV_SWEEP_CONTIGUOUS,
+				.dtype = KV_DTYPE_F32, .wt = wt};
+			if (step)
+				p.kv_heads = m->kv_lora_rank ? 0
+							     : m->n_kv_heads;
+			if (order[b] == KV_BENCH_DECODE)
+				p.ctx = KV_PROFILE_DECODE_CTX;
+			if (order[b] == KV_BENCH_NOCACHE)
+				p.ctx = KV_PROFILE_PREFILL_CTX;
+			if (kv_sweep_add(s, p))
+				return KV_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+char *kv_sweep_profile_how(const struct kv_sweep *w, const struct kv_model *m,
+			   const struct kv_sweep_points *s, char *buf,
+			   size_t n)
+{
+	char shape[96] = "", probe[32];
+	enum kv_dtype wt = KV_DTYPE_F32;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].bench == KV_BENCH_DECODE)
+			wt = s->p[i].wt;
+	unsigned long long layers = w->layers, vocab = w->vocab;
+	if (layers && vocab)
+		snprintf(shape, sizeof shape, " (%llu layer%s, vocab %llu)",
+			 layers, layers == 1 ? "" : "s", vocab);
+	else if (layers)
+		snprintf(shape, sizeof shape, " (%llu layer%s)", layers,
+			 layers == 1 ? "" : "s");
+	else if (vocab)
+		snprintf(shape, sizeof shape, " (vocab %llu)", vocab);
+	snprintf(buf, n,
+		 "%s%s, decode of 1 user at %d tokens, prefill of %d, %s "
+		 "weights, %s probe, sgemm n=%llu, %llu rep%s",
+		 m->name, shape, KV_PROFILE_DECODE_CTX, KV_PROFILE_PREFILL_CTX,
+		 kv_dtype_name(wt),
+		 kv_format_iec(w->membw, probe, sizeof probe),
+		 (unsigned long long)w->sgemm_n, (unsigned long long)w->reps,
+		 w->reps == 1 ? "" : "s");
+	return buf;
+}
+
+/* The first point of bench b on t threads among the nout measured;
+ * NULL when none. */
+static const struct kv_sweep_out *measured(const struct kv_sweep_points *s,
+					   const struct kv_sweep_out *outs,
+					   size_t nout, enum kv_bench b,
+					   uint64_t t)
+{
+	for (size_t i = 0; i < nout && i < s->n; i++)
+		if (s->p[i].bench == b && s->p[i].threads == t)
+			return &outs[i];
+	return NULL;
+}
+
+int kv_sweep_profile_gpus(const struct kv_sweep_points *s,
+			  const struct kv_sweep_out *outs, size_t nout,
+			  const struct kv_gpu *local, time_t when,
+			  const char *how, struct kv_gpus **out, char *err)
+{
+	struct kv_gpus *g = calloc(1, sizeof *g);
+	*out = NULL;
+	if (!g || !(g->gpu = calloc(s->n ? s->n : 1, sizeof *g->gpu))) {
+		free(g);
+		snprintf(err, KV_ERRLEN, "out of memory");
+		return KV_ENOMEM;
+	}
+	int e = 0;
+	for (size_t i = 0; !e && i < nout && i < s->n; i++) {
+		const struct kv_sweep_point *p = &s->p[i];
+		if (p->bench != KV_BENCH_DECODE ||
+		    measured(s, outs, nout, KV_BENCH_DECODE, p->threads) !=
+			    &outs[i])
+			continue;
+		const struct kv_sweep_out *pre =
+			measured(s, outs, nout, KV_BENCH_NOCACHE, p->threads);
+		e = kv_gpu_profile(local, (uint32_t)p->threads, &outs[i].r,
+				   pre ? &pre->r : NULL, when, how,
+				   &g->gpu[g->n], err);
+		g->n += !e;
+	}
+	if (!e && !g->n) {
+		snprintf(err, KV_ERRLEN, "a profile without a decode step");
+		e = KV_EINVAL;
+	}
+	if (e) {
+		kv_gpus_free(g);
+		return e;
+	}
+	kv_gpus_alias_local(g->gpu, g->n);
+	*out = g;
+	return 0;
+}

@@ -1,11 +1,21 @@
 /*
  * test_gpu.c - the shipped configs/gpus.json loads and says what the
- * reference table says; bad entries give one line naming the field.
+ * reference table says; bad entries give one line naming the field; a
+ * profile of this machine is made from its measurements, written and
+ * read back.
  */
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "kv/engine.h"
 #include "kv/gpu.h"
 #include "test.h"
+
+/* One entry "x" with the required fields and `more` after them. */
+#define ONE(more)                                                       \
+	"[{\"name\":\"x\",\"source\":\"s\",\"memory_bytes\":1,"     \
+	"\"bandwidth_gbps\":1" more "}]"
 
 static int parse_err(const char *json, char *err)
 {
@@ -13,6 +23,174 @@ static int parse_err(const char *json, char *err)
 	int e = kv_gpus_parse(json, strlen(json), "t.json", &g, err);
 	kv_gpus_free(g);
 	return e;
+}
+
+/* This machine from /proc texts. */
+static void local_machine(void)
+{
+	struct kv_gpu g;
+	uint64_t b;
+	static const char cpu[] =
+		"processor\t: 0\nvendor_id\t: GenuineIntel\n"
+		"model name\t: Intel(R) Xeon(R) Platinum 8480C  \n"
+		"processor\t: 1\nmodel name\t: another\n";
+	static const char mem[] = "MemTotal:       65536000 kB\n"
+				  "MemFree:        1000 kB\n"
+				  "MemAvailable:   32768000 kB\n";
+	CHECK(kv_gpu_local_parse(cpu, mem, &g) == 0);
+	CHECK_STR(g.label, "Intel(R) Xeon(R) Platinum 8480C");
+	CHECK_U64(g.memory_bytes, 65536000ULL * 1024); /* the total */
+	CHECK(g.bandwidth_gbps == 0 && g.threads == 0 && !g.name[0]);
+	/* no model name (an ARM cpuinfo): "this machine" */
+	CHECK(kv_gpu_local_parse("processor\t: 0\nBogoMIPS\t: 50.00\n", mem,
+				 &g) == 0);
+	CHECK_STR(g.label, "this machine");
+	CHECK(kv_gpu_local_parse(NULL, mem, &g) == 0);
+	CHECK_STR(g.label, "this machine");
+	CHECK(kv_gpu_local_parse(cpu, "MemAvailable: 1 kB\n", &g) ==
+	      KV_EINVAL);
+	CHECK(kv_gpu_local_parse(cpu, NULL, &g) == KV_EINVAL);
+	/* a field at a line's start only, in kB */
+	CHECK(kv_meminfo_field("SwapTotal: 5 kB\nMemTotal: 7 kB\n",
+			       "MemTotal", &b) == 0);
+	CHECK_U64(b, 7 * 1024);
+	CHECK(kv_meminfo_field("XMemTotal: 5 kB\n", "MemTotal", &b) ==
+	      KV_EINVAL);
+	CHECK(kv_meminfo_field("MemTotal: 5 MB\n", "MemTotal", &b) ==
+	      KV_EINVAL);
+	char err[KV_ERRLEN];
+	if (access("/proc/meminfo", R_OK) == 0) {
+		CHECK(kv_gpu_local(&g, err) == 0);
+		CHECK(g.memory_bytes > 0 && g.label[0]);
+	}
+}
+
+/* A profile entry from a decode step and a prefill, by hand. */
+static void profile_entry(void)
+{
+	struct kv_gpu local = {.memory_bytes = 1ULL << 36}, g;
+	char err[KV_ERRLEN];
+	snprintf(local.label, sizeof local.label, "Some CPU");
+	/* 12.3456 GB/s beside the decode step, which reached 0.81234 of
+	 * it; an sgemm rate of 987.654 GFLOP/s, which the prefill passed
+	 * (it ran from cache): kept to 1 */
+	struct kv_bench_result dec = {.ref_gbps = 12.3456,
+				      .efficiency = 0.81234},
+			       pre = {.ref_gflops = 987.654,
+				      .efficiency = 1.7};
+	CHECK(kv_gpu_profile(&local, 8, &dec, &pre, 86400 * 365, "how", &g,
+			     err) == 0);
+	CHECK_STR(g.name, "local-j8");
+	CHECK_STR(g.label, "Some CPU");
+	CHECK_U64(g.memory_bytes, 1ULL << 36);
+	CHECK(g.bandwidth_gbps == 12.35);   /* 4 significant digits */
+	CHECK(g.bf16_tflops == 0.9877);     /* 10^12 FLOP/s */
+	CHECK(g.bandwidth_efficiency == 0.812);
+	CHECK(g.flops_efficiency == 1);
+	CHECK(g.fp8_tflops == 0 && g.interconnect_gbps == 0);
+	CHECK_U64(g.threads, 8);
+	CHECK_STR(g.source, "kvbench --profile, 1971-01-01, 8 threads, how");
+	/* large figures keep their digits whole */
+	dec.ref_gbps = 123456.7;
+	CHECK(kv_gpu_profile(&local, 1, &dec, &pre, 0, NULL, &g, err) == 0);
+	CHECK(g.bandwidth_gbps == 123500);
+	CHECK_STR(g.source, "kvbench --profile, 1970-01-01, 1 thread");
+	/* a step or its reference missing */
+	dec.ref_gbps = 0;
+	CHECK(kv_gpu_profile(&local, 4, &dec, &pre, 0, "", &g, err) ==
+	      KV_EINVAL);
+	CHECK_STR(err, "profile on 4 threads: no decode step and its "
+		       "bandwidth probe");
+	dec.ref_gbps = 10;
+	pre.efficiency = 0;
+	CHECK(kv_gpu_profile(&local, 4, &dec, &pre, 0, "", &g, err) ==
+	      KV_EINVAL);
+	CHECK_STR(err, "profile on 4 threads: no prefill and its sgemm rate");
+	CHECK(kv_gpu_profile(&local, 4, &dec, NULL, 0, "", &g, err) ==
+	      KV_EINVAL);
+}
+
+/* A profile's table written as JSON, saved, and read back as kvfit reads
+ * it. */
+static void profile_table(void)
+{
+	struct kv_gpu local = {.memory_bytes = 64000000000ULL}, g[3];
+	struct kv_bench_result dec = {.ref_gbps = 20.5, .efficiency = 0.6},
+			       pre = {.ref_gflops = 150, .efficiency = 0.45};
+	char err[KV_ERRLEN], dir[] = "/tmp/test_gpu.XXXXXX", path[64];
+	snprintf(local.label, sizeof local.label, "CPU \"quoted\"");
+	static const uint32_t threads[] = {1, 8, 4};
+	for (int i = 0; i < 3; i++)
+		CHECK(kv_gpu_profile(&local, threads[i], &dec, &pre, 0, "x",
+				     &g[i], err) == 0);
+	kv_gpus_alias_local(g, 3);
+	CHECK_STR(g[1].aliases[0], "local"); /* the most threads */
+	CHECK(!g[0].aliases[0][0] && !g[2].aliases[0][0]);
+	char *text = kv_gpus_json(g, 3, "a comment", kv_gpu_profile_note);
+	CHECK(text != NULL);
+	if (!text)
+		return;
+	CHECK_HAS(text, "\"fp8_tflops\":\tnull");
+	CHECK_HAS(text, "\"interconnect_gbps\":\tnull");
+	CHECK_HAS(text, "float32 sgemm");
+	struct kv_gpus *back = NULL;
+	CHECK(kv_gpus_parse(text, strlen(text), "p.json", &back, err) == 0);
+	if (back) {
+		CHECK_U64(back->n, 3);
+		const struct kv_gpu *l = kv_gpus_lookup(back, "local");
+		CHECK(l && !strcmp(l->name, "local-j8"));
+		CHECK(kv_gpus_lookup(back, "local-j4") == &back->gpu[2]);
+		CHECK_STR(back->gpu[0].label, "CPU \"quoted\"");
+		CHECK_U64(back->gpu[0].memory_bytes, 64000000000ULL);
+		CHECK(back->gpu[0].bandwidth_gbps == 20.5);
+		CHECK(back->gpu[0].bf16_tflops == 0.15);
+		CHECK(back->gpu[0].fp8_tflops == 0);
+		CHECK(back->gpu[0].bandwidth_efficiency == 0.6);
+		CHECK(back->gpu[0].flops_efficiency == 0.45);
+		CHECK_U64(back->gpu[2].threads, 4);
+		CHECK_STR(back->gpu[0].source,
+			  "kvbench --profile, 1970-01-01, 1 thread, x");
+	}
+	kv_gpus_free(back);
+	/* the datasheet's table round-trips too */
+	if (kv_gpus_load("configs/gpus.json", &back, err) == 0) {
+		char *t2 = kv_gpus_json(back->gpu, back->n, NULL, NULL);
+		struct kv_gpus *again = NULL;
+		CHECK(t2 && kv_gpus_parse(t2, strlen(t2), "t2", &again,
+					  err) == 0);
+		CHECK(again && again->n == back->n &&
+		      !memcmp(again->gpu, back->gpu,
+			      back->n * sizeof *back->gpu));
+		kv_gpus_free(again);
+		free(t2);
+	}
+	kv_gpus_free(back);
+
+	/* saved whole, through a file beside it */
+	CHECK(mkdtemp(dir) != NULL);
+	umask(022);
+	snprintf(path, sizeof path, "%s/local.json", dir);
+	CHECK(kv_gpus_writable(path, err) == 0);
+	CHECK(access(path, F_OK) != 0); /* the check leaves nothing */
+	CHECK(kv_gpus_save(path, text, err) == 0);
+	CHECK(kv_gpus_save(path, text, err) == 0); /* over the old one */
+	CHECK(kv_gpus_load(path, &back, err) == 0 && back && back->n == 3);
+	kv_gpus_free(back);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+	CHECK(kv_gpus_writable(dir, err) == KV_EIO);
+	CHECK_HAS(err, ": Is a directory");
+	CHECK(kv_gpus_save(dir, text, err) == KV_EIO);
+	snprintf(path, sizeof path, "%s/no/such/dir.json", dir);
+	char want[128];
+	snprintf(want, sizeof want, "%s: No such file or directory", path);
+	CHECK(kv_gpus_writable(path, err) == KV_EIO);
+	CHECK_STR(err, want);
+	CHECK(kv_gpus_save(path, text, err) == KV_EIO);
+	snprintf(path, sizeof path, "%s/local.json", dir);
+	unlink(path);
+	rmdir(dir);
+	free(text);
 }
 
 int main(void)
@@ -32,6 +210,10 @@ int main(void)
 		CHECK_NEAR(h->bandwidth_gbps, 3350, 0);
 		CHECK_NEAR(h->bf16_tflops, 989.5, 0);
 		CHECK_NEAR(h->fp8_tflops, 1979, 0);
+		/* NVLink 4's 900 GB/s counts both directions */
+		CHECK_NEAR(h->interconnect_gbps, 450, 0);
+		CHECK_STR(h->interconnect, "NVLink 4, 18 links");
+		CHECK(h->bandwidth_efficiency == 0 && h->threads == 0);
 	}
 	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_BF16), 989.5, 0);
 	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_F32), 989.5, 0);
@@ -53,8 +235,17 @@ int main(void)
 	for (const char *const *n = need; *n; n++)
 		CHECK(kv_gpus_lookup(g, *n) != NULL);
 	CHECK(kv_gpus_lookup(g, "tpu-v5") == NULL);
-	for (size_t i = 0; i < g->n; i++)
+	for (size_t i = 0; i < g->n; i++) {
 		CHECK(g->gpu[i].source[0] != '\0');
+		/* every datasheet entry says its links */
+		CHECK(g->gpu[i].interconnect_gbps > 0);
+		CHECK(g->gpu[i].interconnect[0] != '\0');
+	}
+	/* a PCIe card as it comes: PCIe 4.0 x16, 32 GB/s each way */
+	CHECK_NEAR(kv_gpus_lookup(g, "a100-80gb-pcie")->interconnect_gbps, 32,
+		   0);
+	CHECK_NEAR(a ? a->interconnect_gbps : 0, 300, 0); /* NVLink 3 */
+	CHECK_NEAR(m ? m->interconnect_gbps : 0, 448, 0); /* 7 x 64 */
 	CHECK_HAS(kv_gpus_list(g, list, sizeof list), "h100-sxm, ");
 	kv_gpus_free(g);
 	kv_gpus_free(NULL);
@@ -91,7 +282,78 @@ int main(void)
 	CHECK_HAS(err, "gpus[1]: name 'X' is already used by 'x'");
 	CHECK(parse_err("[{\"name\":7}]", err) == KV_EINVAL);
 	CHECK_HAS(err, "gpus[0].name: must be a string");
+
+	/* the optional fields: read when given, 0 or "" when not */
+	const char *full = ONE(",\"interconnect_gbps\":450,\"interconnect\":"
+			       "\"NVLink 4, 18 links\",\"bandwidth_efficiency\":"
+			       "0.75,\"flops_efficiency\":1,\"threads\":8");
+	CHECK(kv_gpus_parse(full, strlen(full), "t.json", &g, err) == 0);
+	if (g) {
+		CHECK_NEAR(g->gpu[0].interconnect_gbps, 450, 0);
+		CHECK_STR(g->gpu[0].interconnect, "NVLink 4, 18 links");
+		CHECK_NEAR(g->gpu[0].bandwidth_efficiency, 0.75, 0);
+		CHECK_NEAR(g->gpu[0].flops_efficiency, 1, 0);
+		CHECK_U64(g->gpu[0].threads, 8);
+	}
+	kv_gpus_free(g);
+	const char *nulls = ONE(",\"interconnect_gbps\":null,\"interconnect\":"
+				"null,\"bandwidth_efficiency\":null,"
+				"\"flops_efficiency\":null,\"threads\":null");
+	CHECK(kv_gpus_parse(nulls, strlen(nulls), "t.json", &g, err) == 0);
+	if (g) {
+		CHECK(g->gpu[0].interconnect_gbps == 0 &&
+		      !g->gpu[0].interconnect[0] &&
+		      g->gpu[0].bandwidth_efficiency == 0 &&
+		      g->gpu[0].flops_efficiency == 0 && g->gpu[0].threads == 0);
+	}
+	kv_gpus_free(g);
+	static const struct {
+		const char *json, *msg;
+	} bad[] = {
+		{ONE(",\"interconnect_gbps\":0"),
+		 "t.json: gpus[0].interconnect_gbps: must be a positive number"},
+		{ONE(",\"interconnect_gbps\":\"900\""),
+		 "t.json: gpus[0].interconnect_gbps: must be a positive number"},
+		{ONE(",\"interconnect\":18"),
+		 "t.json: gpus[0].interconnect: must be a string of 1 to 63 "
+		 "characters"},
+		{ONE(",\"interconnect\":\"\""),
+		 "t.json: gpus[0].interconnect: must be a string of 1 to 63 "
+		 "characters"},
+		{ONE(",\"bandwidth_efficiency\":1.2"),
+		 "t.json: gpus[0].bandwidth_efficiency: must be a fraction in "
+		 "(0, 1]"},
+		{ONE(",\"bandwidth_efficiency\":0"),
+		 "t.json: gpus[0].bandwidth_efficiency: must be a fraction in "
+		 "(0, 1]"},
+		{ONE(",\"flops_efficiency\":-0.5"),
+		 "t.json: gpus[0].flops_efficiency: must be a fraction in "
+		 "(0, 1]"},
+		{ONE(",\"flops_efficiency\":\"high\""),
+		 "t.json: gpus[0].flops_efficiency: must be a fraction in "
+		 "(0, 1]"},
+		{ONE(",\"threads\":0"),
+		 "t.json: gpus[0].threads: must be a whole number from 1 to "
+		 "65536"},
+		{ONE(",\"threads\":2.5"),
+		 "t.json: gpus[0].threads: must be a whole number from 1 to "
+		 "65536"},
+		{ONE(",\"threads\":65537"),
+		 "t.json: gpus[0].threads: must be a whole number from 1 to "
+		 "65536"},
+		{ONE(",\"threads\":\"8\""),
+		 "t.json: gpus[0].threads: must be a whole number from 1 to "
+		 "65536"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		CHECK(parse_err(bad[i].json, err) == KV_EINVAL);
+		CHECK_STR(err, bad[i].msg);
+	}
+
 	CHECK(kv_gpus_load("/nonexistent/gpus.json", &g, err) == KV_EIO);
 	CHECK(g == NULL);
+	local_machine();
+	profile_entry();
+	profile_table();
 	return test_done("gpu");
 }

@@ -172,6 +172,95 @@ static void run(struct kv_model *m)
 	kv_sweep_refs_free(refs);
 }
 
+/* A profile: per thread count (4 listed twice runs once) membw, sgemm,
+ * decode at 160 and nocache at 256 with the model's 12 heads; its
+ * entries made from hand-filled results, one per thread count, the most
+ * threads also "local". */
+static void profile(struct kv_model *m)
+{
+	uint64_t threads[] = {4, 1, 4};
+	int wt[] = {KV_DTYPE_BF16};
+	struct kv_sweep w = {.threads = threads, .nthreads = 3, .reps = 5,
+			     .membw = 512ULL << 20, .sgemm_n = 1024};
+	struct kv_sweep_points s = {0};
+	char how[256], err[KV_ERRLEN];
+	CHECK(kv_sweep_profile(&w, &m, 16, &s) == 0);
+	CHECK_U64(s.n, 8);
+	static const enum kv_bench order[] = {KV_BENCH_MEMBW, KV_BENCH_SGEMM,
+					      KV_BENCH_DECODE,
+					      KV_BENCH_NOCACHE};
+	for (size_t i = 0; i < s.n; i++) {
+		CHECK(s.p[i].bench == order[i % 4]);
+		CHECK_U64(s.p[i].threads, i < 4 ? 4 : 1);
+		CHECK(s.p[i].users == 1 && s.p[i].wt == KV_DTYPE_F32 &&
+		      s.p[i].layout == KV_SWEEP_CONTIGUOUS);
+	}
+	CHECK(s.p[2].ctx == KV_PROFILE_DECODE_CTX && s.p[2].kv_heads == 12);
+	CHECK(s.p[3].ctx == KV_PROFILE_PREFILL_CTX);
+	CHECK(s.p[0].ctx == 0 && s.p[0].kv_heads == 0);
+	CHECK_STR(kv_sweep_profile_how(&w, m, &s, how, sizeof how),
+		  "gpt2-small, decode of 1 user at 160 tokens, prefill of "
+		  "256, f32 weights, 512.00 MiB probe, sgemm n=1024, 5 reps");
+	w.layers = 1;
+	w.vocab = 256;
+	w.reps = 1;
+	CHECK_HAS(kv_sweep_profile_how(&w, m, &s, how, sizeof how),
+		  "gpt2-small (1 layer, vocab 256), decode");
+	CHECK_HAS(how, ", 1 rep");
+
+	/* the measurements, by hand: 4 threads reached 0.5 of 20 GB/s and
+	 * 0.25 of 400 GFLOP/s; 1 thread 0.9 of 10 and 0.8 of 100 */
+	struct kv_sweep_out out[8] = {0};
+	out[2].r = (struct kv_bench_result){.ref_gbps = 20, .efficiency = 0.5};
+	out[3].r = (struct kv_bench_result){.ref_gflops = 400,
+					    .efficiency = 0.25};
+	out[6].r = (struct kv_bench_result){.ref_gbps = 10, .efficiency = 0.9};
+	out[7].r = (struct kv_bench_result){.ref_gflops = 100,
+					    .efficiency = 0.8};
+	struct kv_gpu local = {.memory_bytes = 1ULL << 34};
+	snprintf(local.label, sizeof local.label, "this machine");
+	struct kv_gpus *g = NULL;
+	CHECK(kv_sweep_profile_gpus(&s, out, 8, &local, 0, "how", &g, err) ==
+	      0);
+	if (g) {
+		CHECK_U64(g->n, 2);
+		CHECK_STR(g->gpu[0].name, "local-j4");
+		CHECK_STR(g->gpu[0].aliases[0], "local");
+		CHECK_STR(g->gpu[1].name, "local-j1");
+		CHECK(g->gpu[0].bandwidth_gbps == 20 &&
+		      g->gpu[0].bf16_tflops == 0.4 &&
+		      g->gpu[0].bandwidth_efficiency == 0.5 &&
+		      g->gpu[0].flops_efficiency == 0.25);
+		CHECK(g->gpu[1].bandwidth_gbps == 10 &&
+		      g->gpu[1].flops_efficiency == 0.8 &&
+		      g->gpu[1].threads == 1);
+		CHECK(kv_gpus_lookup(g, "local") == &g->gpu[0]);
+	}
+	kv_gpus_free(g);
+	/* a run cut short after the first thread count: its entry only */
+	CHECK(kv_sweep_profile_gpus(&s, out, 4, &local, 0, "", &g, err) == 0);
+	CHECK(g && g->n == 1);
+	kv_gpus_free(g);
+	/* the prefill missing its reference */
+	out[7].r.ref_gflops = 0;
+	CHECK(kv_sweep_profile_gpus(&s, out, 8, &local, 0, "", &g, err) ==
+	      KV_EINVAL);
+	CHECK(g == NULL);
+	CHECK_STR(err, "profile on 1 thread: no prefill and its sgemm rate");
+	CHECK(kv_sweep_profile_gpus(&s, out, 2, &local, 0, "", &g, err) ==
+	      KV_EINVAL);
+	CHECK_STR(err, "a profile without a decode step");
+	/* the weights' type: the first listed */
+	free(s.p);
+	s = (struct kv_sweep_points){0};
+	w.wdtypes = wt;
+	w.nwdtypes = 1;
+	w.threads = NULL;
+	CHECK(kv_sweep_profile(&w, &m, 3, &s) == 0);
+	CHECK(s.n == 4 && s.p[2].wt == KV_DTYPE_BF16 && s.p[0].threads == 3);
+	free(s.p);
+}
+
 int main(void)
 {
 	struct kv_model *m;
@@ -182,6 +271,7 @@ int main(void)
 	rows();
 	fits(m);
 	run(m);
+	profile(m);
 	kv_model_free(m);
 	return test_done("test_sweep");
 }

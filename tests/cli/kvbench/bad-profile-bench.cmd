@@ -1,0 +1,1 @@
+kvbench --profile local.json --bench decode

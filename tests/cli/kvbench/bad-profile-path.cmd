@@ -1,0 +1,1 @@
+kvbench --profile /nonexistent/dir/local.json

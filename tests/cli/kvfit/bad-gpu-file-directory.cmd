@@ -1,0 +1,1 @@
+kvfit --gpu-file tests -v --list-gpus

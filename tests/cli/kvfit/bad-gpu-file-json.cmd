@@ -1,0 +1,1 @@
+kvfit --gpu-file tests/bad/not-json.json --list-gpus

@@ -1,0 +1,1 @@
+kvfit --gpu-file tests/cli/kvfit/data/local.json --list-gpus
