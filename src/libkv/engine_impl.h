@@ -186,7 +186,8 @@ int kvp_estimate(const struct kv_model *eff, const struct kv_engine_opts *o,
 
 /* Fills the n tensors t of shape s from checkpoint ck, by the family's
  * names. Returns 0, KV_EINVAL (a tensor missing or of another shape) or
- * KV_EUNSUP (a dtype other than F32, F16, BF16), err naming the tensor. */
+ * KV_EUNSUP (a dtype other than F32, F16, BF16), err naming the file and
+ * the tensor. */
 int kvp_load(const struct shape *s, const struct tensor *t, size_t n,
 	     const struct kv_st *ck, char *err);
 

@@ -200,9 +200,10 @@ static int engine_of(const char *dir, struct kv_model **m, struct kv_st **ck,
 	int rc = kv_model_load(path(dir, "config.json"), m, err);
 	if (rc)
 		return rc;
-	if ((rc = kv_st_open(path(dir, ""), 1, ck, err))) {
+	/* as kvdecode finds it: the folder of the config */
+	if ((rc = kv_st_beside((*m)->path, 1, ck, err)) || !*ck) {
 		kv_model_free(*m);
-		return rc;
+		return rc ? rc : KV_EIO;
 	}
 	o->ckpt = *ck;
 	if ((rc = kv_engine_new(*m, o, e, err))) {
@@ -283,7 +284,7 @@ static void bad(void)
 	put(&k, "wte.weight", 200, 64, false);
 	st_write(path("bad", "model.safetensors"), k.t, 1);
 	done(&k);
-	refused("bad", &o, KV_EINVAL, "the checkpoint has no tensor "
+	refused("bad", &o, KV_EINVAL, "bad/model.safetensors: no tensor "
 				      "wpe.weight");
 	o.max_ctx = 32; /* past the 16 positions the checkpoint keeps */
 	gpt2("bad");
@@ -298,14 +299,15 @@ static void bad(void)
 	put(&k, "wte.weight", 64, 200, false);
 	st_write(path("bad", "model.safetensors"), k.t, 1);
 	done(&k);
-	refused("bad", &o, KV_EINVAL, "wte.weight: shape [64, 200], "
-				      "expected [200, 64]");
+	refused("bad", &o, KV_EINVAL, "bad/model.safetensors: wte.weight: "
+				      "shape [64, 200], expected [200, 64]");
 	write_text(path("bad", "model.safetensors"), "");
 	int8_t q[200 * 64] = {0};
 	struct st_w i8 = {"wte.weight", "I8", {200, 64}, 2, q, sizeof q};
 	st_write(path("bad", "model.safetensors"), &i8, 1);
-	refused("bad", &o, KV_EUNSUP, "wte.weight: I8, a dtype the engine "
-				      "does not run (F32, F16, BF16)");
+	refused("bad", &o, KV_EUNSUP, "bad/model.safetensors: wte.weight: "
+				      "I8, a dtype the engine does not run "
+				      "(F32, F16, BF16)");
 }
 
 /* Perplexity by hand: tests/ckpt/tiny's weights are all zero, so every
