@@ -16,7 +16,8 @@
  * self_attn.{q,k,v,o}_proj, post_attention_layernorm,
  * mlp.{gate,up,down}_proj}, model.norm, lm_head unless tied. Their
  * weights are [out][in] as the engine's; q, k and v are stacked into the
- * engine's one product, their biases (Qwen2) likewise.
+ * engine's one product, their biases (Qwen2) likewise. Qwen3 adds
+ * self_attn.{q,k}_norm, a [head_dim] gain each that every head shares.
  * A checkpoint's other tensors (GPT-2's attention masks, an old Llama's
  * rotary tables) are not read.
  */
@@ -114,7 +115,9 @@ static void llama_source(const struct shape *s, const struct tensor *t,
 		[S_GATE_W] = "mlp.gate_proj.weight",
 		[S_GATE_B] = "mlp.gate_proj.bias",
 		[S_DOWN_W] = "mlp.down_proj.weight",
-		[S_DOWN_B] = "mlp.down_proj.bias"};
+		[S_DOWN_B] = "mlp.down_proj.bias",
+		[S_Q_NORM] = "self_attn.q_norm.weight",
+		[S_K_NORM] = "self_attn.k_norm.weight"};
 	snprintf(f, sizeof f, "%s%s", p, slot[t->id % 16]);
 	one(src, t->transpose ? t->cols : t->rows * t->cols, f, l);
 }
