@@ -375,7 +375,11 @@ static int weights_ok(const struct kv_model *m, const struct kv_engine_opts *o,
 			 m->name, kv_dtype_name(o->weights_dtype));
 		return KV_EUNSUP;
 	}
-	if (o->ckpt && (mla || o->layers || o->vocab || o->kv_heads)) {
+	/* an override the checkpoint's own shape already has is no other */
+	bool other = (o->layers && o->layers != m->n_layers) ||
+		     (o->vocab && o->vocab != m->vocab) ||
+		     (o->kv_heads && o->kv_heads != m->layers[0].kv_heads);
+	if (o->ckpt && (mla || other)) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: a checkpoint's weights fix the model's shape: "
 			 "no layers, vocab, K/V heads or latent rank of "

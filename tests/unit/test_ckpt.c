@@ -311,6 +311,23 @@ static void bad(void)
 	o.layers = 1;
 	refused("bad", &o, KV_EUNSUP, "a checkpoint's weights fix the "
 				      "model's shape");
+	/* its own layers, vocabulary and K/V heads are no other shape */
+	o.layers = 2;
+	o.vocab = 200;
+	o.kv_heads = 4;
+	struct kv_model *m;
+	struct kv_st *ck;
+	struct kv_engine *e;
+	char err[KV_ERRLEN];
+	int rc = engine_of("bad", &m, &ck, &o, &e, err);
+	CHECK(rc == 0);
+	if (!rc) {
+		kv_engine_free(e);
+		kv_st_close(ck);
+		kv_model_free(m);
+	}
+	o.kv_heads = 0;
+	o.vocab = 0;
 	o.layers = 0;
 	k.dtype = "F32";
 	put(&k, "wte.weight", 64, 200, false);
