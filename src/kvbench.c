@@ -24,9 +24,11 @@
 
 static const char usage_head[] =
 	"Usage: kvbench [OPTIONS] [CONFIG...]\n"
-	"Benchmarks the decode engine (random float32 weights; default the\n"
-	"articles' GPT-2 small shape) against this machine's measured memory\n"
-	"bandwidth and sgemm rate. One TSV row per point, as it finishes.\n"
+	"Benchmarks the decode engine (random weights; default the articles'\n"
+	"GPT-2 small shape) against this machine's measured memory bandwidth\n"
+	"and sgemm rate; quality compares cache formats on a checkpoint's own\n"
+	"weights where one is beside the config. One TSV row per point, as it\n"
+	"finishes.\n"
 	"\n";
 /* between the two, the options of options.c's table */
 static const char usage_foot[] =
@@ -52,10 +54,13 @@ struct args {
 	const char *ctkv;   /* --cache-type-k or -v, as given */
 	double max_regress; /* < 0: no gate */
 	enum kv_dtype *wt;  /* each model's own weights' type */
+	struct kv_st **ck;  /* each model's checkpoint, mapped for its quality
+			     * points, or NULL */
 	const char *baseline;
 	const char *profile;     /* --profile FILE */
 	const char *not_profile; /* an option a profile does not take */
 	bool json, header;
+	bool random;        /* --random-weights */
 };
 
 static volatile int stop;
@@ -287,6 +292,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				e = cli_usage("--profile: needs a file name, "
 					      "got ''");
 			break;
+		case OPT_RANDOM_WEIGHTS: a->random = true; break;
 		case OPT_MAX_REGRESS:
 			e = cli_double("--max-regress", optarg, 0, 1e6,
 				       &a->max_regress);
@@ -329,12 +335,53 @@ static int measure(const struct args *a, struct kv_model **models,
 	return CLI_FAIL;
 }
 
+/* --- checkpoints --- */
+
+/* Model i's checkpoint, where one lies beside its config: the type of
+ * its weights, and, with map (unless --random-weights), the checkpoint
+ * itself, kept for its quality points. */
+static int open_ckpt(struct args *a, size_t i, const struct kv_model *m,
+		     bool map)
+{
+	char err[KV_ERRLEN];
+	struct kv_st *ck = NULL;
+	int rc = kv_st_beside(m->path, map && !a->random, &ck, err);
+	if (rc == KV_ENOMEM) {
+		cli_error("%s", err);
+		return CLI_FAIL;
+	}
+	if (rc)
+		return cli_usage("%s", err);
+	a->wt[i] = ck ? kv_st_weights_dtype(ck) : KV_DTYPE_F32;
+	if (map && !a->random)
+		a->ck[i] = ck;
+	else
+		kv_st_close(ck);
+	return 0;
+}
+
+/* Room for n models' weights' types and checkpoints, the last none yet. */
+static int grow(struct args *a, size_t n)
+{
+	enum kv_dtype *wt = realloc(a->wt, n * sizeof *wt);
+	if (wt)
+		a->wt = wt;
+	struct kv_st **ck = realloc(a->ck, n * sizeof *ck);
+	if (ck)
+		a->ck = ck;
+	if (!wt || !ck)
+		return CLI_FAIL;
+	a->ck[n - 1] = NULL;
+	a->sw.model_ckpt = (const struct kv_st *const *)a->ck;
+	return 0;
+}
+
 /* --- baseline --- */
 
-/* The model of that name among *models, loaded when it is not; its
- * index in *k. */
-static int find_model(const char *name, struct kv_model ***models,
-		      size_t *nmodels, size_t *k)
+/* The model of that name among *models, loaded (with its checkpoint)
+ * when it is not; its index in *k. */
+static int find_model(struct args *a, const char *name,
+		      struct kv_model ***models, size_t *nmodels, size_t *k)
 {
 	for (*k = 0; *k < *nmodels; (*k)++)
 		if (!strcmp((*models)[*k]->name, name))
@@ -343,17 +390,22 @@ static int find_model(const char *name, struct kv_model ***models,
 	if (!mm)
 		return CLI_FAIL;
 	*models = mm;
+	if (grow(a, *k + 1))
+		return CLI_FAIL;
 	int status = !strcmp(name, "gpt2-small")
 			     ? (kv_model_gpt2_small(&mm[*k]) ? CLI_FAIL : 0)
 			     : cli_load_model(name, &mm[*k]);
 	if (!status)
 		(*nmodels)++;
+	if (!status && strcmp(name, "gpt2-small"))
+		status = open_ckpt(a, *k, mm[*k], true);
 	return status;
 }
 
 /* Reads the points of a saved run: its header names the columns. */
-static int read_baseline(const char *path, struct kv_model ***models,
-			 size_t *nmodels, struct kv_sweep_points *s)
+static int read_baseline(struct args *a, const char *path,
+			 struct kv_model ***models, size_t *nmodels,
+			 struct kv_sweep_points *s)
 {
 	char *text, err[KV_ERRLEN];
 	size_t len;
@@ -380,7 +432,7 @@ static int read_baseline(const char *path, struct kv_model ***models,
 			status = cli_usage("%s: line %zu: %s", path, t.line[r],
 					   err);
 		else if (name &&
-			 !(status = find_model(name, models, nmodels,
+			 !(status = find_model(a, name, models, nmodels,
 					       &p.model)) &&
 			 (p.mla || (*models)[p.model]->kv_lora_rank))
 			p.kv_heads = 0; /* one latent, every head */
@@ -392,35 +444,32 @@ static int read_baseline(const char *path, struct kv_model ***models,
 	return status;
 }
 
-/* The configs named (none: GPT-2 small), each one's weights' type (its
- * checkpoint's, where one lies beside it), and the sweep's points over
- * them. */
+/* The configs named (none: GPT-2 small), each one's weights' type and
+ * checkpoint (where one lies beside it; kept for the quality points), and
+ * the sweep's points over them. */
 static int load_models(int argc, char **argv, struct kv_model ***models,
 		       size_t *nmodels, struct kv_sweep_points *s,
 		       struct args *a)
 {
 	size_t n = argc > optind ? (size_t)(argc - optind) : 1;
-	char err[KV_ERRLEN];
+	bool quality = a->sw.bench[KV_BENCH_QUALITY];
 	int status = 0;
 	if (!(*models = calloc(n, sizeof **models)) ||
-	    !(a->wt = calloc(n, sizeof *a->wt)))
+	    !(a->wt = calloc(n, sizeof *a->wt)) ||
+	    !(a->ck = calloc(n, sizeof *a->ck)))
 		return CLI_FAIL;
+	a->sw.model_ckpt = (const struct kv_st *const *)a->ck;
 	if (argc == optind) {
 		if (kv_model_gpt2_small(&(*models)[0]))
 			return CLI_FAIL;
 		*nmodels = 1;
 	}
 	for (int i = optind; i < argc && !status; i++) {
-		struct kv_st *ck = NULL;
 		struct kv_model **m = &(*models)[*nmodels];
 		if ((status = cli_load_model(argv[i], m)))
 			break;
 		(*nmodels)++;
-		if (kv_st_beside((*m)->path, 0, &ck, err))
-			status = cli_usage("%s", err);
-		a->wt[*nmodels - 1] = ck ? kv_st_weights_dtype(ck)
-					 : KV_DTYPE_F32;
-		kv_st_close(ck);
+		status = open_ckpt(a, *nmodels - 1, *m, quality);
 	}
 	a->sw.model_wt = a->wt;
 	uint64_t ncpu = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
@@ -490,7 +539,7 @@ int main(int argc, char **argv)
 		status = cli_usage("--baseline runs the points of its file; "
 				   "give no config");
 	else if (a.baseline)
-		status = read_baseline(a.baseline, &models, &nmodels, &s);
+		status = read_baseline(&a, a.baseline, &models, &nmodels, &s);
 	else
 		status = load_models(argc, argv, &models, &nmodels, &s, &a);
 	if (!status && kv_sweep_fits(&a.sw, models, &s, err))
@@ -550,11 +599,14 @@ int main(int argc, char **argv)
 out:
 	free(outs);
 	kv_sweep_refs_free(refs);
-	for (size_t i = 0; i < nmodels; i++)
+	for (size_t i = 0; i < nmodels; i++) {
 		kv_model_free(models[i]);
+		kv_st_close(a.ck ? a.ck[i] : NULL);
+	}
 	free(models);
 	free(s.p);
 	free(a.wt);
+	free(a.ck);
 	kv_sweep_free(&a.sw);
 	return cli_finish(status);
 }

@@ -258,6 +258,9 @@ const struct cli_opt cli_opts[] = {
 	    "quality: tokens compared (default 32)"),
 	OPT(T_BENCH, "logit-scale", OPT_LOGIT_SCALE, "S",
 	    "quality: logits times S (default 1)"),
+	OPT(T_BENCH, "random-weights", OPT_RANDOM_WEIGHTS, NULL,
+	    "quality: draw the weights from --seed even\n"
+	    "where a checkpoint is beside the config"),
 	OPT(T_BENCH, "layout", OPT_LAYOUT, "LIST",
 	    "contiguous, blocked (contiguous, attended\n"
 	    "in blocks), paged (default contiguous)"),

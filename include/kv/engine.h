@@ -88,7 +88,8 @@ struct kv_engine_opts {
 	const struct kv_st *ckpt; /* the weights of this checkpoint
 				   * (safetensors.h) instead of drawn ones:
 				   * GPT-2 and Llama-family layouts; the
-				   * model's own shape (no overrides) */
+				   * model's own shape (no overrides but
+				   * its own layers, vocab, K/V heads) */
 };
 
 /* Bytes a run needs, computed before anything is allocated. */

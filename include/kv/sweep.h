@@ -40,6 +40,10 @@ struct kv_sweep {
 		       * model's own (model_wt), else f32 */
 	size_t nwdtypes;
 	const enum kv_dtype *model_wt; /* per model, or NULL */
+	const struct kv_st *const *model_ckpt; /* per model, or NULL: the
+						* checkpoint whose weights
+						* its quality points run
+						* (NULL: random ones) */
 	/* what every point shares */
 	uint64_t layers, vocab, seed, mla_rope; /* 0: the model's */
 	uint64_t reps, warmup, warmup_ns;       /* as kv_bench_time() */
@@ -105,7 +109,8 @@ int kv_sweep_row(const struct kv_sweep_cols *c, char **cells, size_t nc,
 		 struct kv_sweep_point *p, char **model, char *err);
 
 /* The engine options of a point of w (ctx positions, one token a step,
- * or the whole text for nocache). */
+ * or the whole text for nocache; a quality point's model's checkpoint,
+ * when w has one for it). */
 struct kv_engine_opts kv_sweep_engine_opts(const struct kv_sweep *w,
 					   const struct kv_sweep_point *p);
 

@@ -23,7 +23,8 @@
  *   norm gain (dim), 3 final norm bias (dim), 4 head (dim, vocab) untied;
  *   layer l: 16 (l + 1) + slot, slots as enum slot below.
  *   matrices: 0.02 sqrt(3) r (standard deviation 0.02, as GPT-2's init);
- *   biases: 0.02 r; norm gains: 1 + 0.1 r.
+ *   biases: 0.02 r; norm gains: 1 + 0.1 r (Qwen3's per-head q and k
+ *   norms too: slots S_Q_NORM and S_K_NORM, head_dim gains each).
  * An MLA layer (mla.c) has no S_QKV tensors; its own have the ids
  * KV_MLA_ID(l, slot) of mla.h, drawn the same way.
  *
@@ -255,6 +256,22 @@ static void norm_rows(const struct shape *s, const float *x, float *y,
 			for (uint64_t i = 0; i < d; i++)
 				yr[i] = xr[i] * inv * g[i];
 		}
+	}
+}
+
+/* Qwen3's per-head RMSNorm: each of n heads of hd values scaled to unit
+ * root mean square (eps inside the root), then by the gains g (hd). */
+static void head_norm(const struct shape *s, float *x, uint32_t n,
+		      const float *g)
+{
+	uint32_t hd = s->hd;
+	for (uint32_t h = 0; h < n; h++, x += hd) {
+		float ss = 0;
+		for (uint32_t i = 0; i < hd; i++)
+			ss += x[i] * x[i];
+		float inv = 1.0f / sqrtf(ss / (float)hd + (float)s->eps);
+		for (uint32_t i = 0; i < hd; i++)
+			x[i] = x[i] * inv * g[i];
 	}
 }
 
@@ -545,15 +562,23 @@ static void attention(struct kv_engine *e, uint32_t layer, uint64_t n,
 		merge_parts(e, j.nsplit);
 }
 
-/* Writes the chunk's K and V (after rotation) where attention reads them. */
+/* Writes the chunk's K and V (after the heads' norms, when the model has
+ * them, and rotation) where attention reads them; the queries are normed
+ * and rotated in place. */
 static void store_kv(struct kv_engine *e, uint32_t layer, uint64_t n,
 		     uint64_t pos, bool cache)
 {
 	const struct shape *s = &e->s;
+	const struct layer_w *w = &e->lw[layer];
 	uint64_t hd = s->hd;
 	for (uint64_t u = 0; u < s->users; u++)
 		for (uint64_t t = 0; t < n; t++) {
 			float *row = e->qkv + (u * n + t) * s->qkv;
+			if (s->qk_norm) {
+				head_norm(s, row, s->heads, w->q_norm);
+				head_norm(s, row + s->att, s->kv_heads,
+					  w->k_norm);
+			}
 			if (!s->gpt2)
 				rope(e, row, s->heads + s->kv_heads, pos + t);
 			const float *kk = row + s->att;
@@ -764,6 +789,8 @@ uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
 	uint64_t vecs = s->dim * (s->gpt2 ? 4 : 2); /* norms */
 	if (s->qkv_bias)
 		vecs += s->qkv;
+	if (s->qk_norm)
+		vecs += 2ULL * s->hd;
 	if (s->o_bias)
 		vecs += s->dim;
 	if (s->mlp_bias)

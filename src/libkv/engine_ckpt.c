@@ -16,7 +16,8 @@
  * self_attn.{q,k,v,o}_proj, post_attention_layernorm,
  * mlp.{gate,up,down}_proj}, model.norm, lm_head unless tied. Their
  * weights are [out][in] as the engine's; q, k and v are stacked into the
- * engine's one product, their biases (Qwen2) likewise.
+ * engine's one product, their biases (Qwen2) likewise. Qwen3 adds
+ * self_attn.{q,k}_norm, a [head_dim] gain each that every head shares.
  * A checkpoint's other tensors (GPT-2's attention masks, an old Llama's
  * rotary tables) are not read.
  */
@@ -114,7 +115,9 @@ static void llama_source(const struct shape *s, const struct tensor *t,
 		[S_GATE_W] = "mlp.gate_proj.weight",
 		[S_GATE_B] = "mlp.gate_proj.bias",
 		[S_DOWN_W] = "mlp.down_proj.weight",
-		[S_DOWN_B] = "mlp.down_proj.bias"};
+		[S_DOWN_B] = "mlp.down_proj.bias",
+		[S_Q_NORM] = "self_attn.q_norm.weight",
+		[S_K_NORM] = "self_attn.k_norm.weight"};
 	snprintf(f, sizeof f, "%s%s", p, slot[t->id % 16]);
 	one(src, t->transpose ? t->cols : t->rows * t->cols, f, l);
 }
@@ -164,6 +167,20 @@ static void copy(void *dst, enum kv_dtype wt, const struct kv_st_tensor *c,
 		}
 }
 
+/* The file a refusal of tensor c names: its own, or, for one missing
+ * (c NULL), the checkpoint's one file or the index beside its shards. */
+static void where(const struct kv_st *ck, const struct kv_st_tensor *c,
+		  char *out, size_t n)
+{
+	const char *p = ck->f[c ? c->file : 0].path;
+	const char *slash = strrchr(p, '/');
+	if (c || ck->nf == 1)
+		snprintf(out, n, "%s", p);
+	else
+		snprintf(out, n, "%.*smodel.safetensors.index.json",
+			 slash ? (int)(slash - p + 1) : 0, p);
+}
+
 /* Finds, checks and converts one of the engine's tensors. */
 static int fill(const struct shape *s, const struct tensor *t,
 		const struct kv_st *ck, char *err)
@@ -182,16 +199,18 @@ static int fill(const struct shape *s, const struct tensor *t,
 	for (int i = 0; i < src.n; i++) {
 		const struct kv_st_tensor *c = lookup(ck, src.name[i], s->gpt2);
 		uint64_t r = src.rows[i];
+		char file[512];
+		where(ck, c, file, sizeof file);
 		if (!c) {
-			snprintf(err, KV_ERRLEN, "the checkpoint has no "
-				 "tensor %s", src.name[i]);
+			snprintf(err, KV_ERRLEN, "%s: no tensor %s", file,
+				 src.name[i]);
 			return KV_EINVAL;
 		}
 		if (c->dtype != KV_ST_F32 && c->dtype != KV_ST_BF16 &&
 		    c->dtype != KV_ST_F16) {
-			snprintf(err, KV_ERRLEN, "%s: %s, a dtype the engine "
-				 "does not run (F32, F16, BF16)",
-				 src.name[i], kv_st_dtype_name(c->dtype));
+			snprintf(err, KV_ERRLEN, "%s: %s: %s, a dtype the "
+				 "engine does not run (F32, F16, BF16)",
+				 file, src.name[i], kv_st_dtype_name(c->dtype));
 			return KV_EUNSUP;
 		}
 		/* its shape as the checkpoint must store it */
@@ -209,12 +228,12 @@ static int fill(const struct shape *s, const struct tensor *t,
 					 d ? ", " : "",
 					 (unsigned long long)c->shape[d]);
 			if (vec)
-				snprintf(err, KV_ERRLEN, "%s: shape [%s], "
-					 "expected [%llu]", src.name[i], got,
-					 (unsigned long long)want0);
+				snprintf(err, KV_ERRLEN, "%s: %s: shape [%s], "
+					 "expected [%llu]", file, src.name[i],
+					 got, (unsigned long long)want0);
 			else
-				snprintf(err, KV_ERRLEN, "%s: shape [%s], "
-					 "expected [%s%llu, %llu]",
+				snprintf(err, KV_ERRLEN, "%s: %s: shape [%s], "
+					 "expected [%s%llu, %llu]", file,
 					 src.name[i], got,
 					 src.prefix ? "at least " : "",
 					 (unsigned long long)want0,

@@ -20,7 +20,8 @@
 
 enum slot {
 	S_LN1_G, S_LN1_B, S_QKV_W, S_QKV_B, S_O_W, S_O_B, S_LN2_G, S_LN2_B,
-	S_UP_W, S_UP_B, S_GATE_W, S_GATE_B, S_DOWN_W, S_DOWN_B, S_COUNT
+	S_UP_W, S_UP_B, S_GATE_W, S_GATE_B, S_DOWN_W, S_DOWN_B, S_Q_NORM,
+	S_K_NORM, S_COUNT /* at most 16: a layer's ids are 16 (l + 1) + slot */
 };
 enum { T_WTE, T_WPE, T_LNF_G, T_LNF_B, T_HEAD };
 enum kind { K_MAT, K_BIAS, K_GAIN };
@@ -42,6 +43,8 @@ struct layer_w {
 	float *ln1_g, *ln1_b; /* (dim) */
 	float *w_qkv;  /* (dim, (heads + 2 kv_heads) head_dim) */
 	float *b_qkv;  /* ((heads + 2 kv_heads) head_dim) or NULL */
+	float *q_norm, *k_norm; /* (head_dim): every head's gain, Qwen3's
+				 * per-head RMSNorm; NULL without */
 	float *w_o;    /* (heads head_dim, dim) */
 	float *b_o;    /* (dim) or NULL */
 	float *ln2_g, *ln2_b; /* (dim) */
@@ -64,6 +67,7 @@ struct shape {
 	uint64_t users, ctx, chunk, rows; /* rows = users chunk */
 	uint64_t pos_rows; /* learned positions kept (GPT-2) */
 	bool tied, qkv_bias, o_bias, mlp_bias;
+	bool qk_norm;    /* per-head RMSNorm of q and k before rotation */
 	uint32_t threads, nsplit; /* nsplit: most parts of a decode */
 	uint32_t qblock; /* tokens of a chunk attending together */
 	struct kv_rowfmt f; /* K and V formats, bytes per row */
@@ -186,7 +190,8 @@ int kvp_estimate(const struct kv_model *eff, const struct kv_engine_opts *o,
 
 /* Fills the n tensors t of shape s from checkpoint ck, by the family's
  * names. Returns 0, KV_EINVAL (a tensor missing or of another shape) or
- * KV_EUNSUP (a dtype other than F32, F16, BF16), err naming the tensor. */
+ * KV_EUNSUP (a dtype other than F32, F16, BF16), err naming the file and
+ * the tensor. */
 int kvp_load(const struct shape *s, const struct tensor *t, size_t n,
 	     const struct kv_st *ck, char *err);
 

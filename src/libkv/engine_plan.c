@@ -45,6 +45,7 @@ static int fill_shape(const struct kv_model *m, const struct kv_engine_opts *o,
 	s->qkv_bias = m->qkv_bias;
 	s->o_bias = m->o_bias;
 	s->mlp_bias = m->mlp_bias;
+	s->qk_norm = m->qk_norm;
 	s->threads = o->threads ? o->threads : 1;
 	/* a decode step of few KV heads is split over positions, so every
 	 * thread has a part of the cache to read */
@@ -144,6 +145,10 @@ size_t kvp_tensors(const struct shape *s, struct kv_engine *e,
 		}
 		if (s->qkv_bias)
 			ADD(b + S_QKV_B, K_BIAS, 1, s->qkv, false, &w->b_qkv);
+		if (s->qk_norm) {
+			ADD(b + S_Q_NORM, K_GAIN, 1, s->hd, false, &w->q_norm);
+			ADD(b + S_K_NORM, K_GAIN, 1, s->hd, false, &w->k_norm);
+		}
 		ADD(b + S_O_W, K_MAT, s->att, s->dim, true, &w->w_o);
 		if (s->o_bias)
 			ADD(b + S_O_B, K_BIAS, 1, s->dim, false, &w->b_o);
@@ -293,8 +298,8 @@ struct kv_engine_opts kv_engine_opts_default(void)
 /* Families the engine runs, for messages. */
 #define SUPPORTED                                                        \
 	"it runs GPT-2 blocks (gpt2, gpt_bigcode) and Llama-style "        \
-	"blocks (llama, mistral, qwen2, phi3) with full attention and a "   \
-	"dense MLP on every layer, and DeepSeek's latent attention "        \
+	"blocks (llama, mistral, qwen2, qwen3, phi3) with full attention "  \
+	"and a dense MLP on every layer, and DeepSeek's latent attention "  \
 	"(deepseek_v2, deepseek_v3)"
 
 #define ENGINE_MAX_LAYERS 4096
@@ -370,7 +375,11 @@ static int weights_ok(const struct kv_model *m, const struct kv_engine_opts *o,
 			 m->name, kv_dtype_name(o->weights_dtype));
 		return KV_EUNSUP;
 	}
-	if (o->ckpt && (mla || o->layers || o->vocab || o->kv_heads)) {
+	/* an override the checkpoint's own shape already has is no other */
+	bool other = (o->layers && o->layers != m->n_layers) ||
+		     (o->vocab && o->vocab != m->vocab) ||
+		     (o->kv_heads && o->kv_heads != m->layers[0].kv_heads);
+	if (o->ckpt && (mla || other)) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: a checkpoint's weights fix the model's shape: "
 			 "no layers, vocab, K/V heads or latent rank of "
@@ -418,8 +427,8 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 	else if (m->family == KV_FAMILY_LLAMA &&
 		 (m->layernorm || !m->gated_mlp))
 		why = "a Llama family without RMSNorm and a gated MLP";
-	else if (m->qk_norm)
-		why = "per-head q/k norms";
+	else if (m->qk_norm && (m->family != KV_FAMILY_LLAMA || mla))
+		why = "per-head q/k norms outside Llama-style attention";
 	else if (m->parallel_block)
 		why = "parallel attention and MLP";
 	else if (m->n_experts && !ds)

@@ -336,6 +336,10 @@ struct kv_engine_opts kv_sweep_engine_opts(const struct kv_sweep *w,
 	o.k_dtype = o.v_dtype = p->dtype;
 	o.weights_dtype = p->wt;
 	o.logit_scale = (float)w->logit_scale;
+	/* the timed benches read weights whatever their values; quality's
+	 * answers are the checkpoint's own */
+	if (p->bench == KV_BENCH_QUALITY && w->model_ckpt)
+		o.ckpt = w->model_ckpt[p->model];
 	return o;
 }
 
@@ -348,10 +352,12 @@ int kv_sweep_bytes(const struct kv_sweep *w, const struct kv_model *m,
 	if (p->bench == KV_BENCH_MEMBW || p->bench == KV_BENCH_SGEMM)
 		return 0;
 	struct kv_engine_opts o = kv_sweep_engine_opts(w, p);
+	/* quality's runs are ctx + gen - 1 positions long, not ctx: a
+	 * refusal (a checkpoint's learned positions) names their length */
+	if (p->bench == KV_BENCH_QUALITY)
+		return kv_quality_estimate(m, &o, p->ctx, w->gen, bytes, err);
 	int e = kv_engine_estimate(m, &o, &sz, err);
 	*bytes = sz.total;
-	if (!e && p->bench == KV_BENCH_QUALITY)
-		e = kv_quality_estimate(m, &o, p->ctx, w->gen, bytes, err);
 	return e;
 }
 

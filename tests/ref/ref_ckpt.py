@@ -8,7 +8,8 @@ weight_map), runs GPT-2 or a Llama-family model the way Transformers'
 modeling code does (GPT-2's Conv1D x @ W + b, LayerNorm, gelu_new, learned
 positions, tied head; Llama's x @ W.T, RMSNorm, rotate-half RoPE (with
 its rope_scaling: linear or Llama 3's), grouped
-K/V heads, SwiGLU, q/k/v biases when stored, lm_head unless tied) in
+K/V heads, SwiGLU, q/k/v biases when stored, Qwen3's per-head RMSNorm of
+q and k (q_norm, k_norm) before rotation when stored, lm_head unless tied) in
 float64 over the whole text, and compares the last token's logits.
 
 Usage: ref_ckpt.py CASE_FILE TOL. CASE_FILE holds "dir PATH", then
@@ -141,7 +142,8 @@ def rope(x, f):
 def llama(c, w, tokens):
     d, h = c["hidden_size"], c["num_attention_heads"]
     kv = c.get("num_key_value_heads", h)
-    hd = c.get("head_dim") or d // h
+    # Qwen3Config's head_dim defaults to 128, not hidden / heads
+    hd = c.get("head_dim") or (128 if c["model_type"] == "qwen3" else d // h)
     eps = c.get("rms_norm_eps", 1e-6)
     freq = inv_freq(c, hd)
     t = len(tokens)
@@ -153,8 +155,12 @@ def llama(c, w, tokens):
     for i in range(c["num_hidden_layers"]):
         p = "model.layers.%d." % i
         a = rmsnorm(x, w[p + "input_layernorm.weight"], eps)
-        q = rope(lin(a, p + "self_attn.q_proj").reshape(t, h, hd), freq)
-        k = rope(lin(a, p + "self_attn.k_proj").reshape(t, kv, hd), freq)
+        q = lin(a, p + "self_attn.q_proj").reshape(t, h, hd)
+        k = lin(a, p + "self_attn.k_proj").reshape(t, kv, hd)
+        if p + "self_attn.q_norm.weight" in w:  # Qwen3
+            q = rmsnorm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rmsnorm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k = rope(q, freq), rope(k, freq)
         v = lin(a, p + "self_attn.v_proj").reshape(t, kv, hd)
         x = x + lin(attend(q, k, v), p + "self_attn.o_proj")
         a = rmsnorm(x, w[p + "post_attention_layernorm.weight"], eps)

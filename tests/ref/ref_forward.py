@@ -10,8 +10,9 @@ as i // group), and compares the logits of each sequence's last token.
 
 Usage: ref_forward.py CASE_FILE TOL. CASE_FILE holds lines "key value...":
 the shape, the seed, the matrices' type (weights f32, bf16 or f16: the
-draws rounded to it, to nearest even), the tokens of each sequence and the
-engine's logits.
+draws rounded to it, to nearest even), whether q and k are normed per head
+(qk_norm 1, as Qwen3), the tokens of each sequence and the engine's
+logits.
 Exit 0 when every logit is within TOL, 1 when not, 77 without NumPy.
 """
 import sys
@@ -123,6 +124,9 @@ def forward(p, tokens):
         q = qkv[:, :H * hd].reshape(T, H, hd)
         k = qkv[:, H * hd:(H + KV) * hd].reshape(T, KV, hd)
         v = qkv[:, (H + KV) * hd:].reshape(T, KV, hd)
+        if p.get("qk_norm"):  # Qwen3: every head normed, gains shared
+            q = rmsnorm(q, gain(seed, b + 14, hd), eps)
+            k = rmsnorm(k, gain(seed, b + 15, hd), eps)
         if not gpt2:
             q, k = rope(q, p["theta"]), rope(k, p["theta"])
         out = np.zeros((T, H, hd))

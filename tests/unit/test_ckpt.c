@@ -2,7 +2,8 @@
  * test_ckpt - the engine running a checkpoint's own weights: tiny GPT-2
  * (float32, Conv1D weights, a mask buffer it does not read), Qwen2-style
  * (bfloat16, q/k/v biases, grouped K/V heads, untied head, two shards
- * under an index) and Llama (float16, tied head) checkpoints written
+ * under an index), Llama (float16, tied head) and Qwen3 (bfloat16,
+ * per-head q/k norms, heads wider than hidden / heads) checkpoints written
  * here, run with the cache (a prompt, then a token), and the logits handed
  * with the folder to tests/ref/ref_ckpt.py, which reads the files itself
  * and recomputes them in NumPy the way Transformers' code does. Then each
@@ -132,18 +133,29 @@ static void gpt2(const char *dir)
 	done(&k);
 }
 
-/* A Llama-family checkpoint: dim 96, 6 heads of 16, kv K/V heads, ffn
- * 80, vocab 256, 2 layers; shards: layer 1 in its own file. */
-static void llama(const char *dir, const char *cfg, const char *dtype,
-		  uint32_t kv, bool bias, bool tied, bool sharded)
+/* How a Llama-family checkpoint is written: dtype, K/V heads, head size
+ * (0: 16), q/k/v biases (Qwen2), Qwen3's per-head q/k norms (of `norm`
+ * values; 0: a head's), a tied head, two shards. */
+struct shape_of {
+	const char *dtype;
+	uint32_t kv, hd, norm;
+	bool bias, qk_norm, tied, sharded;
+};
+
+/* A Llama-family checkpoint: dim 96, 6 heads of hd (16 unless said), kv
+ * K/V heads, ffn 80, vocab 256, 2 layers; shards: layer 1 in its own
+ * file. */
+static void llama(const char *dir, const char *cfg, struct shape_of sh)
 {
-	struct ck k = {.dtype = dtype};
+	struct ck k = {.dtype = sh.dtype};
+	uint64_t hd = sh.hd ? sh.hd : 16, q = 6 * hd, kv = sh.kv * hd;
+	uint64_t norm = sh.norm ? sh.norm : hd;
 	char n[96];
 	mkdir(path(dir, ""), 0700);
 	write_text(path(dir, "config.json"), cfg);
 	put(&k, "model.embed_tokens.weight", 256, 96, false);
 	put(&k, "model.norm.weight", 96, 0, true);
-	if (!tied)
+	if (!sh.tied)
 		put(&k, "lm_head.weight", 256, 96, false);
 	char index[8192] = "{\"weight_map\":{";
 	for (int l = 0; l < 2; l++) {
@@ -151,20 +163,23 @@ static void llama(const char *dir, const char *cfg, const char *dtype,
 			const char *s;
 			uint64_t r, c;
 			bool g;
-		} p[] = {{"input_layernorm.weight", 96, 0, true},
-			 {"self_attn.q_proj.weight", 96, 96, 0},
-			 {"self_attn.k_proj.weight", 16 * kv, 96, 0},
-			 {"self_attn.v_proj.weight", 16 * kv, 96, 0},
-			 {"self_attn.o_proj.weight", 96, 96, 0},
-			 {"post_attention_layernorm.weight", 96, 0, true},
-			 {"mlp.gate_proj.weight", 80, 96, 0},
-			 {"mlp.up_proj.weight", 80, 96, 0},
-			 {"mlp.down_proj.weight", 96, 80, 0},
-			 {"self_attn.q_proj.bias", 96, 0, 0},
-			 {"self_attn.k_proj.bias", 16 * kv, 0, 0},
-			 {"self_attn.v_proj.bias", 16 * kv, 0, 0}};
-		size_t np = bias ? 12 : 9;
-		if (sharded && l == 1) {
+			bool on;
+		} p[] = {{"input_layernorm.weight", 96, 0, true, 1},
+			 {"self_attn.q_proj.weight", q, 96, 0, 1},
+			 {"self_attn.k_proj.weight", kv, 96, 0, 1},
+			 {"self_attn.v_proj.weight", kv, 96, 0, 1},
+			 {"self_attn.o_proj.weight", 96, q, 0, 1},
+			 {"post_attention_layernorm.weight", 96, 0, true, 1},
+			 {"mlp.gate_proj.weight", 80, 96, 0, 1},
+			 {"mlp.up_proj.weight", 80, 96, 0, 1},
+			 {"mlp.down_proj.weight", 96, 80, 0, 1},
+			 {"self_attn.q_proj.bias", q, 0, 0, sh.bias},
+			 {"self_attn.k_proj.bias", kv, 0, 0, sh.bias},
+			 {"self_attn.v_proj.bias", kv, 0, 0, sh.bias},
+			 {"self_attn.q_norm.weight", norm, 0, true, sh.qk_norm},
+			 {"self_attn.k_norm.weight", norm, 0, true,
+			  sh.qk_norm}};
+		if (sh.sharded && l == 1) {
 			st_write(path(dir, "a.safetensors"), k.t, k.n);
 			for (int i = 0; i < k.n; i++)
 				snprintf(index + strlen(index),
@@ -173,12 +188,14 @@ static void llama(const char *dir, const char *cfg, const char *dtype,
 					 k.t[i].name);
 			done(&k);
 		}
-		for (size_t i = 0; i < np; i++) {
+		for (size_t i = 0; i < sizeof p / sizeof *p; i++) {
+			if (!p[i].on)
+				continue;
 			snprintf(n, sizeof n, "model.layers.%d.%s", l, p[i].s);
 			put(&k, n, p[i].r, p[i].c, p[i].g);
 		}
 	}
-	if (sharded) {
+	if (sh.sharded) {
 		st_write(path(dir, "b.safetensors"), k.t, k.n);
 		for (int i = 0; i < k.n; i++)
 			snprintf(index + strlen(index),
@@ -200,9 +217,10 @@ static int engine_of(const char *dir, struct kv_model **m, struct kv_st **ck,
 	int rc = kv_model_load(path(dir, "config.json"), m, err);
 	if (rc)
 		return rc;
-	if ((rc = kv_st_open(path(dir, ""), 1, ck, err))) {
+	/* as kvdecode finds it: the folder of the config */
+	if ((rc = kv_st_beside((*m)->path, 1, ck, err)) || !*ck) {
 		kv_model_free(*m);
-		return rc;
+		return rc ? rc : KV_EIO;
 	}
 	o->ckpt = *ck;
 	if ((rc = kv_engine_new(*m, o, e, err))) {
@@ -283,7 +301,7 @@ static void bad(void)
 	put(&k, "wte.weight", 200, 64, false);
 	st_write(path("bad", "model.safetensors"), k.t, 1);
 	done(&k);
-	refused("bad", &o, KV_EINVAL, "the checkpoint has no tensor "
+	refused("bad", &o, KV_EINVAL, "bad/model.safetensors: no tensor "
 				      "wpe.weight");
 	o.max_ctx = 32; /* past the 16 positions the checkpoint keeps */
 	gpt2("bad");
@@ -293,19 +311,62 @@ static void bad(void)
 	o.layers = 1;
 	refused("bad", &o, KV_EUNSUP, "a checkpoint's weights fix the "
 				      "model's shape");
+	/* its own layers, vocabulary and K/V heads are no other shape */
+	o.layers = 2;
+	o.vocab = 200;
+	o.kv_heads = 4;
+	struct kv_model *m;
+	struct kv_st *ck;
+	struct kv_engine *e;
+	char err[KV_ERRLEN];
+	int rc = engine_of("bad", &m, &ck, &o, &e, err);
+	CHECK(rc == 0);
+	if (!rc) {
+		kv_engine_free(e);
+		kv_st_close(ck);
+		kv_model_free(m);
+	}
+	o.kv_heads = 0;
+	o.vocab = 0;
 	o.layers = 0;
 	k.dtype = "F32";
 	put(&k, "wte.weight", 64, 200, false);
 	st_write(path("bad", "model.safetensors"), k.t, 1);
 	done(&k);
-	refused("bad", &o, KV_EINVAL, "wte.weight: shape [64, 200], "
-				      "expected [200, 64]");
+	refused("bad", &o, KV_EINVAL, "bad/model.safetensors: wte.weight: "
+				      "shape [64, 200], expected [200, 64]");
 	write_text(path("bad", "model.safetensors"), "");
 	int8_t q[200 * 64] = {0};
 	struct st_w i8 = {"wte.weight", "I8", {200, 64}, 2, q, sizeof q};
 	st_write(path("bad", "model.safetensors"), &i8, 1);
-	refused("bad", &o, KV_EUNSUP, "wte.weight: I8, a dtype the engine "
-				      "does not run (F32, F16, BF16)");
+	refused("bad", &o, KV_EUNSUP, "bad/model.safetensors: wte.weight: "
+				      "I8, a dtype the engine does not run "
+				      "(F32, F16, BF16)");
+}
+
+/* Qwen3 without its q and k norms, with norms the size of the whole
+ * projection (as OLMo 2's) instead of a head's, and sharded without
+ * them: refused, naming the file and the tensor. */
+static void bad_qwen3(const char *cfg)
+{
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.max_ctx = 8;
+	llama("bad-qwen3", cfg, (struct shape_of){"F32", .kv = 2, .hd = 24});
+	refused("bad-qwen3", &o, KV_EINVAL,
+		"bad-qwen3/model.safetensors: no tensor "
+		"model.layers.0.self_attn.q_norm.weight");
+	llama("bad-qwen3", cfg,
+	      (struct shape_of){"F32", .kv = 2, .hd = 24, .norm = 144,
+				.qk_norm = 1});
+	refused("bad-qwen3", &o, KV_EINVAL,
+		"bad-qwen3/model.safetensors: "
+		"model.layers.0.self_attn.q_norm.weight: shape [144], "
+		"expected [24]");
+	llama("bad-qwen3-sharded", cfg,
+	      (struct shape_of){"F32", .kv = 2, .hd = 24, .sharded = 1});
+	refused("bad-qwen3-sharded", &o, KV_EINVAL,
+		"bad-qwen3-sharded/model.safetensors.index.json: no tensor "
+		"model.layers.0.self_attn.q_norm.weight");
 }
 
 /* Perplexity by hand: tests/ckpt/tiny's weights are all zero, so every
@@ -366,24 +427,41 @@ int main(void)
 		"\"low_freq_factor\":1.0,\"high_freq_factor\":4.0,"
 		"\"original_max_position_embeddings\":16,"
 		"\"rope_type\":\"llama3\"}}";
+	/* Qwen3: heads of 24 where 96 / 6 is 16, q and k normed per head */
+	static const char qwen3[] =
+		"{\"model_type\":\"qwen3\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":96,\"num_attention_heads\":6,"
+		"\"num_key_value_heads\":2,\"head_dim\":24,"
+		"\"intermediate_size\":80,\"vocab_size\":256,"
+		"\"rope_theta\":10000.0,\"tie_word_embeddings\":true,"
+		"\"rms_norm_eps\":1e-6,\"attention_bias\":false,"
+		"\"max_position_embeddings\":64}";
 	if (!mkdtemp(root))
 		return 1;
-	llama("llama3", llama3, "F32", 2, false, false, false);
+	llama("llama3", llama3, (struct shape_of){"F32", .kv = 2});
 	char yarn[sizeof llama3 + 8];
 	snprintf(yarn, sizeof yarn, "%s", llama3);
 	memcpy(strstr(yarn, "\"llama3\"}"), "\"yarn\"}}\0", 10);
-	llama("yarn", yarn, "F32", 2, false, false, false);
+	llama("yarn", yarn, (struct shape_of){"F32", .kv = 2});
 	gpt2("gpt2");
-	llama("qwen2", qwen2, "BF16", 2, true, false, true);
-	llama("llama", tiny_llama, "F16", 6, false, true, false);
+	llama("qwen2", qwen2,
+	      (struct shape_of){"BF16", .kv = 2, .bias = 1, .sharded = 1});
+	llama("llama", tiny_llama,
+	      (struct shape_of){"F16", .kv = 6, .tied = 1});
+	llama("qwen3", qwen3,
+	      (struct shape_of){"BF16", .kv = 2, .hd = 24, .qk_norm = 1,
+				.tied = 1});
 	/* f32 weights from each; then the 16-bit ones kept as stored, read
 	 * by the products as they are: the same logits */
-	int rc[6] = {check("gpt2", KV_DTYPE_F32), check("qwen2", KV_DTYPE_F32),
+	int rc[8] = {check("gpt2", KV_DTYPE_F32), check("qwen2", KV_DTYPE_F32),
 		     check("llama", KV_DTYPE_F32),
 		     check("qwen2", KV_DTYPE_BF16),
 		     check("llama", KV_DTYPE_F16),
-		     check("llama3", KV_DTYPE_F32)};
+		     check("llama3", KV_DTYPE_F32),
+		     check("qwen3", KV_DTYPE_F32),
+		     check("qwen3", KV_DTYPE_BF16)};
 	bad();
+	bad_qwen3(qwen3);
 	struct kv_engine_opts o = kv_engine_opts_default();
 	o.max_ctx = 8;
 	refused("yarn", &o, KV_EUNSUP, "rope_scaling: type 'yarn': the "
@@ -393,7 +471,7 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
 	if (system(cmd))
 		return 1;
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 8; i++) {
 		if (rc[i] != 77)
 			CHECK(rc[i] == 0);
 	}

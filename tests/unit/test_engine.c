@@ -1,10 +1,11 @@
 /*
  * test_engine.c - the decode engine on tiny shapes: cached and recomputed
- * logits agree (GPT-2 and Llama-style blocks, 1, 3 and 12 KV heads, one
- * and several users, one and two threads, whole and position-split
- * attention), the vectorised and portable kernels agree, the cache is
- * exactly kvsize's bytes, large buffers sit on huge-page boundaries, and
- * the helpers of a decode loop hold the articles' numbers.
+ * logits agree (GPT-2, Llama-style and Qwen3 blocks, 1, 3 and 12 KV
+ * heads, one and several users, one and two threads, whole and
+ * position-split attention), the vectorised and portable kernels agree,
+ * the cache is exactly kvsize's bytes (Qwen3's norms counted in the
+ * weights), large buffers sit on huge-page boundaries, and the helpers of
+ * a decode loop hold the articles' numbers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,13 @@ static const char llama_json[] =
 	"\"hidden_size\":192,\"num_attention_heads\":12,"
 	"\"num_key_value_heads\":12,\"intermediate_size\":256,"
 	"\"vocab_size\":101,\"max_position_embeddings\":64}";
+/* Qwen3: per-head q and k norms, heads of 24 where 192 / 12 is 16 */
+static const char qwen3_json[] =
+	"{\"model_type\":\"qwen3\",\"num_hidden_layers\":2,"
+	"\"hidden_size\":192,\"num_attention_heads\":12,"
+	"\"num_key_value_heads\":12,\"head_dim\":24,"
+	"\"intermediate_size\":256,\"vocab_size\":101,"
+	"\"max_position_embeddings\":64}";
 
 /*
  * Prefills `prompt` tokens with the cache, then decodes `gen` more one at a
@@ -70,10 +78,10 @@ static double agree(const struct kv_model *m, uint32_t kvh, uint32_t users,
 
 static void test_agreement(void)
 {
-	const char *jsons[] = {gpt2_json, llama_json};
+	const char *jsons[] = {gpt2_json, llama_json, qwen3_json};
 	const uint32_t kvs[] = {1, 3, 12}, users[] = {1, 3},
 		       threads[] = {1, 2};
-	for (int f = 0; f < 2; f++) {
+	for (int f = 0; f < 3; f++) {
 		struct kv_model *m = test_parse(jsons[f]);
 		for (int k = 0; k < 3; k++)
 			for (int u = 0; u < 2; u++)
@@ -145,6 +153,7 @@ static void test_kernels(void)
 {
 	kernels(gpt2_json);
 	kernels(llama_json);
+	kernels(qwen3_json);
 }
 
 /* Several tokens attending together (causal rows) give what each token
@@ -387,6 +396,28 @@ static void test_bytes(void)
 	CHECK_NEAR(kv_engine_flops(e, 3, 0), want, 1);
 	kv_engine_free(e);
 	kv_model_free(m);
+
+	/* Qwen3's q and k norms: 2 gains of head_dim 16 floats a layer (64
+	 * bytes, one aligned piece each) beyond the same Llama shape's */
+	struct kv_engine_size base;
+	uint64_t read[2];
+	o = kv_engine_opts_default();
+	for (int q = 0; q < 2; q++) {
+		char json[sizeof qwen3_json + 16];
+		snprintf(json, sizeof json, "%s",
+			 q ? qwen3_json : llama_json);
+		if (q) /* heads of 16, as the Llama shape's */
+			memcpy(strstr(json, "\"head_dim\":24"),
+			       "\"head_dim\":16", 13);
+		m = test_parse(json);
+		CHECK(kv_engine_estimate(m, &o, q ? &sz : &base, err) == 0);
+		CHECK(kv_engine_new(m, &o, &e, err) == 0);
+		read[q] = kv_engine_weight_read_bytes(e);
+		kv_engine_free(e);
+		kv_model_free(m);
+	}
+	CHECK_U64(sz.weights - base.weights, 2 * 2 * 16 * 4);
+	CHECK_U64(read[1] - read[0], 2 * 2 * 16 * 4);
 }
 
 static void test_refusals(void)
@@ -407,8 +438,9 @@ static void test_refusals(void)
 		"{\"model_type\":\"mistral\",\"num_hidden_layers\":2,"
 		"\"hidden_size\":64,\"num_attention_heads\":4,"
 		"\"sliding_window\":16}",
-		"{\"model_type\":\"qwen3\",\"num_hidden_layers\":2,"
-		"\"hidden_size\":64,\"num_attention_heads\":4}",
+		"{\"model_type\":\"qwen3_moe\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":64,\"num_attention_heads\":4,"
+		"\"head_dim\":16}",
 	};
 	for (size_t i = 0; i < 3; i++) {
 		m = test_parse(bad[i]);
@@ -417,6 +449,13 @@ static void test_refusals(void)
 		CHECK_HAS(err, "it runs GPT-2 blocks");
 		kv_model_free(m);
 	}
+	/* latent attention has no heads of q and k to norm */
+	m = test_parse(qwen3_json);
+	o = kv_engine_opts_default();
+	o.mla_rank = 64;
+	CHECK(kv_engine_model(m, &o, &eff, err) == KV_EUNSUP);
+	CHECK_HAS(err, "per-head q/k norms outside Llama-style attention");
+	kv_model_free(m);
 }
 
 static void test_helpers(void)

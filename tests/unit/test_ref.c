@@ -1,11 +1,12 @@
 /*
  * test_ref.c - the engine against an independent reference: runs a tiny
- * GPT-2 and a tiny Llama-style model (grouped KV heads, q/k/v biases) with
+ * GPT-2, a tiny Llama-style model (grouped KV heads, q/k/v biases) and a
+ * tiny Qwen3 (per-head q/k norms, heads wider than hidden / heads) with
  * the cache, a prompt then one decoded token, with float32 weights and
- * with bf16 and f16 ones (the reference rounds its draws the same way), and hands the tokens and
- * logits to tests/ref/ref_forward.py, which rebuilds the weights from the
- * documented generator and recomputes the logits in NumPy. Skipped (77)
- * without python3 and NumPy.
+ * with bf16 and f16 ones (the reference rounds its draws the same way),
+ * and hands the tokens and logits to tests/ref/ref_forward.py, which
+ * rebuilds the weights from the documented generator and recomputes the
+ * logits in NumPy. Skipped (77) without python3 and NumPy.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -61,14 +62,14 @@ static int check(const char *json, uint32_t kv_heads, enum kv_dtype wt)
 	fprintf(f, "family %s\nseed %llu\nlayers %u\ndim %llu\nheads %u\n"
 		   "kv_heads %u\nhd %u\nffn %llu\nvocab %llu\neps %.17g\n"
 		   "theta %.17g\nqkv_bias %d\no_bias %d\nmlp_bias %d\n"
-		   "tied %d\nweights %s\n",
+		   "tied %d\nqk_norm %d\nweights %s\n",
 		gpt2 ? "gpt2" : "llama", (unsigned long long)o.seed,
 		em->n_layers, (unsigned long long)em->hidden, l->q_heads,
 		l->kv_heads, l->head_dim_k, (unsigned long long)l->ffn_dim,
 		(unsigned long long)v, em->norm_eps,
 		em->rope_theta > 0 ? em->rope_theta : 10000, em->qkv_bias,
 		em->o_bias, em->mlp_bias, gpt2 || em->tie_embeddings,
-		kv_dtype_name(wt));
+		em->qk_norm, kv_dtype_name(wt));
 	test_put_seqs(f, &tok[0][0], 2, 12, 11, lg, v);
 	fclose(f);
 	kv_engine_free(e);
@@ -90,12 +91,23 @@ int main(void)
 		"\"num_key_value_heads\":2,\"intermediate_size\":80,"
 		"\"vocab_size\":256,\"rope_theta\":500.0,"
 		"\"tie_word_embeddings\":false,\"rms_norm_eps\":1e-5}";
+	/* Qwen3: per-head q and k norms, heads of 24 (not 96 / 6) */
+	static const char qwen3[] =
+		"{\"model_type\":\"qwen3\",\"num_hidden_layers\":2,"
+		"\"hidden_size\":96,\"num_attention_heads\":6,"
+		"\"num_key_value_heads\":2,\"head_dim\":24,"
+		"\"intermediate_size\":80,\"vocab_size\":256,"
+		"\"rope_theta\":1000.0,\"tie_word_embeddings\":true,"
+		"\"rms_norm_eps\":1e-6}";
 	/* f32 weights; then bf16 and f16 ones, kept as stored */
-	int rc[5] = {check(gpt2, 0, KV_DTYPE_F32), check(llama, 0, KV_DTYPE_F32),
+	int rc[7] = {check(gpt2, 0, KV_DTYPE_F32),
+		     check(llama, 0, KV_DTYPE_F32),
 		     check(llama, 3, KV_DTYPE_F32),
 		     check(gpt2, 0, KV_DTYPE_BF16),
-		     check(llama, 3, KV_DTYPE_F16)};
-	for (int i = 0; i < 5; i++) {
+		     check(llama, 3, KV_DTYPE_F16),
+		     check(qwen3, 0, KV_DTYPE_F32),
+		     check(qwen3, 0, KV_DTYPE_BF16)};
+	for (int i = 0; i < 7; i++) {
 		if (rc[i] == 77)
 			return 77;
 		CHECK(rc[i] == 0);

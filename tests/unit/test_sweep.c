@@ -1,10 +1,12 @@
 /*
  * test_sweep - kvbench's sweeps in libkv: the points a sweep expands to,
  * in order, with each default worked by hand; a saved row read back; the
- * memory check; one small point measured.
+ * memory check; one small point measured; a checkpoint's quality points
+ * on its own weights.
  */
 #include <stdlib.h>
 
+#include "kv/safetensors.h"
 #include "kv/sweep.h"
 #include "test.h"
 
@@ -261,6 +263,61 @@ static void profile(struct kv_model *m)
 	free(s.p);
 }
 
+/* A checkpoint's quality points run its weights, its timed ones do not:
+ * tests/ckpt/tiny's weights are all zero, so every logit is 0 whatever
+ * the cache keeps, and an fp8 cache changes nothing; the same point on
+ * random weights does. Their runs are ctx + gen - 1 positions long,
+ * which a GPT-2 checkpoint's learned table must cover. */
+static void checkpoint(void)
+{
+	char err[KV_ERRLEN];
+	struct kv_model *m;
+	struct kv_st *ck;
+	uint64_t ctx[] = {16}, bytes;
+	int fp8[] = {KV_DTYPE_FP8};
+	struct kv_sweep w = {.ctx = ctx, .nctx = 1, .dtypes = fp8,
+			     .ndtypes = 1, .any_bench = true, .gen = 8};
+	struct kv_sweep_points s = {0};
+	struct kv_sweep_refs *refs;
+	struct kv_sweep_out o;
+	volatile int stop = 0;
+	CHECK(kv_model_load("tests/ckpt/tiny/config.json", &m, err) == 0);
+	CHECK(kv_st_beside(m->path, 1, &ck, err) == 0 && ck);
+	const struct kv_st *cks[] = {ck};
+	w.bench[KV_BENCH_DECODE] = w.bench[KV_BENCH_QUALITY] = true;
+	w.model_ckpt = cks;
+	CHECK(kv_sweep_expand(&w, &m, 1, 1, &s) == 0 && s.n == 2);
+	CHECK(s.p[0].bench == KV_BENCH_DECODE &&
+	      s.p[1].bench == KV_BENCH_QUALITY);
+	CHECK(kv_sweep_engine_opts(&w, &s.p[0]).ckpt == NULL);
+	CHECK(kv_sweep_engine_opts(&w, &s.p[1]).ckpt == ck);
+	CHECK(kv_sweep_refs_new(&refs) == 0);
+	CHECK(kv_sweep_run(&w, &m, refs, &s.p[1], &stop, &o, err) == 0);
+	CHECK(o.q.steps == 8 && o.q.agree == 8 && o.q.max_abs == 0);
+	w.model_ckpt = NULL;
+	CHECK(kv_sweep_run(&w, &m, refs, &s.p[1], &stop, &o, err) == 0);
+	CHECK(o.q.steps == 8 && o.q.max_abs > 0);
+	kv_sweep_refs_free(refs);
+	kv_st_close(ck);
+	kv_model_free(m);
+
+	CHECK(kv_model_load("tests/ckpt/tiny-gpt2/config.json", &m, err) ==
+	      0);
+	CHECK(kv_st_beside(m->path, 1, &ck, err) == 0 && ck);
+	cks[0] = ck;
+	w.model_ckpt = cks;
+	s.p[1].kv_heads = 0; /* the model's own */
+	s.p[1].ctx = 30;
+	CHECK(kv_sweep_bytes(&w, m, &s.p[1], &bytes, err) == KV_EINVAL);
+	CHECK_HAS(err, "37 positions, beyond the 32 the checkpoint's "
+		       "learned positions cover");
+	s.p[1].ctx = 25; /* 32 positions: as many as it has */
+	CHECK(kv_sweep_bytes(&w, m, &s.p[1], &bytes, err) == 0 && bytes);
+	kv_st_close(ck);
+	kv_model_free(m);
+	free(s.p);
+}
+
 int main(void)
 {
 	struct kv_model *m;
@@ -273,5 +330,6 @@ int main(void)
 	run(m);
 	profile(m);
 	kv_model_free(m);
+	checkpoint();
 	return test_done("test_sweep");
 }

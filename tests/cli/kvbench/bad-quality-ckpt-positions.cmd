@@ -1,0 +1,1 @@
+kvbench tests/ckpt/tiny-gpt2 --bench quality --kv-dtype fp8

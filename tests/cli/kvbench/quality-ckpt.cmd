@@ -1,0 +1,1 @@
+for w in checkpoint random; do kvbench tests/ckpt/tiny --bench quality --kv-dtype f16,fp8,int8 --ctx 16 --new 8 -j 1 $([ $w = random ] && echo --random-weights) | awk -F'\t' -v OFS='\t' -v w=$w 'NR == 1 { if (w == "checkpoint") print "weights", $1, $2, $6, $25, $30, "logits_vs_f32"; next } { print w, $1, $2, $6, $25, $30, $27 == 0 ? "identical" : "differ" }'; done

@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-qwen3-q-norm-missing --new 2
