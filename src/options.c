@@ -97,8 +97,9 @@ const struct cli_opt cli_opts[] = {
 	    "sequences of the decode step, a row each\n"
 	    "(default: as many as fit); what --solve\n"
 	    "needs"),
-	OPT(T_FIT, "block-size", 'b', "N",
-	    "tokens per page (default: the engine's)"),
+	OPT(T_FIT, "block-size", 'b', "LIST",
+	    "tokens per page, a row each (default: the\n"
+	    "engine's)"),
 	OPT(T_FIT, "prefix", OPT_PREFIX, "N",
 	    "tokens of a prompt shared by every sequence"),
 	OPT(T_FIT, "engine", 'e', "NAME",
