@@ -257,6 +257,39 @@ int cli_list(const char *opt, const char *s, uint64_t max, uint64_t **vals,
 	return e;
 }
 
+int cli_u64s(const char *opt, const char *s, uint64_t lo, uint64_t hi,
+	     uint64_t **vals, size_t *n)
+{
+	free(*vals);
+	*vals = NULL;
+	*n = 0;
+	if (!strpbrk(s, ",:")) {
+		uint64_t v = 0;
+		int e = cli_u64(opt, s, lo, hi, &v);
+		if (e)
+			return e;
+		if (!(*vals = malloc(sizeof **vals))) {
+			cli_error("out of memory");
+			return CLI_FAIL;
+		}
+		**vals = v;
+		*n = 1;
+		return 0;
+	}
+	int e = cli_sweep(opt, s, vals, n);
+	for (size_t i = 0; !e && i < *n; i++)
+		if ((*vals)[i] < lo || (*vals)[i] > hi)
+			e = cli_usage("%s: each from %llu to %llu, got '%s'",
+				      opt, (unsigned long long)lo,
+				      (unsigned long long)hi, s);
+	if (e) {
+		free(*vals);
+		*vals = NULL;
+		*n = 0;
+	}
+	return e;
+}
+
 int cli_each(const char *opt, const char *s,
 	     int (*item)(const char *tok, void *ctx), void *ctx, bool any)
 {

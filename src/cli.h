@@ -111,6 +111,11 @@ int cli_sweep(const char *opt, const char *s, uint64_t **vals, size_t *n);
  * max. */
 int cli_list(const char *opt, const char *s, uint64_t max, uint64_t **vals,
 	     size_t *n);
+/* One whole number from lo to hi (said as cli_u64() says it), or a list
+ * of them as cli_sweep() reads one (1,2,4 or lo:hi:xF or lo:hi:+S): into
+ * *vals from malloc (freeing what it held), *n of them. */
+int cli_u64s(const char *opt, const char *s, uint64_t lo, uint64_t hi,
+	     uint64_t **vals, size_t *n);
 /* Calls item(tok, ctx) on each comma-separated item of s up to the first
  * that fails; no item at all is an error of opt unless `any` (an earlier
  * use of opt gave some). */

@@ -7,10 +7,10 @@
  * With blocks the cache is paged; --prefix-reuse runs a short script of
  * requests over one pool (prompt caching), --lengths weighs paged blocks
  * against reserved sequences, --ppl scores a text's perplexity per cache
- * format. Parses options, finds the checkpoint and tokenizer beside the
- * config, asks libkv's engine; kvdecode_report.c prints.
+ * format. --users, --block-size and --threads take lists: a run each
+ * (kvdecode_runs.c). Parses options, finds the checkpoint and tokenizer
+ * beside the config, asks libkv's engine; kvdecode_report.c prints.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +32,11 @@ static const char usage_head[] =
 /* between the two, the options of options.c's table */
 static const char usage_foot[] =
 	"\n"
+	"Lists of --users, --block-size and --threads run once per\n"
+	"combination, their rows led by a column each.\n"
 	"Exit status: 0 success, 1 tokens or logits differ (or a runtime\n"
-	"failure), 2 bad usage or input. See kvdecode(1).\n";
+	"failure; with lists, in any run), 2 bad usage or input. See\n"
+	"kvdecode(1).\n";
 
 /* --lengths: "uniform:LO:HI" or "L1,L2,...", token counts >= 1. */
 static int parse_lengths(const char *s, struct args *a)
@@ -99,8 +102,8 @@ static int parse_format(const char *opt, const char *s, enum kv_dtype *out)
 	return cli_stored(opt, *out);
 }
 
-
-/* An option that takes a whole number: its range, and where it goes. */
+/* An option that takes a whole number: its range, and where it goes
+ * (--users, --block-size and --threads: or a list, kvdecode_list). */
 static int count(int c, struct args *a)
 {
 	const struct {
@@ -108,11 +111,8 @@ static int count(int c, struct args *a)
 		const char *name;
 		uint64_t lo, hi, *v;
 	} n[] = {
-		{'j', "--threads", 1, 256, &a->threads},
 		{'k', "--top-k", 0, UINT32_MAX, &a->top_k},
 		{'s', "--seed", 0, UINT64_MAX, &a->seed},
-		{'u', "--users", 1, 65536, &a->users},
-		{'b', "--block-size", 0, UINT32_MAX, &a->block_size},
 		{OPT_POOL_BLOCKS, "--pool-blocks", 1, UINT32_MAX - 1,
 		 &a->pool_blocks},
 		{OPT_LAYERS, "--layers", 1, 4096, &a->layers},
@@ -121,8 +121,11 @@ static int count(int c, struct args *a)
 		{OPT_MLA, "--mla", 1, 1 << 20, &a->mla},
 		{OPT_MLA_ROPE, "--mla-rope", 1, 1 << 16, &a->mla_rope},
 	};
+	int e;
 	a->users_set |= c == 'u';
 	a->block_set |= c == 'b';
+	if ((e = kvdecode_list(c, optarg, a)) >= 0)
+		return e;
 	for (size_t i = 0; i < CLI_NCOLS(n); i++)
 		if (n[i].key == c)
 			return cli_u64(n[i].name, optarg, n[i].lo, n[i].hi,
@@ -211,10 +214,28 @@ static int option(int c, struct args *a, bool *done)
 	}
 }
 
+/* The first of --users' values (its list's, or the one) that is not
+ * want (above it, when `above`); 0 when there is none. */
+static uint64_t users_but(const struct args *a, uint64_t want, bool above)
+{
+	const uint64_t *u = a->list[KVD_USERS] ? a->list[KVD_USERS]
+					       : &a->users;
+	size_t n = a->list[KVD_USERS] ? a->nlist[KVD_USERS] : 1;
+	for (size_t i = 0; i < n; i++)
+		if (above ? u[i] > want : u[i] != want)
+			return u[i];
+	return 0;
+}
+
 /* The options together: what one refuses of another, and what one
  * implies for another. */
 static int check(struct args *a)
 {
+	uint64_t u;
+	a->nruns = kvdecode_count(a);
+	if (a->ppl && a->list[KVD_USERS])
+		return cli_usage("--ppl scores one sequence; --users takes "
+				 "one value with it");
 	if (a->nfmts > 1 && !a->ppl)
 		return cli_usage("--kv-dtype: one format, or a list with "
 				 "--ppl");
@@ -250,14 +271,14 @@ static int check(struct args *a)
 	if (a->prefix && !a->with)
 		return cli_usage("--prefix-reuse reuses cached prompts; --cache "
 				 "off keeps none");
-	if (a->prefix && a->users > 1)
+	if (a->prefix && (u = users_but(a, 1, true)))
 		return cli_usage("--prefix-reuse: requests run one at a time, "
 				 "got --users %llu",
-				 (unsigned long long)a->users);
-	if (a->len.lens && a->users_set && a->users != a->len.n)
+				 (unsigned long long)u);
+	if (a->len.lens && a->users_set && (u = users_but(a, a->len.n, false)))
 		return cli_usage("--lengths: %llu lengths for --users %llu",
 				 (unsigned long long)a->len.n,
-				 (unsigned long long)a->users);
+				 (unsigned long long)u);
 	if (a->len.lens)
 		a->users = a->len.n;
 	if (a->layout < 0)
@@ -290,22 +311,6 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	if (optind < argc)
 		a->config = argv[optind];
 	return check(a);
-}
-
-/* Refuses a run larger than the memory it may take (kv_run_memory),
- * naming what fits: need is the engine's bytes plus `mine`, the loop's
- * own. */
-static int check_memory(const struct kv_model *m,
-			const struct kv_engine_opts *o, uint64_t need,
-			uint64_t mine)
-{
-	char err[KV_ERRLEN];
-	uint64_t avail, usable;
-	if (kv_run_memory(&avail, &usable, err))
-		return cli_usage("%s", err);
-	if (kv_run_fits(m, o, need, mine, avail, usable, err))
-		return cli_usage("%s: %s", m->name, err);
-	return 0;
 }
 
 /* --prompt TEXT as ids, through the tokenizer beside the config. */
@@ -357,8 +362,7 @@ static int weights(struct args *a, const struct kv_model *m)
 	return 0;
 }
 
-/* The engine's options from the command line's. */
-static struct kv_engine_opts engine_opts(const struct args *a)
+struct kv_engine_opts kvdecode_engine_opts(const struct args *a)
 {
 	struct kv_engine_opts o = kv_engine_opts_default();
 	o.layers = (uint32_t)a->layers;
@@ -384,53 +388,17 @@ static struct kv_engine_opts engine_opts(const struct args *a)
 	return o;
 }
 
-/* The decode loop on e (freed here, before the comparison's own
- * engines), the comparison with an f32 cache, and the summary (which
- * closes a->summary_f when it is written). */
-static int decode(struct args *a, const struct kv_model *m,
-		  const struct kv_engine_opts *o, struct kv_engine **e)
-{
-	char err[KV_ERRLEN];
-	struct kv_decode_result r;
-	struct kv_quality q = {0};
-	struct kv_model *eff = NULL;
-	int status = kvdecode_run(a, *e, &r);
-	if (!status && kv_engine_model(m, o, &eff, err)) {
-		cli_error("%s", err);
-		status = CLI_FAIL;
-	}
-	kv_engine_free(*e);
-	*e = NULL;
-	if (!status && compact(a) &&
-	    kv_quality_run(m, o, a->prompt, a->gen, a->temperature, a->top_k,
-			   a->seed, &q, NULL, NULL, err)) {
-		cli_error("%s", err);
-		status = CLI_FAIL;
-	}
-	if (!status)
-		kvdecode_say(a, eff, &r, &q);
-	if (!status && a->summary_f) {
-		status = kvdecode_summary(a, eff, &r, &q);
-		a->summary_f = NULL;
-	}
-	if (!status && kv_decode_differ(&r, a->tol))
-		status = CLI_FAIL;
-	kv_model_free(eff);
-	return status;
-}
-
 int main(int argc, char **argv)
 {
 	struct args a;
+	struct kvdecode_out out = {0};
 	struct kv_model *m = NULL;
-	struct kv_engine *e = NULL;
-	struct kv_decode_size sz;
 	bool done = false;
-	char err[KV_ERRLEN];
-	int status, rc;
+	int status;
 
 	cli_init("kvdecode");
 	status = parse(argc, argv, &a, &done);
+	a.out = &out;
 	if (status || done)
 		goto out;
 	if (a.config) {
@@ -443,52 +411,23 @@ int main(int argc, char **argv)
 	}
 	if ((status = weights(&a, m)))
 		goto out;
-	struct kv_engine_opts o = engine_opts(&a);
-	if (a.lengths || a.ppl) {
-		status = a.ppl ? kvdecode_ppl(&a, m, &o)
-			       : kvdecode_lengths(&a, m, &o);
-		goto out;
-	}
-	if ((rc = kv_decode_estimate(m, &o, a.prompt, a.gen, compact(&a), &sz,
-				     err))) {
-		cli_error("%s", err);
-		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
-		goto out;
-	}
-	a.wt = o.weights_dtype;
-	a.weight_bytes = sz.engine.weights;
-	if (m->max_pos && o.max_ctx > m->max_pos && !a.ckpt)
-		cli_warn("%s: %llu positions are beyond the config's %llu; "
-			 "run anyway, the weights being random",
-			 m->name, (unsigned long long)o.max_ctx,
-			 (unsigned long long)m->max_pos);
-	if (a.dry_run) {
-		status = kvdecode_plan(&a, m, &o, &sz.engine);
-		goto out;
-	}
-	if ((status = check_memory(m, &o, sz.need, sz.loop)))
-		goto out;
-	if (a.summary && !a.prefix &&
-	    !(a.summary_f = fopen(a.summary, "w"))) {
-		cli_error("%s: %s", a.summary, strerror(errno));
-		status = CLI_USAGE;
-		goto out;
-	}
-	if ((rc = kv_engine_new(m, &o, &e, err))) {
-		cli_error("%s", err);
-		status = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
-		goto out;
-	}
-	status = a.prefix ? kvdecode_prefix(&a, e) : decode(&a, m, &o, &e);
+	status = a.ppl       ? kvdecode_ppl(&a, m)
+		 : a.lengths ? kvdecode_lengths(&a, m)
+			     : kvdecode_runs(&a, m);
 out:
-	if (a.summary_f)
-		fclose(a.summary_f);
-	kv_engine_free(e);
+	/* the rows of a run that failed, and of those before it, intact */
+	kvdecode_table_close(&out);
+	if (a.summary_f && (ferror(a.summary_f) | fclose(a.summary_f))) {
+		cli_error("%s: write error", a.summary);
+		status = status ? status : CLI_FAIL;
+	}
 	kv_model_free(m);
 	kv_st_close(a.ckpt);
 	kv_tok_free(a.tok);
 	kv_lengths_free(&a.len);
 	free(a.ids);
 	free(a.fmts);
+	for (int i = 0; i < KVD_LISTS; i++)
+		free(a.list[i]);
 	return cli_finish(status);
 }

@@ -2,7 +2,8 @@
  * kvdecode_report.c - what kvdecode prints: a row per token as the decode
  * loop runs (with a tokenizer, its text), the summary (for people on
  * stderr, for scripts in --summary FILE), the dry run's plan, the
- * --lengths report, the --prefix-reuse requests and --ppl's rows.
+ * --lengths report and the --prefix-reuse requests (--ppl's rows are
+ * kvdecode_ppl.c's).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static void put_tokens(struct cli_table *t, const uint32_t *tok,
  * sequence's tokens kept for its text. */
 struct rows {
 	const struct args *a;
-	struct cli_table t;
+	struct cli_table *t;
 	char *cell;
 	uint32_t *gen;
 	size_t ngen;
@@ -76,22 +77,24 @@ static void row(const struct kv_decode_step *st, void *arg)
 {
 	struct rows *w = arg;
 	const struct args *a = w->a;
-	cli_put_u64(&w->t, st->step);
-	cli_put_u64(&w->t, st->ctx);
-	cli_put_f(&w->t, st->ms[1], 3);
-	cli_put_f(&w->t, st->ms[0], 3);
-	put_tokens(&w->t, st->next[1], a->users, a->with, w->cell);
-	put_tokens(&w->t, st->next[0], a->users, a->without, w->cell);
+	struct cli_table *t = w->t;
+	kvdecode_lead(a, t);
+	cli_put_u64(t, st->step);
+	cli_put_u64(t, st->ctx);
+	cli_put_f(t, st->ms[1], 3);
+	cli_put_f(t, st->ms[0], 3);
+	put_tokens(t, st->next[1], a->users, a->with, w->cell);
+	put_tokens(t, st->next[0], a->users, a->without, w->cell);
 	if (a->with && a->without)
-		cli_put_f(&w->t, st->max_diff, 9);
+		cli_put_f(t, st->max_diff, 9);
 	else
-		cli_put_empty(&w->t);
+		cli_put_empty(t);
 	if (a->tok) {
 		uint32_t id = st->next[a->with ? 1 : 0][0];
-		put_piece(&w->t, a->tok, id);
+		put_piece(t, a->tok, id);
 		w->gen[w->ngen++] = id;
 	}
-	cli_row_end(&w->t);
+	cli_row_end(t);
 }
 
 /* With a tokenizer: the first sequence's text, prompt and all, on
@@ -130,14 +133,13 @@ int kvdecode_run(const struct args *a, struct kv_engine *e,
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
-	cli_table_begin(&w.t, cols, a->tok ? NCOLS_TEXT : NCOLS_IDS, a->json,
-			a->header, false);
+	w.t = kvdecode_table(a, cols, a->tok ? NCOLS_TEXT : NCOLS_IDS);
 	if ((rc = kv_decode_run(d, row, &w, r)))
 		cli_error("forward pass failed at step %llu%s",
 			  (unsigned long long)(r->steps + 1),
 			  rc == KV_ENOMEM ? ": no free block in the pool" : "");
 	else
-		cli_table_end(&w.t);
+		kvdecode_table_done(a);
 	if (!rc && a->tok)
 		say_text(a, &w);
 	kv_decode_close(d);
@@ -232,21 +234,26 @@ void kvdecode_say(const struct args *a, const struct kv_model *m,
 			kv_quality_mean_abs(q), kv_quality_mean_kl(q));
 }
 
-/* The summary for scripts: a header and a row in --summary FILE, which
- * this closes. */
-int kvdecode_summary(const struct args *a, const struct kv_model *m,
-			 const struct kv_decode_result *r,
-			 const struct kv_quality *q)
+/* The summary for scripts: a row in --summary FILE (the header before
+ * the first), led by block_size with a list of them (users and threads
+ * are columns of their own). */
+void kvdecode_summary(const struct args *a, const struct kv_model *m,
+		      const struct kv_decode_result *r,
+		      const struct kv_quality *q)
 {
 	FILE *f = a->summary_f;
-	bool both = r->compared;
+	bool both = r->compared, block = a->list[KVD_BLOCK] != NULL;
 	double speedup = kv_decode_speedup(r);
-	fprintf(f, "model\tlayers\tusers\tprompt\tnew\tthreads\t"
-		   "tokens_identical\tfirst_diff_step\tmax_abs_diff\t"
-		   "s_cache\ts_nocache\tspeedup\tkv_bytes_per_token\t"
-		   "kv_bytes\tpasses_cache\tpasses_nocache\tk_dtype\t"
-		   "v_dtype\tlogit_scale\ttop1_agree\tmax_abs_logit_diff\t"
-		   "mean_abs_logit_diff\tmean_kl\n");
+	if (!a->out->summary_rows++)
+		fprintf(f, "%smodel\tlayers\tusers\tprompt\tnew\tthreads\t"
+			   "tokens_identical\tfirst_diff_step\tmax_abs_diff\t"
+			   "s_cache\ts_nocache\tspeedup\tkv_bytes_per_token\t"
+			   "kv_bytes\tpasses_cache\tpasses_nocache\tk_dtype\t"
+			   "v_dtype\tlogit_scale\ttop1_agree\t"
+			   "max_abs_logit_diff\tmean_abs_logit_diff\tmean_kl\n",
+			block ? "block_size\t" : "");
+	if (block)
+		fprintf(f, "%llu\t", (unsigned long long)a->block_size);
 	fprintf(f, "%s\t%u\t%llu\t%llu\t%llu\t%llu\t", m->name, m->n_layers,
 		(unsigned long long)a->users, (unsigned long long)a->prompt,
 		(unsigned long long)a->gen, (unsigned long long)a->threads);
@@ -282,11 +289,7 @@ int kvdecode_summary(const struct args *a, const struct kv_model *m,
 	else
 		fprintf(f, "\t\t\t");
 	fputc('\n', f);
-	if (ferror(f) | fclose(f)) {
-		cli_error("%s: write error", a->summary);
-		return CLI_FAIL;
-	}
-	return 0;
+	fflush(f);
 }
 
 /* --dry-run: what the run would allocate and do, without running it. */
@@ -303,64 +306,61 @@ int kvdecode_plan(const struct args *a, const struct kv_model *m,
 		cli_error("%s", err);
 		return CLI_USAGE;
 	}
-	struct cli_table t;
-	cli_table_begin(&t, pcols, CLI_NCOLS(pcols), a->json, a->header, false);
-	cli_put_u64(&t, a->prompt);
-	cli_put_u64(&t, a->gen);
-	cli_put_u64(&t, a->users);
-	cli_put_u64(&t, sz->weights);
-	cli_put_u64(&t, sz->cache);
-	cli_put_u64(&t, sz->scratch);
-	cli_put_u64(&t, p.kv_per_token);
-	cli_put_u64(&t, p.passes[1]);
-	cli_put_u64(&t, p.passes[0]);
-	cli_row_end(&t);
-	cli_table_end(&t);
-	return 0;
+	struct cli_table *t = kvdecode_table(a, pcols, CLI_NCOLS(pcols));
+	kvdecode_lead(a, t);
+	cli_put_u64(t, a->prompt);
+	cli_put_u64(t, a->gen);
+	cli_put_u64(t, a->users);
+	cli_put_u64(t, sz->weights);
+	cli_put_u64(t, sz->cache);
+	cli_put_u64(t, sz->scratch);
+	cli_put_u64(t, p.kv_per_token);
+	cli_put_u64(t, p.passes[1]);
+	cli_put_u64(t, p.passes[0]);
+	cli_row_end(t);
+	return 0; /* main ends the table, after every run's plan */
 }
 
 /* --- --lengths: paged blocks against reserved sequences --- */
 
-int kvdecode_lengths(const struct args *a, const struct kv_model *m,
-		       struct kv_engine_opts *o)
+/* The --lengths row of run a->run. */
+static void lengths_row(const struct args *a,
+			const struct kv_lengths_report *r)
 {
 	static const char *const lcols[] = {
 		"users", "block_size", "max_len", "tokens", "blocks",
 		"blocks_held", "token_bytes", "paged_bytes", "reserved_bytes",
 		"paged_waste", "reserved_waste"};
-	char err[KV_ERRLEN], b1[64], b2[64];
-	struct kv_lengths_report r;
-	uint64_t U = a->users;
-	int rc = kv_decode_lengths(m, *o, &a->len, U, a->seed, a->block_set,
-				   a->pool_blocks, &r, err);
-	if (rc) {
-		cli_error("%s", err);
-		return rc == KV_ENOMEM || rc == KV_ERANGE ? CLI_FAIL
-							   : CLI_USAGE;
-	}
-	const struct kv_paged_usage *u = &r.u;
-	struct cli_table t;
-	cli_table_begin(&t, lcols, CLI_NCOLS(lcols), a->json, a->header, false);
-	cli_put_u64(&t, U);
-	cli_put_u64(&t, r.block_size);
-	cli_put_u64(&t, r.max_len);
-	cli_put_u64(&t, u->tokens);
-	cli_put_u64(&t, u->blocks);
-	cli_put_u64(&t, r.blocks_held);
-	cli_put_u64(&t, u->token_bytes);
-	cli_put_u64(&t, u->paged_bytes);
-	cli_put_u64(&t, u->reserved_bytes);
-	cli_put_f(&t, u->paged_waste, 4);
-	cli_put_f(&t, u->reserved_waste, 4);
-	cli_row_end(&t);
-	cli_table_end(&t);
-	fflush(stdout);
+	const struct kv_paged_usage *u = &r->u;
+	struct cli_table *t = kvdecode_table(a, lcols, CLI_NCOLS(lcols));
+	kvdecode_lead(a, t);
+	cli_put_u64(t, a->users);
+	cli_put_u64(t, r->block_size);
+	cli_put_u64(t, r->max_len);
+	cli_put_u64(t, u->tokens);
+	cli_put_u64(t, u->blocks);
+	cli_put_u64(t, r->blocks_held);
+	cli_put_u64(t, u->token_bytes);
+	cli_put_u64(t, u->paged_bytes);
+	cli_put_u64(t, u->reserved_bytes);
+	cli_put_f(t, u->paged_waste, 4);
+	cli_put_f(t, u->reserved_waste, 4);
+	cli_row_end(t);
+}
+
+/* What --lengths says of run a->run on stderr. */
+static void lengths_say(const struct args *a, const struct kv_model *m,
+			const struct kv_lengths_report *r)
+{
+	const struct kv_paged_usage *u = &r->u;
+	char b1[64], b2[64];
+	kvdecode_say_run(a);
 	fprintf(stderr,
 		"kvdecode: %s, %u layers, %llu users, %llu tokens in all, "
 		"blocks of %llu\n",
-		m->name, r.layers, (unsigned long long)U,
+		m->name, r->layers, (unsigned long long)a->users,
 		(unsigned long long)u->tokens,
-		(unsigned long long)r.block_size);
+		(unsigned long long)r->block_size);
 	fprintf(stderr, "paged: %s in %llu blocks, %.1f%% of it unused\n",
 		kv_format_iec(u->paged_bytes, b1, sizeof b1),
 		(unsigned long long)u->blocks, 100 * u->paged_waste);
@@ -368,8 +368,44 @@ int kvdecode_lengths(const struct args *a, const struct kv_model *m,
 		"reserved: %s for %llu x %llu positions, %.1f%% of it "
 		"unused\n",
 		kv_format_iec(u->reserved_bytes, b2, sizeof b2),
-		(unsigned long long)U, (unsigned long long)r.max_len,
+		(unsigned long long)a->users, (unsigned long long)r->max_len,
 		100 * u->reserved_waste);
+}
+
+int kvdecode_lengths(struct args *a, const struct kv_model *m)
+{
+	char err[KV_ERRLEN], about[128];
+	struct kv_lengths_report *r = calloc(a->nruns, sizeof *r);
+	if (!r) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	/* every run counted before any row: bad input prints none */
+	for (size_t k = 0; k < a->nruns; k++) {
+		kvdecode_at(a, k);
+		struct kv_engine_opts o = kvdecode_engine_opts(a);
+		int rc = kv_decode_lengths(m, o, &a->len, a->users, a->seed,
+					   a->block_set, a->pool_blocks, &r[k],
+					   err);
+		if (rc) {
+			cli_error("%s%s", kvdecode_about(a, about, sizeof about),
+				  err);
+			free(r);
+			return rc == KV_ENOMEM || rc == KV_ERANGE ? CLI_FAIL
+								  : CLI_USAGE;
+		}
+	}
+	for (size_t k = 0; k < a->nruns; k++) {
+		kvdecode_at(a, k);
+		lengths_row(a, &r[k]);
+	}
+	kvdecode_table_close(a->out);
+	fflush(stdout);
+	for (size_t k = 0; k < a->nruns; k++) {
+		kvdecode_at(a, k);
+		lengths_say(a, m, &r[k]);
+	}
+	free(r);
 	return 0;
 }
 
@@ -387,26 +423,26 @@ int kvdecode_prefix(const struct args *a, struct kv_engine *e)
 	/* the requests done: every one, or those before the one that
 	 * failed (none when the run failed before any) */
 	int done = !rc ? KV_PREFIX_REQUESTS : failed < 0 ? 0 : failed;
-	struct cli_table t;
-	cli_table_begin(&t, rcols, CLI_NCOLS(rcols), a->json, a->header, false);
+	struct cli_table *t = kvdecode_table(a, rcols, CLI_NCOLS(rcols));
 	for (int q = 0; q < done; q++) {
 		const struct kv_prefix_request *x = &r[q];
-		cli_put_str(&t, kv_prefix_names[q]);
-		cli_put_u64(&t, a->prompt);
-		cli_put_u64(&t, x->cached);
-		cli_put_u64(&t, x->computed);
-		cli_put_u64(&t, x->hits);
-		cli_put_u64(&t, x->misses);
-		cli_put_u64(&t, x->evictions);
-		cli_put_u64(&t, x->blocks_held);
-		cli_put_u64(&t, x->first);
+		kvdecode_lead(a, t);
+		cli_put_str(t, kv_prefix_names[q]);
+		cli_put_u64(t, a->prompt);
+		cli_put_u64(t, x->cached);
+		cli_put_u64(t, x->computed);
+		cli_put_u64(t, x->hits);
+		cli_put_u64(t, x->misses);
+		cli_put_u64(t, x->evictions);
+		cli_put_u64(t, x->blocks_held);
+		cli_put_u64(t, x->first);
 		if (x->identical < 0)
-			cli_put_empty(&t);
+			cli_put_empty(t);
 		else
-			cli_put_u64(&t, (uint64_t)x->identical);
-		cli_put_f(&t, x->ms_first, 3);
-		cli_put_f(&t, x->ms_decode, 3);
-		cli_row_end(&t);
+			cli_put_u64(t, (uint64_t)x->identical);
+		cli_put_f(t, x->ms_first, 3);
+		cli_put_f(t, x->ms_decode, 3);
+		cli_row_end(t);
 	}
 	if (rc) {
 		if (failed < 0)
@@ -418,7 +454,7 @@ int kvdecode_prefix(const struct args *a, struct kv_engine *e)
 						  : kv_strerror(rc));
 		return CLI_FAIL;
 	}
-	cli_table_end(&t);
+	kvdecode_table_done(a);
 	fflush(stdout);
 	fprintf(stderr,
 		"kvdecode: prefix reuse, prompt %llu, %llu new, blocks of "
@@ -435,127 +471,4 @@ int kvdecode_prefix(const struct args *a, struct kv_engine *e)
 	fprintf(stderr, "logits: %s warm and cold\n",
 		same ? "identical" : "differ");
 	return same ? 0 : CLI_FAIL;
-}
-
-
-/* --- --ppl: a text's perplexity, f32 and each format --- */
-
-/* The text of FILE as ids, the first of them the template's; at most
- * the model's positions and 1,024, said when cut. */
-static int ppl_ids(const struct args *a, const struct kv_model *m,
-		   uint32_t **ids, size_t *n)
-{
-	char *text;
-	size_t len;
-	int status = cli_read_text(a->ppl, &text, &len);
-	if (status)
-		return status;
-	if (!a->tok) {
-		free(text);
-		return cli_usage("--ppl: %s has no tokenizer.json to read "
-				 "%s with",
-				 m->name, a->ppl);
-	}
-	if (kv_tok_encode(a->tok, text, len, true, ids, n)) {
-		free(text);
-		cli_error("out of memory");
-		return CLI_FAIL;
-	}
-	free(text);
-	uint64_t most = m->max_pos && m->max_pos < 1024 ? m->max_pos : 1024;
-	if (*n > most) {
-		cli_warn("%s: %zu tokens; the first %llu are scored", a->ppl,
-			 *n, (unsigned long long)most);
-		*n = (size_t)most;
-	}
-	if (*n < 2)
-		return cli_usage("--ppl: %s is %zu token%s; perplexity needs "
-				 "2 at least",
-				 a->ppl, *n, *n == 1 ? "" : "s");
-	return 0;
-}
-
-int kvdecode_ppl(const struct args *a, const struct kv_model *m,
-		 const struct kv_engine_opts *o)
-{
-	static const char *const pcols[] = {
-		"kv_dtype", "tokens", "nll", "ppl", "top1_agree", "mean_kl",
-		"max_abs_logit_diff", "ms"};
-	char err[KV_ERRLEN];
-	uint32_t *ids = NULL;
-	size_t n;
-	uint64_t avail, usable, need;
-	float *ref = NULL;
-	struct kv_ppl base;
-	int status = ppl_ids(a, m, &ids, &n);
-	struct kv_engine_opts e = kv_ppl_opts(o, status ? 2 : n);
-	e.k_dtype = e.v_dtype = KV_DTYPE_F32;
-	if (!status && (kv_run_memory(&avail, &usable, err) ||
-			kv_ppl_estimate(m, &e, n, true, &need, err) ||
-			kv_run_fits(m, &e, need, 0, avail, usable, err)))
-		status = cli_usage("%s: %s", m->name, err);
-	/* every format's engine checked before any runs */
-	for (size_t i = 0; !status && i < a->nfmts; i++) {
-		struct kv_engine_opts f = e;
-		f.k_dtype = f.v_dtype = (enum kv_dtype)a->fmts[i];
-		if (kv_ppl_estimate(m, &f, n, false, &need, err))
-			status = cli_usage("%s", err);
-	}
-	uint64_t v = 0;
-	struct kv_model *eff = NULL;
-	if (!status && kv_engine_model(m, &e, &eff, err))
-		status = cli_usage("%s", err);
-	else if (!status)
-		v = eff->vocab;
-	kv_model_free(eff);
-	if (!status && !(ref = malloc((n - 1) * v * sizeof *ref))) {
-		cli_error("out of memory");
-		status = CLI_FAIL;
-	}
-	if (!status && kv_ppl_run(m, &e, ids, n, NULL, ref, &base, err)) {
-		cli_error("%s", err);
-		status = CLI_FAIL;
-	}
-	struct cli_table t;
-	if (!status)
-		cli_table_begin(&t, pcols, CLI_NCOLS(pcols), a->json,
-				a->header, false);
-	for (size_t i = 0; !status && i <= a->nfmts; i++) {
-		struct kv_ppl r = base;
-		enum kv_dtype f = i ? (enum kv_dtype)a->fmts[i - 1]
-				    : KV_DTYPE_F32;
-		if (i && f == KV_DTYPE_F32)
-			continue; /* the reference, already its row */
-		e.k_dtype = e.v_dtype = f;
-		if (i && kv_ppl_run(m, &e, ids, n, ref, NULL, &r, err)) {
-			cli_error("%s", err);
-			status = CLI_FAIL;
-			break;
-		}
-		cli_put_str(&t, kv_dtype_name(f));
-		cli_put_u64(&t, r.tokens);
-		cli_put_f(&t, r.nll, 4);
-		cli_put_f(&t, kv_ppl_value(&r), 4);
-		if (i) {
-			cli_put_f(&t, kv_quality_top1(&r.q), 4);
-			cli_put_f(&t, kv_quality_mean_kl(&r.q), 9);
-			cli_put_f(&t, r.q.max_abs, 6);
-		} else {
-			cli_put_empty(&t);
-			cli_put_empty(&t);
-			cli_put_empty(&t);
-		}
-		cli_put_f(&t, r.ms, 3);
-		cli_row_end(&t);
-	}
-	if (!status) {
-		cli_table_end(&t);
-		fflush(stdout);
-		fprintf(stderr, "kvdecode: %s, perplexity over %zu tokens of "
-			"%s: %.4f with an f32 cache\n",
-			m->name, n, a->ppl, kv_ppl_value(&base));
-	}
-	free(ref);
-	free(ids);
-	return status;
 }

@@ -2,7 +2,8 @@
  * kvfit - how many sequences of a model fit beside its weights on a GPU,
  * and what one decode step of them costs. Parses options, reads configs
  * (or kvsize's rows on stdin), asks libkv's plan module for each row of
- * model x KV format x context (x users x engine) and its solve, prints.
+ * model x KV format x context (x block size x users x engine) and its
+ * solve, prints.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -93,7 +94,9 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	struct kv_plan_opts *o = &a->o;
 	char list[256];
 	switch (c) {
-	case 'b': return cli_u64("--block-size", s, 1, 1 << 20, &o->block);
+	case 'b':
+		return cli_u64s("--block-size", s, 1, 1 << 20, &o->blocks,
+				&o->nblocks);
 	case 'g': a->gpu = s; return 0;
 	case OPT_GPU_FILE: a->gpu_file = s; return 0;
 	case 'm':
@@ -542,8 +545,8 @@ static int row(struct cli_table *t, const struct args *a,
 	return 0;
 }
 
-/* Every row of every plan: model x KV format x context x users x
- * engine. */
+/* Every row of every plan: model x KV format x block size x context x
+ * users x engine. */
 static int each(struct cli_table *t, const struct args *a,
 		const struct kv_plan *pl, size_t np, const char *gpu_name,
 		bool dry, bool *below)
@@ -631,5 +634,6 @@ out:
 	free(a.o.ctx);
 	free(a.o.dtypes);
 	free(a.o.users);
+	free(a.o.blocks);
 	return cli_finish(status);
 }

@@ -109,9 +109,34 @@ static struct kv_plan config(struct kv_model *m)
 	return (struct kv_plan){.m = m, .dtype = KV_PLAN_OPTIONS};
 }
 
+/* An option's value as kvfit was given it: the number, or a list's
+ * values (a long one cut after its eighth: ",..."). */
+static const char *given_text(const char *opt, const struct kv_plan_opts *o,
+			      uint64_t given, char *buf, size_t n)
+{
+	const uint64_t *v = &given;
+	size_t nv = 1, len = 0;
+	if (!strcmp(opt, "--users")) {
+		v = o->users;
+		nv = o->nusers;
+	} else if (!strcmp(opt, "--block-size")) {
+		v = o->blocks;
+		nv = o->nblocks;
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < nv && i < 8 && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%llu",
+					i ? "," : "",
+					(unsigned long long)v[i]);
+	if (nv > 8 && len < n)
+		snprintf(buf + len, n - len, ",...");
+	return buf;
+}
+
 /* kvsize's rows on stdin: one plan per row (model, kv_dtype, ctx). Its
  * rows carry its --users, --tp and --block-size: kvfit goes on with them,
- * and refuses its own options where they say otherwise. */
+ * and refuses its own options where they say otherwise (a block size
+ * must be among the option's list; a row without one walks the list). */
 static int read_rows(char *buf, const struct kv_plan_opts *o,
 		     struct kv_plan **pl, size_t *np)
 {
@@ -121,7 +146,7 @@ static int read_rows(char *buf, const struct kv_plan_opts *o,
 	for (size_t i = 0; !status && i < n; i++) {
 		const struct cli_kvsize_row *r = &rows[i];
 		struct kv_model *m;
-		char err[KV_ERRLEN];
+		char err[KV_ERRLEN], text[200];
 		uint64_t row, given;
 		const char *opt;
 		if (r->config) { /* the config came down the pipe */
@@ -142,14 +167,11 @@ static int read_rows(char *buf, const struct kv_plan_opts *o,
 		if ((opt = kv_plan_disagrees(o, &(*pl)[*np - 1], &row, &given)))
 			status = cli_usage("-: line %zu: kvsize's rows are for "
 					   "%s %llu, and kvfit was given %s "
-					   "%llu%s",
+					   "%s",
 					   r->line, opt,
 					   (unsigned long long)row, opt,
-					   (unsigned long long)given,
-					   !strcmp(opt, "--users") &&
-							   o->nusers > 1
-						   ? ",..."
-						   : "");
+					   given_text(opt, o, given, text,
+						      sizeof text));
 	}
 	free(rows);
 	return status;

@@ -113,8 +113,9 @@ const struct cli_opt cli_opts[] = {
 	    "sequences of the decode step, a row each\n"
 	    "(default: as many as fit); what --solve\n"
 	    "needs"),
-	OPT(T_FIT, "block-size", 'b', "N",
-	    "tokens per page (default: the engine's)"),
+	OPT(T_FIT, "block-size", 'b', "LIST",
+	    "tokens per page, a row each (default: the\n"
+	    "engine's)"),
 	OPT(T_FIT, "prefix", OPT_PREFIX, "N",
 	    "tokens of a prompt shared by every sequence"),
 	OPT(T_FIT, "engine", 'e', "NAME",
@@ -152,8 +153,9 @@ const struct cli_opt cli_opts[] = {
 	    "or TEXT, read by the model's tokenizer.json"),
 	OPT(T_DECODE, "new", 'n', "N",
 	    "tokens to generate (default 32)"),
-	OPT(T_DECODE, "users", 'u', "N",
-	    "sequences decoded together (default 1)"),
+	OPT(T_DECODE, "users", 'u', "LIST",
+	    "sequences decoded together (default 1); a\n"
+	    "list (1,4 or 1:16:x2) runs each"),
 	OPT(T_DECODE, "layers", OPT_LAYERS, "N",
 	    "decoder layers instead of the config's"),
 	OPT(T_DECODE, "vocab", OPT_VOCAB, "N",
@@ -192,14 +194,16 @@ const struct cli_opt cli_opts[] = {
 	    "0 picks the likeliest token (default 0)"),
 	OPT(T_DECODE, "top-k", 'k', "K",
 	    "draw among the K likeliest (default 0: all)"),
-	OPT(T_DECODE, "threads", 'j', "N",
-	    "engine threads (default: online CPUs)"),
+	OPT(T_DECODE, "threads", 'j', "LIST",
+	    "engine threads (default: online CPUs); a\n"
+	    "list runs each"),
 	OPT(T_DECODE, "tol", OPT_TOL, "X",
 	    "largest logit difference allowed (default\n"
 	    "1e-4)"),
-	OPT(T_DECODE, "block-size", 'b', "N",
+	OPT(T_DECODE, "block-size", 'b', "LIST",
 	    "cache blocks of N positions (default: one\n"
-	    "contiguous run; 16 when paged)"),
+	    "contiguous run; 16 when paged); a list\n"
+	    "runs each"),
 	OPT(T_DECODE, "layout", OPT_LAYOUT, "L",
 	    "paged (default with blocks) or contiguous"),
 	OPT(T_DECODE, "pool-blocks", OPT_POOL_BLOCKS, "N",

@@ -2,7 +2,7 @@
  * plan.h - the rows kvfit plans: the options every row shares and each
  * model to plan (a config, or a row of kvsize's TSV that brings its own
  * format, context, users, --tp and --block-size) make one kv_fit_in per
- * model x KV format x context x users x engine. Which weights a row
+ * model x KV format x block size x context x users x engine. Which weights a row
  * counts, which engines a row is for and how a row is solved are decided
  * here, so that a unit test covers them; kvfit parses, loops and prints.
  */
@@ -31,7 +31,7 @@ struct kv_plan_opts {
 	uint64_t reserve;         /* kept back; with reserve_given */
 	bool reserve_given;       /* --reserve, in place of the engine's
 				     own runtime memory */
-	uint64_t block, prefix, batched, seqs, kv_memory;
+	uint64_t prefix, batched, seqs, kv_memory;
 	uint64_t tp, pp;          /* ranks, >= 1 */
 	bool tp_given;
 	double bandwidth, util;   /* 10^9 B/s; fraction of memory */
@@ -51,6 +51,9 @@ struct kv_plan_opts {
 	int *dtypes;              /* ndtypes KV formats, -1 the engine's;
 				     NULL: the engine's */
 	size_t ndtypes;
+	uint64_t *blocks;         /* nblocks tokens per page, each >= 1;
+				     NULL: the engine's */
+	size_t nblocks;
 	bool kv_unified, swa_full;
 	double tflops;            /* 10^12 FLOP/s of the weights' products;
 				     0: the GPU's (kv_gpu_tflops) */
@@ -112,7 +115,11 @@ struct kv_plan_iter {
 	size_t ndtypes;
 	const uint64_t *ctx;
 	size_t nctx;
+	const uint64_t *blocks; /* the block sizes it walks (0: the
+				   engine's) */
+	size_t nblocks;
 	uint64_t defctx;     /* where no context is given */
+	uint64_t noblock;    /* 0, where no block size is given */
 	int auto_dtype;      /* -1, where no format is given */
 	size_t next;         /* rows walked, skipped ones included */
 };
@@ -179,7 +186,9 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 
 /* Where a kvsize row's users (above 1), --tp or --block-size differ from
  * the options': the option's name ("--tp"), with the row's value and the
- * option's (--users: the first); NULL when they agree. */
+ * option's (a list's first); NULL when they agree. A list of users
+ * disagrees with any row's; a row's block size must be among the
+ * option's. */
 const char *kv_plan_disagrees(const struct kv_plan_opts *o,
 			      const struct kv_plan *p, uint64_t *row,
 			      uint64_t *given);

@@ -1,7 +1,7 @@
 /*
  * plan.c - kvfit's rows: the kv_fit_in each option and plan make, the
  * weights each row counts and where they come from, the walk over models
- * x formats x contexts x users x engines, and the solve of one row, so
+ * x formats x block sizes x contexts x users x engines, and the solve of one row, so
  * that the tool only parses and prints.
  */
 #include <math.h>
@@ -89,10 +89,11 @@ static const char *weights_from(const struct kv_plan_opts *o,
 	return "config";
 }
 
-/* What one row asks of libkv. dtype -1: the engine's KV format. */
+/* What one row asks of libkv. dtype -1: the engine's KV format; block
+ * 0: the engine's page. */
 static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 			       const struct kv_plan *p, int dtype,
-			       uint64_t ctx, uint64_t users,
+			       uint64_t block, uint64_t ctx, uint64_t users,
 			       enum kv_policy engine)
 {
 	const struct kv_model *m = p->m;
@@ -109,7 +110,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.util = o->util,
 		.tp = (uint32_t)(p->tp ? p->tp : o->tp),
 		.pp = (uint32_t)o->pp,
-		.block = p->block ? p->block : o->block,
+		.block = block,
 		.gpu = o->gpu ? o->gpu->name : NULL,
 		.batched_tokens = o->batched,
 		.max_seqs = o->seqs,
@@ -137,6 +138,11 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 	it->ndtypes = row || !o->dtypes ? 1 : o->ndtypes;
 	it->ctx = row ? &p->ctx : o->ctx ? o->ctx : &it->defctx;
 	it->nctx = row || !o->ctx ? 1 : o->nctx;
+	/* a kvsize row that brings its block size keeps it (the options'
+	 * list holds it: kv_plan_disagrees); one without walks the list */
+	it->blocks = p->block ? &p->block : o->blocks ? o->blocks
+						     : &it->noblock;
+	it->nblocks = p->block || !o->blocks ? 1 : o->nblocks;
 }
 
 bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
@@ -145,15 +151,18 @@ bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
 	int e0 = o->engine < 0 ? 0 : o->engine;
 	size_t ne = o->engine < 0 ? KV_POLICY_COUNT : 1;
 	size_t nus = o->users ? o->nusers : 1;
-	/* the last index varies fastest: engines, users, contexts, formats */
-	while (it->next < it->ndtypes * it->nctx * nus * ne) {
+	size_t nb = it->nblocks;
+	/* the last index varies fastest: engines, users, contexts, block
+	 * sizes, formats (kvsize's order) */
+	while (it->next < it->ndtypes * nb * it->nctx * nus * ne) {
 		size_t k = it->next++;
 		enum kv_policy e = (enum kv_policy)(e0 + (int)(k % ne));
 		uint64_t users = o->users ? o->users[k / ne % nus] : 0;
 		uint64_t ctx = it->ctx[k / ne / nus % it->nctx];
-		int dtype = it->dtypes[k / ne / nus / it->nctx];
+		uint64_t block = it->blocks[k / ne / nus / it->nctx % nb];
+		int dtype = it->dtypes[k / ne / nus / it->nctx / nb];
 		*r = (struct kv_plan_row){
-			.in = fit_in(o, it->p, dtype, ctx, users, e)};
+			.in = fit_in(o, it->p, dtype, block, ctx, users, e)};
 		r->wsrc = weights_from(o, it->p, e, &r->in);
 		/* --engine all: the engines that keep the format */
 		if (o->engine < 0 &&
@@ -342,9 +351,12 @@ const char *kv_plan_disagrees(const struct kv_plan_opts *o,
 		*given = o->tp;
 		return "--tp";
 	}
-	if (p->block && o->block && o->block != p->block) {
+	if (p->block && o->blocks) {
+		for (size_t i = 0; i < o->nblocks; i++)
+			if (o->blocks[i] == p->block)
+				return NULL;
 		*row = p->block;
-		*given = o->block;
+		*given = o->blocks[0];
 		return "--block-size";
 	}
 	return NULL;

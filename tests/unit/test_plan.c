@@ -1,9 +1,9 @@
 /*
- * test_plan.c - kvfit's rows: the walk over formats x contexts x users x
- * engines and the engines --engine all leaves out, where each row's
- * weights come from, a kvsize row's own values, the solves of a row
- * against the seed article's Llama 3.1 8B numbers, and what a refused
- * row says.
+ * test_plan.c - kvfit's rows: the walk over formats x block sizes x
+ * contexts x users x engines and the engines --engine all leaves out,
+ * where each row's weights come from, a kvsize row's own values, the
+ * solves of a row against the seed article's Llama 3.1 8B numbers, and
+ * what a refused row says.
  */
 #include <math.h>
 
@@ -90,6 +90,66 @@ static void test_walk(struct kv_model *m)
 	CHECK_U64(r[0].in.users, 4);
 	CHECK_U64(r[0].in.tp, 8);
 	CHECK_U64(r[0].in.block, 32);
+}
+
+/* Block sizes walk between formats and contexts, as kvsize's rows do.
+ * vLLM's pool of 64 GiB (--kv-memory) for Llama 3.1 8B in bf16: 32
+ * layers x 8 heads x 128 x 2 (K, V) x 2 bytes = 128 KiB a token; pages
+ * of 16 tokens, 2 MiB, 32768 of them, a request of 1000 tokens needing
+ * ceil(1000 / 16) = 63: 520 users; pages of 256 tokens, 2048, 4 a
+ * request: 512 users. */
+static void test_blocks(struct kv_model *m)
+{
+	struct kv_plan_opts o = seed();
+	struct kv_plan p = {.m = m, .dtype = KV_PLAN_OPTIONS};
+	struct kv_plan_row r[16];
+	char err[KV_ERRLEN];
+	int dt[] = {KV_DTYPE_BF16, KV_DTYPE_FP8};
+	uint64_t ctx[] = {1000, 2000}, blocks[] = {16, 256};
+	o.engine = KV_POLICY_VLLM;
+	o.kv_memory = 64ULL << 30;
+	o.dtypes = dt;
+	o.ndtypes = 2;
+	o.ctx = ctx;
+	o.nctx = 2;
+	o.blocks = blocks;
+	o.nblocks = 2;
+	CHECK_U64(walk(&o, &p, r, 16), 8);
+	CHECK_U64(r[0].in.block, 16); /* contexts vary fastest */
+	CHECK_U64(r[0].in.ctx, 1000);
+	CHECK_U64(r[1].in.block, 16);
+	CHECK_U64(r[1].in.ctx, 2000);
+	CHECK_U64(r[2].in.block, 256); /* then block sizes */
+	CHECK_U64(r[2].in.ctx, 1000);
+	CHECK(r[3].in.kv_dtype == KV_DTYPE_BF16);
+	CHECK(r[4].in.kv_dtype == KV_DTYPE_FP8); /* then formats */
+	CHECK_U64(r[4].in.block, 16);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r[0], err) == 0);
+	CHECK_U64(r[0].f.block, 16);
+	CHECK_U64(r[0].f.num_blocks, 32768);
+	CHECK_U64(r[0].f.users_whole, 520);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r[2], err) == 0);
+	CHECK_U64(r[2].f.block, 256);
+	CHECK_U64(r[2].f.num_blocks, 2048);
+	CHECK_U64(r[2].f.users_whole, 512);
+
+	/* a kvsize row with its own block size: that one row, the list
+	 * holding it; a row without one walks the list */
+	p = (struct kv_plan){m, KV_DTYPE_BF16, 1000, KV_CKPT_NONE, 0, 0, 0,
+			     256};
+	CHECK_U64(walk(&o, &p, r, 16), 1);
+	CHECK_U64(r[0].in.block, 256);
+	CHECK_U64(r[0].in.ctx, 1000);
+	p.block = 0;
+	CHECK_U64(walk(&o, &p, r, 16), 2);
+	CHECK_U64(r[0].in.block, 16);
+	CHECK_U64(r[1].in.block, 256);
+	/* none given: the engine's page (0 asks for it) */
+	o.blocks = NULL;
+	CHECK_U64(walk(&o, &p, r, 16), 1);
+	CHECK_U64(r[0].in.block, 0);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r[0], err) == 0);
+	CHECK_U64(r[0].f.block, 16);
 }
 
 static void test_weights(struct kv_model *m)
@@ -259,14 +319,16 @@ static void test_disagrees(void)
 	struct kv_plan_opts o = seed();
 	struct kv_plan p = {.dtype = KV_DTYPE_BF16, .ctx = 8192, .users = 8,
 			    .tp = 2, .block = 16};
-	uint64_t users[] = {8, 16}, row = 0, given = 0;
+	uint64_t users[] = {8, 16}, blocks[] = {16, 32, 64}, row = 0,
+		 given = 0;
 	/* nothing asked: the row's own go on */
 	CHECK(kv_plan_disagrees(&o, &p, &row, &given) == NULL);
 	o.users = users;
 	o.nusers = 1;
 	o.tp = 2;
 	o.tp_given = true;
-	o.block = 16;
+	o.blocks = blocks;
+	o.nblocks = 1;
 	CHECK(kv_plan_disagrees(&o, &p, &row, &given) == NULL);
 	o.nusers = 2; /* a list, even one that starts with the row's */
 	CHECK_STR(kv_plan_disagrees(&o, &p, &row, &given), "--users");
@@ -278,11 +340,21 @@ static void test_disagrees(void)
 	CHECK_U64(row, 2);
 	CHECK_U64(given, 4);
 	o.tp_given = false; /* the default 1 is no answer */
-	o.block = 32;
+	o.blocks = blocks + 1;
 	CHECK_STR(kv_plan_disagrees(&o, &p, &row, &given), "--block-size");
 	CHECK_U64(row, 16);
 	CHECK_U64(given, 32);
+	o.blocks = blocks + 1; /* a list must hold the row's */
+	o.nblocks = 2;
+	CHECK_STR(kv_plan_disagrees(&o, &p, &row, &given), "--block-size");
+	CHECK_U64(row, 16);
+	CHECK_U64(given, 32);
+	o.blocks = blocks;
+	o.nblocks = 3;
+	CHECK(kv_plan_disagrees(&o, &p, &row, &given) == NULL);
 	p.block = 0; /* a row without one takes the option's */
+	o.blocks = blocks + 1;
+	o.nblocks = 1;
 	CHECK(kv_plan_disagrees(&o, &p, &row, &given) == NULL);
 }
 
@@ -391,6 +463,7 @@ int main(void)
 	struct kv_model *m = test_load("llama-3.1-8b");
 	if (m) {
 		test_walk(m);
+		test_blocks(m);
 		test_weights(m);
 		test_solve(m);
 		test_refusal(m);

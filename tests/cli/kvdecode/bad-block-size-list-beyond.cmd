@@ -1,0 +1,1 @@
+kvdecode --block-size 16,500 --prompt 100 --new 8

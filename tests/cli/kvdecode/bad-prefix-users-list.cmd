@@ -1,0 +1,1 @@
+kvdecode --prefix-reuse --users 1:4:x2

@@ -1,0 +1,1 @@
+kvdecode --threads 1,300

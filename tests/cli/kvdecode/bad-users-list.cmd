@@ -1,0 +1,1 @@
+kvdecode --users 1,,2

@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/tiny-gpt2 --ppl tests/tok/ppl.txt -t f16 -j 1,2 -b 4,8 -o tsv 2>&1 | awk -F'\t' '{ if (NF < 2) { sub(/: [0-9.]* with/, ": P with"); print } else if ($3 == "kv_dtype") print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $6 "\t" $7; else printf "%s\t%s\t%s\t%s\t%.0f\t%s\n", $1, $2, $3, $4, $6, $7 }'
