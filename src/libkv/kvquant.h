@@ -31,9 +31,30 @@
 
 /* Scalar conversions, round to nearest even (fp8 saturates at 448). */
 uint16_t kv_f32_to_f16(float x);
-float kv_f16_to_f32(uint16_t h);
 uint8_t kv_f32_to_fp8(float x);
 float kv_fp8_to_f32(uint8_t b);
+
+/* f16 widened exactly, inline and without libm, as the engine reads its
+ * 16-bit norms and biases a value at a time: a normal value's exponent
+ * rebiased (15 to 127) under its 10 mantissa bits, a subnormal one's
+ * mantissa times 2^-24 (exact in a float); infinities stay, a NaN is the
+ * quiet one, its sign kept. */
+static inline float kv_f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, a = h & 0x7fffu, u;
+	float f;
+	if (a >= 0x7c00) {
+		u = sign | (a > 0x7c00 ? 0x7fc00000u : 0x7f800000u);
+	} else if (a >= 0x400) {
+		u = sign | ((a << 13) + (112u << 23));
+	} else {
+		f = (float)a * 0x1p-24f;
+		memcpy(&u, &f, sizeof u);
+		u |= sign;
+	}
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
 
 /* bf16 is float's top half; inline, as the fp8 kernels round every query
  * value and weight through it. A NaN stays a NaN. */
