@@ -81,10 +81,10 @@ struct kv_engine_opts {
 			    * unscaled), to make random weights' flat
 			    * next-token distributions as peaked as a
 			    * trained model's */
-	enum kv_dtype weights_dtype; /* the matrices' type in memory: f32
-				      * (the default), bf16 or f16, read as
-				      * stored by the products; norms and
-				      * biases stay f32 */
+	enum kv_dtype weights_dtype; /* every weight's type in memory,
+				      * norms and biases included: f32 (the
+				      * default), bf16 or f16, read as
+				      * stored */
 	const struct kv_st *ckpt; /* the weights of this checkpoint
 				   * (safetensors.h) instead of drawn ones:
 				   * GPT-2 and Llama-family layouts; the
@@ -94,7 +94,8 @@ struct kv_engine_opts {
 
 /* Bytes a run needs, computed before anything is allocated. */
 struct kv_engine_size {
-	uint64_t weights; /* every tensor: matrices in weights_dtype */
+	uint64_t weights; /* every tensor in weights_dtype, norms and
+			   * biases too, each padded to 64 bytes */
 	uint64_t cache;   /* the KV cache: kv_model_bytes() of the effective
 			   * model in the K and V formats for max_ctx x
 			   * users, or 0 */

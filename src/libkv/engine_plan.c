@@ -197,7 +197,7 @@ int kvp_tensor_floats(const struct shape *s, const struct tensor *t,
 		      uint64_t *out)
 {
 	int e = kv_mul(t->rows, t->cols, out);
-	if (!e && t->kind == K_MAT && s->wt != KV_DTYPE_F32)
+	if (!e && s->wt != KV_DTYPE_F32)
 		*out = *out / 2 + *out % 2;
 	return e ? e : kvp_padded(*out, out);
 }

@@ -2,7 +2,8 @@
  * kvquant.h - the KV cache as bytes: each row (one K or V head of one
  * token, hd values) is encoded once, when the engine writes it, in one of
  * the storage formats of dtype.h, and the attention kernels read the
- * encoded rows directly. Shared by the engine's files and the tests.
+ * encoded rows directly. Shared by the engine's files and the tests, with
+ * the scalar conversions the 16-bit weights go through too.
  *
  * Row layouts (bytes of kv_dtype_row_bytes()):
  *   f32, f16, bf16  the values, little-endian IEEE (bf16: f32's top half)
@@ -74,6 +75,23 @@ static inline float kv_bf16_to_f32(uint16_t h)
 	memcpy(&x, &u, sizeof x);
 	return x;
 }
+
+/* Element i of the engine's weights at w, of type wt (f32, bf16 or f16),
+ * as a float: a 16-bit one widened exactly. Every weight is kept in the
+ * run's one type, norm gains and biases too; those vectors are read
+ * through this, a value at a time. */
+static inline float kv_wval(const void *w, uint64_t i, enum kv_dtype wt)
+{
+	uint16_t h;
+	float f;
+	if (wt == KV_DTYPE_F32) {
+		memcpy(&f, (const float *)w + i, sizeof f);
+		return f;
+	}
+	memcpy(&h, (const uint16_t *)w + i, sizeof h);
+	return wt == KV_DTYPE_BF16 ? kv_bf16_to_f32(h) : kv_f16_to_f32(h);
+}
+
 /* Encodes n values of x into row (kv_dtype_row_bytes(t, n) bytes); t must
  * be stored (kv_dtype_stored()) and n tile its blocks. */
 void kv_quant_encode(enum kv_dtype t, const float *x, uint32_t n, void *row);
