@@ -95,7 +95,12 @@ struct kv_engine_opts {
 /* Bytes a run needs, computed before anything is allocated. */
 struct kv_engine_size {
 	uint64_t weights; /* every tensor in weights_dtype, norms and
-			   * biases too, each padded to 64 bytes */
+			   * biases too: the bytes kv_weight_bytes() gives
+			   * for the effective model's kv_model_params()
+			   * total, exactly, when each matrix fills whole
+			   * 64-byte lines (it is padded to them) and no
+			   * 16-bit vector is of odd length, as in every
+			   * shipped config */
 	uint64_t cache;   /* the KV cache: kv_model_bytes() of the effective
 			   * model in the K and V formats for max_ctx x
 			   * users, or 0 */

@@ -172,13 +172,7 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	if (!t)
 		goto fail;
 	kvp_tensors(&e->s, e, t);
-	float *w = e->weights;
-	for (size_t i = 0; i < nt; i++) {
-		uint64_t n = 0;
-		*t[i].dst = w;
-		kvp_tensor_floats(&e->s, &t[i], &n);
-		w += n;
-	}
+	kvp_place(&e->s, t, nt, e->weights);
 	if (o->ckpt && (rc = kvp_load(&e->s, t, nt, o->ckpt, err)))
 		goto fail;
 	for (size_t i = 0; i < nt && !o->ckpt; i++) {

@@ -167,10 +167,18 @@ size_t kvp_tensors(const struct shape *s, struct kv_engine *e,
 		   struct tensor *t);
 /* n floats rounded up to ALIGN_F. Returns 0 or KV_ERANGE. */
 int kvp_padded(uint64_t n, uint64_t *out);
-/* Floats tensor t takes in the weights' allocation, padded: it holds
- * s->wt values (two 16-bit ones a float). Returns 0 or KV_ERANGE. */
+/* Floats tensor t takes in the weights' allocation: its s->wt values
+ * (two 16-bit ones a float, an odd count rounded up), a matrix's padded
+ * to ALIGN_F. Returns 0 or KV_ERANGE. */
 int kvp_tensor_floats(const struct shape *s, const struct tensor *t,
 		      uint64_t *out);
+/* Points the n tensors t into w, the weights' allocation: the matrices
+ * first, each on 64 bytes (the kernels stream them), then the vectors
+ * (norm gains, biases), read a value at a time, packed without padding,
+ * so the allocation is the parameters' bytes whenever each matrix fills
+ * whole 64-byte lines. */
+void kvp_place(const struct shape *s, const struct tensor *t, size_t n,
+	       float *w);
 /* Bytes of a thread's gathered tile: its K rows, then its V rows, in
  * whole cache lines. */
 uint64_t kvp_tile_bytes(const struct shape *s);

@@ -398,7 +398,7 @@ static void test_bytes(void)
 	kv_model_free(m);
 
 	/* Qwen3's q and k norms: 2 gains of head_dim 16 floats a layer (64
-	 * bytes, one aligned piece each) beyond the same Llama shape's */
+	 * bytes each) beyond the same Llama shape's */
 	struct kv_engine_size base;
 	uint64_t read[2];
 	o = kv_engine_opts_default();
