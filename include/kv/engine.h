@@ -176,10 +176,10 @@ uint64_t kv_engine_cache_bytes(const struct kv_engine *e);
 uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
 
 /* What a pass must move and compute, for benchmarks' rooflines (pure
- * arithmetic on the engine's shape, float32):
+ * arithmetic on the engine's shape):
  * - weight bytes one forward pass reads: every layer's tensors, the final
- *   norm and the output head (the embedding table only through the rows
- *   gathered, which are not counted);
+ *   norm and the output head, all in the weights' type (the embedding
+ *   table only through the rows gathered, which are not counted);
  * - cache bytes a pass of one new token per sequence at position pos reads:
  *   users x (pos + 1) x bytes per token (K and V of every layer, in their
  *   stored formats, scales included; with MLA the latent and the rotary
