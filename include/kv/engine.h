@@ -81,10 +81,10 @@ struct kv_engine_opts {
 			    * unscaled), to make random weights' flat
 			    * next-token distributions as peaked as a
 			    * trained model's */
-	enum kv_dtype weights_dtype; /* the matrices' type in memory: f32
-				      * (the default), bf16 or f16, read as
-				      * stored by the products; norms and
-				      * biases stay f32 */
+	enum kv_dtype weights_dtype; /* every weight's type in memory,
+				      * norms and biases included: f32 (the
+				      * default), bf16 or f16, read as
+				      * stored */
 	const struct kv_st *ckpt; /* the weights of this checkpoint
 				   * (safetensors.h) instead of drawn ones:
 				   * GPT-2 and Llama-family layouts; the
@@ -94,7 +94,13 @@ struct kv_engine_opts {
 
 /* Bytes a run needs, computed before anything is allocated. */
 struct kv_engine_size {
-	uint64_t weights; /* every tensor: matrices in weights_dtype */
+	uint64_t weights; /* every tensor in weights_dtype, norms and
+			   * biases too: the bytes kv_weight_bytes() gives
+			   * for the effective model's kv_model_params()
+			   * total, exactly, when each matrix fills whole
+			   * 64-byte lines (it is padded to them) and no
+			   * 16-bit vector is of odd length, as in every
+			   * shipped config */
 	uint64_t cache;   /* the KV cache: kv_model_bytes() of the effective
 			   * model in the K and V formats for max_ctx x
 			   * users, or 0 */
@@ -170,10 +176,10 @@ uint64_t kv_engine_cache_bytes(const struct kv_engine *e);
 uint64_t kv_engine_cache_token_bytes(const struct kv_engine *e);
 
 /* What a pass must move and compute, for benchmarks' rooflines (pure
- * arithmetic on the engine's shape, float32):
+ * arithmetic on the engine's shape):
  * - weight bytes one forward pass reads: every layer's tensors, the final
- *   norm and the output head (the embedding table only through the rows
- *   gathered, which are not counted);
+ *   norm and the output head, all in the weights' type (the embedding
+ *   table only through the rows gathered, which are not counted);
  * - cache bytes a pass of one new token per sequence at position pos reads:
  *   users x (pos + 1) x bytes per token (K and V of every layer, in their
  *   stored formats, scales included; with MLA the latent and the rotary

@@ -24,7 +24,9 @@
  *   layer l: 16 (l + 1) + slot, slots as enum slot below.
  *   matrices: 0.02 sqrt(3) r (standard deviation 0.02, as GPT-2's init);
  *   biases: 0.02 r; norm gains: 1 + 0.1 r (Qwen3's per-head q and k
- *   norms too: slots S_Q_NORM and S_K_NORM, head_dim gains each).
+ *   norms too: slots S_Q_NORM and S_K_NORM, head_dim gains each). Each
+ *   value is drawn as a float, then rounded to the weights' type (to
+ *   nearest even), vectors as matrices.
  * An MLA layer (mla.c) has no S_QKV tensors; its own have the ids
  * KV_MLA_ID(l, slot) of mla.h, drawn the same way.
  *
@@ -46,7 +48,7 @@
 struct draw_job {
 	const struct tensor *t;
 	uint64_t seed;
-	enum kv_dtype wt; /* a matrix's type: its draws rounded to it */
+	enum kv_dtype wt; /* the weights' type: every draw rounded to it */
 };
 
 static void draw_task(void *arg, unsigned tid, unsigned nth)
@@ -58,7 +60,7 @@ static void draw_task(void *arg, unsigned tid, unsigned nth)
 	uint64_t key = kv_rand_key(j->seed, t->id);
 	float *dst = *t->dst;
 	uint16_t *half = (uint16_t *)*t->dst;
-	bool wide = t->kind != K_MAT || j->wt == KV_DTYPE_F32;
+	bool wide = j->wt == KV_DTYPE_F32;
 	for (uint64_t i = a; i < b; i++) {
 		/* i is the stored index; the draw follows the logical one */
 		uint64_t li = t->transpose ? (i % t->rows) * t->cols +
@@ -170,13 +172,7 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 	if (!t)
 		goto fail;
 	kvp_tensors(&e->s, e, t);
-	float *w = e->weights;
-	for (size_t i = 0; i < nt; i++) {
-		uint64_t n = 0;
-		*t[i].dst = w;
-		kvp_tensor_floats(&e->s, &t[i], &n);
-		w += n;
-	}
+	kvp_place(&e->s, t, nt, e->weights);
 	if (o->ckpt && (rc = kvp_load(&e->s, t, nt, o->ckpt, err)))
 		goto fail;
 	for (size_t i = 0; i < nt && !o->ckpt; i++) {
@@ -229,11 +225,14 @@ void kv_engine_free(struct kv_engine *e)
 
 /* --- the pieces of a block --- */
 
+/* y = LayerNorm (GPT-2) or RMSNorm of rows of x, stride rows apart,
+ * with the gains g and biases b (GPT-2's) in the weights' type. */
 static void norm_rows(const struct shape *s, const float *x, float *y,
-		      uint64_t rows, uint64_t stride, const float *g,
-		      const float *b)
+		      uint64_t rows, uint64_t stride, const void *g,
+		      const void *b)
 {
 	uint64_t d = s->dim;
+	enum kv_dtype wt = s->wt;
 	for (uint64_t r = 0; r < rows; r++) {
 		const float *xr = x + r * stride * d;
 		float *yr = y + r * d;
@@ -247,31 +246,35 @@ static void norm_rows(const struct shape *s, const float *x, float *y,
 			var /= (float)d;
 			float inv = 1.0f / sqrtf(var + (float)s->eps);
 			for (uint64_t i = 0; i < d; i++)
-				yr[i] = (xr[i] - mean) * inv * g[i] + b[i];
+				yr[i] = (xr[i] - mean) * inv *
+						kv_wval(g, i, wt) +
+					kv_wval(b, i, wt);
 		} else {
 			float ss = 0;
 			for (uint64_t i = 0; i < d; i++)
 				ss += xr[i] * xr[i];
 			float inv = 1.0f / sqrtf(ss / (float)d + (float)s->eps);
 			for (uint64_t i = 0; i < d; i++)
-				yr[i] = xr[i] * inv * g[i];
+				yr[i] = xr[i] * inv * kv_wval(g, i, wt);
 		}
 	}
 }
 
 /* Qwen3's per-head RMSNorm: each of n heads of hd values scaled to unit
- * root mean square (eps inside the root), then by the gains g (hd). */
+ * root mean square (eps inside the root), then by the gains g (hd, in
+ * the weights' type). */
 static void head_norm(const struct shape *s, float *x, uint32_t n,
-		      const float *g)
+		      const void *g)
 {
 	uint32_t hd = s->hd;
+	enum kv_dtype wt = s->wt;
 	for (uint32_t h = 0; h < n; h++, x += hd) {
 		float ss = 0;
 		for (uint32_t i = 0; i < hd; i++)
 			ss += x[i] * x[i];
 		float inv = 1.0f / sqrtf(ss / (float)hd + (float)s->eps);
 		for (uint32_t i = 0; i < hd; i++)
-			x[i] = x[i] * inv * g[i];
+			x[i] = x[i] * inv * kv_wval(g, i, wt);
 	}
 }
 
@@ -780,8 +783,8 @@ uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
 {
 	const struct shape *s = &e->s;
 	/* nothing here overflows: the engine's allocation, which holds all
-	 * of it, was computed with checks; matrices are read in the
-	 * weights' type, vectors (norms, biases) in f32 */
+	 * of it, was computed with checks; every weight, matrix or vector
+	 * (norms, biases), is read in the weights' type */
 	uint64_t mats = (s->mla ? kv_mla_layer_floats(&s->md)
 				: s->dim * s->qkv) +
 			s->att * s->dim +
@@ -796,8 +799,9 @@ uint64_t kv_engine_weight_read_bytes(const struct kv_engine *e)
 	if (s->mlp_bias)
 		vecs += s->ffn * (s->gpt2 ? 1 : 2) + s->dim;
 	uint64_t wsize = s->wt == KV_DTYPE_F32 ? sizeof(float) : 2;
-	return (mats * s->layers + s->dim * s->vocab) * wsize +
-	       (vecs * s->layers + s->dim * (s->gpt2 ? 2 : 1)) * sizeof(float);
+	return ((mats + vecs) * s->layers + s->dim * s->vocab +
+		s->dim * (s->gpt2 ? 2 : 1)) *
+	       wsize;
 }
 
 uint64_t kv_engine_cache_read_bytes(const struct kv_engine *e, uint64_t pos)

@@ -2,9 +2,9 @@
  * engine_ckpt.c - the engine's tensors filled from a checkpoint instead
  * of drawn: each tensor of the shape (engine_plan.c's list) found under
  * its family's names, its shape checked, its values converted from the
- * checkpoint's F32, F16 or BF16 into the engine's weights' type (a 16-bit
- * matrix of the same type is copied as stored; norms and biases are
- * float32).
+ * checkpoint's F32, F16 or BF16 into the engine's weights' type, norms
+ * and biases as matrices (a 16-bit tensor of the same type is copied as
+ * stored, so a bf16 checkpoint's values are the engine's, bit for bit).
  *
  * GPT-2 (Transformers' GPT2LMHeadModel, with or without "transformer."):
  * wte, wpe, h.L.{ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
@@ -193,8 +193,7 @@ static int fill(const struct shape *s, const struct tensor *t,
 		gpt2_source(t, &src);
 	else
 		llama_source(s, t, &src);
-	/* matrices in the weights' type, vectors in f32 */
-	enum kv_dtype wt = vec ? KV_DTYPE_F32 : s->wt;
+	enum kv_dtype wt = s->wt; /* every tensor's, vectors' too */
 	char *dst = (char *)*t->dst;
 	for (int i = 0; i < src.n; i++) {
 		const struct kv_st_tensor *c = lookup(ck, src.name[i], s->gpt2);

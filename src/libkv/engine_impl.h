@@ -37,8 +37,10 @@ enum kind { K_MAT, K_BIAS, K_GAIN };
 /* Floats per aligned piece: every tensor starts on 64 bytes. */
 #define ALIGN_F 16
 
-/* A matrix's pointer holds its s->wt values: floats, or 16-bit words
- * (the ops read it by type); vectors are floats. */
+/* Every pointer holds s->wt values, matrices and vectors (norm gains,
+ * biases) alike: floats, or 16-bit words, as a checkpoint and serving
+ * engines keep them. The ops read a matrix by type, the rest read a
+ * vector's values through kv_wval(). */
 struct layer_w {
 	float *ln1_g, *ln1_b; /* (dim) */
 	float *w_qkv;  /* (dim, (heads + 2 kv_heads) head_dim) */
@@ -83,8 +85,8 @@ struct shape {
 	int rope_kind;   /* 0 plain, 1 linear, 2 llama3: rope_scaling's */
 	double rope_factor, rope_low, rope_high;
 	uint64_t rope_orig;
-	enum kv_dtype wt; /* the matrices' type: f32, bf16 or f16 (norms and
-			   * biases stay f32) */
+	enum kv_dtype wt; /* the weights' type, every tensor's: f32, bf16
+			   * or f16 */
 	uint64_t conv_k;  /* the widest input of a product: 16-bit weights'
 			   * rows widened for sgemm are this long */
 	bool mla;        /* multi-head latent attention: hd is its rotary
@@ -165,11 +167,18 @@ size_t kvp_tensors(const struct shape *s, struct kv_engine *e,
 		   struct tensor *t);
 /* n floats rounded up to ALIGN_F. Returns 0 or KV_ERANGE. */
 int kvp_padded(uint64_t n, uint64_t *out);
-/* Floats tensor t takes in the weights' allocation, padded: a matrix
- * holds s->wt values (two 16-bit ones a float), a vector floats. Returns
- * 0 or KV_ERANGE. */
+/* Floats tensor t takes in the weights' allocation: its s->wt values
+ * (two 16-bit ones a float, an odd count rounded up), a matrix's padded
+ * to ALIGN_F. Returns 0 or KV_ERANGE. */
 int kvp_tensor_floats(const struct shape *s, const struct tensor *t,
 		      uint64_t *out);
+/* Points the n tensors t into w, the weights' allocation: the matrices
+ * first, each on 64 bytes (the kernels stream them), then the vectors
+ * (norm gains, biases), read a value at a time, packed without padding,
+ * so the allocation is the parameters' bytes whenever each matrix fills
+ * whole 64-byte lines. */
+void kvp_place(const struct shape *s, const struct tensor *t, size_t n,
+	       float *w);
 /* Bytes of a thread's gathered tile: its K rows, then its V rows, in
  * whole cache lines. */
 uint64_t kvp_tile_bytes(const struct shape *s);

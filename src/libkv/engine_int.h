@@ -164,13 +164,14 @@ struct kv_ops {
 /* Weight rows a thread widens to float at a time for sgemm. */
 #define KV_CONV_ROWS 64
 
-/* y (m, n) = x (m, k) w + beta y + b, w of n outputs stored [out][in] in
- * the ops' weight type, then the activation; with SWIGLU, y = silu(x w2 + b2) * (x w + b). The
- * outputs are handed to the pool's threads in runs. */
+/* y (m, n) = x (m, k) w + beta y + b, w of n outputs stored [out][in]
+ * and b (n, or NULL) in the ops' weight type, then the activation; with
+ * SWIGLU, y = silu(x w2 + b2) * (x w + b). The outputs are handed to the
+ * pool's threads in runs. */
 void kv_linear(const struct kv_ops *o, const float *x, uint64_t m,
-	       uint64_t k, const void *w, const float *b, float *y,
+	       uint64_t k, const void *w, const void *b, float *y,
 	       uint64_t n, float beta, enum kv_act act, const void *w2,
-	       const float *b2);
+	       const void *b2);
 
 /* Merges `parts` results of a step split over positions, each g rows of
  * hd weighted sums, then g maxima, then g sums (g (hd + 2) floats apart),

@@ -197,9 +197,23 @@ int kvp_tensor_floats(const struct shape *s, const struct tensor *t,
 		      uint64_t *out)
 {
 	int e = kv_mul(t->rows, t->cols, out);
-	if (!e && t->kind == K_MAT && s->wt != KV_DTYPE_F32)
+	if (!e && s->wt != KV_DTYPE_F32)
 		*out = *out / 2 + *out % 2;
-	return e ? e : kvp_padded(*out, out);
+	return e || t->kind != K_MAT ? e : kvp_padded(*out, out);
+}
+
+void kvp_place(const struct shape *s, const struct tensor *t, size_t n,
+	       float *w)
+{
+	for (int vec = 0; vec < 2; vec++)
+		for (size_t i = 0; i < n; i++) {
+			uint64_t f = 0;
+			if ((t[i].kind != K_MAT) != vec)
+				continue;
+			*t[i].dst = w;
+			kvp_tensor_floats(s, &t[i], &f);
+			w += f;
+		}
 }
 
 static int weight_floats(const struct shape *s, uint64_t *out)

@@ -81,19 +81,6 @@ uint16_t kv_f32_to_f16(float x)
 	return sign | (uint16_t)(r >> 13);
 }
 
-float kv_f16_to_f32(uint16_t h)
-{
-	uint32_t e = h >> 10 & 0x1f, m = h & 0x3ff;
-	float v;
-	if (e == 0)
-		v = (float)m * 0x1p-24f;
-	else if (e == 31)
-		v = m ? NAN : INFINITY;
-	else
-		v = ldexpf((float)(m | 0x400), (int)e - 25);
-	return h & 0x8000 ? -v : v;
-}
-
 uint8_t kv_f32_to_fp8(float x)
 {
 	uint8_t sign = signbit(x) ? 0x80 : 0;

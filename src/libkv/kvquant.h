@@ -2,7 +2,8 @@
  * kvquant.h - the KV cache as bytes: each row (one K or V head of one
  * token, hd values) is encoded once, when the engine writes it, in one of
  * the storage formats of dtype.h, and the attention kernels read the
- * encoded rows directly. Shared by the engine's files and the tests.
+ * encoded rows directly. Shared by the engine's files and the tests, with
+ * the scalar conversions the 16-bit weights go through too.
  *
  * Row layouts (bytes of kv_dtype_row_bytes()):
  *   f32, f16, bf16  the values, little-endian IEEE (bf16: f32's top half)
@@ -31,9 +32,30 @@
 
 /* Scalar conversions, round to nearest even (fp8 saturates at 448). */
 uint16_t kv_f32_to_f16(float x);
-float kv_f16_to_f32(uint16_t h);
 uint8_t kv_f32_to_fp8(float x);
 float kv_fp8_to_f32(uint8_t b);
+
+/* f16 widened exactly, inline and without libm, as the engine reads its
+ * 16-bit norms and biases a value at a time: a normal value's exponent
+ * rebiased (15 to 127) under its 10 mantissa bits, a subnormal one's
+ * mantissa times 2^-24 (exact in a float); infinities stay, a NaN is the
+ * quiet one, its sign kept. */
+static inline float kv_f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, a = h & 0x7fffu, u;
+	float f;
+	if (a >= 0x7c00) {
+		u = sign | (a > 0x7c00 ? 0x7fc00000u : 0x7f800000u);
+	} else if (a >= 0x400) {
+		u = sign | ((a << 13) + (112u << 23));
+	} else {
+		f = (float)a * 0x1p-24f;
+		memcpy(&u, &f, sizeof u);
+		u |= sign;
+	}
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
 
 /* bf16 is float's top half; inline, as the fp8 kernels round every query
  * value and weight through it. A NaN stays a NaN. */
@@ -53,6 +75,23 @@ static inline float kv_bf16_to_f32(uint16_t h)
 	memcpy(&x, &u, sizeof x);
 	return x;
 }
+
+/* Element i of the engine's weights at w, of type wt (f32, bf16 or f16),
+ * as a float: a 16-bit one widened exactly. Every weight is kept in the
+ * run's one type, norm gains and biases too; those vectors are read
+ * through this, a value at a time. */
+static inline float kv_wval(const void *w, uint64_t i, enum kv_dtype wt)
+{
+	uint16_t h;
+	float f;
+	if (wt == KV_DTYPE_F32) {
+		memcpy(&f, (const float *)w + i, sizeof f);
+		return f;
+	}
+	memcpy(&h, (const uint16_t *)w + i, sizeof h);
+	return wt == KV_DTYPE_BF16 ? kv_bf16_to_f32(h) : kv_f16_to_f32(h);
+}
+
 /* Encodes n values of x into row (kv_dtype_row_bytes(t, n) bytes); t must
  * be stored (kv_dtype_stored()) and n tile its blocks. */
 void kv_quant_encode(enum kv_dtype t, const float *x, uint32_t n, void *row);

@@ -30,6 +30,7 @@
 #include "engine_int.h"
 #include "simd.h"
 #include "kv/layout.h"
+#include "kvquant.h"
 #include "mla.h"
 
 enum { Q_W, QA_W, QA_G, QB_W, KVA_W, KVA_G, KVB_W };
@@ -697,9 +698,10 @@ float *kv_mla_rows(const struct kv_mla *m, uint32_t l, uint64_t u,
 	return m->ckv + u * n * D;
 }
 
-/* x = x / rms(x) * g over d values of each of `rows` rows `stride` apart. */
+/* x = x / rms(x) * g over d values of each of `rows` rows `stride` apart,
+ * the gains g in the weights' type wt. */
 static void rms_rows(float *x, uint64_t rows, uint64_t stride, uint64_t d,
-		     const float *g, float eps)
+		     const void *g, enum kv_dtype wt, float eps)
 {
 	for (uint64_t r = 0; r < rows; r++) {
 		float *xr = x + r * stride, ss = 0;
@@ -707,7 +709,7 @@ static void rms_rows(float *x, uint64_t rows, uint64_t stride, uint64_t d,
 			ss += xr[i] * xr[i];
 		float inv = 1.0f / sqrtf(ss / (float)d + eps);
 		for (uint64_t i = 0; i < d; i++)
-			xr[i] = xr[i] * inv * g[i];
+			xr[i] = xr[i] * inv * kv_wval(g, i, wt);
 	}
 }
 
@@ -991,7 +993,8 @@ void kv_mla_attention(struct kv_mla *m, const struct kv_mla_w *w,
 	if (d->qrank) {
 		kv_linear(m->ops, xn, rows, d->dim, w->w_qa, NULL, m->qa,
 			  d->qrank, 0, KV_ACT_NONE, NULL, NULL);
-		rms_rows(m->qa, rows, d->qrank, d->qrank, w->qa_g, d->eps);
+		rms_rows(m->qa, rows, d->qrank, d->qrank, w->qa_g,
+			 m->ops->wt, d->eps);
 		kv_linear(m->ops, m->qa, rows, d->qrank, w->w_qb, NULL, q, qw,
 			  0, KV_ACT_NONE, NULL, NULL);
 	} else {
@@ -1000,7 +1003,7 @@ void kv_mla_attention(struct kv_mla *m, const struct kv_mla_w *w,
 	}
 	kv_linear(m->ops, xn, rows, d->dim, w->w_kva, NULL, m->ckv, D, 0,
 		  KV_ACT_NONE, NULL, NULL);
-	rms_rows(m->ckv, rows, D, d->rank, w->kva_g, d->eps);
+	rms_rows(m->ckv, rows, D, d->rank, w->kva_g, m->ops->wt, d->eps);
 	for (uint64_t r = 0; r < rows; r++) {
 		uint64_t p = pos + r % n;
 		rotate(m, m->ckv + r * D + d->rank, p);

@@ -39,7 +39,10 @@ struct kv_mla_dims {
 	float eps;          /* of the latent's (and q's) RMSNorm */
 };
 
-/* One layer's tensors, stored [out][in] as the engine's others. */
+/* One layer's tensors, stored [out][in] as the engine's others and, as
+ * they, in the weights' type (f32 so far: kv_engine_model() refuses 16-bit
+ * weights with latent attention, for kv_b_proj is read as floats); the
+ * gains are read through kv_wval(). */
 struct kv_mla_w {
 	float *w_q;   /* (dim, heads (nope + rope)), when qrank == 0 */
 	float *w_qa;  /* (dim, qrank) q_a_proj */

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "engine_int.h"
+#include "kvquant.h"
 
 /* Tasks per thread of a product: contiguous runs of W's rows handed out
  * in turn, so a thread that gets less bandwidth takes fewer of them. */
@@ -18,8 +19,8 @@
 /* y (m, n) = x (m, k) w (k, n) + beta y + b, then the activation; with
  * SWIGLU, y = silu(x w2 + b2) * (x w + b), the gate product into g. */
 struct linear_job {
-	const float *x, *b, *b2;
-	const void *w, *w2;
+	const float *x;
+	const void *w, *w2, *b, *b2; /* in the ops' weight type */
 	float *y, *g;
 	uint64_t m, k, n;
 	float beta;
@@ -43,8 +44,28 @@ static void blas(const float *x, const float *wc, float *y, uint64_t m,
 			    wc, (blasint)k, beta, y + c0, (blasint)n);
 }
 
+/* Bias values widened per run: one conversion per column of a product,
+ * not one per row and column. */
+#define BIAS_RUN 256
+
+/* y[r][c] += b[c] for rows r < m, columns c0 .. c1 - 1 of n, the bias
+ * in type wt. */
+static void add_bias(const void *b, enum kv_dtype wt, float *y, uint64_t m,
+		     uint64_t n, uint64_t c0, uint64_t c1)
+{
+	float v[BIAS_RUN];
+	for (uint64_t c = c0; c < c1; c += BIAS_RUN) {
+		uint64_t e = c1 - c < BIAS_RUN ? c1 : c + BIAS_RUN;
+		for (uint64_t i = c; i < e; i++)
+			v[i - c] = kv_wval(b, i, wt);
+		for (uint64_t r = 0; r < m; r++)
+			for (uint64_t i = c; i < e; i++)
+				y[r * n + i] += v[i - c];
+	}
+}
+
 static void product(const struct kv_ops *o, unsigned tid, const float *x,
-		    const void *w, const float *b, float *y, uint64_t m,
+		    const void *w, const void *b, float *y, uint64_t m,
 		    uint64_t k, uint64_t n, uint64_t c0, uint64_t c1,
 		    float beta)
 {
@@ -66,9 +87,7 @@ static void product(const struct kv_ops *o, unsigned tid, const float *x,
 		}
 	}
 	if (b)
-		for (uint64_t r = 0; r < m; r++)
-			for (uint64_t c = c0; c < c1; c++)
-				y[r * n + c] += b[c];
+		add_bias(b, o->wt, y, m, n, c0, c1);
 }
 
 /* Outputs c0 .. c1 - 1 of a product, with its activation. */
@@ -104,9 +123,9 @@ static void linear_task(void *arg, unsigned tid, unsigned nth)
 }
 
 void kv_linear(const struct kv_ops *o, const float *x, uint64_t m,
-	       uint64_t k, const void *w, const float *b, float *y,
+	       uint64_t k, const void *w, const void *b, float *y,
 	       uint64_t n, float beta, enum kv_act act, const void *w2,
-	       const float *b2)
+	       const void *b2)
 {
 	struct linear_job j = {.x = x, .w = w, .b = b, .w2 = w2, .b2 = b2,
 			       .y = y, .g = o->g, .m = m, .k = k, .n = n,

@@ -9,8 +9,9 @@ plainly (no cache, no grouping tricks: each query head looks up its KV head
 as i // group), and compares the logits of each sequence's last token.
 
 Usage: ref_forward.py CASE_FILE TOL. CASE_FILE holds lines "key value...":
-the shape, the seed, the matrices' type (weights f32, bf16 or f16: the
-draws rounded to it, to nearest even), whether q and k are normed per head
+the shape, the seed, the weights' type (weights f32, bf16 or f16: every
+draw, matrices, biases and norm gains alike, rounded to it, to nearest
+even), whether q and k are normed per head
 (qk_norm 1, as Qwen3), the tokens of each sequence and the engine's
 logits.
 Exit 0 when every logit is within TOL, 1 when not, 77 without NumPy.
@@ -50,11 +51,11 @@ def draw(seed, tid, n):
         - np.float32(1.0)
 
 
-WT = "f32"  # the matrices' type in the engine: f32, bf16 or f16
+WT = "f32"  # the weights' type in the engine: f32, bf16 or f16
 
 
 def rounded(x):
-    """float32 x as the engine keeps a matrix of type WT."""
+    """float32 x as the engine keeps a weight of type WT."""
     if WT == "f16":
         return x.astype(np.float16).astype(np.float32)
     if WT == "bf16":
@@ -70,11 +71,11 @@ def mat(seed, tid, rows, cols):
 
 
 def bias(seed, tid, n):
-    return (np.float32(0.02) * draw(seed, tid, n)).astype(np.float64)
+    return rounded(np.float32(0.02) * draw(seed, tid, n)).astype(np.float64)
 
 
 def gain(seed, tid, n):
-    return (np.float32(1.0) + np.float32(0.1) * draw(seed, tid, n)) \
+    return rounded(np.float32(1.0) + np.float32(0.1) * draw(seed, tid, n)) \
         .astype(np.float64)
 
 

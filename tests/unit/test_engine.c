@@ -4,8 +4,10 @@
  * heads, one and several users, one and two threads, whole and
  * position-split attention), the vectorised and portable kernels agree,
  * the cache is exactly kvsize's bytes (Qwen3's norms counted in the
- * weights), large buffers sit on huge-page boundaries, and the helpers of
- * a decode loop hold the articles' numbers.
+ * weights), the weights exactly kvfit --params' bytes in f32, bf16 and
+ * f16 (GPT-2, Qwen2, Qwen3, MLA shapes), large buffers sit on huge-page
+ * boundaries, and the helpers of a decode loop hold the articles'
+ * numbers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "kv/decode.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
+#include "kv/params.h"
 #include "test.h"
 
 static const char gpt2_json[] =
@@ -398,7 +401,7 @@ static void test_bytes(void)
 	kv_model_free(m);
 
 	/* Qwen3's q and k norms: 2 gains of head_dim 16 floats a layer (64
-	 * bytes, one aligned piece each) beyond the same Llama shape's */
+	 * bytes each) beyond the same Llama shape's */
 	struct kv_engine_size base;
 	uint64_t read[2];
 	o = kv_engine_opts_default();
@@ -418,6 +421,77 @@ static void test_bytes(void)
 	}
 	CHECK_U64(sz.weights - base.weights, 2 * 2 * 16 * 4);
 	CHECK_U64(read[1] - read[0], 2 * 2 * 16 * 4);
+}
+
+/* The engine's weights are the bytes kvfit --params counts for the model
+ * it runs (the effective one: overrides applied, DeepSeek's MoE layers
+ * dense), kv_weight_bytes() of kv_model_params()' total, in weight type
+ * wt, norms and biases included; ok: whether the type runs at all. */
+static void params_agree(const struct kv_model *m, struct kv_engine_opts o,
+			 enum kv_dtype wt, bool ok, uint64_t *bytes)
+{
+	char err[KV_ERRLEN];
+	struct kv_model *eff;
+	struct kv_params p;
+	struct kv_engine_size sz;
+	uint64_t want;
+	o.weights_dtype = wt;
+	*bytes = 0;
+	if (!ok) {
+		CHECK(kv_engine_estimate(m, &o, &sz, err) == KV_EUNSUP);
+		return;
+	}
+	if (kv_engine_model(m, &o, &eff, err)) {
+		fprintf(stderr, "engine: %s\n", err);
+		test_failures++;
+		return;
+	}
+	CHECK(kv_model_params(eff, &p, err) == 0);
+	CHECK(kv_weight_bytes(p.total, wt, &want) == 0);
+	CHECK(kv_engine_estimate(m, &o, &sz, err) == 0);
+	CHECK_U64(sz.weights, want);
+	*bytes = sz.weights;
+	kv_model_free(eff);
+}
+
+static void test_params_bytes(void)
+{
+	static const enum kv_dtype wt[3] = {KV_DTYPE_F32, KV_DTYPE_BF16,
+					    KV_DTYPE_F16};
+	struct kv_engine_opts o = kv_engine_opts_default();
+	uint64_t b[3] = {0};
+	/* GPT-2 small: 124,439,808 parameters, 121,344 of them in norms
+	 * and biases; kvfit --params gpt2 says 497,759,232 bytes in f32,
+	 * 248,879,616 in bf16 and f16 */
+	struct kv_model *m;
+	CHECK(kv_model_gpt2_small(&m) == 0);
+	for (int i = 0; i < 3; i++)
+		params_agree(m, o, wt[i], true, &b[i]);
+	CHECK_U64(b[0], 497759232);
+	CHECK_U64(b[1], 248879616);
+	CHECK_U64(b[2], 248879616);
+	kv_model_free(m);
+	/* Qwen2.5-7B's shape, 2 layers and a vocabulary of 1,024: q/k/v
+	 * biases, an untied head; Qwen3-8B's: per-head q/k norms; the tiny
+	 * Qwen3's heads of 24, whose norms fill no 64-byte line */
+	o.layers = 2;
+	o.vocab = 1024;
+	const char *name[2] = {"qwen2.5-7b", "qwen3-8b"};
+	for (int c = 0; c < 3; c++) {
+		m = c < 2 ? test_load(name[c]) : test_parse(qwen3_json);
+		for (int i = 0; i < 3 && m; i++)
+			params_agree(m, o, wt[i], true, &b[i]);
+		CHECK_U64(b[1], b[2]);
+		CHECK_U64(2 * b[1], b[0]); /* every tensor halved */
+		kv_model_free(m);
+	}
+	/* DeepSeek-V2-Lite's latent attention, its dense first layer: f32
+	 * weights only */
+	m = test_load("deepseek-v2-lite");
+	o.layers = 1;
+	for (int i = 0; i < 3 && m; i++)
+		params_agree(m, o, wt[i], i == 0, &b[i]);
+	kv_model_free(m);
 }
 
 static void test_refusals(void)
@@ -586,6 +660,7 @@ int main(int argc, char **argv)
 	test_helpers();
 	test_refusals();
 	test_bytes();
+	test_params_bytes();
 	test_kernels();
 	test_attn_block();
 	test_agreement();

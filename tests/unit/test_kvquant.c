@@ -19,6 +19,36 @@ static const enum kv_dtype stored[] = {
 	KV_DTYPE_INT8, KV_DTYPE_Q8_0, KV_DTYPE_Q4_0, KV_DTYPE_Q4_1};
 #define NSTORED 8
 
+/* f16 by its definition: (-1)^s 2^(e - 15) 1.m, 2^-14 0.m for e = 0;
+ * e = 31 infinity or NaN. */
+static float f16_by_definition(uint16_t h)
+{
+	int e = h >> 10 & 0x1f, m = h & 0x3ff;
+	double v = e == 0    ? ldexp(m, -24)
+		   : e == 31 ? (m ? NAN : INFINITY)
+			     : ldexp(1024 + m, e - 25);
+	return (float)(h & 0x8000 ? -v : v);
+}
+
+/* Every one of the 65,536 f16 values widens to its exact float, the
+ * sign of zero and NaN kept, and narrows back to itself. */
+static void test_f16_all(void)
+{
+	int exact = 1, back = 1;
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		float got = kv_f16_to_f32((uint16_t)h);
+		float want = f16_by_definition((uint16_t)h);
+		bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+		if (nan ? !isnan(got) || signbit(got) != signbit(want)
+			: memcmp(&got, &want, sizeof got))
+			exact = 0;
+		if (!nan && kv_f32_to_f16(got) != h)
+			back = 0;
+	}
+	CHECK(exact);
+	CHECK(back);
+}
+
 static void test_scalars(void)
 {
 	CHECK_U64(kv_f32_to_f16(1.0f), 0x3c00);
@@ -54,6 +84,7 @@ static void test_scalars(void)
 		    kv_f32_to_fp8(kv_fp8_to_f32((uint8_t)b)) != b)
 			same = 0;
 	CHECK(same);
+	test_f16_all();
 }
 
 /* llama.cpp's q4_0 and q8_0 blocks for a hand-made row. */
