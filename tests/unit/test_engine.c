@@ -258,18 +258,24 @@ static void test_attn_isa(enum kv_isa isa)
 			}
 }
 
+/* The few-rows product's cases: rows up to KV_SMALL_ROWS (x is
+ * GEMM_M x GEMM_K at most), N outputs. */
+enum { GEMM_M = KV_SMALL_ROWS, GEMM_K = 150, GEMM_N = 300 };
+
 /* One case of the few-rows product: the named kernel against the plain
  * loop and one element by hand, over a column range that starts and ends
- * off the kernels' tiles (K = 37 leaves a tail of 5 in every row). w is
- * in type wt, wide its values as floats. */
+ * off the kernels' tiles (K = 37 leaves a tail of 5 in every row, 150 one
+ * of 6 after blocks of 16, 32 and 64). w is in type wt, wide its values
+ * as floats. f32 rows come out bit for bit as they do one at a time: a
+ * row's sums keep their order whatever tile it falls in. */
 static void gemm_case(const float *x, const void *w, enum kv_dtype wt,
 		      const float *wide, float *y0, float *y1, uint64_t m,
-		      int beta, enum kv_isa isa)
+		      uint64_t K, int beta, enum kv_isa isa)
 {
-	enum { K = 37, N = 300 };
+	enum { N = GEMM_N };
 	/* with beta 0 the outputs in range start as NaN: they must not be
 	 * read */
-	for (uint64_t i = 0; i < 8 * N; i++) {
+	for (uint64_t i = 0; i < GEMM_M * N; i++) {
 		uint64_t r = i / N, c = i % N;
 		bool in = r < m && c >= 3 && c < 297;
 		y0[i] = y1[i] = in && !beta ? NAN : (float)(i % 7);
@@ -277,27 +283,42 @@ static void gemm_case(const float *x, const void *w, enum kv_dtype wt,
 	kv_gemm_small_isa(x, m, K, w, wt, N, 3, 297, (float)beta, y0, isa);
 	kv_gemm_small_isa(x, m, K, w, wt, N, 3, 297, (float)beta, y1,
 			  KV_ISA_C);
-	CHECK_NEAR(kv_max_abs_diff(y0, y1, 8 * N), 0, 1e-5);
+	CHECK_NEAR(kv_max_abs_diff(y0, y1, GEMM_M * N), 0, 1e-5);
 	/* columns outside the range are left alone */
 	CHECK(y0[0] == 0 && y0[299] == (float)(299 % 7));
 	/* one element by hand: the last row, column 150 */
 	uint64_t r = m - 1, c = 150;
 	double want = beta ? (double)((r * N + c) % 7) : 0;
-	for (int i = 0; i < K; i++)
+	for (uint64_t i = 0; i < K; i++)
 		want += (double)x[r * K + i] * wide[c * K + i];
 	CHECK_NEAR(y0[r * N + c], want, 1e-5);
+	if (wt != KV_DTYPE_F32)
+		return;
+	for (r = 0; r < m; r++) {
+		float one[N];
+		for (c = 0; c < N; c++)
+			one[c] = beta ? (float)((r * N + c) % 7) : NAN;
+		kv_gemm_small_isa(x + r * K, 1, K, w, wt, N, 3, 297,
+				  (float)beta, one, isa);
+		CHECK(!memcmp(one + 3, y0 + r * N + 3, 294 * sizeof *one));
+	}
 }
 
-/* The few-rows product through every kernel this CPU runs, 1 to 8 rows,
- * with and without beta, over f32 weights and the same rounded to bf16
- * and to f16, each read as stored. */
+/* The few-rows product through every kernel this CPU runs, from 1 row to
+ * KV_SMALL_ROWS (each count of one tile, of two passes, and some past
+ * them), with and without beta, over f32 weights and the same rounded to
+ * bf16 and to f16, each read as stored. */
 static void test_gemm_small(enum kv_isa isa)
 {
-	enum { K = 37, N = 300 };
-	static float x[8 * K], w[N * K], y0[8 * N], y1[8 * N];
+	enum { M = GEMM_M, K = GEMM_K, N = GEMM_N };
+	static const uint64_t rows[] = {1,  2,  3,  4,  5,  6,	7,  8,
+					9,  10, 11, 12, 13, 16, 17, 24,
+					31, 32, 33, M - 1, M};
+	static const uint64_t ks[] = {37, K};
+	static float x[M * K], w[N * K], y0[M * N], y1[M * N];
 	static float wb[N * K], wh[N * K];
 	static uint16_t b16[N * K], h16[N * K];
-	for (int i = 0; i < 8 * K; i++)
+	for (int i = 0; i < M * K; i++)
 		x[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
 	for (int i = 0; i < N * K; i++) {
 		w[i] = (float)((i * 53) % 29) / 29.0f - 0.5f;
@@ -312,14 +333,19 @@ static void test_gemm_small(enum kv_isa isa)
 	float back[4];
 	kv_weights_to_f32(b16, KV_DTYPE_BF16, 4, back);
 	CHECK(memcmp(back, wb, sizeof back) == 0);
-	for (uint64_t m = 1; m <= 8; m++)
-		for (int beta = 0; beta < 2; beta++) {
-			gemm_case(x, w, KV_DTYPE_F32, w, y0, y1, m, beta, isa);
-			gemm_case(x, b16, KV_DTYPE_BF16, wb, y0, y1, m, beta,
-				  isa);
-			gemm_case(x, h16, KV_DTYPE_F16, wh, y0, y1, m, beta,
-				  isa);
-		}
+	for (size_t a = 0; a < sizeof ks / sizeof *ks; a++)
+		for (size_t b = 0; b < sizeof rows / sizeof *rows; b++)
+			for (int beta = 0; beta < 2; beta++) {
+				uint64_t m = rows[b], k = ks[a];
+				if (m > M)
+					continue;
+				gemm_case(x, w, KV_DTYPE_F32, w, y0, y1, m, k,
+					  beta, isa);
+				gemm_case(x, b16, KV_DTYPE_BF16, wb, y0, y1, m,
+					  k, beta, isa);
+				gemm_case(x, h16, KV_DTYPE_F16, wh, y0, y1, m,
+					  k, beta, isa);
+			}
 }
 
 /* The cache is what kvsize says: 73,728 bytes per token for the default. */
