@@ -55,5 +55,15 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
 	echo "gnuplot not installed: charts checked as scripts only"
 fi
+# predicted against measured: a point per row, a series per bench; a
+# table with no points is an error
+if command -v gnuplot >/dev/null 2>&1; then
+	sh scripts/plot-predict "$tmp/p.png" tests/plot/predict.tsv 2>"$tmp/p.err" &&
+		[ -s "$tmp/p.png" ] || { echo "plot-predict failed:"; cat "$tmp/p.err"; fail=1; }
+	head -1 tests/plot/predict.tsv >"$tmp/empty.tsv"
+	sh scripts/plot-predict "$tmp/e.png" "$tmp/empty.tsv" 2>"$tmp/e.err" &&
+		{ echo "plot-predict drew an empty table"; fail=1; }
+	grep -q "no points in" "$tmp/e.err" || { echo "plot-predict: no message for an empty table"; fail=1; }
+fi
 [ $fail = 0 ] && echo "charts say what they show"
 exit $fail
