@@ -17,20 +17,6 @@
 #include "kvquant.h"
 #include "simd.h"
 
-/* Element i of a weight row of type wt, as float: f32, or bf16 and f16
- * widened exactly (a 16-bit weight is read as stored, half the bytes). */
-static inline float wval(const void *w, uint64_t i, enum kv_dtype wt)
-{
-	uint16_t h;
-	float f;
-	if (wt == KV_DTYPE_F32) {
-		memcpy(&f, (const float *)w + i, sizeof f);
-		return f;
-	}
-	memcpy(&h, (const uint16_t *)w + i, sizeof h);
-	return wt == KV_DTYPE_BF16 ? kv_bf16_to_f32(h) : kv_f16_to_f32(h);
-}
-
 /* Bytes of one weight of type wt. */
 static inline uint64_t wsize(enum kv_dtype wt)
 {
@@ -47,7 +33,7 @@ static void small_c(const float *x, uint64_t m, uint64_t k, const void *w,
 		for (uint64_t r = 0; r < m; r++) {
 			float acc = 0;
 			for (uint64_t i = 0; i < k; i++)
-				acc += x[r * k + i] * wval(w, c * k + i, wt);
+				acc += x[r * k + i] * kv_wval(w, c * k + i, wt);
 			/* beta 0 never reads y, as in BLAS: it may be
 			 * uninitialised, and 0 x NaN is NaN */
 			y[r * n + c] = beta != 0 ? beta * y[r * n + c] + acc
@@ -213,7 +199,7 @@ tile_avx512(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
 		for (int c = 0; c < C; c++) {
 			float t = 0;
 			for (uint64_t j = kv; j < k; j++)
-				t += x[r * k + j] * wval(w, c * k + j, wt);
+				t += x[r * k + j] * kv_wval(w, c * k + j, wt);
 			_Pragma("GCC unroll 4")
 			for (int a = 1; a < A; a++)
 				acc[0][r][c] = _mm512_add_ps(acc[0][r][c],
@@ -253,7 +239,7 @@ tile_avx2(const float *x, uint64_t k, const void *w, enum kv_dtype wt,
 	for (int r = 0; r < R; r++) {
 		float t = 0;
 		for (uint64_t j = i; j < k; j++)
-			t += x[r * k + j] * wval(w, j, wt);
+			t += x[r * k + j] * kv_wval(w, j, wt);
 		_Pragma("GCC unroll 4")
 		for (int a = 1; a < A; a++)
 			acc[0][r] = _mm256_add_ps(acc[0][r], acc[a][r]);
@@ -368,5 +354,5 @@ void kv_weights_to_f32(const void *w, enum kv_dtype wt, uint64_t n,
 		return;
 	}
 	for (uint64_t i = 0; i < n; i++)
-		out[i] = wval(w, i, wt);
+		out[i] = kv_wval(w, i, wt);
 }
