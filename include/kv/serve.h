@@ -4,10 +4,12 @@
  * output tokens a GPU gives per second at a concurrency, from the bytes
  * and FLOPs kv_fit_solve() counts for a step and the device's rates.
  *
- * Each phase is a roofline of its own: the bytes it moves at the memory
- * bandwidth reached, against the FLOPs it does at the FLOP rate reached,
- * whichever is longer, plus what tensor parallelism sends between GPUs.
- * kvfit(1), TIME, names every term.
+ * A step runs two kernels one after the other, each a roofline of its
+ * own (the bytes it moves at the memory bandwidth reached against the
+ * FLOPs it does at the FLOP rate reached, whichever is longer): the
+ * weights' products, then attention over the caches. A step is their
+ * sum plus what tensor parallelism sends between GPUs. kvfit(1), TIME,
+ * names every term.
  */
 #ifndef KV_SERVE_H
 #define KV_SERVE_H
@@ -38,10 +40,11 @@ struct kv_phase {
 	double mem_ms;     /* bytes at the bandwidth reached */
 	double compute_ms; /* flops at the rate reached */
 	double link_ms;    /* link_bytes at the interconnect's bandwidth */
-	double ms;         /* the phase: per step, max(mem, compute) +
+	double ms;         /* the phase: per step, max(mem, compute) of
+			      the products + the same of attention +
 			      link, summed over its steps */
-	const char *bound; /* "memory", "compute" or "link": the largest
-			      term of its longest step */
+	const char *bound; /* "memory", "compute" or "link": what holds
+			      the larger share of its longest step */
 };
 
 struct kv_serve {

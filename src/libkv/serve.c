@@ -52,28 +52,46 @@ static double link_bytes(const struct kv_fit_in *in, uint32_t act,
 	return b;
 }
 
-/* Adds n steps of these bytes, FLOPs and link bytes to phase p; *longest
- * keeps the longest step's time, whose largest term is the phase's
- * bound. */
+/* What one kernel of a step moves and computes: the weights' products,
+ * or attention over the caches. */
+struct op {
+	double bytes, flops;
+};
+
+/*
+ * Adds n steps, each the weights' products then attention (ops[0],
+ * ops[1]), to phase p. The two run one after the other, each its own
+ * roofline: the products of a large batch are compute-bound while its
+ * attention still waits on the caches, and the step takes both. *longest
+ * keeps the longest step's time; its bound is the resource that holds
+ * the larger share of it.
+ */
 static void add_steps(struct kv_phase *p, const struct rates *r, double n,
-		      double bytes, double flops, double link,
-		      double *longest)
+		      const struct op ops[2], double link, double *longest)
 {
-	double mem = bytes / r->bps * 1e3, comp = flops / r->fps * 1e3;
-	double lk = r->link > 0 ? link / r->link * 1e3 : 0;
-	double ms = fmax(mem, comp) + lk;
-	p->bytes += n * bytes;
-	p->flops += n * flops;
+	double ms = r->link > 0 ? link / r->link * 1e3 : 0, lk = ms;
+	double on_mem = 0, on_comp = 0;
+	for (int i = 0; i < 2; i++) {
+		double mem = ops[i].bytes / r->bps * 1e3;
+		double comp = ops[i].flops / r->fps * 1e3;
+		p->bytes += n * ops[i].bytes;
+		p->flops += n * ops[i].flops;
+		p->mem_ms += n * mem;
+		p->compute_ms += n * comp;
+		if (mem >= comp)
+			on_mem += mem;
+		else
+			on_comp += comp;
+	}
+	ms += on_mem + on_comp;
 	p->link_bytes += n * link;
-	p->mem_ms += n * mem;
-	p->compute_ms += n * comp;
 	p->link_ms += n * lk;
 	p->ms += n * ms;
 	if (ms >= *longest) {
 		*longest = ms;
-		p->bound = lk > fmax(mem, comp) ? "link"
-			   : comp > mem         ? "compute"
-						: "memory";
+		p->bound = lk > fmax(on_mem, on_comp) ? "link"
+			   : on_comp > on_mem          ? "compute"
+						       : "memory";
 	}
 }
 
@@ -121,13 +139,13 @@ static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 	    (e = probe(in, 1, c + d, &f, err)))
 		return e;
 	double t = (double)(c + d);
-	double bytes = (double)(f.step_weight_bytes - f.step_lookup_bytes) +
-		       (double)d * dec->kv +
-		       before.kv + t * (double)tok_bytes;
-	double flops = t * at.lin + (double)(d + 1) * at.head +
-		       (double)c * at.attn + (double)d * dec->attn;
-	add_steps(p, r, (double)n, bytes, flops, link_bytes(in, act, c + d),
-		  longest);
+	struct op ops[2] = {
+		{(double)(f.step_weight_bytes - f.step_lookup_bytes),
+		 t * at.lin + (double)(d + 1) * at.head},
+		{(double)d * dec->kv + before.kv + t * (double)tok_bytes,
+		 (double)c * at.attn + (double)d * dec->attn},
+	};
+	add_steps(p, r, (double)n, ops, link_bytes(in, act, c + d), longest);
 	return 0;
 }
 
@@ -168,11 +186,13 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	    (e = token_at(in, out->decode_ctx, &dec, err)))
 		return e;
 	uint64_t tok_bytes = f.step_token_bytes;
-	add_steps(&out->decode, &r, 1,
-		  (double)(f.step_weight_bytes - f.step_lookup_bytes +
-			   f.step_kv_bytes) +
-			  (double)b * (double)tok_bytes,
-		  f.step_flops, link_bytes(in, act, b), &longest);
+	struct op ops[2] = {
+		{(double)(f.step_weight_bytes - f.step_lookup_bytes),
+		 f.step_flops - f.step_attn_flops},
+		{(double)f.step_kv_bytes + (double)b * (double)tok_bytes,
+		 f.step_attn_flops},
+	};
+	add_steps(&out->decode, &r, 1, ops, link_bytes(in, act, b), &longest);
 
 	/* the prompt, in chunks of what a step has left after the decodes */
 	uint64_t budget = f.batched_tokens, c = w->isl;

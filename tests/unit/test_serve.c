@@ -83,19 +83,37 @@ static void test_dense(const struct kv_model *m)
 	s = run(&in, &w);
 	CHECK_REL(s.tpot_ms, 2 * 4.508779768059702);
 	CHECK_REL(s.ttft_ms, 4 * 14570116612096.0 / PEAK * 1e3);
+
+	/* 300 users at a quarter of the FLOP rate: the products wait on
+	 * their 300 x (LIN + HEAD) = 4,502,952,345,600 FLOPs (18.203 ms),
+	 * then attention on the caches, 300 x 1,153 tokens' 45,337,804,800
+	 * B (13.534 ms); one roofline over the whole step would say
+	 * 18.935 ms, the FLOPs' */
+	w.users = 300;
+	w.bw_eff = 1;
+	s = run(&in, &w);
+	CHECK_REL(s.decode.flops, 300 * (LIN + HEAD + ATT(1152)));
+	CHECK_REL(s.tpot_ms, 4502952345600.0 / (PEAK / 4) * 1e3 +
+				     300 * 1153 * KVT / BW * 1e3);
+	CHECK_NEAR(s.tpot_ms, 31.736, 1e-3);
+	CHECK(strcmp(s.decode.bound, "compute") == 0);
 }
 
 /*
  * Three users, a prompt of 1,200, --max-num-batched-tokens 512: each
  * prefill step carries the two other users' decode tokens, so the prompt
  * goes in chunks of 510, 510 and 180. Decodes at 1,200 + 1 = 1,201.
- * Chunk 1: 512 tokens' products, the head for 3, attention of 510 tokens
- * at 255 and of 2 at 1,201; bytes: weights, two caches of 1,201, 512
- * tokens written: 15,335,230,015 B (4.578 ms) against
- * 7,219,689,029,632 FLOPs (7.296 ms). Chunk 2 also reads the first 510
- * tokens' cache and attends at 765: 7.434 ms, compute-bound. Chunk 3
- * (182 tokens, attention at 1,110, 1,020 tokens read): 4.605 ms of
- * bytes against 2.678 of FLOPs, memory-bound.
+ * Each step is the products, then attention, each its own roofline.
+ * Chunk 1: the products of 512 tokens and the head for 3,
+ * 7,150,246,035,456 FLOPs (7.226 ms) against the weights (4.464 ms);
+ * attention of 510 tokens at 255 and of 2 at 1,201, 69,442,994,176
+ * FLOPs (0.070 ms) against two caches of 1,201 and 512 tokens written,
+ * 381,943,808 B (0.114 ms): 7.340 ms. Chunk 2 also reads the first 510
+ * tokens' cache and attends at 765: 205,810,302,976 FLOPs (0.208 ms)
+ * against 448,790,528 B (0.134 ms), 7.434 ms. Chunk 3 (182 tokens,
+ * attention at 1,110, 1,020 tokens read): the weights (4.464 ms) against
+ * 2,543,720,595,456 FLOPs (2.571 ms), then 472,383,488 B (0.141 ms)
+ * against 106,012,082,176 FLOPs (0.107 ms): 4.605 ms, memory-bound.
  */
 static void test_chunks(const struct kv_model *m)
 {
@@ -110,9 +128,11 @@ static void test_chunks(const struct kv_model *m)
 	CHECK_REL(f1, 7219689029632.0);
 	double b3 = W + 2 * KVT * 1201 + KVT * 1020 + 182 * KVT;
 	CHECK_REL(b3, 15425669695.0);
-	CHECK_NEAR(s.prefill.ms, 7.29630018153815 + 7.434114541113694 +
-					 4.604677520895523,
+	CHECK_NEAR(s.prefill.ms, 7.226120298591208 + 0.11401307701492537 +
+					 7.226120298591208 + 0.2079942425224861 +
+					 4.463667524477612 + 0.14100999641791043,
 		   1e-9);
+	CHECK_NEAR(s.prefill.ms, 19.378925437615347, 1e-9);
 	/* and it waits half a step of the others */
 	CHECK_REL(s.wait_ms, s.tpot_ms / 2);
 	CHECK_REL(s.ttft_ms, s.wait_ms + s.prefill.ms);
@@ -199,7 +219,10 @@ static void test_moe(void)
 	double lin = 4 * 37248.0, head = 12800;
 	CHECK_REL(s.decode.bytes, 174720 - 12800 + 256 * 12 + 256);
 	CHECK_REL(s.decode.flops, lin + head + 512 * 12);
-	CHECK_REL(s.tpot_ms, 0.167936); /* compute-bound now */
+	/* the products wait on the weights, 161,920 B against 161,792
+	 * FLOPs; attention on its FLOPs, 6,144 against 3,328 B */
+	CHECK_REL(s.tpot_ms, 0.16192 + 0.006144);
+	CHECK(strcmp(s.decode.bound, "memory") == 0);
 	CHECK_REL(s.prefill.bytes, 430266 - 12800 + 8 * 256);
 	CHECK_REL(s.prefill.flops, 8 * lin + head + 8 * 512 * 4);
 	CHECK_REL(s.ttft_ms, 1.22112);
