@@ -29,6 +29,7 @@ refuses() {
 sh "$script" --help >"$tmp/out" 2>&1 || say "--help: exit $?"
 grep -q '^vs-llamacpp \[--llama-bench PATH\]' "$tmp/out" || say "--help: $(head -2 "$tmp/out")"
 grep -q -- '--gguf-py DIR' "$tmp/out" || say "--help does not name --gguf-py"
+tail -n 1 "$tmp/out" | grep -q 'without them\.$' || say "--help cut short: $(tail -n 1 "$tmp/out")"
 
 # the stand-ins: kvbench (columns out of order, read by name) and
 # llama-bench (its JSON lines, repetitions out of order), each logging
