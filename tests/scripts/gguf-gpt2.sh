@@ -1,0 +1,91 @@
+#!/bin/sh
+# gguf-gpt2.sh BUILD SRC: scripts/gguf-gpt2.py writes what llama.cpp's
+# gpt2 loader reads, checked by reading the file back with gguf-py's own
+# reader: the architecture and shape keys, every tensor by name with
+# ggml's shape and type (matrices in the weight type, 1-D tensors f32, no
+# output matrix), the vocabulary (256 byte symbols, a merge per further
+# token, <|endoftext|> last) and a shape it refuses. Needs NumPy and
+# llama.cpp's gguf-py, which no Debian package ships: set GGUF_PY to its
+# folder (llama.cpp/gguf-py); without it the test says so and skips.
+src=$2
+[ -n "$GGUF_PY" ] && [ -f "$GGUF_PY/gguf/__init__.py" ] || {
+	echo "gguf-gpt2.sh: GGUF_PY is not llama.cpp's gguf-py folder: skipped"
+	exit 77
+}
+py=
+for p in python3 /usr/bin/python3; do
+	$p -c 'import numpy' 2>/dev/null && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "gguf-gpt2.sh: no python3 with NumPy: skipped"; exit 77; }
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+export PYTHONPATH="$GGUF_PY"
+fail=0
+shape="--layers 2 --width 64 --heads 4 --ff 256 --vocab 300 --positions 96"
+for w in f32 f16 bf16; do
+	$py "$src/scripts/gguf-gpt2.py" --out "$tmp/$w.gguf" --weights-dtype $w \
+		$shape 2>"$tmp/err" || { echo "write $w: $(cat "$tmp/err")"; fail=1; continue; }
+	$py - "$tmp/$w.gguf" $w <<'EOF' || fail=1
+import sys
+import gguf
+
+path, w = sys.argv[1], sys.argv[2]
+r = gguf.GGUFReader(path)
+bad = []
+
+
+def field(key):
+    f = r.get_field(key)
+    return None if f is None else f.contents()
+
+
+want = {"general.architecture": "gpt2", "gpt2.block_count": 2,
+        "gpt2.embedding_length": 64, "gpt2.feed_forward_length": 256,
+        "gpt2.attention.head_count": 4, "gpt2.context_length": 96,
+        "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2",
+        "tokenizer.ggml.eos_token_id": 299}
+for k, v in want.items():
+    if field(k) != v:
+        bad.append("%s: %r, not %r" % (k, field(k), v))
+eps = field("gpt2.attention.layer_norm_epsilon")
+if eps is None or abs(eps - 1e-5) > 1e-9:
+    bad.append("layer_norm_epsilon: %r" % eps)
+toks, merges = field("tokenizer.ggml.tokens"), field("tokenizer.ggml.merges")
+types = field("tokenizer.ggml.token_type")
+if len(toks) != 300 or len(set(toks)) != 300 or toks[-1] != "<|endoftext|>":
+    bad.append("tokens: %d, %d distinct, last %r" % (len(toks), len(set(toks)), toks[-1]))
+if len(merges) != 43 or toks[256] != "".join(merges[0].split(" ")):
+    bad.append("merges: %d, first %r for %r" % (len(merges), merges[0], toks[256]))
+if types[-1] != 3 or set(types[:-1]) != {1}:
+    bad.append("token types")
+
+mat = {"f32": "F32", "f16": "F16", "bf16": "BF16"}[w]
+D, F = 64, 256
+expect = {"token_embd.weight": ([D, 300], mat),
+          "position_embd.weight": ([D, 96], mat),
+          "output_norm.weight": ([D], "F32"), "output_norm.bias": ([D], "F32")}
+for i in range(2):
+    p = "blk.%d." % i
+    expect.update({
+        p + "attn_norm.weight": ([D], "F32"), p + "attn_norm.bias": ([D], "F32"),
+        p + "attn_qkv.weight": ([D, 3 * D], mat), p + "attn_qkv.bias": ([3 * D], "F32"),
+        p + "attn_output.weight": ([D, D], mat), p + "attn_output.bias": ([D], "F32"),
+        p + "ffn_norm.weight": ([D], "F32"), p + "ffn_norm.bias": ([D], "F32"),
+        p + "ffn_up.weight": ([D, F], mat), p + "ffn_up.bias": ([F], "F32"),
+        p + "ffn_down.weight": ([F, D], mat), p + "ffn_down.bias": ([D], "F32")})
+got = {t.name: ([int(x) for x in t.shape], t.tensor_type.name) for t in r.tensors}
+for name in sorted(set(expect) | set(got)):
+    if expect.get(name) != got.get(name):
+        bad.append("%s: %r, not %r" % (name, got.get(name), expect.get(name)))
+for b in bad:
+    print("gguf-gpt2.sh: %s: %s" % (w, b))
+sys.exit(1 if bad else 0)
+EOF
+done
+
+$py "$src/scripts/gguf-gpt2.py" --out "$tmp/x.gguf" --width 64 --heads 5 \
+	>/dev/null 2>"$tmp/err"
+st=$?
+[ $st = 2 ] && grep -q -- "--width 64: must be a multiple of --heads (5)" "$tmp/err" ||
+	{ echo "width not a multiple of heads: exit $st: $(cat "$tmp/err")"; fail=1; }
+[ ! -e "$tmp/x.gguf" ] || { echo "a refused shape left a file"; fail=1; }
+exit $fail
