@@ -43,6 +43,10 @@ struct kv_policy_info {
 	uint32_t formats;     /* KV formats it stores: bit 1 << kv_dtype */
 	enum kv_dtype kv_auto; /* its cache when none is asked, for a 16-bit
 				* model (KV_DTYPE_COUNT: the model's) */
+	bool prefill_alone;   /* a prompt's chunk runs in a step of its own,
+				 the running decodes paused (SGLang, whose
+				 --enable-mixed-chunk is off by default);
+				 else the step carries them */
 };
 
 /* The table entry; NULL out of range. */

@@ -27,7 +27,8 @@ static const struct kv_policy_info engines[KV_POLICY_COUNT] = {
 			    FLOATS | F(FP8) | F(FP8_E5M2) | F(INT8),
 			    KV_DTYPE_COUNT},
 	[KV_POLICY_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0,
-			      FLOATS | F(FP8) | F(FP8_E5M2), KV_DTYPE_COUNT},
+			      FLOATS | F(FP8) | F(FP8_E5M2), KV_DTYPE_COUNT,
+			      true},
 	[KV_POLICY_TRTLLM] = {"trtllm", 0.9, true, 32, 32, 1, KV_SWA_WINDOW,
 			      0, FLOATS | F(FP8), KV_DTYPE_COUNT},
 	[KV_POLICY_LLAMACPP] = {"llamacpp", 0, false, 1, 1, 256,
@@ -145,11 +146,20 @@ static uint64_t vllm_mla_block(const char *gpu, enum kv_dtype kv)
  * tp x pp / 8 GiB, at least 10 GiB on a GPU above 60 GiB; the fraction is
  * what is left, to three decimals.
  */
+/* SGLang's chunked_prefill_size by the GPU's memory (the same function):
+ * 2,048 tokens below 35 GiB, 4,096 below 60, 8,192 below 160, 16,384
+ * from there. */
+static uint64_t sglang_chunk(uint64_t mem)
+{
+	double mib = (double)mem / (1 << 20), g = 1024;
+	return mib < 60 * g ? (mib < 35 * g ? 2048 : 4096)
+	       : mib < 160 * g ? 8192 : 16384;
+}
+
 static double sglang_frac(uint64_t mem, uint32_t tp, uint32_t pp)
 {
 	double mib = (double)mem / (1 << 20), g = 1024;
-	double chunk = mib < 60 * g ? (mib < 35 * g ? 2048 : 4096)
-		       : mib < 160 * g ? 8192 : 16384;
+	double chunk = (double)sglang_chunk(mem);
 	double bs = mib < 20 * g    ? 8
 		    : mib < 35 * g  ? (tp < 4 ? 24 : 80)
 		    : mib < 60 * g  ? (tp < 4 ? 32 : 160)
@@ -926,6 +936,8 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		kv_vllm_batch_defaults(in->mem, in->gpu, &c.batched, &c.seqs);
 		if (mla && !in->block)
 			c.block = vllm_mla_block(in->gpu, in->kv_dtype);
+	} else if (in->engine == KV_POLICY_SGLANG) {
+		c.batched = sglang_chunk(in->mem); /* chunked_prefill_size */
 	} else if (in->engine == KV_POLICY_LLAMACPP) {
 		c.batched = 512; /* n_ubatch */
 	} else if (in->engine == KV_POLICY_TRTLLM) {

@@ -194,10 +194,13 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	};
 	add_steps(&out->decode, &r, 1, ops, link_bytes(in, act, b), &longest);
 
-	/* the prompt, in chunks of what a step has left after the decodes */
+	/* the prompt, in chunks of what a step has left after the decodes,
+	 * or of the whole step where a chunk runs alone */
+	const struct kv_policy_info *ei = kv_policy_info(in->engine);
+	uint64_t d = ei && ei->prefill_alone ? 0 : b - 1;
 	uint64_t budget = f.batched_tokens, c = w->isl;
 	if (budget) /* else no budget: the prompt in one step */
-		c = budget > b - 1 ? budget - (b - 1) : 1;
+		c = budget > d ? budget - d : 1;
 	if (c > w->isl)
 		c = w->isl;
 	uint64_t full = w->isl / c, rem = w->isl % c;
@@ -207,11 +210,11 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	longest = 0;
 	for (uint64_t k = 0; k < full; k += g) {
 		uint64_t n = full - k < g ? full - k : g;
-		if ((e = prefill_run(in, &r, act, k * c, c, n, b - 1, &dec,
+		if ((e = prefill_run(in, &r, act, k * c, c, n, d, &dec,
 				     tok_bytes, &out->prefill, &longest, err)))
 			return e;
 	}
-	if (rem && (e = prefill_run(in, &r, act, full * c, rem, 1, b - 1, &dec,
+	if (rem && (e = prefill_run(in, &r, act, full * c, rem, 1, d, &dec,
 				    tok_bytes, &out->prefill, &longest, err)))
 		return e;
 

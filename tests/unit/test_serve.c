@@ -145,6 +145,41 @@ static void test_chunks(const struct kv_model *m)
 }
 
 /*
+ * SGLang chunks a prompt by its chunked_prefill_size, 8,192 tokens on an
+ * 80 GB GPU (server_args.py, _handle_gpu_memory_settings: below 160 GiB),
+ * and runs each chunk in a step of its own (--enable-mixed-chunk is off
+ * by default): a prompt of 10,000 beside two running users goes in 8,192
+ * and 1,808, each with the head once and no decode, where vLLM's steps
+ * of 8,192 carry the two decodes (8,190, then 1,810).
+ */
+static void test_sglang(const struct kv_model *m)
+{
+	struct kv_fit_in in = llama(m);
+	in.ctx = 10240;
+	in.engine = KV_POLICY_SGLANG;
+	struct kv_serve_in w = {.isl = 10000, .osl = 2, .users = 3};
+	struct kv_serve s = run(&in, &w);
+	CHECK_U64(s.chunk, 8192);
+	CHECK_U64(s.chunks, 2);
+	/* chunk 1 attends at 4,096, chunk 2 (after 8,192) at 9,096 */
+	CHECK_REL(s.prefill.flops, 10000 * LIN + 2 * HEAD + 8192 * ATT(4096) +
+					   1808 * ATT(9096));
+	/* the weights twice, 10,000 tokens written, the first 8,192 read
+	 * again by the second chunk */
+	CHECK_REL(s.prefill.bytes, 2 * W + 10000 * KVT + 8192 * KVT);
+	in.engine = KV_POLICY_VLLM;
+	s = run(&in, &w);
+	CHECK_U64(s.chunk, 8190);
+	CHECK_U64(s.chunks, 2);
+	/* a B200's 180 GB: 16,384, the prompt in one step */
+	in.engine = KV_POLICY_SGLANG;
+	in.mem = 180 * GB;
+	s = run(&in, &w);
+	CHECK_U64(s.chunk, 10000);
+	CHECK_U64(s.chunks, 1);
+}
+
+/*
  * Tensor parallelism 8 over NVLink at 450 GB/s a direction: each rank
  * holds 2 GB (reads all but its 130,839,224 B of the embedding), 4 query
  * heads and one K/V head (16,384 B a token), and
@@ -326,6 +361,7 @@ int main(void)
 		return 1;
 	test_dense(m);
 	test_chunks(m);
+	test_sglang(m);
 	test_tp8(m);
 	test_cost_and_targets(m);
 	test_refusals(m);
