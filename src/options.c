@@ -100,7 +100,8 @@ const struct cli_opt cli_opts[] = {
 	    "them (vLLM's \"Available KV cache memory\")"),
 	OPT(T_FIT, "max-num-batched-tokens", OPT_BATCHED, "N",
 	    "tokens one step schedules (default: the\n"
-	    "engine's; vLLM's by GPU, llama.cpp's n_ubatch)"),
+	    "engine's; vLLM's and SGLang's by GPU,\n"
+	    "llama.cpp's n_ubatch)"),
 	OPT(T_FIT, "max-num-seqs", OPT_SEQS, "N",
 	    "sequences running at once, the cap on users\n"
 	    "(default: the engine's; vLLM's by GPU)"),
