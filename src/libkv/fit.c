@@ -138,6 +138,16 @@ static uint64_t vllm_mla_block(const char *gpu, enum kv_dtype kv)
 	return sm100(gpu) ? 32 : 16;
 }
 
+/* SGLang's chunked_prefill_size by the GPU's memory (server_args.py,
+ * _handle_gpu_memory_settings): 2,048 tokens below 35 GiB, 4,096 below
+ * 60, 8,192 below 160, 16,384 from there. */
+static uint64_t sglang_chunk(uint64_t mem)
+{
+	double mib = (double)mem / (1 << 20), g = 1024;
+	return mib < 60 * g ? (mib < 35 * g ? 2048 : 4096)
+	       : mib < 160 * g ? 8192 : 16384;
+}
+
 /*
  * SGLang's mem_fraction_static (v0.5, server_args.py,
  * _handle_gpu_memory_settings), from the GPU's memory in MiB: a reserve of
@@ -146,16 +156,6 @@ static uint64_t vllm_mla_block(const char *gpu, enum kv_dtype kv)
  * tp x pp / 8 GiB, at least 10 GiB on a GPU above 60 GiB; the fraction is
  * what is left, to three decimals.
  */
-/* SGLang's chunked_prefill_size by the GPU's memory (the same function):
- * 2,048 tokens below 35 GiB, 4,096 below 60, 8,192 below 160, 16,384
- * from there. */
-static uint64_t sglang_chunk(uint64_t mem)
-{
-	double mib = (double)mem / (1 << 20), g = 1024;
-	return mib < 60 * g ? (mib < 35 * g ? 2048 : 4096)
-	       : mib < 160 * g ? 8192 : 16384;
-}
-
 static double sglang_frac(uint64_t mem, uint32_t tp, uint32_t pp)
 {
 	double mib = (double)mem / (1 << 20), g = 1024;

@@ -69,7 +69,7 @@ struct op {
 static void add_steps(struct kv_phase *p, const struct rates *r, double n,
 		      const struct op ops[2], double link, double *longest)
 {
-	double ms = r->link > 0 ? link / r->link * 1e3 : 0, lk = ms;
+	double lk = r->link > 0 ? link / r->link * 1e3 : 0;
 	double on_mem = 0, on_comp = 0;
 	for (int i = 0; i < 2; i++) {
 		double mem = ops[i].bytes / r->bps * 1e3;
@@ -83,7 +83,7 @@ static void add_steps(struct kv_phase *p, const struct rates *r, double n,
 		else
 			on_comp += comp;
 	}
-	ms += on_mem + on_comp;
+	double ms = on_mem + on_comp + lk;
 	p->link_bytes += n * link;
 	p->link_ms += n * lk;
 	p->ms += n * ms;
