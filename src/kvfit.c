@@ -41,7 +41,8 @@ static const char *const fit_cols[] = {
 	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
 	"compute_ms", "bound",
 	/* with --isl and --osl */
-	"isl", "osl", "prefill_chunk", "prefill_ms", "ttft_ms", "tpot_ms",
+	"isl", "osl", "prefill_chunk", "prefill_ms", "decode_ms", "ttft_ms",
+	"tpot_ms",
 	"latency_ms", "out_tokens_per_s", "out_tokens_per_s_gpu",
 	"prefill_bound", "decode_bound", "meets_target", "usd_per_mtok"};
 #define FIT_NCOLS 37 /* fit_cols without the time's */
@@ -366,12 +367,13 @@ static void put_time(struct cli_table *t, const struct kv_plan_opts *o,
 	cli_put_u64(t, o->work.isl);
 	cli_put_u64(t, o->work.osl);
 	if (!r->timed) {
-		for (int i = 0; i < 11; i++)
+		for (int i = 0; i < 12; i++)
 			cli_put_empty(t);
 		return;
 	}
 	cli_put_u64(t, s->chunk);
 	cli_put_f(t, s->prefill.ms, 3);
+	cli_put_f(t, s->decode.ms, 3);
 	cli_put_f(t, s->ttft_ms, 3);
 	cli_put_f(t, s->tpot_ms, 3);
 	cli_put_f(t, s->latency_ms, 1);
@@ -620,9 +622,10 @@ int main(int argc, char **argv)
 			  listed.first.tpot_ms);
 		below = true;
 	} else if (!status && listed.best) {
-		fprintf(stderr, "%s: %llu users is the most of --users that "
+		fprintf(stderr, "%s: %llu user%s the most of --users that "
 			"meets the latency target\n",
-			cli_prog(), (unsigned long long)listed.best);
+			cli_prog(), (unsigned long long)listed.best,
+			listed.best == 1 ? " is" : "s is");
 	}
 	if (!status && below)
 		status = CLI_FAIL;

@@ -47,6 +47,10 @@ struct kv_policy_info {
 				 the running decodes paused (SGLang, whose
 				 --enable-mixed-chunk is off by default);
 				 else the step carries them */
+	bool whole_prompt;    /* a prompt runs in one step and one longer
+				 than the batched tokens is refused
+				 (TensorRT-LLM, whose enable_chunked_prefill
+				 is off by default); else it is chunked */
 };
 
 /* The table entry; NULL out of range. */

@@ -8,8 +8,9 @@
  * own (the bytes it moves at the memory bandwidth reached against the
  * FLOPs it does at the FLOP rate reached, whichever is longer): the
  * weights' products, then attention over the caches. A step is their
- * sum plus what tensor parallelism sends between GPUs. kvfit(1), TIME,
- * names every term.
+ * sum plus what tensor parallelism sends between GPUs. The users form a
+ * closed loop, so a request's decodes share the engine with the other
+ * users' prompts. kvfit(1), TIME, names every term.
  */
 #ifndef KV_SERVE_H
 #define KV_SERVE_H
@@ -54,12 +55,25 @@ struct kv_serve {
 				    isl + osl / 2, the mean over the output */
 	struct kv_phase prefill; /* the whole prompt */
 	struct kv_phase decode;  /* one step of `users` sequences */
+	double steps;            /* the engine's steps over a request's
+				    life, its wait aside (kvfit(1), TIME,
+				    Steady state) */
+	double share;            /* prompts a step of the mix carries,
+				    where prompts share steps; else 0 */
+	struct kv_phase mix;     /* one step of that mix: its prompts'
+				    share and, beside vLLM's, the mean
+				    decodes; zeros where unused */
 	double wait_ms;          /* a request's wait for the step running
 				    when it arrives: half a decode step
 				    with other users, else 0 */
-	double ttft_ms;          /* time to first token: wait + prefill */
-	double tpot_ms;          /* time per output token: a decode step */
-	double latency_ms;       /* ttft + (osl - 1) x tpot */
+	double ttft_ms;          /* time to first token: wait + the
+				    prompt's own steps */
+	double tpot_ms;          /* time per output token after the
+				    first, (latency - ttft) / (osl - 1):
+				    the decode steps and, between them,
+				    the other users' prompts; a decode
+				    step where osl is 1 */
+	double latency_ms;       /* the request, wait to last token */
 	double tokens_per_s;     /* output tokens per second, all GPUs:
 				    users x osl / latency */
 	double tokens_per_s_gpu; /* of them, per GPU (tp x pp) */
@@ -71,7 +85,9 @@ struct kv_serve {
  * prompt is prefilled in steps of the engine's batched tokens, less the
  * users - 1 decode tokens each step carries (vLLM's chunked prefill puts
  * the running decodes first); the ideal engine takes the prompt in one
- * step. Returns 0, or KV_EINVAL / KV_ERANGE with err filled.
+ * step, TensorRT-LLM too, refusing one beyond its batched tokens. Then
+ * the steady state: the other users' prompts among a request's steps.
+ * Returns 0, or KV_EINVAL / KV_ERANGE with err filled.
  */
 int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		   struct kv_serve *out, char *err);

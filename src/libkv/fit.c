@@ -22,20 +22,22 @@
  * llama.cpp's -ctk/-ctv types (default f16). */
 static const struct kv_policy_info engines[KV_POLICY_COUNT] = {
 	[KV_POLICY_IDEAL] = {"ideal", 0, false, 1, 1, 1, KV_SWA_WINDOW, 0,
-			     (1u << KV_DTYPE_INT4) - 1, KV_DTYPE_COUNT, false},
+			     (1u << KV_DTYPE_INT4) - 1, KV_DTYPE_COUNT, false,
+			     false},
 	[KV_POLICY_VLLM] = {"vllm", 0.92, false, 16, 16, 1, KV_SWA_VLLM, 0,
 			    FLOATS | F(FP8) | F(FP8_E5M2) | F(INT8),
-			    KV_DTYPE_COUNT, false},
+			    KV_DTYPE_COUNT, false, false},
 	[KV_POLICY_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0,
 			      FLOATS | F(FP8) | F(FP8_E5M2), KV_DTYPE_COUNT,
-			      true},
+			      true, false},
 	[KV_POLICY_TRTLLM] = {"trtllm", 0.9, true, 32, 32, 1, KV_SWA_WINDOW,
-			      0, FLOATS | F(FP8), KV_DTYPE_COUNT, false},
+			      0, FLOATS | F(FP8), KV_DTYPE_COUNT, false,
+			      true},
 	[KV_POLICY_LLAMACPP] = {"llamacpp", 0, false, 1, 1, 256,
 				KV_SWA_LLAMACPP, 512,
 				FLOATS | F(Q8_0) | F(Q4_0) | F(Q4_1) |
 					F(Q5_0) | F(Q5_1) | F(IQ4_NL),
-				KV_DTYPE_F16, false},
+				KV_DTYPE_F16, false, false},
 };
 
 bool kv_policy_stores(enum kv_policy e, enum kv_dtype t)

@@ -115,6 +115,16 @@ static int token_at(const struct kv_fit_in *in, uint64_t ctx,
 	return 0;
 }
 
+/* A prompt's own work, summed over its chunks: what a step carrying a
+ * share of it adds beside the weights and the decodes. */
+struct prompt {
+	double tokens; /* its tokens' products */
+	double heads;  /* logits rows: one a chunk, its last token's */
+	double attn;   /* attention FLOPs */
+	double kv;     /* cache bytes: before each chunk read, its own
+			  written */
+};
+
 /*
  * Adds n prefill steps of c prompt tokens at offset o (the first of them;
  * a run of n chunks is probed at its middle) beside the d = users - 1
@@ -123,12 +133,13 @@ static int token_at(const struct kv_fit_in *in, uint64_t ctx,
  * the d decodes and the chunk's last token, attention of the chunk's
  * tokens at their mean position and of the decodes at theirs, the cache
  * before the chunk read once, the decodes' caches, and the new tokens'
- * KV written.
+ * KV written. The prompt's own share goes in *pw.
  */
 static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 		       uint32_t act, uint64_t o, uint64_t c, uint64_t n,
 		       uint64_t d, const struct token *dec, uint64_t tok_bytes,
-		       struct kv_phase *p, double *longest, char *err)
+		       struct kv_phase *p, struct prompt *pw, double *longest,
+		       char *err)
 {
 	uint64_t mid = o + (n - 1) * c / 2; /* the middle chunk's offset */
 	struct token at, before = {0};
@@ -146,6 +157,108 @@ static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 		 (double)c * at.attn + (double)d * dec->attn},
 	};
 	add_steps(p, r, (double)n, ops, link_bytes(in, act, c + d), longest);
+	pw->tokens += (double)(n * c);
+	pw->heads += (double)n;
+	pw->attn += (double)(n * c) * at.attn;
+	pw->kv += (double)n * (before.kv + (double)c * (double)tok_bytes);
+	return 0;
+}
+
+/*
+ * One step of the steady mix, into *p: x prompts' share of work pw
+ * (fractions allowed: the mean over a cycle) beside d decodes at the
+ * decode context's costs dec, the weights read once for all its tokens.
+ */
+static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
+		      uint32_t act, const struct prompt *pw, double x,
+		      double d, const struct token *dec, uint64_t tok_bytes,
+		      struct kv_phase *p, char *err)
+{
+	double t = x * pw->tokens + d, longest = 0;
+	uint64_t n = t < 1 ? 1 : (uint64_t)llround(t);
+	struct kv_fit f;
+	int e = probe(in, 1, n, &f, err);
+	if (e)
+		return e;
+	struct op ops[2] = {
+		{(double)(f.step_weight_bytes - f.step_lookup_bytes),
+		 t * dec->lin + (d + x * pw->heads) * dec->head},
+		{d * (dec->kv + (double)tok_bytes) + x * pw->kv,
+		 x * pw->attn + d * dec->attn},
+	};
+	add_steps(p, r, 1, ops, link_bytes(in, act, n), &longest);
+	return 0;
+}
+
+/*
+ * The steady state of `users` requests served in a closed loop, each
+ * sent as the last ends: over one request's life the engine also runs
+ * the other users' prompts. Where they fit one to a step, each of the
+ * b prompts is the prefill phase as timed (b x its chunks of the
+ * cycle's steps), and the rest are decode steps. A request is active
+ * for its chunks and osl - 1 decodes; where the prompts ride beside the
+ * decodes (vLLM, TensorRT-LLM) those are chunks + osl - 1 steps in all,
+ * where they run alone (SGLang) b x chunks more. Where the prompts are
+ * more than those steps, each step carries a share: the cycle's b x isl
+ * prompt tokens and b x (osl - 1) decodes spread over its steps (no
+ * fewer than the batched tokens allow, the rest a wait in the queue),
+ * or for SGLang over the decode steps' gaps (no fewer than its chunks
+ * allow). Latency = wait + active; ttft = wait + the prompt's own steps;
+ * tpot = the rest over osl - 1, as benchmarks measure them.
+ */
+static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  const struct rates *r, uint32_t act, const struct prompt *pw,
+		  const struct token *dec, uint64_t tok_bytes,
+		  const struct kv_policy_info *ei, uint64_t budget,
+		  struct kv_serve *out, char *err)
+{
+	double b = (double)w->users, o1 = (double)(w->osl - 1);
+	double np = (double)out->chunks, isl = (double)w->isl;
+	double pre = out->prefill.ms, dms = out->decode.ms;
+	double own = pre, active, x = 0, d = 0;
+	int e;
+	if (ei && ei->prefill_alone) {
+		out->steps = b * np + o1;
+		active = b * pre + o1 * dms;
+		if (np == 1 && b > o1) { /* prompts share prefill steps */
+			double s = fmax(o1, 1);
+			if (budget && b * isl / (double)budget > s)
+				s = b * isl / (double)budget;
+			x = b / s;
+			out->steps = s + o1;
+		}
+	} else {
+		double n0 = np + o1;
+		out->steps = n0;
+		active = b * pre + (n0 - b * np) * dms;
+		if (b * np > n0) { /* more prompts than steps */
+			if (budget && b * (isl + o1) / (double)budget > n0)
+				out->steps = b * (isl + o1) / (double)budget;
+			x = b / out->steps;
+			d = b * o1 / out->steps;
+		}
+	}
+	if (x > 0) {
+		out->share = x;
+		if ((e = mixed_step(in, r, act, pw, x, d, dec, tok_bytes,
+				    &out->mix, err)))
+			return e;
+		if (!(ei && ei->prefill_alone)) { /* every step the mix */
+			own = (out->steps - o1) * out->mix.ms;
+			active = out->steps * out->mix.ms;
+		} else {
+			own = out->mix.ms;
+			active = (out->steps - o1) * own + o1 * dms;
+		}
+	}
+	/* a request that arrives during a step of the others waits for it
+	 * to end: half a step, on average */
+	out->wait_ms = w->users > 1 ? dms / 2 : 0;
+	out->ttft_ms = out->wait_ms + own;
+	out->tpot_ms = w->osl > 1 ? (active - own) / o1 : dms;
+	out->latency_ms = out->wait_ms + active;
+	out->tokens_per_s = b * (double)w->osl / out->latency_ms * 1e3;
+	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
 	return 0;
 }
 
@@ -176,6 +289,7 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	uint64_t b = w->users;
 	struct kv_fit f;
 	struct token dec;
+	struct prompt pw = {0};
 	double longest = 0;
 	int e;
 
@@ -199,7 +313,17 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	const struct kv_policy_info *ei = kv_policy_info(in->engine);
 	uint64_t d = ei && ei->prefill_alone ? 0 : b - 1;
 	uint64_t budget = f.batched_tokens, c = w->isl;
-	if (budget) /* else no budget: the prompt in one step */
+	if (ei && ei->whole_prompt && budget && w->isl > budget) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: %s runs a prompt in one step (chunked prefill "
+			 "is off by default) and refuses one of %llu tokens, "
+			 "more than its max_num_tokens of %llu "
+			 "(--max-num-batched-tokens)",
+			 in->m->name, ei->name, (unsigned long long)w->isl,
+			 (unsigned long long)budget);
+		return KV_EINVAL;
+	}
+	if (budget && !(ei && ei->whole_prompt)) /* else in one step */
 		c = budget > d ? budget - d : 1;
 	if (c > w->isl)
 		c = w->isl;
@@ -211,22 +335,17 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	for (uint64_t k = 0; k < full; k += g) {
 		uint64_t n = full - k < g ? full - k : g;
 		if ((e = prefill_run(in, &r, act, k * c, c, n, d, &dec,
-				     tok_bytes, &out->prefill, &longest, err)))
+				     tok_bytes, &out->prefill, &pw, &longest,
+				     err)))
 			return e;
 	}
 	if (rem && (e = prefill_run(in, &r, act, full * c, rem, 1, d, &dec,
-				    tok_bytes, &out->prefill, &longest, err)))
+				    tok_bytes, &out->prefill, &pw, &longest,
+				    err)))
 		return e;
 
-	/* a request that arrives during a step of the others waits for it
-	 * to end: half a step, on average */
-	out->wait_ms = b > 1 ? out->decode.ms / 2 : 0;
-	out->ttft_ms = out->wait_ms + out->prefill.ms;
-	out->tpot_ms = out->decode.ms;
-	out->latency_ms = out->ttft_ms + (double)(w->osl - 1) * out->tpot_ms;
-	out->tokens_per_s = (double)b * (double)w->osl / out->latency_ms * 1e3;
-	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
-	return 0;
+	return steady(in, w, &r, act, &pw, &dec, tok_bytes, ei, budget, out,
+		      err);
 }
 
 double kv_serve_cost(double usd_per_hour, uint32_t gpus, double tokens_per_s)

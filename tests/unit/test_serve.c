@@ -93,9 +93,9 @@ static void test_dense(const struct kv_model *m)
 	w.bw_eff = 1;
 	s = run(&in, &w);
 	CHECK_REL(s.decode.flops, 300 * (LIN + HEAD + ATT(1152)));
-	CHECK_REL(s.tpot_ms, 4502952345600.0 / (PEAK / 4) * 1e3 +
-				     300 * 1153 * KVT / BW * 1e3);
-	CHECK_NEAR(s.tpot_ms, 31.736, 1e-3);
+	CHECK_REL(s.decode.ms, 4502952345600.0 / (PEAK / 4) * 1e3 +
+				       300 * 1153 * KVT / BW * 1e3);
+	CHECK_NEAR(s.decode.ms, 31.736, 1e-3);
 	CHECK(strcmp(s.decode.bound, "compute") == 0);
 }
 
@@ -134,14 +134,12 @@ static void test_chunks(const struct kv_model *m)
 		   1e-9);
 	CHECK_NEAR(s.prefill.ms, 19.378925437615347, 1e-9);
 	/* and it waits half a step of the others */
-	CHECK_REL(s.wait_ms, s.tpot_ms / 2);
-	CHECK_REL(s.ttft_ms, s.wait_ms + s.prefill.ms);
+	CHECK_REL(s.wait_ms, s.decode.ms / 2);
 	CHECK(strcmp(s.prefill.bound, "compute") == 0);
 	/* the decode step of three */
 	CHECK_REL(s.decode.bytes, W + 3 * KVT * 1201 + 3 * KVT);
 	CHECK_REL(s.decode.flops, 3 * (LIN + HEAD + ATT(1201)));
-	CHECK_NEAR(s.tpot_ms, 4.604755772835821, 1e-9);
-	CHECK_REL(s.tokens_per_s, 3 * 2 / (s.ttft_ms + s.tpot_ms) * 1e3);
+	CHECK_NEAR(s.decode.ms, 4.604755772835821, 1e-9);
 }
 
 /*
@@ -177,6 +175,110 @@ static void test_sglang(const struct kv_model *m)
 	s = run(&in, &w);
 	CHECK_U64(s.chunk, 10000);
 	CHECK_U64(s.chunks, 1);
+}
+
+/*
+ * The steady state of a closed loop, each user sending its next request
+ * as the last ends: the other users' prompts run during a request's
+ * decodes.
+ *
+ * Two users, 1,024 in, 256 out, the ideal engine: a prompt fits in one
+ * step, beside the other user's decode. A decode step of two at 1,152:
+ * the weights, 4.4637 ms, then two caches of 1,153 tokens, 0.0902 ms;
+ * 4.5539 ms. The prompt's step: 1,025 tokens' products and two heads,
+ * 14,310,248,546,304 FLOPs (14.4621 ms), then attention of 1,024 tokens
+ * at 512 and one at 1,152, 275,481,886,720 FLOPs (0.2784 ms) against
+ * 285,343,744 B; 14.7405 ms. Over a request's 256 steps (its prompt, 255
+ * decodes) the engine runs both prompts, and 254 plain decode steps:
+ * tpot = (14.7405 + 254 x 4.5539) / 255 = 4.5938 ms, not 4.5539.
+ */
+static void test_steady(const struct kv_model *m)
+{
+	struct kv_fit_in in = llama(m);
+	struct kv_serve_in w = {.isl = 1024, .osl = 256, .users = 2};
+	struct kv_serve s = run(&in, &w);
+	CHECK_NEAR(s.decode.ms, 4.553892011641791, 1e-9);
+	CHECK_REL(s.prefill.flops, 14310248546304.0 + 275481886720.0);
+	CHECK_NEAR(s.prefill.ms, 14.740505743328955, 1e-9);
+	CHECK_REL(s.steps, 256);
+	CHECK_NEAR(s.share, 0, 0);
+	CHECK_REL(s.ttft_ms, s.decode.ms / 2 + s.prefill.ms); /* 17.02 */
+	CHECK_NEAR(s.tpot_ms, 4.593839516471936, 1e-9);
+	CHECK_NEAR(s.latency_ms, 1188.4465284494938, 1e-7);
+	CHECK_REL(s.tokens_per_s, 2 * 256 / s.latency_ms * 1e3);
+
+	/*
+	 * 200 users, 1,000 in, 101 out, 2,048 batched tokens: the prompt
+	 * fits in a step beside 199 decodes, but 200 prompts are more than
+	 * a request's 101 steps, and the cycle's 200 x 1,100 tokens need
+	 * 107.42 steps of 2,048: each step carries 1.8618 prompts and
+	 * 186.18 decodes at 1,050. Its products: 2,048 tokens and 188.04
+	 * heads, 28,785,948,464,131.7 FLOPs (29.091 ms); then attention,
+	 * 186.18 caches of 1,051 tokens and 1,861.8 written, 25,891,819,892
+	 * B (7.729 ms) against 590,558,003,200 FLOPs: 36.820 ms a step.
+	 * The request waits 7.42 of them in the queue before its prompt's.
+	 */
+	in.batched_tokens = 2048;
+	w = (struct kv_serve_in){.isl = 1000, .osl = 101, .users = 200};
+	s = run(&in, &w);
+	CHECK_U64(s.chunk, 1000);
+	CHECK_REL(s.steps, 200 * 1100 / 2048.0);
+	CHECK_REL(s.share, 2048 / 1100.0);
+	double x = 2048 / 1100.0, d = 100 * x;
+	CHECK_REL(s.mix.flops, 2048 * LIN + (d + x) * HEAD +
+				       x * 1000 * ATT(500) + d * ATT(1050));
+	CHECK_REL(s.mix.bytes, W + d * 1051 * KVT + x * 1000 * KVT);
+	CHECK_NEAR(s.mix.ms, 36.8203097111718, 1e-9);
+	CHECK_REL(s.tpot_ms, s.mix.ms);
+	CHECK_REL(s.ttft_ms, s.decode.ms / 2 + (s.steps - 100) * s.mix.ms);
+	CHECK_NEAR(s.ttft_ms, 279.6197093625286, 1e-8);
+	CHECK_NEAR(s.tokens_per_s, 5098.884689539064, 1e-6);
+
+	/*
+	 * SGLang runs each prompt alone, the decodes paused: three users'
+	 * requests span their 3 prompts and 100 decode steps, so
+	 * tpot = decode + 2 prompts / 100. With 200 users, more than the
+	 * 100 decode steps, the prompts that arrive together share a
+	 * prefill step: 2 prompts, 2,000 tokens' products and 2 heads
+	 * (28.2451 ms), then 2,000 tokens' attention at 500 (0.5299 ms),
+	 * 28.7466 ms; tpot = (99 x 28.7466 + 100 x 12.6879) / 100.
+	 */
+	in.engine = KV_POLICY_SGLANG;
+	in.batched_tokens = 0;
+	w.users = 3;
+	s = run(&in, &w);
+	CHECK_U64(s.chunk, 1000);
+	CHECK_REL(s.steps, 103);
+	CHECK_REL(s.ttft_ms, s.decode.ms / 2 + s.prefill.ms);
+	CHECK_REL(s.tpot_ms, s.decode.ms + 2 * s.prefill.ms / 100);
+	w.users = 200;
+	s = run(&in, &w);
+	CHECK_REL(s.steps, 200);
+	CHECK_REL(s.share, 2);
+	CHECK_REL(s.mix.flops, 2000 * LIN + 2 * HEAD + 2000 * ATT(500));
+	CHECK_NEAR(s.mix.ms, 28.746564271151087, 1e-9);
+	CHECK_NEAR(s.decode.ms, 12.687946449850745, 1e-9);
+	CHECK_REL(s.ttft_ms, s.decode.ms / 2 + s.mix.ms);
+	CHECK_NEAR(s.tpot_ms, 41.14704507829032, 1e-9);
+
+	/* TensorRT-LLM runs a prompt whole (enable_chunked_prefill is off
+	 * by default, llmapi/llm_args.py), even where the decodes leave
+	 * less room; one longer than its max_num_tokens, 8,192, it refuses
+	 * (llmapi/llm.py, _check_arguments), and so does kvfit */
+	in.engine = KV_POLICY_TRTLLM;
+	in.batched_tokens = 1024;
+	s = run(&in, &w);
+	CHECK_U64(s.chunk, 1000);
+	CHECK_U64(s.chunks, 1);
+	in.batched_tokens = 0;
+	in.ctx = 10240;
+	w.isl = 10000;
+	char err[KV_ERRLEN];
+	CHECK(kv_serve_solve(&in, &w, &s, err) == KV_EINVAL);
+	CHECK_STR(err, "llama-3.1-8b: trtllm runs a prompt in one step "
+		       "(chunked prefill is off by default) and refuses one "
+		       "of 10000 tokens, more than its max_num_tokens of "
+		       "8192 (--max-num-batched-tokens)");
 }
 
 /*
@@ -265,7 +367,7 @@ static void test_moe(void)
 	w.users = 2;
 	s = run(&in, &w);
 	CHECK_REL(s.decode.bytes, 248448 - 12800 + 2 * (256 * 12 + 256));
-	CHECK_REL(s.tpot_ms, 0.335872); /* compute: 2 x 167,936 FLOPs */
+	CHECK_REL(s.decode.ms, 0.335872); /* compute: 2 x 167,936 FLOPs */
 	kv_model_free(m);
 }
 
@@ -306,7 +408,7 @@ static void test_mla(void)
 	CHECK_U64(s.decode_ctx, 1500);
 	CHECK_REL(s.decode.bytes, rd + 4 * 160 * 1501.0);
 	CHECK_REL(s.decode.flops, 4 * (lin + head + 2 * 576 * 1500.0));
-	CHECK_REL(s.tpot_ms, (rd + 4 * 160 * 1501.0) / 1e9 * 1e3);
+	CHECK_REL(s.decode.ms, (rd + 4 * 160 * 1501.0) / 1e9 * 1e3);
 	kv_model_free(m);
 }
 
@@ -362,6 +464,7 @@ int main(void)
 	test_dense(m);
 	test_chunks(m);
 	test_sglang(m);
+	test_steady(m);
 	test_tp8(m);
 	test_cost_and_targets(m);
 	test_refusals(m);
