@@ -115,6 +115,11 @@ static int opt_gpu(int c, const char *s, struct args *a)
 		a->link_given = true;
 		return cli_double("--interconnect", s, 1e-3, 1e9,
 				  &o->work.link_gbps);
+	case OPT_AR_LATENCY:
+		a->ar_given = true;
+		o->work.ar_step_us = 0;
+		return cli_double("--allreduce-latency", s, 0, 1e9,
+				  &o->work.ar_base_us);
 	case OPT_BW_EFF:
 		return fraction("--bw-efficiency", s, &o->work.bw_eff);
 	case OPT_FLOPS_EFF:

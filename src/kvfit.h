@@ -19,6 +19,7 @@ struct args {
 	uint64_t min_users;
 	bool params, list_gpus, json, header, human;
 	bool link_given;    /* --interconnect */
+	bool ar_given;      /* --allreduce-latency */
 	const char *ctkv;   /* --cache-type-k or -v, as given */
 };
 

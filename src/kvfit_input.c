@@ -234,6 +234,10 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 		struct kv_serve_in *w = &a->o.work;
 		if (!a->link_given)
 			w->link_gbps = gpu->interconnect_gbps;
+		if (!a->ar_given && gpu->interconnect_gbps > 0)
+			kv_allreduce_latency(!strncmp(gpu->interconnect,
+						      "PCIe", 4),
+					     &w->ar_base_us, &w->ar_step_us);
 		if (!w->bw_eff)
 			w->bw_eff = gpu->bandwidth_efficiency;
 		if (!w->flops_eff)

@@ -68,6 +68,10 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "interconnect", OPT_LINK, "GBPS",
 	    "GPU-to-GPU bandwidth of one GPU, one\n"
 	    "direction, 10^9 B/s (default: --gpu's)"),
+	OPT(T_FIT, "allreduce-latency", OPT_AR_LATENCY, "US",
+	    "microseconds of one all-reduce beside its\n"
+	    "bytes (default: NCCL's model for --gpu's\n"
+	    "links; 0: none)"),
 	OPT(T_FIT, "bw-efficiency", OPT_BW_EFF, "F",
 	    "fraction of the bandwidth a step reaches,\n"
 	    "(0,1] (default: the GPU file's, else 1)"),

@@ -31,7 +31,17 @@ struct kv_serve_in {
 			       transfers are then counted, not timed) */
 	uint32_t act_bytes; /* bytes of an activation sent between GPUs;
 			       0: 2 (16-bit) */
+	double ar_base_us;  /* an all-reduce over tp ranks takes
+			       ar_base_us + 2 (tp - 1) ar_step_us
+			       beside its bytes (NCCL's ring: see
+			       kv_allreduce_latency); 0, 0: none */
+	double ar_step_us;
 };
+
+/* NCCL's latency of a small all-reduce (its ring algorithm, LL protocol:
+ * src/graph/tuning.cc, baseLat and hwLat): 6.6 us, and 0.6 us for each of
+ * its 2 (ranks - 1) steps over NVLink, 1.0 over PCIe (pcie true). */
+void kv_allreduce_latency(bool pcie, double *base_us, double *step_us);
 
 /* One phase: a prefill (all its chunks) or one decode step. */
 struct kv_phase {
@@ -40,7 +50,8 @@ struct kv_phase {
 	double link_bytes; /* sent by one GPU: all-reduces and stage hops */
 	double mem_ms;     /* bytes at the bandwidth reached */
 	double compute_ms; /* flops at the rate reached */
-	double link_ms;    /* link_bytes at the interconnect's bandwidth */
+	double link_ms;    /* link_bytes at the interconnect's bandwidth,
+			      and each all-reduce's latency */
 	double ms;         /* the phase: per step, max(mem, compute) of
 			      the products + the same of attention +
 			      link, summed over its steps */

@@ -19,10 +19,17 @@
 #define MAX_PROBES 256
 
 struct rates {
-	double bps;  /* bytes per second reached */
-	double fps;  /* FLOP/s reached */
-	double link; /* bytes per second between GPUs; 0 unknown */
+	double bps;   /* bytes per second reached */
+	double fps;   /* FLOP/s reached */
+	double link;  /* bytes per second between GPUs; 0 unknown */
+	double ar_ms; /* a step's all-reduces' latency */
 };
+
+void kv_allreduce_latency(bool pcie, double *base_us, double *step_us)
+{
+	*base_us = 6.6;
+	*step_us = pcie ? 1.0 : 0.6;
+}
 
 /* A step of `users` sequences at context ctx (at least 1, and at least
  * the shared prefix), as kv_fit_solve() counts it. */
@@ -69,7 +76,7 @@ struct op {
 static void add_steps(struct kv_phase *p, const struct rates *r, double n,
 		      const struct op ops[2], double link, double *longest)
 {
-	double lk = r->link > 0 ? link / r->link * 1e3 : 0;
+	double lk = (r->link > 0 ? link / r->link * 1e3 : 0) + r->ar_ms;
 	double on_mem = 0, on_comp = 0;
 	for (int i = 0; i < 2; i++) {
 		double mem = ops[i].bytes / r->bps * 1e3;
@@ -285,6 +292,11 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 							     : 1),
 		.link = w->link_gbps * 1e9,
 	};
+	/* two all-reduces a layer under tensor parallelism */
+	if (in->tp > 1)
+		r.ar_ms = 2.0 * in->m->n_layers *
+			  (w->ar_base_us + 2.0 * (in->tp - 1) * w->ar_step_us) *
+			  1e-3;
 	uint32_t act = w->act_bytes ? w->act_bytes : 2;
 	uint64_t b = w->users;
 	struct kv_fit f;

@@ -304,6 +304,26 @@ static void test_tp8(const struct kv_model *m)
 	CHECK_REL(s.prefill.link_bytes, 1024 * 917504.0);
 	CHECK_NEAR(s.ttft_ms, 3.9284221041432827, 1e-9);
 	CHECK_REL(s.tokens_per_s_gpu, s.tokens_per_s / 8);
+	/* NCCL's latency of each all-reduce (src/graph/tuning.cc: ring, LL
+	 * protocol, baseLat 6.6 us and hwLat 0.6 us over NVLink, 1.0 over
+	 * PCIe, for each of its 2 (tp - 1) steps): at tp 8 over NVLink,
+	 * 6.6 + 14 x 0.6 = 15 us, 64 of them a step, 0.96 ms */
+	kv_allreduce_latency(false, &w.ar_base_us, &w.ar_step_us);
+	CHECK_REL(w.ar_base_us, 6.6);
+	CHECK_REL(w.ar_step_us, 0.6);
+	struct kv_serve lat = run(&in, &w);
+	CHECK_REL(lat.decode.link_ms, 917504 / 450e9 * 1e3 + 0.96);
+	CHECK_REL(lat.decode.ms, s.decode.ms + 0.96);
+	/* the prompt's one step too */
+	CHECK_REL(lat.prefill.ms, s.prefill.ms + 0.96);
+	/* over PCIe at tp 2: 6.6 + 2 x 1.0 = 8.6 us, 0.5504 ms a step */
+	kv_allreduce_latency(true, &w.ar_base_us, &w.ar_step_us);
+	in.tp = 2;
+	s = run(&in, &w);
+	CHECK_REL(s.decode.link_ms,
+		  (2 * 32 * 8192.0 * 2 * 0.5) / 450e9 * 1e3 + 0.5504);
+	in.tp = 8;
+	w.ar_base_us = w.ar_step_us = 0;
 	/* with no link given the bytes are counted, not timed */
 	w.link_gbps = 0;
 	s = run(&in, &w);
