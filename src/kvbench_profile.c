@@ -46,8 +46,8 @@ int kvbench_profile_end(const char *path, const struct kv_sweep *w,
 				 s->p[i].threads == 1 ? "" : "s",
 				 outs[i].r.efficiency, path);
 	kv_sweep_profile_how(w, models[0], s, how, sizeof how);
-	if (kv_sweep_profile_gpus(s, outs, s->n, local, time(NULL), how, &g,
-				  err)) {
+	if (kv_sweep_profile_gpus(s, models, outs, s->n, local, time(NULL),
+				  how, &g, err)) {
 		cli_error("%s", err);
 		return CLI_FAIL;
 	}

@@ -120,6 +120,13 @@ static int opt_gpu(int c, const char *s, struct args *a)
 		o->work.ar_step_us = 0;
 		return cli_double("--allreduce-latency", s, 0, 1e9,
 				  &o->work.ar_base_us);
+	case OPT_DEC_TFLOPS:
+		return cli_double("--decode-tflops", s, 1e-6, 1e9,
+				  &o->work.dec_tflops);
+	case OPT_SERIAL:
+		a->serial_given = true;
+		return cli_double("--serial-fraction", s, 0, 1,
+				  &o->work.serial);
 	case OPT_BW_EFF:
 		return fraction("--bw-efficiency", s, &o->work.bw_eff);
 	case OPT_FLOPS_EFF:

@@ -20,6 +20,7 @@ struct args {
 	bool params, list_gpus, json, header, human;
 	bool link_given;    /* --interconnect */
 	bool ar_given;      /* --allreduce-latency */
+	bool serial_given;  /* --serial-fraction */
 	const char *ctkv;   /* --cache-type-k or -v, as given */
 };
 

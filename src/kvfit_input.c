@@ -17,7 +17,8 @@
 static const char *const gpu_cols[] = {
 	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
 	"interconnect_gbps", "bandwidth_efficiency", "flops_efficiency",
-	"threads", "label", "interconnect"};
+	"decode_tflops", "serial_fraction", "threads", "label",
+	"interconnect"};
 /* a table on a terminal: the datasheet's figures */
 static const char *const gpu_brief[] = {
 	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
@@ -76,6 +77,8 @@ int kvfit_list_gpus(const struct args *a)
 		put_some_f(&t, x->interconnect_gbps, 0);
 		put_some_f(&t, x->bandwidth_efficiency, 3);
 		put_some_f(&t, x->flops_efficiency, 3);
+		put_some_f(&t, x->decode_tflops, 0);
+		put_some_f(&t, x->serial_fraction, 3);
 		if (x->threads)
 			cli_put_u64(&t, x->threads);
 		else
@@ -242,6 +245,10 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 			w->bw_eff = gpu->bandwidth_efficiency;
 		if (!w->flops_eff)
 			w->flops_eff = gpu->flops_efficiency;
+		if (!a->serial_given)
+			w->serial = gpu->serial_fraction;
+		if (!w->dec_tflops)
+			w->dec_tflops = gpu->decode_tflops;
 	}
 	if (!a->params && a->o.reserve > a->o.mem)
 		return cli_usage("--reserve: %s is larger than the GPU's "

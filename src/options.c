@@ -78,6 +78,14 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "flops-efficiency", OPT_FLOPS_EFF, "F",
 	    "fraction of the FLOP rate products reach,\n"
 	    "(0,1] (default: the GPU file's, else 1)"),
+	OPT(T_FIT, "decode-tflops", OPT_DEC_TFLOPS, "T",
+	    "FLOP rate of a decode step of several\n"
+	    "users' products, 10^12/s (default: the GPU\n"
+	    "file's, else --tflops x --flops-efficiency)"),
+	OPT(T_FIT, "serial-fraction", OPT_SERIAL, "F",
+	    "share of those products' shorter side\n"
+	    "that does not overlap the longer, [0,1]\n"
+	    "(default: the GPU file's, else 0)"),
 	OPT(T_FIT, "weights", 'w', "SIZE",
 	    "weight bytes of the whole model (default:\n"
 	    "parameters x --weights-dtype)"),

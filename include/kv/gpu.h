@@ -21,6 +21,12 @@
  *                        measured (kvbench --profile)
  *   "flops_efficiency"   in (0, 1]: the share of bf16_tflops a prefill's
  *                        matrix products reached, likewise
+ *   "decode_tflops"      the FLOP rate, 10^12/s, a decode step of
+ *                        several users' products reached where it was
+ *                        measured (kvbench --profile)
+ *   "serial_fraction"    in [0, 1]: of such a step, the share of its
+ *                        products' shorter side (reads or FLOPs) that
+ *                        ran after the longer, not beside it; absent: 0
  *   "threads"            a CPU profile's thread count (1 to 65536)
  * Other fields ("note", "_comment") are ignored.
  */
@@ -53,8 +59,17 @@ struct kv_gpu {
 	double flops_efficiency;  /* measured share of bf16_tflops a
 				   * prefill's products run at; 0: not
 				   * measured */
+	double decode_tflops;     /* measured FLOP rate of a several-user
+				   * decode step's products; 0: not measured */
+	double serial_fraction;   /* measured share of those products that
+				   * did not overlap, [0, 1]; 0: none, or not
+				   * measured */
 	uint32_t threads;         /* threads a CPU profile ran; 0: none */
 };
+
+/* x to `digits` significant digits, as the nearest double to that
+ * decimal (so that it prints as written); 0 for x <= 0. */
+double kv_gpu_sig(double x, int digits);
 
 /* A table of GPUs; free with kv_gpus_free(). */
 struct kv_gpus {

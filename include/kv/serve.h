@@ -31,12 +31,33 @@ struct kv_serve_in {
 			       transfers are then counted, not timed) */
 	uint32_t act_bytes; /* bytes of an activation sent between GPUs;
 			       0: 2 (16-bit) */
+	double serial;      /* of a decode step of several users, the
+			       share of its products' shorter side (the
+			       weights' reads or the FLOPs) that does not
+			       overlap the longer, [0, 1]; 0: all of it
+			       does */
+	double dec_tflops;  /* FLOP rate those products reach, 10^12/s;
+			       0: tflops x flops_eff */
 	double ar_base_us;  /* an all-reduce over tp ranks takes
 			       ar_base_us + 2 (tp - 1) ar_step_us
 			       beside its bytes (NCCL's ring: see
 			       kv_allreduce_latency); 0, 0: none */
 	double ar_step_us;
 };
+
+/* What a machine's decode steps of several users reach, from two of
+ * them measured (users_a and users_b users, ms_a and ms_b ms, w's isl
+ * and osl): the serial share and the products' FLOP rate (10^12/s) with
+ * which kvfit's times of both are the times measured. The rate that fits
+ * the first is found for each share (a step shrinks with the rate), and
+ * the share that then fits the second, each by bisection; where no share
+ * in [0, 1] fits, the nearer end. A rate at either end of 10^-3 to 10^3
+ * times in->tflops means the steps do not show the FLOPs: both are then
+ * 0, not measured. Returns 0 or as kv_serve_solve(). */
+int kv_serve_fit_decode(const struct kv_fit_in *in,
+			const struct kv_serve_in *w, uint64_t users_a,
+			double ms_a, uint64_t users_b, double ms_b,
+			double *serial, double *tflops, char *err);
 
 /* NCCL's latency of a small all-reduce (its ring algorithm, LL protocol:
  * src/graph/tuning.cc, baseLat and hwLat): 6.6 us, and 0.6 us for each of

@@ -162,15 +162,18 @@ int kv_sweep_run(const struct kv_sweep *w, struct kv_model *const *models,
 
 /* --- a profile of this machine (kvbench --profile) --- */
 
-/* Its steps: a decode step of one user reading this many positions, and
- * a prefill (nocache) of this many tokens. */
+/* Its steps: a decode step of one user reading this many positions, a
+ * prefill (nocache) of this many tokens, and batched steps of a few and
+ * of many users at the decode step's context. */
 #define KV_PROFILE_DECODE_CTX 160
 #define KV_PROFILE_PREFILL_CTX 256
+#define KV_PROFILE_BATCH_FEW 4
+#define KV_PROFILE_BATCH_MANY 32
 
 /* Appends a profile's points on models[0], per thread count of w (each
  * once; ncpu when w lists none): membw, sgemm, a decode step (1 user, an
- * f32 cache, contiguous) and a prefill, with the weights in w's first
- * type, else the model's own. Returns 0 or KV_ENOMEM. */
+ * f32 cache, contiguous), a prefill and two batched steps, with the weights
+ * in w's first type, else the model's own. Returns 0 or KV_ENOMEM. */
 int kv_sweep_profile(const struct kv_sweep *w, struct kv_model *const *models,
 		     uint64_t ncpu, struct kv_sweep_points *s);
 
@@ -183,12 +186,16 @@ char *kv_sweep_profile_how(const struct kv_sweep *w, const struct kv_model *m,
 			   size_t n);
 
 /* The device entries of a profile's measured points (outs[i] measured
- * of s->p[i], i < nout): one per thread count, in their order, from its
- * decode step and prefill (kv_gpu_profile), the one of the most threads
- * also named "local". *out is allocated (kv_gpus_free). Returns 0,
- * KV_ENOMEM, or KV_EINVAL with err when there is no decode step, or one
- * lacks its prefill or a reference. */
+ * of s->p[i], i < nout, on models[s->p[i].model]): one per thread count,
+ * in their order, from its decode step and prefill (kv_gpu_profile) and,
+ * where they ran, its batched steps: the serial fraction and decode FLOP
+ * rate with which kvfit's times of both (kv_serve_fit_decode, with the
+ * entry's rates) are the times measured. The one of the most threads is also named "local". *out is
+ * allocated (kv_gpus_free). Returns 0, KV_ENOMEM, or KV_EINVAL with err
+ * when there is no decode step, or one lacks its prefill or a
+ * reference. */
 int kv_sweep_profile_gpus(const struct kv_sweep_points *s,
+			  struct kv_model *const *models,
 			  const struct kv_sweep_out *outs, size_t nout,
 			  const struct kv_gpu *local, time_t when,
 			  const char *how, struct kv_gpus **out, char *err);

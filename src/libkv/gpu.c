@@ -91,6 +91,22 @@ static int get_frac(const cJSON *e, const char *f, double *out,
 	return 0;
 }
 
+/* A share in [0, 1]; null or absent gives 0. */
+static int get_share(const cJSON *e, const char *f, double *out,
+		     const char *path, size_t i, char *err)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(e, f);
+	*out = 0;
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
+	    !(it->valuedouble <= 1))
+		return fail(err, path,
+			    "gpus[%zu].%s: must be a share in [0, 1]", i, f);
+	*out = it->valuedouble;
+	return 0;
+}
+
 /* A CPU profile's thread count; null or absent gives 0. */
 static int get_threads(const cJSON *e, uint32_t *out, const char *path,
 		       size_t i, char *err)
@@ -123,7 +139,11 @@ static int entry_more(const cJSON *e, struct kv_gpu *g, const char *path,
 	    (r = get_frac(e, "bandwidth_efficiency",
 			  &g->bandwidth_efficiency, path, i, err)) ||
 	    (r = get_frac(e, "flops_efficiency", &g->flops_efficiency, path,
-			  i, err)))
+			  i, err)) ||
+	    (r = get_num(e, "decode_tflops", false, &g->decode_tflops, path,
+			 i, err)) ||
+	    (r = get_share(e, "serial_fraction", &g->serial_fraction, path,
+			   i, err)))
 		return r;
 	return get_threads(e, &g->threads, path, i, err);
 }
@@ -410,9 +430,7 @@ int kv_gpu_local(struct kv_gpu *g, char *err)
 	return 0;
 }
 
-/* x to `digits` significant digits, as the nearest double to that
- * decimal (so that it prints as written); 0 for x <= 0. */
-static double sig(double x, int digits)
+double kv_gpu_sig(double x, int digits)
 {
 	if (!(x > 0) || !isfinite(x))
 		return 0;
@@ -432,7 +450,9 @@ const char kv_gpu_profile_note[] =
 	"rate; float32 is what the engine's matrix products run at), the "
 	"best of three products; bandwidth_efficiency and flops_efficiency "
 	"are the decode step's and the prefill's share of those (kept to 1 "
-	"when a step ran from cache); memory_bytes is MemTotal, the "
+	"when a step ran from cache); decode_tflops and serial_fraction "
+	"make kvfit's times of the batched steps of 4 and 32 users the "
+	"times measured; memory_bytes is MemTotal, the "
 	"physical total (a run may take 9/10 of MemAvailable)";
 
 int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
@@ -462,12 +482,12 @@ int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
 	snprintf(out->name, sizeof out->name, "local-j%u", threads);
 	snprintf(out->label, sizeof out->label, "%s", local->label);
 	out->memory_bytes = local->memory_bytes;
-	out->bandwidth_gbps = sig(decode->ref_gbps, 4);
-	out->bf16_tflops = sig(prefill->ref_gflops / 1e3, 4);
+	out->bandwidth_gbps = kv_gpu_sig(decode->ref_gbps, 4);
+	out->bf16_tflops = kv_gpu_sig(prefill->ref_gflops / 1e3, 4);
 	out->bandwidth_efficiency =
-		sig(decode->efficiency < 1 ? decode->efficiency : 1, 3);
+		kv_gpu_sig(decode->efficiency < 1 ? decode->efficiency : 1, 3);
 	out->flops_efficiency =
-		sig(prefill->efficiency < 1 ? prefill->efficiency : 1, 3);
+		kv_gpu_sig(prefill->efficiency < 1 ? prefill->efficiency : 1, 3);
 	out->threads = threads;
 	snprintf(out->source, sizeof out->source,
 		 "kvbench --profile, %s, %u thread%s%s%s", date, threads,
@@ -537,6 +557,8 @@ static bool add_entry(cJSON *arr, const struct kv_gpu *g, const char *note)
 	     add_num(o, "bandwidth_efficiency", g->bandwidth_efficiency,
 		     false) &&
 	     add_num(o, "flops_efficiency", g->flops_efficiency, false) &&
+	     add_num(o, "decode_tflops", g->decode_tflops, false) &&
+	     add_num(o, "serial_fraction", g->serial_fraction, false) &&
 	     add_num(o, "threads", g->threads, false) &&
 	     add_str(o, "source", g->source);
 	if (ok && note)

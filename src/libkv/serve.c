@@ -21,8 +21,11 @@
 struct rates {
 	double bps;   /* bytes per second reached */
 	double fps;   /* FLOP/s reached */
+	double dfps;  /* FLOP/s a decode step of several users' products
+			 reach */
 	double link;  /* bytes per second between GPUs; 0 unknown */
 	double ar_ms; /* a step's all-reduces' latency */
+	double serial; /* kv_serve_in's */
 };
 
 void kv_allreduce_latency(bool pcie, double *base_us, double *step_us)
@@ -69,26 +72,31 @@ struct op {
  * Adds n steps, each the weights' products then attention (ops[0],
  * ops[1]), to phase p. The two run one after the other, each its own
  * roofline: the products of a large batch are compute-bound while its
- * attention still waits on the caches, and the step takes both. *longest
+ * attention still waits on the caches, and the step takes both. In a
+ * decode step of several users (batch) the products run at the decode
+ * FLOP rate and add the serial share of their shorter side. *longest
  * keeps the longest step's time; its bound is the resource that holds
  * the larger share of it.
  */
 static void add_steps(struct kv_phase *p, const struct rates *r, double n,
-		      const struct op ops[2], double link, double *longest)
+		      bool batch, const struct op ops[2], double link,
+		      double *longest)
 {
 	double lk = (r->link > 0 ? link / r->link * 1e3 : 0) + r->ar_ms;
 	double on_mem = 0, on_comp = 0;
 	for (int i = 0; i < 2; i++) {
 		double mem = ops[i].bytes / r->bps * 1e3;
-		double comp = ops[i].flops / r->fps * 1e3;
+		bool rows = i == 0 && batch;
+		double comp = ops[i].flops / (rows ? r->dfps : r->fps) * 1e3;
+		double s = rows ? r->serial : 0;
 		p->bytes += n * ops[i].bytes;
 		p->flops += n * ops[i].flops;
 		p->mem_ms += n * mem;
 		p->compute_ms += n * comp;
 		if (mem >= comp)
-			on_mem += mem;
+			on_mem += mem + s * comp;
 		else
-			on_comp += comp;
+			on_comp += comp + s * mem;
 	}
 	double ms = on_mem + on_comp + lk;
 	p->link_bytes += n * link;
@@ -163,7 +171,8 @@ static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 		{(double)d * dec->kv + before.kv + t * (double)tok_bytes,
 		 (double)c * at.attn + (double)d * dec->attn},
 	};
-	add_steps(p, r, (double)n, ops, link_bytes(in, act, c + d), longest);
+	add_steps(p, r, (double)n, false, ops, link_bytes(in, act, c + d),
+		  longest);
 	pw->tokens += (double)(n * c);
 	pw->heads += (double)n;
 	pw->attn += (double)(n * c) * at.attn;
@@ -193,7 +202,7 @@ static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
 		{d * (dec->kv + (double)tok_bytes) + x * pw->kv,
 		 x * pw->attn + d * dec->attn},
 	};
-	add_steps(p, r, 1, ops, link_bytes(in, act, n), &longest);
+	add_steps(p, r, 1, false, ops, link_bytes(in, act, n), &longest);
 	return 0;
 }
 
@@ -291,7 +300,9 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		.fps = in->tflops * 1e12 * (w->flops_eff > 0 ? w->flops_eff
 							     : 1),
 		.link = w->link_gbps * 1e9,
+		.serial = w->serial,
 	};
+	r.dfps = w->dec_tflops > 0 ? w->dec_tflops * 1e12 : r.fps;
 	/* two all-reduces a layer under tensor parallelism */
 	if (in->tp > 1)
 		r.ar_ms = 2.0 * in->m->n_layers *
@@ -318,7 +329,8 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		{(double)f.step_kv_bytes + (double)b * (double)tok_bytes,
 		 f.step_attn_flops},
 	};
-	add_steps(&out->decode, &r, 1, ops, link_bytes(in, act, b), &longest);
+	add_steps(&out->decode, &r, 1, b > 1, ops, link_bytes(in, act, b),
+		  &longest);
 
 	/* the prompt, in chunks of what a step has left after the decodes,
 	 * or of the whole step where a chunk runs alone */
@@ -358,6 +370,92 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 
 	return steady(in, w, &r, act, &pw, &dec, tok_bytes, ei, budget, out,
 		      err);
+}
+
+/* w's decode step of `users` at serial share s and decode rate t
+ * (10^12 FLOP/s), into *ms. */
+static int dec_ms(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  uint64_t users, double s, double t, double *ms, char *err)
+{
+	struct kv_serve_in x = *w;
+	struct kv_serve out;
+	x.users = users;
+	x.serial = s;
+	x.dec_tflops = t;
+	int e = kv_serve_solve(in, &x, &out, err);
+	*ms = out.decode.ms;
+	return e;
+}
+
+/* The decode rate that makes the step of `users` take ms at serial
+ * share s: bisection over its logarithm, as the step shrinks with it,
+ * from 10^-3 to 10^3 times in->tflops. */
+static int fit_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		    uint64_t users, double ms, double s, double *rate,
+		    char *err)
+{
+	double lo = log(in->tflops * 1e-3), hi = log(in->tflops * 1e3), t;
+	int e;
+	for (int i = 0; i < 60; i++) {
+		if ((e = dec_ms(in, w, users, s, exp((lo + hi) / 2), &t, err)))
+			return e;
+		if (t > ms)
+			lo = (lo + hi) / 2;
+		else
+			hi = (lo + hi) / 2;
+	}
+	*rate = exp((lo + hi) / 2);
+	return 0;
+}
+
+/* How far w's step of users_b is from ms_b, at share s and the rate
+ * that fits the step of users_a to ms_a (into *rate). */
+static int miss_b(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  uint64_t users_a, double ms_a, uint64_t users_b,
+		  double ms_b, double s, double *rate, double *miss,
+		  char *err)
+{
+	double t;
+	int e;
+	if ((e = fit_rate(in, w, users_a, ms_a, s, rate, err)) ||
+	    (e = dec_ms(in, w, users_b, s, *rate, &t, err)))
+		return e;
+	*miss = t - ms_b;
+	return 0;
+}
+
+int kv_serve_fit_decode(const struct kv_fit_in *in,
+			const struct kv_serve_in *w, uint64_t users_a,
+			double ms_a, uint64_t users_b, double ms_b,
+			double *serial, double *tflops, char *err)
+{
+	double lo = 0, hi = 1, m_lo, m_hi, m;
+	int e;
+	if ((e = miss_b(in, w, users_a, ms_a, users_b, ms_b, lo, tflops,
+			&m_lo, err)) ||
+	    (e = miss_b(in, w, users_a, ms_a, users_b, ms_b, hi, tflops,
+			&m_hi, err)))
+		return e;
+	if ((m_lo > 0) == (m_hi > 0)) /* no share fits: the nearer end */
+		*serial = fabs(m_lo) <= fabs(m_hi) ? 0 : 1;
+	else {
+		for (int i = 0; i < 40; i++) { /* the miss changes sign */
+			double s = (lo + hi) / 2;
+			if ((e = miss_b(in, w, users_a, ms_a, users_b, ms_b, s,
+					tflops, &m, err)))
+				return e;
+			if ((m > 0) == (m_lo > 0))
+				lo = s;
+			else
+				hi = s;
+		}
+		*serial = (lo + hi) / 2;
+	}
+	if ((e = fit_rate(in, w, users_a, ms_a, *serial, tflops, err)))
+		return e;
+	if (*tflops > in->tflops * 999 || *tflops < in->tflops * 1.001e-3)
+		*serial = *tflops = 0; /* the steps do not show the FLOPs */
+	return 0;
 }
 
 double kv_serve_cost(double usd_per_hour, uint32_t gpus, double tokens_per_s)

@@ -3,10 +3,12 @@
  * the bytes each would take, and one point measured with the machine's
  * reference beside it (sweep.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/serve.h"
 #include "kv/sweep.h"
 #include "kv/units.h"
 
@@ -560,7 +562,7 @@ int kv_sweep_profile(const struct kv_sweep *w, struct kv_model *const *models,
 {
 	static const enum kv_bench order[] = {
 		KV_BENCH_MEMBW, KV_BENCH_SGEMM, KV_BENCH_DECODE,
-		KV_BENCH_NOCACHE};
+		KV_BENCH_NOCACHE, KV_BENCH_BATCH, KV_BENCH_BATCH};
 	const struct kv_model *m = models[0];
 	const uint64_t *threads = w->threads ? w->threads : &ncpu;
 	size_t nthreads = w->threads ? w->nthreads : 1;
@@ -571,9 +573,9 @@ int kv_sweep_profile(const struct kv_sweep *w, struct kv_model *const *models,
 		bool seen = false;
 		for (size_t tj = 0; tj < ti; tj++)
 			seen = seen || threads[tj] == threads[ti];
-		for (size_t b = 0; !seen && b < 4; b++) {
-			bool step = order[b] == KV_BENCH_DECODE ||
-				    order[b] == KV_BENCH_NOCACHE;
+		for (size_t b = 0; !seen && b < 6; b++) {
+			bool step = order[b] != KV_BENCH_MEMBW &&
+				    order[b] != KV_BENCH_SGEMM;
 			struct kv_sweep_point p = {
 				.bench = order[b], .users = 1,
 				.threads = threads[ti] ? threads[ti] : 1,
@@ -584,6 +586,11 @@ int kv_sweep_profile(const struct kv_sweep *w, struct kv_model *const *models,
 							     : m->n_kv_heads;
 			if (order[b] == KV_BENCH_DECODE)
 				p.ctx = KV_PROFILE_DECODE_CTX;
+			if (order[b] == KV_BENCH_BATCH) {
+				p.ctx = KV_PROFILE_DECODE_CTX;
+				p.users = b == 4 ? KV_PROFILE_BATCH_FEW
+						 : KV_PROFILE_BATCH_MANY;
+			}
 			if (order[b] == KV_BENCH_NOCACHE)
 				p.ctx = KV_PROFILE_PREFILL_CTX;
 			if (kv_sweep_add(s, p))
@@ -612,9 +619,11 @@ char *kv_sweep_profile_how(const struct kv_sweep *w, const struct kv_model *m,
 	else if (vocab)
 		snprintf(shape, sizeof shape, " (vocab %llu)", vocab);
 	snprintf(buf, n,
-		 "%s%s, decode of 1 user at %d tokens, prefill of %d, %s "
-		 "weights, %s probe, sgemm n=%llu, %llu rep%s",
-		 m->name, shape, KV_PROFILE_DECODE_CTX, KV_PROFILE_PREFILL_CTX,
+		 "%s%s, decode of 1 user at %d tokens, of %d and %d users, "
+		 "prefill of %d, %s weights, %s probe, sgemm n=%llu, %llu "
+		 "rep%s",
+		 m->name, shape, KV_PROFILE_DECODE_CTX, KV_PROFILE_BATCH_FEW,
+		 KV_PROFILE_BATCH_MANY, KV_PROFILE_PREFILL_CTX,
 		 kv_dtype_name(wt),
 		 kv_format_iec(w->membw, probe, sizeof probe),
 		 (unsigned long long)w->sgemm_n, (unsigned long long)w->reps,
@@ -635,7 +644,50 @@ static const struct kv_sweep_out *measured(const struct kv_sweep_points *s,
 	return NULL;
 }
 
+/* The batched step of `users` on t threads among the nout measured;
+ * NULL when none ran. */
+static const struct kv_sweep_out *batch(const struct kv_sweep_points *s,
+					const struct kv_sweep_out *outs,
+					size_t nout, uint64_t users, uint64_t t)
+{
+	for (size_t i = 0; i < nout && i < s->n; i++)
+		if (s->p[i].bench == KV_BENCH_BATCH && s->p[i].threads == t &&
+		    s->p[i].users == users && outs[i].r.ms.median > 0)
+			return &outs[i];
+	return NULL;
+}
+
+/* Entry g's serial fraction and decode rate from its batched steps a and
+ * b, measured at the decode step's context on model m, weights wt:
+ * kvfit's times of them (the ideal engine, an f32 cache) made to match. */
+static int profile_decode(const struct kv_model *m, enum kv_dtype wt,
+			  const struct kv_sweep_out *a,
+			  const struct kv_sweep_out *b, struct kv_gpu *g,
+			  char *err)
+{
+	struct kv_fit_in in = {
+		.m = m, .kv_dtype = KV_DTYPE_F32, .w_dtype = wt,
+		.mem = g->memory_bytes, .tp = 1, .pp = 1,
+		.ctx = KV_PROFILE_DECODE_CTX + 1, .engine = KV_POLICY_IDEAL,
+		.bandwidth_gbps = g->bandwidth_gbps, .tflops = g->bf16_tflops,
+		.batched_tokens = KV_PROFILE_DECODE_CTX};
+	struct kv_serve_in w = {
+		.isl = KV_PROFILE_DECODE_CTX, .osl = 1,
+		.bw_eff = g->bandwidth_efficiency,
+		.flops_eff = g->flops_efficiency};
+	double serial, tflops;
+	int e = kv_serve_fit_decode(&in, &w, KV_PROFILE_BATCH_FEW,
+				    a->r.ms.median, KV_PROFILE_BATCH_MANY,
+				    b->r.ms.median, &serial, &tflops, err);
+	if (!e) {
+		g->serial_fraction = round(serial * 1e3) / 1e3;
+		g->decode_tflops = kv_gpu_sig(tflops, 4); /* 0: not shown */
+	}
+	return e;
+}
+
 int kv_sweep_profile_gpus(const struct kv_sweep_points *s,
+			  struct kv_model *const *models,
 			  const struct kv_sweep_out *outs, size_t nout,
 			  const struct kv_gpu *local, time_t when,
 			  const char *how, struct kv_gpus **out, char *err)
@@ -656,9 +708,16 @@ int kv_sweep_profile_gpus(const struct kv_sweep_points *s,
 			continue;
 		const struct kv_sweep_out *pre =
 			measured(s, outs, nout, KV_BENCH_NOCACHE, p->threads);
+		const struct kv_sweep_out *few = batch(
+			s, outs, nout, KV_PROFILE_BATCH_FEW, p->threads);
+		const struct kv_sweep_out *many = batch(
+			s, outs, nout, KV_PROFILE_BATCH_MANY, p->threads);
 		e = kv_gpu_profile(local, (uint32_t)p->threads, &outs[i].r,
 				   pre ? &pre->r : NULL, when, how,
 				   &g->gpu[g->n], err);
+		if (!e && few && many)
+			e = profile_decode(models[p->model], p->wt, few, many,
+					   &g->gpu[g->n], err);
 		g->n += !e;
 	}
 	if (!e && !g->n) {

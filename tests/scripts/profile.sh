@@ -15,10 +15,11 @@ small="--layers 1 --vocab 256 -R 1 --warmup 0 --membw-size 4MiB --sgemm-n 64"
 
 "$bench" --profile "$tmp/local.json" $small -j 2,1 >"$tmp/rows" 2>"$tmp/err" ||
 	say "profile failed: $(cat "$tmp/err")"
-# its rows as any run's: membw, sgemm, decode, nocache per thread count
-[ "$(tail -n +2 "$tmp/rows" | cut -f1,3,7 | tr '\t\n' ' |')" = \
-	"membw  2|sgemm  2|decode 160 2|nocache 256 2|membw  1|sgemm  1|decode 160 1|nocache 256 1|" ] ||
-	say "rows: $(cut -f1,3,7 "$tmp/rows")"
+# its rows as any run's: membw, sgemm, decode, nocache, batches of 4 and
+# 32 per thread count
+[ "$(tail -n +2 "$tmp/rows" | cut -f1,3,4,7 | tr '\t\n' ' |')" = \
+	"membw   2|sgemm   2|decode 160 1 2|nocache 256 1 2|batch 160 4 2|batch 160 32 2|membw   1|sgemm   1|decode 160 1 1|nocache 256 1 1|batch 160 4 1|batch 160 32 1|" ] ||
+	say "rows: $(cut -f1,3,4,7 "$tmp/rows")"
 [ "$(ls "$tmp")" = "$(printf 'err\nlocal.json\nrows')" ] || say "left beside it: $(ls "$tmp")"
 
 # kvfit reads it: the table, and a plan on "local" (the most threads)
@@ -33,6 +34,10 @@ awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 			e = $c[k ? "flops_efficiency" : "bandwidth_efficiency"]
 			if (!(e > 0 && e <= 1)) { print "efficiency " e; bad = 1 }
 		}
+		d = $c["decode_tflops"]
+		if (d != "" && !(d > 0 && d < 10 * $c["bf16_tflops"])) { print "decode_tflops " d; bad = 1 }
+		s = $c["serial_fraction"]
+		if (s != "" && !(s >= 0 && s <= 1)) { print "serial_fraction " s; bad = 1 }
 	}
 	END { if (NR != 3) { print NR - 1 " entries"; bad = 1 }; exit bad }' "$tmp/list" ||
 	say "table: $(cat "$tmp/list")"

@@ -123,6 +123,8 @@ static void profile_table(void)
 	for (int i = 0; i < 3; i++)
 		CHECK(kv_gpu_profile(&local, threads[i], &dec, &pre, 0, "x",
 				     &g[i], err) == 0);
+	g[0].decode_tflops = 0.2125;
+	g[0].serial_fraction = 0.375;
 	kv_gpus_alias_local(g, 3);
 	CHECK_STR(g[1].aliases[0], "local"); /* the most threads */
 	CHECK(!g[0].aliases[0][0] && !g[2].aliases[0][0]);
@@ -147,6 +149,10 @@ static void profile_table(void)
 		CHECK(back->gpu[0].fp8_tflops == 0);
 		CHECK(back->gpu[0].bandwidth_efficiency == 0.6);
 		CHECK(back->gpu[0].flops_efficiency == 0.45);
+		CHECK(back->gpu[0].decode_tflops == 0.2125);
+		CHECK(back->gpu[0].serial_fraction == 0.375);
+		CHECK(back->gpu[1].decode_tflops == 0 &&
+		      back->gpu[1].serial_fraction == 0);
 		CHECK_U64(back->gpu[2].threads, 4);
 		CHECK_STR(back->gpu[0].source,
 			  "kvbench --profile, 1970-01-01, 1 thread, x");
@@ -320,6 +326,12 @@ int main(void)
 		{ONE(",\"interconnect\":\"\""),
 		 "t.json: gpus[0].interconnect: must be a string of 1 to 63 "
 		 "characters"},
+		{ONE(",\"serial_fraction\":1.5"),
+		 "t.json: gpus[0].serial_fraction: must be a share in [0, 1]"},
+		{ONE(",\"serial_fraction\":-0.1"),
+		 "t.json: gpus[0].serial_fraction: must be a share in [0, 1]"},
+		{ONE(",\"decode_tflops\":0"),
+		 "t.json: gpus[0].decode_tflops: must be a positive number"},
 		{ONE(",\"bandwidth_efficiency\":1.2"),
 		 "t.json: gpus[0].bandwidth_efficiency: must be a fraction in "
 		 "(0, 1]"},

@@ -97,6 +97,56 @@ static void test_dense(const struct kv_model *m)
 				       300 * 1153 * KVT / BW * 1e3);
 	CHECK_NEAR(s.decode.ms, 31.736, 1e-3);
 	CHECK(strcmp(s.decode.bound, "compute") == 0);
+
+	/* a serial fraction of 0.5: the products' reads, 4.4637 ms, half
+	 * of them after the FLOPs, 2.2318 ms more */
+	double full = s.decode.ms;
+	w.serial = 0.5;
+	s = run(&in, &w);
+	CHECK_REL(s.decode.ms, full + 0.5 * W / BW * 1e3);
+	/* a decode rate of its own: at a fifth of the peak (197.9 TFLOP/s)
+	 * the products take 22.754 ms; the prompt keeps a quarter */
+	w.dec_tflops = 197.9;
+	struct kv_serve own = run(&in, &w);
+	CHECK_REL(own.decode.ms, 4502952345600.0 / 197.9e12 * 1e3 +
+					 0.5 * W / BW * 1e3 +
+					 300 * 1153 * KVT / BW * 1e3);
+	CHECK_REL(own.prefill.ms, s.prefill.ms);
+	/* both found again from the times of 4 and of 300 users */
+	w.users = 4;
+	double ms4 = run(&in, &w).decode.ms;
+	w.serial = w.dec_tflops = 0;
+	double serial, tflops;
+	char err[KV_ERRLEN];
+	CHECK(kv_serve_fit_decode(&in, &w, 4, ms4, 300, own.decode.ms,
+				  &serial, &tflops, err) == 0);
+	CHECK_NEAR(serial, 0.5, 1e-6);
+	CHECK_NEAR(tflops, 197.9, 197.9 * 1e-6);
+	/* a larger share means a faster rate for the step of 4, and a
+	 * faster step of 300: one faster than any share allows takes 1,
+	 * one slower 0 */
+	CHECK(kv_serve_fit_decode(&in, &w, 4, ms4, 300, 10, &serial,
+				  &tflops, err) == 0);
+	CHECK_NEAR(serial, 1, 0);
+	CHECK(kv_serve_fit_decode(&in, &w, 4, ms4, 300, 1000, &serial,
+				  &tflops, err) == 0);
+	CHECK_NEAR(serial, 0, 0);
+	/* a step of 4 faster than its reads and caches alone (4.5 ms
+	 * against 4.4637 + 0.1804): its FLOPs do not show, neither term
+	 * is measured */
+	double bare = 4.5;
+	CHECK(kv_serve_fit_decode(&in, &w, 4, bare, 300, own.decode.ms,
+				  &serial, &tflops, err) == 0);
+	CHECK_NEAR(serial, 0, 0);
+	CHECK_NEAR(tflops, 0, 0);
+	w.users = 300;
+	/* one token's FLOPs hide under its reads: one user's step is as
+	 * without it */
+	w.users = 1;
+	full = run(&in, &w).decode.ms;
+	w.serial = 1;
+	w.dec_tflops = 1e-3;
+	CHECK_REL(run(&in, &w).decode.ms, full);
 }
 
 /*

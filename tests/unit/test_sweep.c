@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "kv/safetensors.h"
+#include "kv/serve.h"
 #include "kv/sweep.h"
 #include "test.h"
 
@@ -175,9 +176,9 @@ static void run(struct kv_model *m)
 }
 
 /* A profile: per thread count (4 listed twice runs once) membw, sgemm,
- * decode at 160 and nocache at 256 with the model's 12 heads; its
- * entries made from hand-filled results, one per thread count, the most
- * threads also "local". */
+ * decode at 160, nocache at 256 and batches of 4 and 32 at 160 with the
+ * model's 12 heads; its entries made from hand-filled results, one per thread
+ * count, the most threads also "local". */
 static void profile(struct kv_model *m)
 {
 	uint64_t threads[] = {4, 1, 4};
@@ -187,22 +188,29 @@ static void profile(struct kv_model *m)
 	struct kv_sweep_points s = {0};
 	char how[256], err[KV_ERRLEN];
 	CHECK(kv_sweep_profile(&w, &m, 16, &s) == 0);
-	CHECK_U64(s.n, 8);
+	CHECK_U64(s.n, 12);
 	static const enum kv_bench order[] = {KV_BENCH_MEMBW, KV_BENCH_SGEMM,
 					      KV_BENCH_DECODE,
-					      KV_BENCH_NOCACHE};
+					      KV_BENCH_NOCACHE,
+					      KV_BENCH_BATCH, KV_BENCH_BATCH};
 	for (size_t i = 0; i < s.n; i++) {
-		CHECK(s.p[i].bench == order[i % 4]);
-		CHECK_U64(s.p[i].threads, i < 4 ? 4 : 1);
-		CHECK(s.p[i].users == 1 && s.p[i].wt == KV_DTYPE_F32 &&
+		CHECK(s.p[i].bench == order[i % 6]);
+		CHECK_U64(s.p[i].threads, i < 6 ? 4 : 1);
+		CHECK(s.p[i].users == (i % 6 == 4	? 4
+				       : i % 6 == 5 ? 32
+						    : 1) &&
+		      s.p[i].wt == KV_DTYPE_F32 &&
 		      s.p[i].layout == KV_SWEEP_CONTIGUOUS);
 	}
 	CHECK(s.p[2].ctx == KV_PROFILE_DECODE_CTX && s.p[2].kv_heads == 12);
 	CHECK(s.p[3].ctx == KV_PROFILE_PREFILL_CTX);
+	CHECK(s.p[4].ctx == KV_PROFILE_DECODE_CTX && s.p[4].kv_heads == 12);
+	CHECK(s.p[5].ctx == KV_PROFILE_DECODE_CTX);
 	CHECK(s.p[0].ctx == 0 && s.p[0].kv_heads == 0);
 	CHECK_STR(kv_sweep_profile_how(&w, m, &s, how, sizeof how),
-		  "gpt2-small, decode of 1 user at 160 tokens, prefill of "
-		  "256, f32 weights, 512.00 MiB probe, sgemm n=1024, 5 reps");
+		  "gpt2-small, decode of 1 user at 160 tokens, of 4 and 32 "
+		  "users, prefill of 256, f32 weights, 512.00 MiB probe, "
+		  "sgemm n=1024, 5 reps");
 	w.layers = 1;
 	w.vocab = 256;
 	w.reps = 1;
@@ -212,18 +220,18 @@ static void profile(struct kv_model *m)
 
 	/* the measurements, by hand: 4 threads reached 0.5 of 20 GB/s and
 	 * 0.25 of 400 GFLOP/s; 1 thread 0.9 of 10 and 0.8 of 100 */
-	struct kv_sweep_out out[8] = {0};
+	struct kv_sweep_out out[12] = {0};
 	out[2].r = (struct kv_bench_result){.ref_gbps = 20, .efficiency = 0.5};
 	out[3].r = (struct kv_bench_result){.ref_gflops = 400,
 					    .efficiency = 0.25};
-	out[6].r = (struct kv_bench_result){.ref_gbps = 10, .efficiency = 0.9};
-	out[7].r = (struct kv_bench_result){.ref_gflops = 100,
+	out[8].r = (struct kv_bench_result){.ref_gbps = 10, .efficiency = 0.9};
+	out[9].r = (struct kv_bench_result){.ref_gflops = 100,
 					    .efficiency = 0.8};
 	struct kv_gpu local = {.memory_bytes = 1ULL << 34};
 	snprintf(local.label, sizeof local.label, "this machine");
 	struct kv_gpus *g = NULL;
-	CHECK(kv_sweep_profile_gpus(&s, out, 8, &local, 0, "how", &g, err) ==
-	      0);
+	CHECK(kv_sweep_profile_gpus(&s, &m, out, 12, &local, 0, "how", &g,
+				    err) == 0);
 	if (g) {
 		CHECK_U64(g->n, 2);
 		CHECK_STR(g->gpu[0].name, "local-j4");
@@ -236,20 +244,50 @@ static void profile(struct kv_model *m)
 		CHECK(g->gpu[1].bandwidth_gbps == 10 &&
 		      g->gpu[1].flops_efficiency == 0.8 &&
 		      g->gpu[1].threads == 1);
+		/* no batched step measured: no decode terms */
+		CHECK(g->gpu[0].serial_fraction == 0 &&
+		      g->gpu[0].decode_tflops == 0);
 		CHECK(kv_gpus_lookup(g, "local") == &g->gpu[0]);
+	}
+	/* the batched steps on 1 thread took what kvfit says of them with
+	 * a serial fraction of 0.25 and a decode rate of 0.1 TFLOP/s (the
+	 * fit's own case is test_serve's): both found again, as the step of
+	 * 32 is past the ridge (its FLOPs, 80 ms, beyond the reads', 55) */
+	struct kv_fit_in in = {
+		.m = m, .kv_dtype = KV_DTYPE_F32, .w_dtype = KV_DTYPE_F32,
+		.mem = 1ULL << 34, .tp = 1, .pp = 1, .ctx = 161,
+		.engine = KV_POLICY_IDEAL, .bandwidth_gbps = 10, .tflops = 0.1,
+		.batched_tokens = 160};
+	struct kv_serve_in sw = {.isl = 160, .osl = 1, .users = 4,
+				 .bw_eff = 0.9, .flops_eff = 0.8,
+				 .serial = 0.25, .dec_tflops = 0.1};
+	struct kv_serve at;
+	CHECK(kv_serve_solve(&in, &sw, &at, err) == 0);
+	out[10].r.ms.median = at.decode.ms;
+	sw.users = 32;
+	CHECK(kv_serve_solve(&in, &sw, &at, err) == 0);
+	out[11].r.ms.median = at.decode.ms;
+	kv_gpus_free(g);
+	CHECK(kv_sweep_profile_gpus(&s, &m, out, 12, &local, 0, "how", &g,
+				    err) == 0);
+	if (g) {
+		CHECK_NEAR(g->gpu[1].serial_fraction, 0.25, 0);
+		CHECK_NEAR(g->gpu[1].decode_tflops, 0.1, 0);
+		CHECK(g->gpu[0].serial_fraction == 0);
 	}
 	kv_gpus_free(g);
 	/* a run cut short after the first thread count: its entry only */
-	CHECK(kv_sweep_profile_gpus(&s, out, 4, &local, 0, "", &g, err) == 0);
+	CHECK(kv_sweep_profile_gpus(&s, &m, out, 6, &local, 0, "", &g, err) ==
+	      0);
 	CHECK(g && g->n == 1);
 	kv_gpus_free(g);
 	/* the prefill missing its reference */
-	out[7].r.ref_gflops = 0;
-	CHECK(kv_sweep_profile_gpus(&s, out, 8, &local, 0, "", &g, err) ==
+	out[9].r.ref_gflops = 0;
+	CHECK(kv_sweep_profile_gpus(&s, &m, out, 12, &local, 0, "", &g, err) ==
 	      KV_EINVAL);
 	CHECK(g == NULL);
 	CHECK_STR(err, "profile on 1 thread: no prefill and its sgemm rate");
-	CHECK(kv_sweep_profile_gpus(&s, out, 2, &local, 0, "", &g, err) ==
+	CHECK(kv_sweep_profile_gpus(&s, &m, out, 2, &local, 0, "", &g, err) ==
 	      KV_EINVAL);
 	CHECK_STR(err, "a profile without a decode step");
 	/* the weights' type: the first listed */
@@ -259,7 +297,7 @@ static void profile(struct kv_model *m)
 	w.nwdtypes = 1;
 	w.threads = NULL;
 	CHECK(kv_sweep_profile(&w, &m, 3, &s) == 0);
-	CHECK(s.n == 4 && s.p[2].wt == KV_DTYPE_BF16 && s.p[0].threads == 3);
+	CHECK(s.n == 6 && s.p[2].wt == KV_DTYPE_BF16 && s.p[0].threads == 3);
 	free(s.p);
 }
 
