@@ -303,9 +303,9 @@ const struct cli_opt cli_opts[] = {
 	    "size of the sgemm probe (default 1024)"),
 	OPT(T_BENCH, "profile", OPT_PROFILE, "FILE",
 	    "measure this machine as a device (membw,\n"
-	    "sgemm, a decode step and a prefill per\n"
-	    "--threads) and write it to FILE as a GPU\n"
-	    "table for kvfit"),
+	    "sgemm, a decode step, a prefill and steps\n"
+	    "of 4 and 32 users per --threads) and write\n"
+	    "it to FILE as a GPU table for kvfit"),
 	OPT(T_BENCH, "baseline", OPT_BASELINE, "FILE",
 	    "run the points of a saved run again, with\n"
 	    "each point's ratio to it"),
