@@ -190,10 +190,10 @@ char *kv_sweep_profile_how(const struct kv_sweep *w, const struct kv_model *m,
  * in their order, from its decode step and prefill (kv_gpu_profile) and,
  * where they ran, its batched steps: the serial fraction and decode FLOP
  * rate with which kvfit's times of both (kv_serve_fit_decode, with the
- * entry's rates) are the times measured. The one of the most threads is also named "local". *out is
- * allocated (kv_gpus_free). Returns 0, KV_ENOMEM, or KV_EINVAL with err
- * when there is no decode step, or one lacks its prefill or a
- * reference. */
+ * entry's rates) are the times measured. The one of the most threads is
+ * also named "local". *out is allocated (kv_gpus_free). Returns 0,
+ * KV_ENOMEM, or KV_EINVAL with err when there is no decode step, or one
+ * lacks its prefill or a reference. */
 int kv_sweep_profile_gpus(const struct kv_sweep_points *s,
 			  struct kv_model *const *models,
 			  const struct kv_sweep_out *outs, size_t nout,

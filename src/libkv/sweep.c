@@ -631,28 +631,16 @@ char *kv_sweep_profile_how(const struct kv_sweep *w, const struct kv_model *m,
 	return buf;
 }
 
-/* The first point of bench b on t threads among the nout measured;
- * NULL when none. */
+/* The first point of bench b with `users` on t threads among the nout
+ * measured; NULL when none. */
 static const struct kv_sweep_out *measured(const struct kv_sweep_points *s,
 					   const struct kv_sweep_out *outs,
 					   size_t nout, enum kv_bench b,
-					   uint64_t t)
+					   uint64_t users, uint64_t t)
 {
 	for (size_t i = 0; i < nout && i < s->n; i++)
-		if (s->p[i].bench == b && s->p[i].threads == t)
-			return &outs[i];
-	return NULL;
-}
-
-/* The batched step of `users` on t threads among the nout measured;
- * NULL when none ran. */
-static const struct kv_sweep_out *batch(const struct kv_sweep_points *s,
-					const struct kv_sweep_out *outs,
-					size_t nout, uint64_t users, uint64_t t)
-{
-	for (size_t i = 0; i < nout && i < s->n; i++)
-		if (s->p[i].bench == KV_BENCH_BATCH && s->p[i].threads == t &&
-		    s->p[i].users == users && outs[i].r.ms.median > 0)
+		if (s->p[i].bench == b && s->p[i].users == users &&
+		    s->p[i].threads == t)
 			return &outs[i];
 	return NULL;
 }
@@ -703,19 +691,21 @@ int kv_sweep_profile_gpus(const struct kv_sweep_points *s,
 	for (size_t i = 0; !e && i < nout && i < s->n; i++) {
 		const struct kv_sweep_point *p = &s->p[i];
 		if (p->bench != KV_BENCH_DECODE ||
-		    measured(s, outs, nout, KV_BENCH_DECODE, p->threads) !=
+		    measured(s, outs, nout, KV_BENCH_DECODE, 1, p->threads) !=
 			    &outs[i])
 			continue;
-		const struct kv_sweep_out *pre =
-			measured(s, outs, nout, KV_BENCH_NOCACHE, p->threads);
-		const struct kv_sweep_out *few = batch(
-			s, outs, nout, KV_PROFILE_BATCH_FEW, p->threads);
-		const struct kv_sweep_out *many = batch(
-			s, outs, nout, KV_PROFILE_BATCH_MANY, p->threads);
+		const struct kv_sweep_out
+			*pre = measured(s, outs, nout, KV_BENCH_NOCACHE, 1,
+					p->threads),
+			*few = measured(s, outs, nout, KV_BENCH_BATCH,
+					KV_PROFILE_BATCH_FEW, p->threads),
+			*many = measured(s, outs, nout, KV_BENCH_BATCH,
+					 KV_PROFILE_BATCH_MANY, p->threads);
 		e = kv_gpu_profile(local, (uint32_t)p->threads, &outs[i].r,
 				   pre ? &pre->r : NULL, when, how,
 				   &g->gpu[g->n], err);
-		if (!e && few && many)
+		if (!e && few && many && few->r.ms.median > 0 &&
+		    many->r.ms.median > 0)
 			e = profile_decode(models[p->model], p->wt, few, many,
 					   &g->gpu[g->n], err);
 		g->n += !e;
