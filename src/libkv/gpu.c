@@ -74,36 +74,21 @@ static int get_num(const cJSON *e, const char *f, bool required, double *out,
 	return 0;
 }
 
-/* A fraction in (0, 1]; null or absent gives 0. */
-static int get_frac(const cJSON *e, const char *f, double *out,
-		    const char *path, size_t i, char *err)
+/* A fraction in (0, 1], or with zero_ok a share in [0, 1]; null or
+ * absent gives 0. */
+static int get_unit(const cJSON *e, const char *f, bool zero_ok,
+		    double *out, const char *path, size_t i, char *err)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(e, f);
 	*out = 0;
 	if (!it || cJSON_IsNull(it))
 		return 0;
-	if (!cJSON_IsNumber(it) || !(it->valuedouble > 0) ||
-	    !(it->valuedouble <= 1))
-		return fail(err, path,
-			    "gpus[%zu].%s: must be a fraction in (0, 1]", i,
-			    f);
-	*out = it->valuedouble;
-	return 0;
-}
-
-/* A share in [0, 1]; null or absent gives 0. */
-static int get_share(const cJSON *e, const char *f, double *out,
-		     const char *path, size_t i, char *err)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(e, f);
-	*out = 0;
-	if (!it || cJSON_IsNull(it))
-		return 0;
-	if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
-	    !(it->valuedouble <= 1))
-		return fail(err, path,
-			    "gpus[%zu].%s: must be a share in [0, 1]", i, f);
-	*out = it->valuedouble;
+	double v = cJSON_IsNumber(it) ? it->valuedouble : NAN;
+	if (!(zero_ok ? v >= 0 : v > 0) || !(v <= 1))
+		return fail(err, path, "gpus[%zu].%s: must be a %s", i, f,
+			    zero_ok ? "share in [0, 1]"
+				    : "fraction in (0, 1]");
+	*out = v;
 	return 0;
 }
 
@@ -136,14 +121,14 @@ static int entry_more(const cJSON *e, struct kv_gpu *g, const char *path,
 			 path, i, err)) ||
 	    (r = get_str(e, "interconnect", false, g->interconnect,
 			 sizeof g->interconnect, path, i, err)) ||
-	    (r = get_frac(e, "bandwidth_efficiency",
+	    (r = get_unit(e, "bandwidth_efficiency", false,
 			  &g->bandwidth_efficiency, path, i, err)) ||
-	    (r = get_frac(e, "flops_efficiency", &g->flops_efficiency, path,
-			  i, err)) ||
+	    (r = get_unit(e, "flops_efficiency", false, &g->flops_efficiency,
+			  path, i, err)) ||
 	    (r = get_num(e, "decode_tflops", false, &g->decode_tflops, path,
 			 i, err)) ||
-	    (r = get_share(e, "serial_fraction", &g->serial_fraction, path,
-			   i, err)))
+	    (r = get_unit(e, "serial_fraction", true, &g->serial_fraction,
+			  path, i, err)))
 		return r;
 	return get_threads(e, &g->threads, path, i, err);
 }
