@@ -238,8 +238,7 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 		if (!a->link_given)
 			w->link_gbps = gpu->interconnect_gbps;
 		if (!a->ar_given && gpu->interconnect_gbps > 0)
-			kv_allreduce_latency(!strncmp(gpu->interconnect,
-						      "PCIe", 4),
+			kv_allreduce_latency(gpu->interconnect,
 					     &w->ar_base_us, &w->ar_step_us);
 		if (!w->bw_eff)
 			w->bw_eff = gpu->bandwidth_efficiency;

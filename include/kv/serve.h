@@ -60,9 +60,12 @@ int kv_serve_fit_decode(const struct kv_fit_in *in,
 			double *serial, double *tflops, char *err);
 
 /* NCCL's latency of a small all-reduce (its ring algorithm, LL protocol:
- * src/graph/tuning.cc, baseLat and hwLat): 6.6 us, and 0.6 us for each of
- * its 2 (ranks - 1) steps over NVLink, 1.0 over PCIe (pcie true). */
-void kv_allreduce_latency(bool pcie, double *base_us, double *step_us);
+ * src/graph/tuning.cc, baseLat and hwLat) over the links a GPU table
+ * names (its "interconnect"): 6.6 us, and for each of its 2 (ranks - 1)
+ * steps 1.0 us over PCIe (a name that begins "PCIe"), else NVLink's
+ * 0.6. */
+void kv_allreduce_latency(const char *interconnect, double *base_us,
+			  double *step_us);
 
 /* One phase: a prefill (all its chunks) or one decode step. */
 struct kv_phase {

@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kv/serve.h"
 
@@ -28,10 +29,11 @@ struct rates {
 	double serial; /* kv_serve_in's */
 };
 
-void kv_allreduce_latency(bool pcie, double *base_us, double *step_us)
+void kv_allreduce_latency(const char *interconnect, double *base_us,
+			  double *step_us)
 {
 	*base_us = 6.6;
-	*step_us = pcie ? 1.0 : 0.6;
+	*step_us = strncmp(interconnect, "PCIe", 4) ? 0.6 : 1.0;
 }
 
 /* A step of `users` sequences at context ctx (at least 1, and at least

@@ -358,7 +358,8 @@ static void test_tp8(const struct kv_model *m)
 	 * protocol, baseLat 6.6 us and hwLat 0.6 us over NVLink, 1.0 over
 	 * PCIe, for each of its 2 (tp - 1) steps): at tp 8 over NVLink,
 	 * 6.6 + 14 x 0.6 = 15 us, 64 of them a step, 0.96 ms */
-	kv_allreduce_latency(false, &w.ar_base_us, &w.ar_step_us);
+	kv_allreduce_latency("NVLink 4, 18 links", &w.ar_base_us,
+			     &w.ar_step_us);
 	CHECK_REL(w.ar_base_us, 6.6);
 	CHECK_REL(w.ar_step_us, 0.6);
 	struct kv_serve lat = run(&in, &w);
@@ -367,7 +368,7 @@ static void test_tp8(const struct kv_model *m)
 	/* the prompt's one step too */
 	CHECK_REL(lat.prefill.ms, s.prefill.ms + 0.96);
 	/* over PCIe at tp 2: 6.6 + 2 x 1.0 = 8.6 us, 0.5504 ms a step */
-	kv_allreduce_latency(true, &w.ar_base_us, &w.ar_step_us);
+	kv_allreduce_latency("PCIe 4.0 x16", &w.ar_base_us, &w.ar_step_us);
 	in.tp = 2;
 	s = run(&in, &w);
 	CHECK_REL(s.decode.link_ms,
