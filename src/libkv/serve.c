@@ -27,6 +27,7 @@ struct rates {
 	double link;  /* bytes per second between GPUs; 0 unknown */
 	double ar_ms; /* a step's all-reduces' latency */
 	double serial; /* kv_serve_in's */
+	uint32_t act; /* bytes of an activation sent between GPUs */
 };
 
 void kv_allreduce_latency(const char *interconnect, double *base_us,
@@ -153,7 +154,7 @@ struct prompt {
  * KV written. The prompt's own share goes in *pw.
  */
 static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
-		       uint32_t act, uint64_t o, uint64_t c, uint64_t n,
+		       uint64_t o, uint64_t c, uint64_t n,
 		       uint64_t d, const struct token *dec, uint64_t tok_bytes,
 		       struct kv_phase *p, struct prompt *pw, double *longest,
 		       char *err)
@@ -173,7 +174,7 @@ static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 		{(double)d * dec->kv + before.kv + t * (double)tok_bytes,
 		 (double)c * at.attn + (double)d * dec->attn},
 	};
-	add_steps(p, r, (double)n, false, ops, link_bytes(in, act, c + d),
+	add_steps(p, r, (double)n, false, ops, link_bytes(in, r->act, c + d),
 		  longest);
 	pw->tokens += (double)(n * c);
 	pw->heads += (double)n;
@@ -188,7 +189,7 @@ static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
  * decode context's costs dec, the weights read once for all its tokens.
  */
 static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
-		      uint32_t act, const struct prompt *pw, double x,
+		      const struct prompt *pw, double x,
 		      double d, const struct token *dec, uint64_t tok_bytes,
 		      struct kv_phase *p, char *err)
 {
@@ -204,7 +205,7 @@ static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
 		{d * (dec->kv + (double)tok_bytes) + x * pw->kv,
 		 x * pw->attn + d * dec->attn},
 	};
-	add_steps(p, r, 1, false, ops, link_bytes(in, act, n), &longest);
+	add_steps(p, r, 1, false, ops, link_bytes(in, r->act, n), &longest);
 	return 0;
 }
 
@@ -225,7 +226,7 @@ static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
  * tpot = the rest over osl - 1, as benchmarks measure them.
  */
 static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
-		  const struct rates *r, uint32_t act, const struct prompt *pw,
+		  const struct rates *r, const struct prompt *pw,
 		  const struct token *dec, uint64_t tok_bytes,
 		  const struct kv_policy_info *ei, uint64_t budget,
 		  struct kv_serve *out, char *err)
@@ -258,7 +259,7 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	}
 	if (x > 0) {
 		out->share = x;
-		if ((e = mixed_step(in, r, act, pw, x, d, dec, tok_bytes,
+		if ((e = mixed_step(in, r, pw, x, d, dec, tok_bytes,
 				    &out->mix, err)))
 			return e;
 		if (!(ei && ei->prefill_alone)) { /* every step the mix */
@@ -280,10 +281,11 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	return 0;
 }
 
-int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
-		   struct kv_serve *out, char *err)
+/* The rates a step of w runs at on in's device, into *r; KV_EINVAL
+ * with err for a workload of nothing or a device without rates. */
+static int rates_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		    struct rates *r, char *err)
 {
-	*out = (struct kv_serve){0};
 	if (!w->isl || !w->osl || !w->users) {
 		snprintf(err, KV_ERRLEN, "%s: prompt, output and users must "
 			 "be at least 1",
@@ -296,43 +298,65 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			 in->m->name);
 		return KV_EINVAL;
 	}
-	struct rates r = {
+	*r = (struct rates){
 		.bps = in->bandwidth_gbps * 1e9 * (w->bw_eff > 0 ? w->bw_eff
 								 : 1),
 		.fps = in->tflops * 1e12 * (w->flops_eff > 0 ? w->flops_eff
 							     : 1),
 		.link = w->link_gbps * 1e9,
 		.serial = w->serial,
+		.act = w->act_bytes ? w->act_bytes : 2,
 	};
-	r.dfps = w->dec_tflops > 0 ? w->dec_tflops * 1e12 : r.fps;
+	r->dfps = w->dec_tflops > 0 ? w->dec_tflops * 1e12 : r->fps;
 	/* two all-reduces a layer under tensor parallelism */
 	if (in->tp > 1)
-		r.ar_ms = 2.0 * in->m->n_layers *
-			  (w->ar_base_us + 2.0 * (in->tp - 1) * w->ar_step_us) *
-			  1e-3;
-	uint32_t act = w->act_bytes ? w->act_bytes : 2;
+		r->ar_ms = 2.0 * in->m->n_layers *
+			   (w->ar_base_us + 2.0 * (in->tp - 1) * w->ar_step_us) *
+			   1e-3;
+	return 0;
+}
+
+/* One decode step of w's users, every sequence at the mean context of
+ * the output (tokens isl + 1 .. isl + osl - 1 are each one step's), into
+ * out->decode; *f is kv_fit_solve()'s count of it. */
+static int decode_step(const struct kv_fit_in *in,
+		       const struct kv_serve_in *w, const struct rates *r,
+		       struct kv_serve *out, struct kv_fit *f, char *err)
+{
 	uint64_t b = w->users;
+	double longest = 0;
+	out->decode_ctx = w->isl + w->osl / 2;
+	int e = probe(in, out->decode_ctx, b, f, err);
+	if (e)
+		return e;
+	struct op ops[2] = {
+		{(double)(f->step_weight_bytes - f->step_lookup_bytes),
+		 f->step_flops - f->step_attn_flops},
+		{(double)f->step_kv_bytes +
+			 (double)b * (double)f->step_token_bytes,
+		 f->step_attn_flops},
+	};
+	add_steps(&out->decode, r, 1, b > 1, ops, link_bytes(in, r->act, b),
+		  &longest);
+	return 0;
+}
+
+int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		   struct kv_serve *out, char *err)
+{
+	*out = (struct kv_serve){0};
+	uint64_t b = w->users;
+	struct rates r;
 	struct kv_fit f;
 	struct token dec;
 	struct prompt pw = {0};
 	double longest = 0;
 	int e;
-
-	/* one decode step, every sequence at the mean context of the
-	 * output: tokens isl + 1 .. isl + osl - 1 are each one step's */
-	out->decode_ctx = w->isl + w->osl / 2;
-	if ((e = probe(in, out->decode_ctx, b, &f, err)) ||
+	if ((e = rates_of(in, w, &r, err)) ||
+	    (e = decode_step(in, w, &r, out, &f, err)) ||
 	    (e = token_at(in, out->decode_ctx, &dec, err)))
 		return e;
 	uint64_t tok_bytes = f.step_token_bytes;
-	struct op ops[2] = {
-		{(double)(f.step_weight_bytes - f.step_lookup_bytes),
-		 f.step_flops - f.step_attn_flops},
-		{(double)f.step_kv_bytes + (double)b * (double)tok_bytes,
-		 f.step_attn_flops},
-	};
-	add_steps(&out->decode, &r, 1, b > 1, ops, link_bytes(in, act, b),
-		  &longest);
 
 	/* the prompt, in chunks of what a step has left after the decodes,
 	 * or of the whole step where a chunk runs alone */
@@ -360,33 +384,37 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	longest = 0;
 	for (uint64_t k = 0; k < full; k += g) {
 		uint64_t n = full - k < g ? full - k : g;
-		if ((e = prefill_run(in, &r, act, k * c, c, n, d, &dec,
+		if ((e = prefill_run(in, &r, k * c, c, n, d, &dec,
 				     tok_bytes, &out->prefill, &pw, &longest,
 				     err)))
 			return e;
 	}
-	if (rem && (e = prefill_run(in, &r, act, full * c, rem, 1, d, &dec,
+	if (rem && (e = prefill_run(in, &r, full * c, rem, 1, d, &dec,
 				    tok_bytes, &out->prefill, &pw, &longest,
 				    err)))
 		return e;
 
-	return steady(in, w, &r, act, &pw, &dec, tok_bytes, ei, budget, out,
-		      err);
+	return steady(in, w, &r, &pw, &dec, tok_bytes, ei, budget, out, err);
 }
 
 /* w's decode step of `users` at serial share s and decode rate t
- * (10^12 FLOP/s), into *ms. */
+ * (10^12 FLOP/s), into *ms: the step alone, not the request. */
 static int dec_ms(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		  uint64_t users, double s, double t, double *ms, char *err)
 {
 	struct kv_serve_in x = *w;
-	struct kv_serve out;
+	struct kv_serve out = {0};
+	struct rates r;
+	struct kv_fit f;
 	x.users = users;
 	x.serial = s;
 	x.dec_tflops = t;
-	int e = kv_serve_solve(in, &x, &out, err);
+	int e;
+	if ((e = rates_of(in, &x, &r, err)) ||
+	    (e = decode_step(in, &x, &r, &out, &f, err)))
+		return e;
 	*ms = out.decode.ms;
-	return e;
+	return 0;
 }
 
 /* The decode rate that makes the step of `users` take ms at serial
