@@ -227,16 +227,15 @@ static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
  */
 static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		  const struct rates *r, const struct prompt *pw,
-		  const struct token *dec, uint64_t tok_bytes,
-		  const struct kv_policy_info *ei, uint64_t budget,
-		  struct kv_serve *out, char *err)
+		  const struct token *dec, uint64_t tok_bytes, bool alone,
+		  uint64_t budget, struct kv_serve *out, char *err)
 {
 	double b = (double)w->users, o1 = (double)(w->osl - 1);
 	double np = (double)out->chunks, isl = (double)w->isl;
 	double pre = out->prefill.ms, dms = out->decode.ms;
 	double own = pre, active, x = 0, d = 0;
 	int e;
-	if (ei && ei->prefill_alone) {
+	if (alone) {
 		out->steps = b * np + o1;
 		active = b * pre + o1 * dms;
 		if (np == 1 && b > o1) { /* prompts share prefill steps */
@@ -262,7 +261,7 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		if ((e = mixed_step(in, r, pw, x, d, dec, tok_bytes,
 				    &out->mix, err)))
 			return e;
-		if (!(ei && ei->prefill_alone)) { /* every step the mix */
+		if (!alone) { /* every step the mix */
 			own = (out->steps - o1) * out->mix.ms;
 			active = out->steps * out->mix.ms;
 		} else {
@@ -361,9 +360,11 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	/* the prompt, in chunks of what a step has left after the decodes,
 	 * or of the whole step where a chunk runs alone */
 	const struct kv_policy_info *ei = kv_policy_info(in->engine);
-	uint64_t d = ei && ei->prefill_alone ? 0 : b - 1;
+	bool alone = ei && ei->prefill_alone;
+	bool whole = ei && ei->whole_prompt;
+	uint64_t d = alone ? 0 : b - 1;
 	uint64_t budget = f.batched_tokens, c = w->isl;
-	if (ei && ei->whole_prompt && budget && w->isl > budget) {
+	if (whole && budget && w->isl > budget) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: %s runs a prompt in one step (chunked prefill "
 			 "is off by default) and refuses one of %llu tokens, "
@@ -373,7 +374,7 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			 (unsigned long long)budget);
 		return KV_EINVAL;
 	}
-	if (budget && !(ei && ei->whole_prompt)) /* else in one step */
+	if (budget && !whole) /* else in one step */
 		c = budget > d ? budget - d : 1;
 	if (c > w->isl)
 		c = w->isl;
@@ -381,7 +382,6 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	uint64_t g = (full + MAX_PROBES - 1) / MAX_PROBES;
 	out->chunk = c;
 	out->chunks = full + (rem != 0);
-	longest = 0;
 	for (uint64_t k = 0; k < full; k += g) {
 		uint64_t n = full - k < g ? full - k : g;
 		if ((e = prefill_run(in, &r, k * c, c, n, d, &dec,
@@ -394,7 +394,8 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 				    err)))
 		return e;
 
-	return steady(in, w, &r, &pw, &dec, tok_bytes, ei, budget, out, err);
+	return steady(in, w, &r, &pw, &dec, tok_bytes, alone, budget, out,
+		      err);
 }
 
 /* w's decode step of `users` at serial share s and decode rate t
