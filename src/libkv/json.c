@@ -5,10 +5,12 @@
  * column of the fault.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "json.h"
 #include "kv/kv.h"
@@ -124,6 +126,11 @@ static const char *scan(const char *json, size_t len, size_t *at)
 						if (i + h >= len ||
 						    !isxdigit(u[i + h]))
 							return "a bad \\u escape";
+					/* C's strings end at it: a name
+					 * would be cut short */
+					if (!memcmp(json + i + 1, "0000", 4))
+						return "a NUL (\\u0000) in a "
+						       "string";
 					i += 4;
 				} else if (!json[i] ||
 					   !strchr("\"\\/bfnrt", json[i])) {
@@ -134,6 +141,67 @@ static const char *scan(const char *json, size_t len, size_t *at)
 		*at = i;
 	}
 	return NULL;
+}
+
+/* The next number written in json[*pos .. len), strings skipped: 1 with
+ * *notint set when it is not an integer a double holds exactly (it has a
+ * fraction or an exponent, or is beyond 2^53), *pos past it; 0 when
+ * there is none. */
+static int next_number(const char *json, size_t len, size_t *pos,
+		       bool *notint)
+{
+	bool str = false;
+	for (size_t i = *pos; i < len; i++) {
+		char ch = json[i];
+		if (str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				str = false;
+		} else if (ch == '"') {
+			str = true;
+		} else if (ch == '-' || digit(ch)) {
+			size_t j = number_end(json, i, len);
+			char buf[24];
+			*pos = j ? j : i + 1;
+			*notint = !j || j - i >= sizeof buf;
+			for (size_t k = i; k < j && !*notint; k++)
+				*notint = strchr(".eE", json[k]) != NULL;
+			if (!*notint) {
+				memcpy(buf, json + i, j - i);
+				buf[j - i] = '\0';
+				errno = 0;
+				unsigned long long v = strtoull(
+					buf + (buf[0] == '-'), NULL, 10);
+				*notint = errno || v > 9007199254740992ULL;
+			}
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Marks each number of the tree under it that its text does not write
+ * as an exact integer: cJSON keeps only the value, and in the tree the
+ * numbers come in the order of the text. */
+static void mark_reals(cJSON *it, const char *json, size_t len, size_t *pos)
+{
+	for (; it; it = it->next) {
+		bool notint;
+		if (cJSON_IsNumber(it) &&
+		    next_number(json, len, pos, &notint) && notint)
+			it->type |= KV_JSON_NOTINT;
+		mark_reals(it->child, json, len, pos);
+	}
+}
+
+bool kv_json_whole(const cJSON *it, uint64_t max, uint64_t *out)
+{
+	if (!cJSON_IsNumber(it) || (it->type & KV_JSON_NOTINT) ||
+	    !(it->valuedouble >= 0) || it->valuedouble > (double)max)
+		return false;
+	*out = (uint64_t)it->valuedouble;
+	return *out <= max;
 }
 
 /* cJSON says NULL both for bad JSON and for a failed allocation: its
@@ -253,6 +321,9 @@ int kv_json_read(const char *json, size_t len, const char *path,
 {
 	*out = NULL;
 	size_t at = 0;
+	if (len >= 3 && !memcmp(json, "\xEF\xBB\xBF", 3))
+		return not_json(json, len, 0, path, "a UTF-8 byte-order mark, "
+				"which JSON does not begin with", err);
 	const char *why = scan(json, len, &at);
 	const char *end = NULL;
 	cJSON_Hooks hooks = {json_malloc, free};
@@ -315,6 +386,43 @@ int kv_json_read(const char *json, size_t len, const char *path,
 		cJSON_Delete(root);
 		return e;
 	}
+	size_t pos = 0;
+	mark_reals(root, json, len, &pos);
 	*out = root;
 	return 0;
+}
+
+int kv_file_read(const char *path, size_t max, char **text, size_t *len,
+		 char *err)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	int e = 0;
+	*text = NULL;
+	*len = 0;
+	if (!f || fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, KV_ERRLEN, "%.400s: %s", path,
+			 f && !S_ISREG(st.st_mode) ? "not a file"
+						   : strerror(errno));
+		e = KV_EIO;
+	} else if ((uint64_t)st.st_size > max) {
+		snprintf(err, KV_ERRLEN, "%.400s: larger than %zu MiB", path,
+			 max >> 20);
+		e = KV_EINVAL;
+	} else if (!(*text = malloc((size_t)st.st_size + 1))) {
+		snprintf(err, KV_ERRLEN, "%.400s: out of memory", path);
+		e = KV_ENOMEM;
+	} else if (fread(*text, 1, (size_t)st.st_size, f) !=
+		   (size_t)st.st_size) {
+		snprintf(err, KV_ERRLEN, "%.400s: %s", path, strerror(EIO));
+		free(*text);
+		*text = NULL;
+		e = KV_EIO;
+	} else {
+		(*text)[st.st_size] = '\0';
+		*len = (size_t)st.st_size;
+	}
+	if (f)
+		fclose(f);
+	return e;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "kv/model.h"
 #include "model_int.h"
 #include "test.h"
@@ -310,6 +311,17 @@ static void test_errors(void)
 		CHECK_STR(e2, "x.json: not JSON: a control character in a "
 			      "string at line 1, column 9");
 	}
+	/* a byte-order mark, which Python's json refuses; a NUL escaped,
+	 * which would end a C string where the name goes on */
+	CHECK_STR(bad("\xEF\xBB\xBF{\"a\": 1}"),
+		  "x.json: not JSON: a UTF-8 byte-order mark, which JSON does "
+		  "not begin with at line 1, column 1, near '???{\"a\": 1}'");
+	CHECK_STR(bad("{\"a\": \"x\\u0000y\"}"),
+		  "x.json: not JSON: a NUL (\\u0000) in a string at line 1, "
+		  "column 9, near '\\u0000y\"}'");
+	CHECK_STR(bad("{\"a\\u0000\": 1}"),
+		  "x.json: not JSON: a NUL (\\u0000) in a string at line 1, "
+		  "column 4, near '\\u0000\": 1}'");
 	/* an earlier syntax error is the one named */
 	CHECK_STR(bad("{\"a\" 1, \"b\": 08}"),
 		  "x.json: not JSON: syntax error at line 1, column 6, near "
@@ -1333,6 +1345,41 @@ static void test_moe_fields(void)
 
 /* Text that parses but means two things, or more than one value, or
  * more nesting than the reader takes. */
+/* Numbers written as integers told from those with a fraction or an
+ * exponent, in the order of the text, strings with digits skipped. */
+static void test_json_whole(void)
+{
+	static const char j[] = "{\"1.5\": [1, 1.0, 1e0, -1, 9007199254740993,"
+				" {\"x\\\"2.0\": 7}, \"8.0\", 0, 2E3, 40]}";
+	static const bool want[] = {true, false, false, false, false, true,
+				    true, false, true};
+	static const uint64_t vals[] = {1, 0, 0, 0, 0, 7, 0, 0, 40};
+	char err[KV_ERRLEN];
+	cJSON *root = NULL;
+	CHECK(kv_json_read(j, sizeof j - 1, "x.json", &root, err) == 0);
+	const cJSON *a = root ? root->child : NULL, *it;
+	size_t k = 0;
+	cJSON_ArrayForEach(it, a)
+	{
+		uint64_t v = 0;
+		if (cJSON_IsString(it))
+			continue;
+		const cJSON *n = cJSON_IsObject(it) ? it->child : it;
+		bool w = kv_json_whole(n, 9007199254740992ULL, &v);
+		if (k < sizeof want / sizeof *want) {
+			CHECK(w == want[k]);
+			if (w)
+				CHECK_U64(v, vals[k]);
+		}
+		k++;
+	}
+	CHECK_U64(k, sizeof want / sizeof *want);
+	uint64_t v;
+	CHECK(!kv_json_whole(root, 10, &v)); /* not a number */
+	CHECK(!kv_json_whole(a ? a->child : NULL, 0, &v)); /* 1 above 0 */
+	cJSON_Delete(root);
+}
+
 static void test_json_edges(void)
 {
 	CHECK_STR(bad("{" BASE "} x"),
@@ -1533,6 +1580,7 @@ int main(void)
 	test_moe_fields();
 	test_plain_mlp();
 	test_json_edges();
+	test_json_whole();
 	test_big_file();
 	test_find();
 	test_family_table();
