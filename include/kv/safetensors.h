@@ -69,11 +69,27 @@ struct kv_st {
 int kv_st_parse(const char *text, size_t len, uint64_t data, const char *path,
 		uint32_t file, struct kv_st *st, char *err);
 
+/* The header's length from a file's first 8 bytes n8 (little-endian),
+ * the file being size bytes: 0 with it in *n, or KV_EINVAL with "path: a
+ * header of N bytes, in a file of S" in err for one below 2, above 100
+ * MiB (the reference's limit) or past the file. */
+int kv_st_header_len(const unsigned char n8[8], uint64_t size,
+		     const char *path, uint64_t *n, char *err);
+
+/*
+ * Reads the index text[0 .. len) (path naming it) of the checkpoint in
+ * folder dir: each shard its weight_map names, read with kv_st_parse()
+ * (headers only, not mapped), every tensor where the map says and none it
+ * leaves out; st's tensors sorted by name. Returns as kv_st_open().
+ */
+int kv_st_index_parse(const char *text, size_t len, const char *dir,
+		      const char *path, struct kv_st *st, char *err);
+
 /*
  * Opens the checkpoint in folder dir: model.safetensors.index.json and
  * the shards its weight_map names, else model.safetensors. Reads each
  * header, checks every tensor the weight_map names is in its shard and no
- * name is in two, and maps every file (map = false reads the headers
+ * name is in two, refuses a checkpoint of no tensors, and maps every file (map = false reads the headers
  * only). Returns 0; KV_EIO (neither file, or one that does not read);
  * KV_EINVAL (malformed; err says which file and tensor); KV_ENOMEM. On
  * failure nothing stays open or mapped.

@@ -5,12 +5,8 @@
  * tensor's dtype, shape and [begin, end) byte offsets into the data that
  * follows).
  */
-#include <errno.h>
-#include <math.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 
 #include "json.h"
@@ -28,60 +24,26 @@ const char *kv_ckpt_source_name(enum kv_ckpt_source s)
 					  : "";
 }
 
-/* The whole of a file of at most max bytes, NUL-terminated, from malloc;
- * NULL with err filled. */
-static char *slurp(const char *path, size_t max, size_t *len, char *err)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	struct stat st;
-	if (!f || fstat(fileno(f), &st)) {
-		snprintf(err, KV_ERRLEN, "%.400s: %s", path, strerror(errno));
-	} else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-		snprintf(err, KV_ERRLEN, "%.400s: not a file of at most %zu bytes",
-			 path, max);
-	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
-		snprintf(err, KV_ERRLEN, "%.400s: out of memory", path);
-	} else if (fread(buf, 1, (size_t)st.st_size, f) !=
-		   (size_t)st.st_size) {
-		snprintf(err, KV_ERRLEN, "%.400s: %s", path, strerror(EIO));
-		free(buf);
-		buf = NULL;
-	} else {
-		buf[st.st_size] = '\0';
-		*len = (size_t)st.st_size;
-	}
-	if (f)
-		fclose(f);
-	return buf;
-}
-
-/* A JSON number that is a whole number in [lo, 2^53]. */
-static bool whole(const cJSON *it, double lo)
-{
-	return cJSON_IsNumber(it) && isfinite(it->valuedouble) &&
-	       it->valuedouble == floor(it->valuedouble) &&
-	       it->valuedouble >= lo && it->valuedouble <= 9007199254740992.0;
-}
-
 static int read_index(const char *path, uint64_t *bytes, char *err)
 {
 	size_t len = 0;
-	char *text = slurp(path, MAX_INDEX_BYTES, &len, err);
-	if (!text)
-		return KV_EIO;
+	char *text;
 	cJSON *root = NULL;
-	int e = kv_json_read(text, len, path, &root, err);
+	int e = kv_file_read(path, MAX_INDEX_BYTES, &text, &len, err);
+	if (e)
+		return e;
+	e = kv_json_read(text, len, path, &root, err);
 	free(text);
 	if (e)
 		return e;
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(root, "metadata");
 	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(md, "total_size");
-	if (whole(ts, 1)) {
-		*bytes = (uint64_t)ts->valuedouble;
-	} else {
+	if (!kv_json_whole(ts, 9007199254740992ULL, bytes) || !*bytes) {
 		char got[64];
-		if (cJSON_IsNumber(ts))
+		if (cJSON_IsNumber(ts) && (ts->type & KV_JSON_NOTINT))
+			snprintf(got, sizeof got, "%.17g, not written as an "
+				 "integer", ts->valuedouble);
+		else if (cJSON_IsNumber(ts))
 			snprintf(got, sizeof got, "%.17g", ts->valuedouble);
 		else
 			snprintf(got, sizeof got, "%s",

@@ -45,15 +45,11 @@ uint32_t kv_st_dtype_bytes(enum kv_st_dtype t)
 	return (unsigned)t < KV_ST_COUNT ? DTYPES[t].bytes : 0;
 }
 
-/* A JSON number that is a whole number in [0, 2^53]. */
+/* A JSON number written as a whole number in [0, 2^53]: the reference
+ * reads shapes and offsets as integers, and refuses 32.0 or 32e0. */
 static bool whole(const cJSON *it, uint64_t *out)
 {
-	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) ||
-	    it->valuedouble != floor(it->valuedouble) ||
-	    it->valuedouble < 0 || it->valuedouble > 9007199254740992.0)
-		return false;
-	*out = (uint64_t)it->valuedouble;
-	return true;
+	return kv_json_whole(it, 9007199254740992ULL, out);
 }
 
 static int grow(struct kv_st *st)
@@ -97,7 +93,8 @@ static int read_entry(const cJSON *it, uint64_t data, const char *path,
 	for (const cJSON *d = why ? NULL : sh->child; d; d = d->next) {
 		uint64_t v;
 		if (!whole(d, &v)) {
-			why = "shape: not a list of whole numbers";
+			why = "shape: not a list of integers (no fraction, no "
+			      "exponent)";
 			break;
 		}
 		t->shape[t->ndim++] = v;
@@ -110,7 +107,7 @@ static int read_entry(const cJSON *it, uint64_t data, const char *path,
 	if (!why && (!cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2 ||
 		     !whole(off->child, &t->begin) ||
 		     !whole(off->child->next, &t->end) || t->begin > t->end))
-		why = "data_offsets: not [begin, end]";
+		why = "data_offsets: not [begin, end], two integers";
 	if (why) {
 		snprintf(err, KV_ERRLEN, "%.400s: %.200s: %s", path, it->string,
 			 why);
@@ -157,7 +154,8 @@ static int tiles(struct kv_st_tensor *t, size_t n, uint64_t data,
 		return KV_ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		s[i] = &t[i];
-	qsort(s, n, sizeof *s, by_offset);
+	if (n)
+		qsort(s, n, sizeof *s, by_offset);
 	for (size_t i = 0; i < n && !e; i++) {
 		if (s[i]->begin != at) {
 			snprintf(err, KV_ERRLEN, "%.400s: %.200s: data_offsets "
@@ -240,6 +238,21 @@ int kv_st_parse(const char *text, size_t len, uint64_t data, const char *path,
 	return e;
 }
 
+int kv_st_header_len(const unsigned char n8[8], uint64_t size,
+		     const char *path, uint64_t *n, char *err)
+{
+	*n = 0;
+	for (int i = 7; i >= 0; i--)
+		*n = *n << 8 | n8[i];
+	if (*n < 2 || *n > MAX_HEADER_BYTES || *n > size - 8) {
+		snprintf(err, KV_ERRLEN, "%.400s: a header of %llu bytes, in a "
+			 "file of %llu", path, (unsigned long long)*n,
+			 (unsigned long long)size);
+		return KV_EINVAL;
+	}
+	return 0;
+}
+
 /* Reads the header of the file at path as st's file `file`. */
 static int read_file(const char *path, uint32_t file, struct kv_st *st,
 		     char *err)
@@ -259,19 +272,14 @@ static int read_file(const char *path, uint32_t file, struct kv_st *st,
 	struct kv_st_file *f = &st->f[file];
 	char *text = NULL;
 	int e = KV_EINVAL;
-	if (read(fd, n8, 8) != 8) {
+	if (size < 8 || read(fd, n8, 8) != 8) {
 		snprintf(err, KV_ERRLEN, "%.400s: shorter than a safetensors "
 			 "header's 8-byte length", path);
 		goto out;
 	}
-	for (int i = 7; i >= 0; i--)
-		n = n << 8 | n8[i];
-	if (n < 2 || n > MAX_HEADER_BYTES || n > size - 8) {
-		snprintf(err, KV_ERRLEN, "%.400s: a header of %llu bytes, in a "
-			 "file of %llu", path, (unsigned long long)n,
-			 (unsigned long long)size);
+	if ((e = kv_st_header_len(n8, size, path, &n, err)))
 		goto out;
-	}
+	e = KV_EINVAL;
 	if (!(text = malloc(n + 1))) {
 		e = KV_ENOMEM;
 		snprintf(err, KV_ERRLEN, "%.400s: out of memory", path);
@@ -318,33 +326,14 @@ const struct kv_st_tensor *kv_st_get(const struct kv_st *st,
 		     : NULL;
 }
 
-/* The shards of an index: each file its weight_map names, in the order
- * first named, then each name checked against where it was found. */
-static int read_index(const char *dir, const char *path, struct kv_st *st,
-		      char *err)
+int kv_st_index_parse(const char *text, size_t len, const char *dir,
+		      const char *path, struct kv_st *st, char *err)
 {
-	FILE *fp = fopen(path, "rb");
-	char *text = NULL, shard[4200];
-	size_t len = 0;
+	char shard[4200];
 	cJSON *root = NULL;
-	int e = KV_EIO;
-	if (fp) {
-		text = malloc(MAX_INDEX_BYTES + 1);
-		len = text ? fread(text, 1, MAX_INDEX_BYTES + 1, fp) : 0;
-		fclose(fp);
-	}
-	if (!text || len > MAX_INDEX_BYTES) {
-		snprintf(err, KV_ERRLEN, "%.400s: %s", path,
-			 !fp ? strerror(errno) : !text ? "out of memory"
-						      : "larger than 64 MiB");
-		free(text);
-		return !fp ? KV_EIO : KV_EINVAL;
-	}
-	if ((e = kv_json_read(text, len, path, &root, err))) {
-		free(text);
+	int e = kv_json_read(text, len, path, &root, err);
+	if (e)
 		return e;
-	}
-	free(text);
 	const cJSON *wm = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
 	if (!cJSON_IsObject(wm) || !wm->child) {
 		snprintf(err, KV_ERRLEN, "%.400s: weight_map: not an object "
@@ -367,7 +356,7 @@ static int read_index(const char *dir, const char *path, struct kv_st *st,
 		if (k == st->nf && !(e = add_file(st, shard)))
 			e = read_file(shard, (uint32_t)k, st, err);
 	}
-	if (!e)
+	if (!e && st->n)
 		qsort(st->t, st->n, sizeof *st->t, by_name);
 	/* each name where the map says, and no tensor the map leaves out */
 	for (const cJSON *w = e ? NULL : wm->child; w && !e; w = w->next) {
@@ -424,7 +413,12 @@ int kv_st_open(const char *dir, int map, struct kv_st **out, char *err)
 	*out = NULL;
 	snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
 	if (!e && stat(path, &sb) == 0) {
-		e = read_index(dir, path, st, err);
+		char *text;
+		size_t len;
+		if (!(e = kv_file_read(path, MAX_INDEX_BYTES, &text, &len,
+				       err)))
+			e = kv_st_index_parse(text, len, dir, path, st, err);
+		free(text);
 	} else if (!e) {
 		snprintf(path, sizeof path, "%s/model.safetensors", dir);
 		if (stat(path, &sb)) {
@@ -432,9 +426,15 @@ int kv_st_open(const char *dir, int map, struct kv_st **out, char *err)
 				 "or model.safetensors.index.json", dir);
 			e = KV_EIO;
 		} else if (!(e = add_file(st, path)) &&
-			   !(e = read_file(path, 0, st, err))) {
+			   !(e = read_file(path, 0, st, err)) && st->n) {
 			qsort(st->t, st->n, sizeof *st->t, by_name);
 		}
+	}
+	/* a checkpoint of no tensors has no weights, which every reader
+	 * of one wants (kvdecode its tensors, kvfit their bytes) */
+	if (!e && !st->n) {
+		snprintf(err, KV_ERRLEN, "%.400s: holds no tensors", path);
+		e = KV_EINVAL;
 	}
 	for (size_t i = 1; !e && i < st->n; i++)
 		if (!strcmp(st->t[i - 1].name, st->t[i].name)) {

@@ -133,12 +133,33 @@ static void bad(void)
 		 "the tensors end at byte 4 of 8 bytes of data"},
 		{"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],"
 		 "\"data_offsets\":[0,4]}}", 4,
-		 "a: shape: not a list of whole numbers"},
+		 "a: shape: not a list of integers (no fraction, no exponent)"},
 		{"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
 		 "\"data_offsets\":[4,0]}}", 4,
-		 "a: data_offsets: not [begin, end]"},
+		 "a: data_offsets: not [begin, end], two integers"},
+		/* integers as the reference reads them: not 1.0 or 4e0 */
+		{"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],"
+		 "\"data_offsets\":[0,4]}}", 4,
+		 "a: shape: not a list of integers"},
+		{"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
+		 "\"data_offsets\":[0,4e0]}}", 4,
+		 "a: data_offsets: not [begin, end], two integers"},
+		{"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
+		 "\"data_offsets\":[0E0,4]}}", 4,
+		 "a: data_offsets: not [begin, end], two integers"},
+		/* what would cut a name short, or sit before the JSON */
+		{"{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],"
+		 "\"data_offsets\":[0,4]}}", 4,
+		 "not JSON: a NUL (\\u0000) in a string at line 1, column 4"},
+		{"\xEF\xBB\xBF{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
+		 "\"data_offsets\":[0,4]}}", 4,
+		 "not JSON: a UTF-8 byte-order mark"},
 		{"{\"__metadata__\":{\"format\":1}}", 0,
 		 "__metadata__: not an object of strings"},
+		/* no tensors: a checkpoint of no weights */
+		{"{\"__metadata__\":{\"format\":\"pt\"}}", 0,
+		 "model.safetensors: holds no tensors"},
+		{"{}", 0, "model.safetensors: holds no tensors"},
 		{"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":"
 		 "[0,4]},\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
 		 "\"data_offsets\":[4,8]}}", 8, "given twice"},

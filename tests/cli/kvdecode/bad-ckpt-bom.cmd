@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-st-bom --new 2

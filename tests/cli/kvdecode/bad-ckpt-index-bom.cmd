@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-index-bom --new 2

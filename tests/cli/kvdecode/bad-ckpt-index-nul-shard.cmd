@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-index-nul-shard --new 2

@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-st-metadata-only --new 2

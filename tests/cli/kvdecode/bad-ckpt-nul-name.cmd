@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-st-nul-name --new 2

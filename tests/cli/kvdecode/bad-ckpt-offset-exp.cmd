@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-st-offset-exp --new 2

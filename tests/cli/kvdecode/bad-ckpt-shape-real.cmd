@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-st-shape-real --new 2
