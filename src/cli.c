@@ -604,6 +604,13 @@ int cli_kvsize_rows(char *text, const char *src,
 	return status;
 }
 
+int cli_status(int kv_err)
+{
+	return !kv_err		      ? CLI_OK
+	       : kv_err == KV_ENOMEM ? CLI_FAIL
+				     : CLI_USAGE;
+}
+
 int cli_finish(int status)
 {
 	int bad = ferror(stdout);

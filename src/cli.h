@@ -19,6 +19,11 @@ enum cli_exit {
 	CLI_USAGE = 2, /* bad usage or bad input */
 };
 
+/* The exit status of a libkv error about the input: CLI_FAIL out of
+ * memory, CLI_USAGE for the rest (bad, unreadable, unsupported or
+ * overflowing input), CLI_OK for 0. */
+int cli_status(int kv_err);
+
 /* Sets the program name messages start with ("kvsize"). */
 void cli_init(const char *prog);
 const char *cli_prog(void);

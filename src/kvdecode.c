@@ -335,30 +335,35 @@ static int read_text(struct args *a, const struct kv_model *m)
 }
 
 /* The checkpoint and the tokenizer beside the config (the checkpoint
- * unless --random-weights); the prompt's ids held to the vocabulary. */
+ * unless --random-weights): the checkpoint's tensors held to the config,
+ * then the tokenizer's ids to the vocabulary, then the prompt's ids. */
 static int weights(struct args *a, const struct kv_model *m)
 {
-	char err[KV_ERRLEN];
+	char err[KV_ERRLEN], whose[4200];
+	uint64_t vocab = a->vocab ? a->vocab : m->vocab;
 	int rc = 0;
+	if (a->vocab)
+		snprintf(whose, sizeof whose, "--vocab");
+	else
+		snprintf(whose, sizeof whose, "%s's vocab_size", m->path);
 	if ((!a->random && a->config &&
-	     (rc = kv_st_beside(m->path, 1, &a->ckpt, err))) ||
-	    (a->config && (rc = kv_tok_beside(m->path, &a->tok, err)))) {
+	     ((rc = kv_st_beside(m->path, 1, &a->ckpt, err)) ||
+	      (a->ckpt && (rc = kv_engine_ckpt_check(m, a->ckpt, err))))) ||
+	    (a->config && (rc = kv_tok_beside(m->path, &a->tok, err))) ||
+	    (a->tok && (rc = kv_tok_check(a->tok, vocab, whose, err)))) {
 		cli_error("%s", err);
-		return rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
+		return cli_status(rc);
 	}
 	if (a->text && (rc = read_text(a, m)))
 		return rc;
 	if (a->text && !a->block_set && a->layout == 1)
 		a->block_size = kv_decode_block_size(a->prompt, a->gen,
 						     a->lengths);
-	for (uint64_t i = 0; a->ids && i < a->prompt; i++)
-		if (a->ids[i] >= (a->vocab ? a->vocab : m->vocab))
+	for (uint64_t i = 0; a->ids && !a->text && i < a->prompt; i++)
+		if (a->ids[i] >= vocab)
 			return cli_usage("--prompt-ids: %u is not below the "
 					 "vocabulary's %llu tokens",
-					 a->ids[i],
-					 (unsigned long long)(a->vocab
-								      ? a->vocab
-								      : m->vocab));
+					 a->ids[i], (unsigned long long)vocab);
 	return 0;
 }
 

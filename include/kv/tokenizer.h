@@ -53,6 +53,15 @@ void kv_tok_piece(const struct kv_tok *t, uint32_t id, bool first, char *out,
 int kv_tok_decode(const struct kv_tok *t, const uint32_t *ids, size_t n,
 		  char **out, size_t *len);
 
+/* Every id t can give (its vocabulary's, its added tokens', its
+ * template's) below vocab, the model's tokens, whose names where that
+ * count comes from ("config.json's vocab_size"): 0, or KV_EINVAL with
+ * "tokenizer.json: model.vocab: 'piece' is id N, not below the V tokens
+ * of WHOSE" in err. Run it where a tokenizer meets its model, so that no
+ * text ever encodes to an id the model has no row for. */
+int kv_tok_check(const struct kv_tok *t, uint64_t vocab, const char *whose,
+		 char *err);
+
 /* Ids run from 0 to this, less one. */
 uint32_t kv_tok_size(const struct kv_tok *t);
 

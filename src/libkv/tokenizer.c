@@ -28,7 +28,7 @@ struct merge {
 };
 
 struct added {
-	const char *s; /* into str[] */
+	char *s; /* its content, matched in a text (owned) */
 	uint32_t len, id;
 };
 
@@ -57,6 +57,7 @@ struct kv_tok {
 	bool starts[256];      /* the first bytes of added tokens */
 	uint32_t bos[4];
 	size_t nbos;
+	char *path; /* the file it was read from, for messages */
 };
 
 /* --- the tables --- */
@@ -182,34 +183,46 @@ static int set_str(struct kv_tok *t, uint32_t id, const char *s, size_t n)
 	return 0;
 }
 
-/* The largest id of the vocabulary and of the added tokens, + 1. */
+/* The largest id of the vocabulary and of the added tokens, + 1. Ids are
+ * whole numbers as the tokenizers library reads them (32.0 is not one),
+ * and a token matches some bytes: an empty one would match nothing, and
+ * a scan for it would never move on. */
 static int count_ids(const cJSON *vocab, const cJSON *added, uint32_t *n,
 		     const char *path, char *err)
 {
 	const cJSON *it;
+	uint64_t id;
 	*n = 0;
 	cJSON_ArrayForEach(it, vocab)
 	{
-		if (!cJSON_IsNumber(it) || it->valuedouble < 0 ||
-		    it->valuedouble >= MAX_TOKENS ||
-		    it->valuedouble != (double)(uint32_t)it->valuedouble)
-			return bad(err, path, "model.vocab: %.200s: not an id "
-				   "below 16777216", it->string, KV_EINVAL);
-		if ((uint32_t)it->valuedouble + 1 > *n)
-			*n = (uint32_t)it->valuedouble + 1;
+		if (!kv_json_whole(it, MAX_TOKENS - 1, &id))
+			return bad(err, path, "model.vocab: '%.200s': not an "
+				   "integer id below 16777216", it->string, KV_EINVAL);
+		if (!*it->string)
+			return bad(err, path, "model.vocab: %s", "an empty "
+				   "token (\"\"), which matches no text",
+				   KV_EINVAL);
+		if (id + 1 > *n)
+			*n = (uint32_t)id + 1;
 	}
 	cJSON_ArrayForEach(it, added)
 	{
-		const cJSON *id = get(it, "id"), *c = get(it, "content");
-		if (!cJSON_IsNumber(id) || id->valuedouble < 0 ||
-		    id->valuedouble >= MAX_TOKENS ||
-		    id->valuedouble != (double)(uint32_t)id->valuedouble ||
-		    !cJSON_IsString(c) || !*c->valuestring)
+		const cJSON *c = get(it, "content");
+		if (!kv_json_whole(get(it, "id"), MAX_TOKENS - 1, &id) ||
+		    !cJSON_IsString(c))
 			return bad(err, path, "added_tokens: %s", "each needs "
-				   "an id below 16777216 and its content",
+				   "an integer id below 16777216 and its "
+				   "content",
 				   KV_EINVAL);
-		if ((uint32_t)id->valuedouble + 1 > *n)
-			*n = (uint32_t)id->valuedouble + 1;
+		if (!*c->valuestring) {
+			char num[24];
+			snprintf(num, sizeof num, "%llu", (unsigned long long)id);
+			return bad(err, path, "added_tokens: id %s: an empty "
+				   "content, which matches no text", num,
+				   KV_EINVAL);
+		}
+		if (id + 1 > *n)
+			*n = (uint32_t)id + 1;
 	}
 	if (!*n)
 		return bad(err, path, "model.vocab: %s", "empty", KV_EINVAL);
@@ -330,15 +343,26 @@ static int read_added(struct kv_tok *t, const cJSON *added)
 	size_t n = (size_t)cJSON_GetArraySize(added);
 	if (n && !(t->add = calloc(n, sizeof *t->add)))
 		return KV_ENOMEM;
+	/* found by its content, as the tokenizers library finds it: the
+	 * vocabulary's id for a content in it, else the one written */
 	cJSON_ArrayForEach(it, added)
 	{
 		uint32_t id = (uint32_t)get(it, "id")->valuedouble;
 		const char *c = get(it, "content")->valuestring;
-		if (!t->str[id] && set_str(t, id, c, strlen(c)))
+		size_t len = strlen(c);
+		uint32_t v = lookup(t, c, len);
+		struct added *a = &t->add[t->nadd];
+		if (v != UINT32_MAX)
+			id = v;
+		else if (!t->str[id] && set_str(t, id, c, len))
 			return KV_ENOMEM;
-		t->add[t->nadd++] =
-			(struct added){t->str[id], t->len[id], id};
-		t->starts[(unsigned char)t->str[id][0]] = true;
+		if (!(a->s = malloc(len + 1)))
+			return KV_ENOMEM;
+		memcpy(a->s, c, len + 1);
+		a->len = (uint32_t)len;
+		a->id = id;
+		t->nadd++;
+		t->starts[(unsigned char)c[0]] = true;
 	}
 	if (t->nadd)
 		qsort(t->add, t->nadd, sizeof *t->add, by_length);
@@ -571,6 +595,8 @@ int kv_tok_parse(const char *json, size_t len, const char *path,
 	*out = NULL;
 	if (!e)
 		e = build(t, root, path, err);
+	if (!e && !(t->path = strdup(path)))
+		e = KV_ENOMEM;
 	cJSON_Delete(root);
 	if (e == KV_ENOMEM)
 		snprintf(err, KV_ERRLEN, "%.400s: out of memory", path);
@@ -584,29 +610,13 @@ int kv_tok_parse(const char *json, size_t len, const char *path,
 
 int kv_tok_load(const char *path, struct kv_tok **out, char *err)
 {
-	FILE *f = fopen(path, "rb");
-	struct stat sb;
-	char *text = NULL;
-	int e;
+	char *text;
+	size_t len;
+	int e = kv_file_read(path, MAX_FILE, &text, &len, err);
 	*out = NULL;
-	if (!f || fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode) ||
-	    (uint64_t)sb.st_size > MAX_FILE) {
-		snprintf(err, KV_ERRLEN, "%.400s: %s", path,
-			 !f ? strerror(errno) : "not a file of at most 512 MiB");
-		if (f)
-			fclose(f);
-		return KV_EIO;
-	}
-	if (!(text = malloc((size_t)sb.st_size + 1)) ||
-	    fread(text, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
-		snprintf(err, KV_ERRLEN, "%.400s: %s", path,
-			 text ? "read error" : "out of memory");
-		e = text ? KV_EIO : KV_ENOMEM;
-	} else {
-		e = kv_tok_parse(text, (size_t)sb.st_size, path, out, err);
-	}
+	if (!e)
+		e = kv_tok_parse(text, len, path, out, err);
 	free(text);
-	fclose(f);
 	return e;
 }
 
@@ -631,8 +641,38 @@ void kv_tok_free(struct kv_tok *t)
 	free(t->len);
 	free(t->slot);
 	free(t->merges);
+	for (size_t k = 0; k < t->nadd; k++)
+		free(t->add[k].s);
 	free(t->add);
+	free(t->path);
 	free(t);
+}
+
+static bool is_added(const struct kv_tok *t, uint32_t id);
+
+int kv_tok_check(const struct kv_tok *t, uint64_t vocab, const char *whose,
+		 char *err)
+{
+	for (uint64_t id = vocab; id < t->n; id++) {
+		if (!t->str[id])
+			continue;
+		snprintf(err, KV_ERRLEN, "%.400s: %s: '%.100s' is id %llu, not "
+			 "below the %llu tokens of %.300s", t->path,
+			 is_added(t, (uint32_t)id) ? "added_tokens"
+						   : "model.vocab",
+			 t->str[id], (unsigned long long)id,
+			 (unsigned long long)vocab, whose);
+		return KV_EINVAL;
+	}
+	for (size_t k = 0; k < t->nbos; k++)
+		if (t->bos[k] >= vocab) {
+			snprintf(err, KV_ERRLEN, "%.400s: post_processor: the "
+				 "special token %u, not below the %llu tokens "
+				 "of %.300s", t->path, t->bos[k],
+				 (unsigned long long)vocab, whose);
+			return KV_EINVAL;
+		}
+	return 0;
 }
 
 uint32_t kv_tok_size(const struct kv_tok *t)

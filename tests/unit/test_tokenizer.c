@@ -200,7 +200,24 @@ static void test_bad(void)
 		 "[\"a b\"]},\"pre_tokenizer\":null}",
 		 "model.merges: 'a b': a token not in the vocabulary"},
 		{"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":-1}}}",
-		 "model.vocab: a: not an id below 16777216"},
+		 "model.vocab: 'a': not an integer id below 16777216"},
+		/* ids are integers, as the tokenizers library reads them */
+		{"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0.0}}}",
+		 "model.vocab: 'a': not an integer id below 16777216"},
+		{"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0}},"
+		 "\"added_tokens\":[{\"id\":1e0,\"content\":\"<s>\"}]}",
+		 "added_tokens: each needs an integer id below 16777216"},
+		/* a token of no bytes: a scan for it would never move on */
+		{"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"\":0}}}",
+		 "model.vocab: an empty token (\"\"), which matches no text"},
+		{"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0}},"
+		 "\"added_tokens\":[{\"id\":7,\"content\":\"\"}]}",
+		 "added_tokens: id 7: an empty content, which matches no text"},
+		{"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0}},"
+		 "\"added_tokens\":[{\"id\":7,\"content\":\"\\u0000\"}]}",
+		 "not JSON: a NUL (\\u0000) in a string"},
+		{"\xEF\xBB\xBF{\"model\":{\"type\":\"BPE\",\"vocab\":{}}}",
+		 "tok.json: not JSON: a UTF-8 byte-order mark"},
 		{"{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0}},"
 		 "\"pre_tokenizer\":{\"type\":\"Whitespace\"}}",
 		 "pre_tokenizer: 'Whitespace': not one kvtools runs"},
@@ -226,6 +243,43 @@ static void test_bad(void)
 			fprintf(stderr, "case %zu: %s\n", i, err);
 		CHECK_HAS(err, cases[i].want);
 	}
+}
+
+/* Every id a tokenizer gives held to the model's vocabulary, naming the
+ * piece; an added token found by its content, with the vocabulary's id
+ * where the vocabulary has it (as the tokenizers library reads it). */
+static void test_vocab(void)
+{
+	struct kv_tok *t = parse(bytelevel(""));
+	char err[KV_ERRLEN];
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	CHECK(kv_tok_check(t, 261, "config.json's vocab_size", err) == 0);
+	CHECK(kv_tok_check(t, 260, "config.json's vocab_size", err) ==
+	      KV_EINVAL);
+	CHECK_STR(err, "tok.json: added_tokens: '<|endoftext|>' is id 260, "
+		       "not below the 260 tokens of config.json's vocab_size");
+	CHECK(kv_tok_check(t, 259, "--vocab", err) == KV_EINVAL);
+	CHECK_STR(err, "tok.json: model.vocab: 'er' is id 259, not below the "
+		       "259 tokens of --vocab");
+	kv_tok_free(t);
+	/* "<s>" written as id 9 is the vocabulary's 1 */
+	const char *j = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,"
+			"\"<s>\":1}},\"added_tokens\":[{\"id\":9,\"content\":"
+			"\"<s>\"}],\"pre_tokenizer\":{\"type\":\"Metaspace\","
+			"\"replacement\":\"\\u2581\"}}";
+	char err2[KV_ERRLEN];
+	CHECK(kv_tok_parse(j, strlen(j), "tok.json", &t, err2) == 0);
+	if (!t)
+		return;
+	uint32_t *ids;
+	size_t n;
+	CHECK(kv_tok_encode(t, "<s>", 3, false, &ids, &n) == 0);
+	CHECK_U64(n, 1);
+	CHECK_U64(ids[0], 1);
+	free(ids);
+	kv_tok_free(t);
 }
 
 /* encode FILE TEXT...: a line of ids per text; decode FILE TEXT...: exit
@@ -272,5 +326,6 @@ int main(int argc, char **argv)
 	test_sentencepiece();
 	test_patterns();
 	test_bad();
+	test_vocab();
 	return test_done("test_tokenizer");
 }

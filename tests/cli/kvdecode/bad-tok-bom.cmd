@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-tok-bom --prompt 'the cache' --new 2

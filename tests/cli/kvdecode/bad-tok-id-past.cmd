@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-tok-id-past --ppl tests/tok/ppl.txt

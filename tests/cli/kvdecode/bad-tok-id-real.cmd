@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-tok-id-real --prompt 'the cache' --new 2

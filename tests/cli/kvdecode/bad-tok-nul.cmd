@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-tok-nul --prompt 'the cache' --new 2
