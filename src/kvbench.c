@@ -339,19 +339,20 @@ static int measure(const struct args *a, struct kv_model **models,
 
 /* Model i's checkpoint, where one lies beside its config: the type of
  * its weights, and, with map (unless --random-weights), the checkpoint
- * itself, kept for its quality points. */
+ * itself, its tensors held to the config, kept for its quality points. */
 static int open_ckpt(struct args *a, size_t i, const struct kv_model *m,
 		     bool map)
 {
 	char err[KV_ERRLEN];
 	struct kv_st *ck = NULL;
 	int rc = kv_st_beside(m->path, map && !a->random, &ck, err);
-	if (rc == KV_ENOMEM) {
+	if (!rc && ck && map && !a->random)
+		rc = kv_engine_ckpt_check(m, ck, err);
+	if (rc) {
+		kv_st_close(ck);
 		cli_error("%s", err);
-		return CLI_FAIL;
+		return cli_status(rc);
 	}
-	if (rc)
-		return cli_usage("%s", err);
 	a->wt[i] = ck ? kv_st_weights_dtype(ck) : KV_DTYPE_F32;
 	if (map && !a->random)
 		a->ck[i] = ck;

@@ -87,9 +87,10 @@ static int ppl_run(const struct args *a, const struct kv_model *m,
 	char err[KV_ERRLEN];
 	struct kv_ppl base;
 	kvdecode_say_run(a);
-	if (kv_ppl_run(m, &e, ids, n, NULL, ref, &base, err)) {
+	int rc = kv_ppl_run(m, &e, ids, n, NULL, ref, &base, err);
+	if (rc) {
 		cli_error("%s", err);
-		return CLI_FAIL;
+		return cli_status(rc);
 	}
 	struct cli_table *t = kvdecode_table(a, pcols, CLI_NCOLS(pcols));
 	for (size_t i = 0; i <= a->nfmts; i++) {
@@ -99,9 +100,9 @@ static int ppl_run(const struct args *a, const struct kv_model *m,
 		if (i && f == KV_DTYPE_F32)
 			continue; /* the reference, already its row */
 		e.k_dtype = e.v_dtype = f;
-		if (i && kv_ppl_run(m, &e, ids, n, ref, NULL, &r, err)) {
+		if (i && (rc = kv_ppl_run(m, &e, ids, n, ref, NULL, &r, err))) {
 			cli_error("%s", err);
-			return CLI_FAIL;
+			return cli_status(rc);
 		}
 		kvdecode_lead(a, t);
 		cli_put_str(t, kv_dtype_name(f));

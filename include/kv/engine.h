@@ -143,6 +143,16 @@ uint32_t kv_engine_fit_layers(const struct kv_model *m,
 uint64_t kv_engine_fit_vocab(const struct kv_model *m,
 			     const struct kv_engine_opts *o, uint64_t avail);
 
+/* The tensors of checkpoint ck checked against model m, its config, as
+ * kv_engine_new() would load them, before anything is allocated: each
+ * one found, of a dtype the engine reads and the shape m's fields give.
+ * Returns 0, or as kv_engine_model() and KV_EINVAL "file: tensor: shape
+ * [..], where config gives [..]", err filled. Run it where a checkpoint
+ * is opened, so that a config at odds with its tensors is named before
+ * a prompt or a tokenizer is held to the config's vocabulary. */
+int kv_engine_ckpt_check(const struct kv_model *m, const struct kv_st *ck,
+			 char *err);
+
 /* Allocates the engine, draws its weights and starts its threads. Returns
  * 0 and *out (free with kv_engine_free()), or a KV_E* code with err. */
 int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,

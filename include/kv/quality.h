@@ -102,7 +102,9 @@ int kv_ppl_estimate(const struct kv_model *m, const struct kv_engine_opts *o,
  * teacher forced: each position's logits score the next token. With ref
  * ((n - 1) x vocab, a reference run's kept logits), each step is also
  * compared with the reference's; with keep ((n - 1) x vocab), this run's
- * logits are kept there. Returns 0, or the engine's KV_E* with err.
+ * logits are kept there. Returns 0, KV_EINVAL for an id not below the
+ * model's vocabulary (the last one too, which is only scored), or the
+ * engine's KV_E* with err.
  */
 int kv_ppl_run(const struct kv_model *m, const struct kv_engine_opts *o,
 	       const uint32_t *ids, uint64_t n, const float *ref, float *keep,

@@ -173,7 +173,7 @@ int kv_engine_new(const struct kv_model *m, const struct kv_engine_opts *o,
 		goto fail;
 	kvp_tensors(&e->s, e, t);
 	kvp_place(&e->s, t, nt, e->weights);
-	if (o->ckpt && (rc = kvp_load(&e->s, t, nt, o->ckpt, err)))
+	if (o->ckpt && (rc = kvp_load(&e->s, t, nt, o->ckpt, m->path, err)))
 		goto fail;
 	for (size_t i = 0; i < nt && !o->ckpt; i++) {
 		struct draw_job j = {&t[i], o->seed, e->s.wt};

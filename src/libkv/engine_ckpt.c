@@ -22,6 +22,7 @@
  * rotary tables) are not read.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_impl.h"
@@ -181,9 +182,11 @@ static void where(const struct kv_st *ck, const struct kv_st_tensor *c,
 			 slash ? (int)(slash - p + 1) : 0, p);
 }
 
-/* Finds, checks and converts one of the engine's tensors. */
+/* Finds, checks and converts one of the engine's tensors (checks only,
+ * when t has no place to fill); a shape that is not the one config (the
+ * config's path) gives says so. */
 static int fill(const struct shape *s, const struct tensor *t,
-		const struct kv_st *ck, char *err)
+		const struct kv_st *ck, const char *config, char *err)
 {
 	struct source src = {0};
 	bool vec = t->kind != K_MAT;
@@ -194,7 +197,7 @@ static int fill(const struct shape *s, const struct tensor *t,
 	else
 		llama_source(s, t, &src);
 	enum kv_dtype wt = s->wt; /* every tensor's, vectors' too */
-	char *dst = (char *)*t->dst;
+	char *dst = t->dst ? (char *)*t->dst : NULL;
 	for (int i = 0; i < src.n; i++) {
 		const struct kv_st_tensor *c = lookup(ck, src.name[i], s->gpt2);
 		uint64_t r = src.rows[i];
@@ -228,17 +231,20 @@ static int fill(const struct shape *s, const struct tensor *t,
 					 (unsigned long long)c->shape[d]);
 			if (vec)
 				snprintf(err, KV_ERRLEN, "%s: %s: shape [%s], "
-					 "expected [%llu]", file, src.name[i],
-					 got, (unsigned long long)want0);
+					 "where %.400s gives [%llu]", file,
+					 src.name[i], got, config,
+					 (unsigned long long)want0);
 			else
 				snprintf(err, KV_ERRLEN, "%s: %s: shape [%s], "
-					 "expected [%s%llu, %llu]", file,
-					 src.name[i], got,
+					 "where %.400s gives [%s%llu, %llu]",
+					 file, src.name[i], got, config,
 					 src.prefix ? "at least " : "",
 					 (unsigned long long)want0,
 					 (unsigned long long)want1);
 			return KV_EINVAL;
 		}
+		if (!dst)
+			continue;
 		if (src.conv1d)
 			copy(dst, wt, c, r, cols, true);
 		else
@@ -249,10 +255,37 @@ static int fill(const struct shape *s, const struct tensor *t,
 }
 
 int kvp_load(const struct shape *s, const struct tensor *t, size_t n,
-	     const struct kv_st *ck, char *err)
+	     const struct kv_st *ck, const char *config, char *err)
 {
 	int e = 0;
 	for (size_t i = 0; i < n && !e; i++)
-		e = fill(s, &t[i], ck, err);
+		e = fill(s, &t[i], ck, config, err);
+	return e;
+}
+
+int kv_engine_ckpt_check(const struct kv_model *m, const struct kv_st *ck,
+			 char *err)
+{
+	struct kv_engine_opts o = kv_engine_opts_default();
+	struct kv_engine_size sz;
+	struct kv_model *eff = NULL;
+	struct shape s;
+	struct tensor *t = NULL;
+	o.ckpt = ck;
+	o.max_ctx = 1; /* the shape does not depend on the run */
+	int e = kv_engine_model(m, &o, &eff, err);
+	if (!e)
+		e = kvp_estimate(eff, &o, &s, &sz, err);
+	size_t n = e ? 0 : kvp_tensors(&s, NULL, NULL);
+	if (!e && !(t = malloc(n * sizeof *t))) {
+		snprintf(err, KV_ERRLEN, "out of memory");
+		e = KV_ENOMEM;
+	}
+	if (!e) {
+		kvp_tensors(&s, NULL, t);
+		e = kvp_load(&s, t, n, ck, m->path, err);
+	}
+	free(t);
+	kv_model_free(eff);
 	return e;
 }

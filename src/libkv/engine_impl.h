@@ -202,6 +202,6 @@ int kvp_estimate(const struct kv_model *eff, const struct kv_engine_opts *o,
  * KV_EUNSUP (a dtype other than F32, F16, BF16), err naming the file and
  * the tensor. */
 int kvp_load(const struct shape *s, const struct tensor *t, size_t n,
-	     const struct kv_st *ck, char *err);
+	     const struct kv_st *ck, const char *config, char *err);
 
 #endif

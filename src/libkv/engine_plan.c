@@ -496,6 +496,13 @@ int kv_engine_model(const struct kv_model *m, const struct kv_engine_opts *o,
 			 m->name, m->norm_eps);
 		return KV_EINVAL;
 	}
+	if (!((float)m->norm_eps > 0)) { /* a row of zeros divides by it */
+		snprintf(err, KV_ERRLEN,
+			 "%s: the norms' epsilon must be above 0 in a float, "
+			 "got %g",
+			 m->name, m->norm_eps);
+		return KV_EINVAL;
+	}
 	uint32_t layers = o->layers ? o->layers : m->n_layers;
 	uint64_t vocab = o->vocab ? o->vocab : m->vocab;
 	uint32_t kvh = o->kv_heads ? o->kv_heads : l0->kv_heads;

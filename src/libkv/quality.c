@@ -256,6 +256,15 @@ int kv_ppl_run(const struct kv_model *m, const struct kv_engine_opts *o,
 	if (rc)
 		return rc;
 	uint64_t v = kv_engine_vocab(eng);
+	for (uint64_t i = 0; i < n; i++)
+		if (ids[i] >= v) { /* the last is only read, as lg[ids[n-1]] */
+			kv_engine_free(eng);
+			snprintf(err, KV_ERRLEN, "the text's token %llu is id %u, "
+				 "not below the model's %llu",
+				 (unsigned long long)i, ids[i],
+				 (unsigned long long)v);
+			return KV_EINVAL;
+		}
 	float *lg = malloc(v * sizeof *lg);
 	if (!lg) {
 		kv_engine_free(eng);

@@ -333,8 +333,11 @@ static void bad(void)
 	put(&k, "wte.weight", 64, 200, false);
 	st_write(path("bad", "model.safetensors"), k.t, 1);
 	done(&k);
-	refused("bad", &o, KV_EINVAL, "bad/model.safetensors: wte.weight: "
-				      "shape [64, 200], expected [200, 64]");
+	char want[1200];
+	snprintf(want, sizeof want, "bad/model.safetensors: wte.weight: shape "
+		 "[64, 200], where %s gives [200, 64]",
+		 path("bad", "config.json"));
+	refused("bad", &o, KV_EINVAL, want);
 	write_text(path("bad", "model.safetensors"), "");
 	int8_t q[200 * 64] = {0};
 	struct st_w i8 = {"wte.weight", "I8", {200, 64}, 2, q, sizeof q};
@@ -358,10 +361,11 @@ static void bad_qwen3(const char *cfg)
 	llama("bad-qwen3", cfg,
 	      (struct shape_of){"F32", .kv = 2, .hd = 24, .norm = 144,
 				.qk_norm = 1});
-	refused("bad-qwen3", &o, KV_EINVAL,
-		"bad-qwen3/model.safetensors: "
-		"model.layers.0.self_attn.q_norm.weight: shape [144], "
-		"expected [24]");
+	char want[1200];
+	snprintf(want, sizeof want, "bad-qwen3/model.safetensors: "
+		 "model.layers.0.self_attn.q_norm.weight: shape [144], where "
+		 "%s gives [24]", path("bad-qwen3", "config.json"));
+	refused("bad-qwen3", &o, KV_EINVAL, want);
 	llama("bad-qwen3-sharded", cfg,
 	      (struct shape_of){"F32", .kv = 2, .hd = 24, .sharded = 1});
 	refused("bad-qwen3-sharded", &o, KV_EINVAL,
@@ -394,7 +398,36 @@ static void perplexity(void)
 	CHECK(f8.q.steps == 5 && f8.q.agree == 5 && f8.q.max_abs == 0);
 	CHECK(kv_ppl_run(m, &o, ids, 1, NULL, NULL, &f8, err) == KV_EINVAL);
 	CHECK_HAS(err, "a text of 1 token scores nothing");
+	/* the last id is only scored, and must be a row of the logits too */
+	ids[5] = 256;
+	CHECK(kv_ppl_run(m, &o, ids, 6, NULL, NULL, &f8, err) == KV_EINVAL);
+	CHECK_STR(err, "the text's token 5 is id 256, not below the model's "
+		       "256");
 	free(ref);
+	kv_st_close(ck);
+	kv_model_free(m);
+}
+
+/* A config at odds with its checkpoint's tensors, named before anything
+ * is allocated (kvdecode holds a prompt to the vocabulary after it). */
+static void held_to_config(void)
+{
+	struct kv_model *m;
+	struct kv_st *ck;
+	char err[KV_ERRLEN];
+	CHECK(kv_model_load("tests/ckpt/tiny-gpt2/config.json", &m, err) == 0);
+	CHECK(kv_st_beside(m->path, 0, &ck, err) == 0 && ck);
+	CHECK(kv_engine_ckpt_check(m, ck, err) == 0);
+	kv_st_close(ck);
+	kv_model_free(m);
+	CHECK(kv_model_load("tests/ckpt/bad-vocab-config/config.json", &m,
+			    err) == 0);
+	CHECK(kv_st_beside(m->path, 0, &ck, err) == 0 && ck);
+	CHECK(kv_engine_ckpt_check(m, ck, err) == KV_EINVAL);
+	CHECK_STR(err, "tests/ckpt/bad-vocab-config/model.safetensors: "
+		       "wte.weight: shape [320, 32], where "
+		       "tests/ckpt/bad-vocab-config/config.json gives [300, "
+		       "32]");
 	kv_st_close(ck);
 	kv_model_free(m);
 }
@@ -467,6 +500,7 @@ int main(void)
 	refused("yarn", &o, KV_EUNSUP, "rope_scaling: type 'yarn': the "
 				       "engine turns positions plainly");
 	perplexity();
+	held_to_config();
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
 	if (system(cmd))

@@ -1,0 +1,1 @@
+kvbench tests/ckpt/bad-vocab-config --bench quality --kv-dtype fp8

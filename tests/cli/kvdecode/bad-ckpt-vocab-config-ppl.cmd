@@ -1,0 +1,1 @@
+kvdecode tests/ckpt/bad-vocab-config --ppl tests/tok/ppl.txt

@@ -1,0 +1,1 @@
+kvdecode --new 4 tests/bad/norm-eps-zero.json
