@@ -94,8 +94,10 @@ static const struct {
 } engine_flags[] = {
 	{"tp", "--tp (vLLM's -tp, --tensor-parallel-size)"},
 	{"pp", "--pp (vLLM's -pp, --pipeline-parallel-size)"},
-	{"ctk", "--kv-dtype (llama.cpp's -ctk, --cache-type-k)"},
-	{"ctv", "--kv-dtype (llama.cpp's -ctv, --cache-type-v)"},
+	{"ctk", "--cache-type-k, K's format (llama.cpp's -ctk; --kv-dtype "
+		"for both)"},
+	{"ctv", "--cache-type-v, V's format (llama.cpp's -ctv; --kv-dtype "
+		"for both)"},
 	{"np", "--max-num-seqs (llama.cpp's -np, --parallel)"},
 	{"ub", "--max-num-batched-tokens (llama.cpp's -ub, --ubatch-size)"},
 	{"kvu", "--kv-unified (llama.cpp's -kvu)"},
@@ -220,6 +222,16 @@ int cli_double(const char *opt, const char *s, double lo, double hi,
 	return 0;
 }
 
+/* What a list option counts, for its message: tokens for a context
+ * (under any of its names), else users, threads, heads, ... */
+static const char *counts_of(const char *opt)
+{
+	return !strcmp(opt, "--ctx") || !strcmp(opt, "--max-model-len") ||
+			       !strcmp(opt, "--ctx-size")
+		       ? "token counts (8192,32k"
+		       : "counts (1,8,64";
+}
+
 int cli_sweep(const char *opt, const char *s, uint64_t **vals, size_t *n)
 {
 	int e = kv_parse_sweep(s, vals, n);
@@ -231,9 +243,9 @@ int cli_sweep(const char *opt, const char *s, uint64_t **vals, size_t *n)
 		return cli_usage("%s: too large or too many values: '%s'", opt,
 				 s);
 	if (e)
-		return cli_usage("%s: not a list of token counts (8192,32k or "
-				 "lo:hi:xF or lo:hi:+S): '%s'",
-				 opt, s);
+		return cli_usage("%s: not a list of %s or lo:hi:xF or "
+				 "lo:hi:+S): '%s'",
+				 opt, counts_of(opt), s);
 	for (size_t i = 0; i < *n; i++)
 		if ((*vals)[i] == 0) {
 			free(*vals);
@@ -361,18 +373,52 @@ int cli_dtypes(const char *opt, const char *s, int **vals, size_t *n)
 	return status;
 }
 
-int cli_cache_type(bool k, const char *s, const char **given, int **vals,
-		   size_t *n)
+int cli_cache_type(bool k, const char *s, struct cli_kv *kv)
 {
-	if (*given && strcmp(*given, s))
-		return cli_usage("--cache-type-k and --cache-type-v: K and V "
-				 "keep one format here, got '%s' and '%s'",
-				 *given, s);
-	*given = s;
+	int **vals = k ? &kv->k : &kv->v;
 	free(*vals);
 	*vals = NULL;
 	return cli_dtypes(k ? "--cache-type-k" : "--cache-type-v", s, vals,
-			  n);
+			  k ? &kv->nk : &kv->nv);
+}
+
+int cli_kv_join(struct cli_kv *kv, int **vals, size_t *n)
+{
+	const int *k = kv->k ? kv->k : kv->v, *v = kv->v ? kv->v : kv->k;
+	size_t nk = kv->k ? kv->nk : kv->nv, nv = kv->v ? kv->nv : kv->nk;
+	int status = 0;
+	if (!k)
+		return 0;
+	if (*vals)
+		status = cli_usage("--kv-dtype and --cache-type-%s: give the "
+				   "formats one way",
+				   kv->k ? "k" : "v");
+	else if (!(*vals = malloc(nk * nv * sizeof **vals))) {
+		cli_error("out of memory");
+		status = CLI_FAIL;
+	}
+	for (size_t i = 0; !status && i < nk; i++)
+		for (size_t j = 0; !status && j < nv; j++) {
+			if ((k[i] < 0 || v[j] < 0) && k[i] != v[j]) {
+				status = cli_usage("--cache-type-k and "
+						   "--cache-type-v: auto is "
+						   "both's or neither's");
+				break;
+			}
+			(*vals)[(*n)++] = k[i] < 0 ? -1
+						   : kv_dtype_pack(
+							     (enum kv_dtype)k[i],
+							     (enum kv_dtype)v[j]);
+		}
+	if (status && *n) {
+		free(*vals);
+		*vals = NULL;
+		*n = 0;
+	}
+	free(kv->k);
+	free(kv->v);
+	*kv = (struct cli_kv){0};
+	return status;
 }
 
 int cli_load_model(const char *arg, struct kv_model **m)
@@ -555,7 +601,8 @@ int cli_kvsize_rows(char *text, const char *src,
 	int im = cli_tsv_col(&t, "model"), id = cli_tsv_col(&t, "kv_dtype"),
 	    ic = cli_tsv_col(&t, "ctx"), iu = cli_tsv_col(&t, "users"),
 	    it = cli_tsv_col(&t, "tp"), ib = cli_tsv_col(&t, "block_size"),
-	    ij = cli_tsv_col(&t, "config");
+	    ij = cli_tsv_col(&t, "config"),
+	    ia = cli_tsv_col(&t, "kv_dtype_asked");
 	if (!t.ncol) {
 		cli_error("%s: empty input, expected a config or kvsize's rows",
 			  src);
@@ -574,10 +621,11 @@ int cli_kvsize_rows(char *text, const char *src,
 		status = CLI_FAIL;
 	}
 	for (size_t r = 1; !status && r <= t.nrow; r++) {
-		enum kv_dtype d;
+		enum kv_dtype k, v;
 		uint64_t ctx, users = 1, tp = 0, block = 0;
+		const char *asked = ia >= 0 ? cli_tsv_get(&t, r, ia) : "";
 		if (t.width[r] != t.ncol ||
-		    kv_dtype_parse(cli_tsv_get(&t, r, id), &d) ||
+		    kv_dtype_kv_parse(cli_tsv_get(&t, r, id), &k, &v) ||
 		    kv_parse_u64(cli_tsv_get(&t, r, ic), &ctx) || ctx == 0 ||
 		    (iu >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, iu), &users) ||
 				 users == 0 || users > (1ULL << 40))) ||
@@ -592,8 +640,10 @@ int cli_kvsize_rows(char *text, const char *src,
 		}
 		const char *json = ij >= 0 ? cli_tsv_get(&t, r, ij) : NULL;
 		(*rows)[(*n)++] = (struct cli_kvsize_row){
-			cli_tsv_get(&t, r, im), (int)d, ctx, users, tp, block,
-			json && *json ? json : NULL, t.line[r]};
+			cli_tsv_get(&t, r, im),
+			strcmp(asked, "auto") ? kv_dtype_pack(k, v) : -1, ctx,
+			users, tp, block, json && *json ? json : NULL,
+			t.line[r]};
 	}
 	if (status) {
 		free(*rows);

@@ -96,8 +96,15 @@ unsigned cli_tool(const char *prog);
 
 /* getopt_long over the table's rows for cli_prog()'s tool. A bad option
  * (unknown, a value missing, another tool's letter, an engine's
- * single-dash long form) is said in one line and gives '?'. */
+ * single-dash long form) is said in one line and gives '?', and so does
+ * one option given under two names with two values (--tp 4
+ * --tensor-parallel-size 2): which to take would be a guess. */
 int cli_getopt(int argc, char **argv);
+
+/* The option cli_getopt() last returned, as the user named it:
+ * "--gpu-memory-utilization" for vLLM's name, "--ctx" for -c or --ctx.
+ * For messages about its value. */
+const char *cli_opt_as(void);
 
 /* --help: head, the tool's options from the table, the engines' names
  * for them, then foot. */
@@ -134,11 +141,23 @@ int cli_stored(const char *opt, enum kv_dtype t);
  * *vals from malloc. */
 int cli_dtypes(const char *opt, const char *s, int **vals, size_t *n);
 
-/* llama.cpp's --cache-type-k (k true) or --cache-type-v: K and V keep one
- * format here, so a second that differs from *given is an error; else
- * *given = s and *vals as cli_dtypes() makes them. */
-int cli_cache_type(bool k, const char *s, const char **given, int **vals,
-		   size_t *n);
+/* llama.cpp's --cache-type-k and --cache-type-v, each a list of formats
+ * as cli_dtypes() reads them, kept apart until cli_kv_join(); NULL where
+ * not given. */
+struct cli_kv {
+	int *k, *v;
+	size_t nk, nv;
+};
+
+/* --cache-type-k (k true) or --cache-type-v s into kv. */
+int cli_cache_type(bool k, const char *s, struct cli_kv *kv);
+
+/* The one list of formats of a tool from --kv-dtype's (*vals, *n; NULL
+ * where not given) and kv's: each of K's formats with each of V's (one
+ * given alone is both's), packed (kv_dtype_pack), into *vals. Refuses
+ * --kv-dtype beside them, and auto for one of K and V. Frees kv's lists.
+ * Returns 0, CLI_USAGE or CLI_FAIL (said). */
+int cli_kv_join(struct cli_kv *kv, int **vals, size_t *n);
 
 /* Finds and loads a config by what the user typed; names the model by
  * that (a name found in the search path keeps its bare name, a path stays
@@ -183,7 +202,10 @@ void cli_tsv_free(struct cli_tsv *t);
 /* A row of kvsize's TSV, what kvfit plans from. */
 struct cli_kvsize_row {
 	const char *model; /* as kvsize printed it, into the text */
-	int dtype;         /* enum kv_dtype */
+	int dtype;         /* K's and V's formats, packed (kv_dtype_pack);
+			      -1 where kvsize was asked auto (its
+			      kv_dtype_asked), which kvfit resolves by its
+			      engine's rule */
 	uint64_t ctx;      /* >= 1 */
 	uint64_t users;    /* sequences kvsize sized, >= 1 */
 	uint64_t tp;       /* its --tp, 0 when the rows do not say */

@@ -51,7 +51,7 @@ static const char *const cols[] = {
 
 struct args {
 	struct kv_sweep sw; /* what the sweep asks for */
-	const char *ctkv;   /* --cache-type-k or -v, as given */
+	struct cli_kv kv;   /* --cache-type-k and -v, until joined */
 	double max_regress; /* < 0: no gate */
 	enum kv_dtype *wt;  /* each model's own weights' type */
 	struct kv_st **ck;  /* each model's checkpoint, mapped for its quality
@@ -193,7 +193,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				     w->any_bench);
 			break;
 		case 'c':
-			e = cli_list("--ctx", optarg, UINT64_MAX, &w->ctx,
+			e = cli_list(cli_opt_as(), optarg, UINT64_MAX, &w->ctx,
 				     &w->nctx);
 			break;
 		case 'h':
@@ -213,15 +213,13 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case 't':
 			free(w->dtypes);
 			w->dtypes = NULL;
-			if (!(e = cli_dtypes("--kv-dtype", optarg, &w->dtypes,
+			if (!(e = cli_dtypes(cli_opt_as(), optarg, &w->dtypes,
 					     &w->ndtypes)))
 				e = stored_only(w);
 			break;
 		case OPT_CTK:
 		case OPT_CTV:
-			if (!(e = cli_cache_type(c == OPT_CTK, optarg, &a->ctkv,
-						 &w->dtypes, &w->ndtypes)))
-				e = stored_only(w);
+			e = cli_cache_type(c == OPT_CTK, optarg, &a->kv);
 			break;
 		case 'n':
 			if (!(e = cli_tokens("--new", optarg, &w->gen)) &&
@@ -309,6 +307,26 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			return CLI_USAGE;
 		}
 	}
+	bool ctkv = a->kv.k || a->kv.v;
+	if (!e)
+		e = cli_kv_join(&a->kv, &w->dtypes, &w->ndtypes);
+	for (size_t i = 0; !e && i < w->ndtypes; i++)
+		if (w->dtypes[i] >= KV_DTYPE_COUNT)
+			e = cli_usage("--cache-type-k and --cache-type-v: "
+				      "kvbench keeps K and V in one format "
+				      "(kvdecode --k-dtype and --v-dtype run "
+				      "them apart)");
+	if (!e && ctkv)
+		e = stored_only(w);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	for (size_t i = 0; !e && cores > 0 && i < w->nthreads; i++)
+		if (w->threads[i] > (uint64_t)cores) {
+			cli_warn("--threads %llu: this machine has %ld core%s "
+				 "online, so threads share them",
+				 (unsigned long long)w->threads[i], cores,
+				 cores == 1 ? "" : "s");
+			break;
+		}
 	if (!e && a->max_regress >= 0 && !a->baseline)
 		return cli_usage("--max-regress needs --baseline");
 	if (!e && a->profile && a->not_profile)
@@ -609,5 +627,7 @@ out:
 	free(a.wt);
 	free(a.ck);
 	kv_sweep_free(&a.sw);
+	free(a.kv.k);
+	free(a.kv.v);
 	return cli_finish(status);
 }

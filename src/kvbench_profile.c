@@ -11,7 +11,8 @@
 
 static const char comment[] =
 	"This machine, as kvbench --profile measured it: an entry per thread "
-	"count, local-jN, the most threads also named local. Read it with "
+	"count, local-jN, the fastest (its decode step's bytes a second) "
+	"also named local. Read it with "
 	"kvfit --gpu-file FILE --gpu local. Each entry's note says what its "
 	"figures are; measure again after the machine changes.";
 

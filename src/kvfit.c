@@ -29,6 +29,13 @@ static const char usage_foot[] =
 	"found nothing), 2 bad usage or input. See kvfit(1).\n";
 
 
+/* the columns of a timed row (--isl and --osl), after the others */
+#define TIME_COLS                                                        \
+	"isl", "osl", "prefill_chunk", "prefill_ms", "decode_ms", "ttft_ms", \
+		"tpot_ms", "latency_ms", "out_tokens_per_s",                 \
+		"out_tokens_per_s_gpu", "prefill_bound", "decode_bound",     \
+		"meets_target", "usd_per_mtok"
+static const char *const time_cols[] = {TIME_COLS};
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
 	"ctx", "weights_bytes", "weights_source", "runtime_bytes",
@@ -37,23 +44,19 @@ static const char *const fit_cols[] = {
 	"dup_bytes_per_token", "kv_tokens", "num_blocks", "max_concurrency",
 	"max_num_seqs", "batched_tokens", "users", "users_whole",
 	"kv_bytes", "dup_bytes",
-	"step_users", "step_weight_bytes", "step_kv_bytes",
+	"step_users", "step_fits", "step_weight_bytes", "step_kv_bytes",
 	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
-	"compute_ms", "bound",
-	/* with --isl and --osl */
-	"isl", "osl", "prefill_chunk", "prefill_ms", "decode_ms", "ttft_ms",
-	"tpot_ms",
-	"latency_ms", "out_tokens_per_s", "out_tokens_per_s_gpu",
-	"prefill_bound", "decode_bound", "meets_target", "usd_per_mtok"};
-#define FIT_NCOLS 37 /* fit_cols without the time's */
+	"compute_ms", "bound", TIME_COLS};
+#define FIT_NCOLS (CLI_NCOLS(fit_cols) - CLI_NCOLS(time_cols))
 /* a table on a terminal: the answer first */
 static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "free_kv_bytes", "kv_bytes",
-	"step_ms", "tokens_per_s"};
+	"step_users", "step_fits", "step_ms", "tokens_per_s"};
 static const char *const brief_time_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
-	"step_users", "ttft_ms", "tpot_ms", "out_tokens_per_s_gpu",
+	"step_users", "step_fits", "ttft_ms", "tpot_ms",
+	"out_tokens_per_s_gpu",
 	"decode_bound", "meets_target", "usd_per_mtok"};
 static const char *const param_cols[] = {"model", "params", "params_active",
 					 "weights_bytes", "weights_source"};
@@ -135,14 +138,14 @@ static int opt_gpu(int c, const char *s, struct args *a)
 		return cli_double("--cost-per-hour", s, 1e-9, 1e9,
 				  &o->usd_per_hour);
 	case OPT_BATCHED:
-		return cli_u64("--max-num-batched-tokens", s, 1, 1ULL << 30,
+		return cli_u64(cli_opt_as(), s, 1, 1ULL << 30,
 			       &o->batched);
 	case OPT_SEQS:
-		return cli_u64("--max-num-seqs", s, 1, 1ULL << 30, &o->seqs);
+		return cli_u64(cli_opt_as(), s, 1, 1ULL << 30, &o->seqs);
 	case OPT_KV_UNIFIED: o->kv_unified = true; return 0;
 	case OPT_SWA_FULL: o->swa_full = true; return 0;
 	case OPT_KV_MEMORY:
-		return size_above0("--kv-memory", s, &o->kv_memory);
+		return size_above0(cli_opt_as(), s, &o->kv_memory);
 	case OPT_WDTYPE:
 		if (kv_plan_weights_parse(s, o))
 			return cli_usage("--weights-dtype: unknown format "
@@ -152,11 +155,11 @@ static int opt_gpu(int c, const char *s, struct args *a)
 					 s, kv_dtype_list(list, sizeof list,
 							  0));
 		return 0;
-	case OPT_UTIL: return fraction("--util", s, &o->util);
+	case OPT_UTIL: return fraction(cli_opt_as(), s, &o->util);
 	case OPT_TP:
 		o->tp_given = true;
-		return cli_u64("--tp", s, 1, 1 << 16, &o->tp);
-	case OPT_PP: return cli_u64("--pp", s, 1, 1 << 16, &o->pp);
+		return cli_u64(cli_opt_as(), s, 1, 1 << 16, &o->tp);
+	case OPT_PP: return cli_u64(cli_opt_as(), s, 1, 1 << 16, &o->pp);
 	default: return NOT_MINE;
 	}
 }
@@ -170,7 +173,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 	switch (c) {
 	case 'c':
 		free(o->ctx);
-		return cli_sweep("--ctx", s, &o->ctx, &o->nctx);
+		return cli_sweep(cli_opt_as(), s, &o->ctx, &o->nctx);
 	case 'e':
 		if (kv_plan_engine_parse(s, &o->engine))
 			return cli_usage("--engine: unknown engine '%s'; "
@@ -180,7 +183,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 		return 0;
 	case 't':
 		free(o->dtypes);
-		return cli_dtypes("--kv-dtype", s, &o->dtypes, &o->ndtypes);
+		return cli_dtypes(cli_opt_as(), s, &o->dtypes, &o->ndtypes);
 	case 'u':
 		free(o->users);
 		if ((e = cli_sweep("--users", s, &o->users, &o->nusers)))
@@ -193,8 +196,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 		return 0;
 	case OPT_CTK:
 	case OPT_CTV:
-		return cli_cache_type(c == OPT_CTK, s, &a->ctkv, &o->dtypes,
-				      &o->ndtypes);
+		return cli_cache_type(c == OPT_CTK, s, &a->kv);
 	case OPT_PREFIX: return cli_tokens("--prefix", s, &o->prefix);
 	case OPT_SOLVE:
 		if (kv_plan_solve_parse(s, &o->solve))
@@ -286,6 +288,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 		}
 	}
+	if ((e = cli_kv_join(&a->kv, &a->o.dtypes, &a->o.ndtypes)))
+		return e;
 	return check(argc, a);
 }
 
@@ -313,13 +317,39 @@ static int params_row(struct cli_table *t, const struct args *a,
 	return 0;
 }
 
+/* Why a row's weights miss, into buf: what they need and what the
+ * engine may use, and which --tp (llama.cpp: --pp) would fit them. */
+static const char *weights_why(const struct kv_fit_in *in,
+			       const struct kv_fit *f,
+			       const struct kv_plan_refusal *r, char *buf,
+			       size_t n)
+{
+	char hint[96], need[32], miss[32], budget[32];
+	bool lcpp = in->engine == KV_POLICY_LLAMACPP;
+	if (r->tp || r->pp)
+		snprintf(hint, sizeof hint, "--%s %u would fit",
+			 r->pp ? "pp" : "tp", r->pp ? r->pp : r->tp);
+	else
+		snprintf(hint, sizeof hint, "no --%s up to the %s count fits "
+			 "one sequence", lcpp ? "pp" : "tp",
+			 lcpp ? "layer" : "head");
+	snprintf(buf, n, "weights%s need %s per GPU, %s more than the %s the "
+		 "engine may use; %s",
+		 in->reserve   ? " and --reserve"
+		 : f->runtime ? " and the engine's own memory"
+			      : "",
+		 kv_format_iec(r->need, need, sizeof need),
+		 kv_format_iec(f->missing, miss, sizeof miss),
+		 kv_format_iec(f->budget, budget, sizeof budget), hint);
+	return buf;
+}
+
 /* What a row that serves no sequence says: which --tp would fit weights
  * that miss, or that vLLM would not start. */
 static void refusal(const struct kv_fit_in *in, const struct kv_fit *f)
 {
 	struct kv_plan_refusal r = kv_plan_refusal(in, f);
-	char hint[96] = "no --tp up to the head count fits one sequence";
-	char need[32], miss[32], budget[32];
+	char why[512];
 	if (r.why == KV_PLAN_VLLM)
 		cli_warn("%s: vllm would not start: one request of %llu "
 			 "tokens needs %.2f GiB of KV cache, more than the "
@@ -329,19 +359,30 @@ static void refusal(const struct kv_fit_in *in, const struct kv_fit *f)
 			 (double)r.need / (1 << 30),
 			 (double)f->free_kv / (1 << 30),
 			 (unsigned long long)r.ctx);
-	if (r.why != KV_PLAN_WEIGHTS)
-		return;
-	if (r.tp)
-		snprintf(hint, sizeof hint, "--tp %u would fit", r.tp);
-	cli_error("%s: weights%s need %s per GPU, %s more than the %s the "
-		  "engine may use; %s",
-		  in->m->name,
-		  in->reserve   ? " and --reserve"
-		  : f->runtime ? " and the engine's own memory"
-				: "",
-		  kv_format_iec(r.need, need, sizeof need),
-		  kv_format_iec(f->missing, miss, sizeof miss),
-		  kv_format_iec(f->budget, budget, sizeof budget), hint);
+	if (r.why == KV_PLAN_WEIGHTS)
+		cli_error("%s: %s", in->m->name,
+			  weights_why(in, f, &r, why, sizeof why));
+}
+
+/* Why --solve ctx found no context for a row's users: f is the row at
+ * its shortest context. */
+static void no_context(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	struct kv_plan_refusal r = kv_plan_refusal(in, f);
+	char why[512];
+	uint64_t u = in->users;
+	if (r.why == KV_PLAN_WEIGHTS)
+		weights_why(in, f, &r, why, sizeof why);
+	else if (f->max_seqs && u > f->max_seqs)
+		snprintf(why, sizeof why, "%s runs at most %llu at once "
+			 "(max_num_seqs)", kv_policy_info(in->engine)->name,
+			 (unsigned long long)f->max_seqs);
+	else
+		snprintf(why, sizeof why, "at %llu token%s each, %llu fit",
+			 (unsigned long long)in->ctx, in->ctx == 1 ? "" : "s",
+			 (unsigned long long)f->users_whole);
+	cli_error("%s: %llu user%s at no context: %s", in->m->name,
+		  (unsigned long long)u, u == 1 ? " fits" : "s fit", why);
 }
 
 static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
@@ -360,6 +401,12 @@ static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
 		kv_format_iec(in->mem > used ? in->mem - used : 0, r, sizeof r));
 }
 
+/* Whether the options give a latency target to time rows against. */
+static bool target(const struct kv_plan_opts *o)
+{
+	return o->work.isl && (o->max_ttft > 0 || o->max_tpot > 0);
+}
+
 /* A count, or an empty cell where the engine has none. */
 static void put_some(struct cli_table *t, uint64_t v)
 {
@@ -375,11 +422,10 @@ static void put_time(struct cli_table *t, const struct kv_plan_opts *o,
 		     const struct kv_plan_row *r)
 {
 	const struct kv_serve *s = &r->s;
-	bool target = o->max_ttft > 0 || o->max_tpot > 0;
 	cli_put_u64(t, o->work.isl);
 	cli_put_u64(t, o->work.osl);
 	if (!r->timed) {
-		for (int i = 0; i < 12; i++)
+		for (size_t i = 2; i < CLI_NCOLS(time_cols); i++)
 			cli_put_empty(t);
 		return;
 	}
@@ -393,7 +439,7 @@ static void put_time(struct cli_table *t, const struct kv_plan_opts *o,
 	cli_put_f(t, s->tokens_per_s_gpu, 1);
 	cli_put_str(t, s->prefill.bound);
 	cli_put_str(t, s->decode.bound);
-	if (target)
+	if (target(o))
 		cli_put_str(t, r->meets ? "yes" : "no");
 	else
 		cli_put_empty(t);
@@ -413,7 +459,10 @@ static void put_row(struct cli_table *t, const char *gpu_name,
 	cli_put_u64(t, in->pp);
 	cli_put_str(t, kv_policy_info(in->engine)->name);
 	cli_put_u64(t, f->block);
-	cli_put_str(t, kv_dtype_name(in->kv_dtype));
+	char kv[40];
+	cli_put_str(t, kv_dtype_kv_name(in->kv_dtype, in->v_own ? in->v_dtype
+							     : in->kv_dtype,
+					kv, sizeof kv));
 	cli_put_u64(t, in->ctx);
 	cli_put_bytes(t, f->weights);
 	cli_put_str(t, r->wsrc);
@@ -435,6 +484,10 @@ static void put_row(struct cli_table *t, const char *gpu_name,
 	cli_put_bytes(t, f->kv_bytes);
 	cli_put_bytes(t, f->dup_bytes);
 	cli_put_u64(t, f->step_users);
+	/* a --users step beyond what fits is timed all the same: say so */
+	cli_put_str(t, f->step_users && f->step_users <= f->users_whole
+			       ? "yes"
+			       : "no");
 	cli_put_bytes(t, f->step_weight_bytes);
 	cli_put_bytes(t, f->step_kv_bytes);
 	cli_put_f(t, f->kv_weight_ratio, 2);
@@ -463,7 +516,7 @@ static void missed(const struct args *a, const struct kv_plan_row *r,
 {
 	const struct kv_plan_opts *o = &a->o;
 	const struct kv_fit_in *in = &r->in;
-	if (!(o->max_ttft > 0 || o->max_tpot > 0))
+	if (!target(o))
 		return;
 	if (in->users && o->users) { /* a --users row: said at the end */
 		if (r->timed && !listed.any) {
@@ -471,8 +524,8 @@ static void missed(const struct args *a, const struct kv_plan_row *r,
 			listed.model = in->m->name;
 		}
 		listed.any |= r->timed;
-		if (r->timed && r->meets && in->users > listed.best)
-			listed.best = in->users;
+		if (kv_plan_served(o, r) > listed.best)
+			listed.best = kv_plan_served(o, r);
 		return;
 	}
 	if (r->meets)
@@ -490,6 +543,49 @@ static void missed(const struct args *a, const struct kv_plan_row *r,
 		  o->max_ttft > 0 && o->max_tpot > 0 ? " and " : "",
 		  o->max_tpot > 0 ? "--max-tpot" : "", r->s.ttft_ms,
 		  r->s.tpot_ms);
+}
+
+/* The targets given, as "--max-ttft 500 and --max-tpot 15". */
+static const char *targets(const struct kv_plan_opts *o, char *buf, size_t n)
+{
+	int k = 0;
+	buf[0] = '\0';
+	if (o->max_ttft > 0)
+		k = snprintf(buf, n, "--max-ttft %g", o->max_ttft);
+	if (o->max_tpot > 0 && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "%s--max-tpot %g",
+			 k ? " and " : "", o->max_tpot);
+	return buf;
+}
+
+/* --min-users on one row: the users it serves within every target given
+ * (those that fit, without one). A --users list with a target is held
+ * to the best of its rows, at the end. */
+static void gate(const struct args *a, const struct kv_plan_row *r,
+		 const char *gpu_name, bool *below)
+{
+	const struct kv_fit_in *in = &r->in;
+	uint64_t served = kv_plan_served(&a->o, r), g = in->tp * in->pp;
+	char tg[96], of[64] = "";
+	if (!a->min_users || served >= a->min_users ||
+	    (target(&a->o) && a->o.users))
+		return;
+	if (target(&a->o))
+		snprintf(of, sizeof of, ", of the %llu that fit",
+			 (unsigned long long)r->f.users_whole);
+	cli_error("%s: %llu user%s %s%s at %llu tokens (%s, %llu GPU%s, %s)%s"
+		  ", below --min-users %llu",
+		  in->m->name, (unsigned long long)served,
+		  served == 1 ? "" : "s",
+		  !target(&a->o) ? (served == 1 ? "fits" : "fit")
+		  : served == 1  ? "meets "
+				 : "meet ",
+		  target(&a->o) ? targets(&a->o, tg, sizeof tg) : "",
+		  (unsigned long long)in->ctx, gpu_name,
+		  (unsigned long long)g, g > 1 ? "s" : "",
+		  kv_policy_info(in->engine)->name, of,
+		  (unsigned long long)a->min_users);
+	*below = true;
 }
 
 /* One row: solve as asked (dry: check the input only), print, check
@@ -516,13 +612,14 @@ static int row(struct cli_table *t, const struct args *a,
 	if (dry)
 		return 0;
 	if (r->none && a->o.solve == KV_PLAN_CTX)
-		cli_error("%s: %llu users do not fit at any context",
-			  in->m->name, (unsigned long long)in->users);
+		no_context(in, f);
 	else if (r->none)
-		cli_error("%s: %llu users at %llu tokens fit at no "
-			  "tensor-parallel degree up to %u",
-			  in->m->name, (unsigned long long)in->users,
-			  (unsigned long long)in->ctx, kv_plan_max_tp(in->m));
+		cli_error("%s: no tensor-parallel degree up to %u fits %llu "
+			  "user%s at %llu tokens",
+			  in->m->name, kv_plan_max_tp(in->m),
+			  (unsigned long long)in->users,
+			  in->users == 1 ? "" : "s",
+			  (unsigned long long)in->ctx);
 	if (r->none) {
 		*below = true;
 		return 0;
@@ -544,18 +641,7 @@ static int row(struct cli_table *t, const struct args *a,
 			 (unsigned long long)f->users_whole,
 			 (unsigned long long)in->ctx,
 			 (unsigned long long)in->users);
-	if (a->min_users && f->users_whole < a->min_users) {
-		cli_error("%s: %llu user%s at %llu tokens (%s, %llu GPU%s, "
-			  "%s), below --min-users %llu",
-			  in->m->name, (unsigned long long)f->users_whole,
-			  f->users_whole == 1 ? " fits" : "s fit",
-			  (unsigned long long)in->ctx, gpu_name,
-			  (unsigned long long)in->tp * in->pp,
-			  in->tp * in->pp > 1 ? "s" : "",
-			  kv_policy_info(in->engine)->name,
-			  (unsigned long long)a->min_users);
-		*below = true;
-	}
+	gate(a, r, gpu_name, below);
 	return 0;
 }
 
@@ -571,12 +657,19 @@ static int each(struct cli_table *t, const struct args *a,
 		struct kv_plan_iter it;
 		struct kv_plan_row r;
 		kv_plan_begin(&it, &a->o, &pl[i]);
-		if (!dry && a->o.solve != KV_PLAN_CTX)
+		/* kvsize's rows: kvsize said it of them */
+		if (!dry && a->o.solve != KV_PLAN_CTX &&
+		    pl[i].dtype == KV_PLAN_OPTIONS)
 			cli_warn_beyond(m->name, it.ctx, it.nctx, m->max_pos);
 		/* a reader that went away (| head) ends the rows: each row
 		 * is flushed, so its write error shows at once */
 		while (!status && !ferror(stdout) && kv_plan_next(&it, &r))
 			status = row(t, a, gpu_name, &r, dry, below);
+		for (int e = 0; !dry && !status && e < KV_POLICY_COUNT; e++)
+			if (it.left_out[e][0])
+				cli_warn("%s: --engine all: %s; its rows are "
+					 "left out",
+					 m->name, it.left_out[e]);
 	}
 	return status;
 }
@@ -639,6 +732,17 @@ int main(int argc, char **argv)
 			cli_prog(), (unsigned long long)listed.best,
 			listed.best == 1 ? " is" : "s is");
 	}
+	if (!status && listed.any && a.min_users && listed.best < a.min_users) {
+		char tg[96];
+		cli_error("%s: %llu user%s %s %s among --users, below "
+			  "--min-users %llu",
+			  listed.model, (unsigned long long)listed.best,
+			  listed.best == 1 ? "" : "s",
+			  listed.best == 1 ? "meets" : "meet",
+			  targets(&a.o, tg, sizeof tg),
+			  (unsigned long long)a.min_users);
+		below = true;
+	}
 	if (!status && below)
 		status = CLI_FAIL;
 out:
@@ -648,6 +752,8 @@ out:
 	kv_gpus_free(gpus);
 	free(a.o.ctx);
 	free(a.o.dtypes);
+	free(a.kv.k);
+	free(a.kv.v);
 	free(a.o.users);
 	free(a.o.blocks);
 	return cli_finish(status);

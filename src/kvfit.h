@@ -21,7 +21,7 @@ struct args {
 	bool link_given;    /* --interconnect */
 	bool ar_given;      /* --allreduce-latency */
 	bool serial_given;  /* --serial-fraction */
-	const char *ctkv;   /* --cache-type-k or -v, as given */
+	struct cli_kv kv;   /* --cache-type-k and -v, until joined */
 };
 
 /* --list-gpus: the table of gpus.json. */

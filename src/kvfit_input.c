@@ -284,8 +284,8 @@ int kvfit_load(int argc, char **argv, const struct args *a,
 				 "kvsize's rows: each keeps its own");
 			break;
 		}
-	for (size_t i = 0; i < *np; i++)
-		if ((*pl)[i].m->note[0])
+	for (size_t i = 0; i < *np; i++) /* kvsize's rows: said there */
+		if ((*pl)[i].m->note[0] && (*pl)[i].dtype == KV_PLAN_OPTIONS)
 			cli_warn("%s: %s", (*pl)[i].m->name, (*pl)[i].m->note);
 	for (size_t i = 0; i < *np; i++) {
 		struct kv_plan *p = &(*pl)[i];

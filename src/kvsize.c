@@ -37,15 +37,18 @@ struct args {
 	uint64_t *blocks; /* --block-size LIST; NULL: none */
 	size_t nblocks;
 	bool mha, per_layer, json, header, human, list;
-	const char *ctkv;   /* --cache-type-k or -v, as given */
+	struct cli_kv kv;   /* --cache-type-k and -v, until joined */
 };
 
 /* printed order: model kv_dtype layers kv_heads head_dim_k head_dim_v ctx
- * users bytes_per_token kv_bytes [state_bytes] */
+ * users bytes_per_token kv_bytes kv_dtype_asked [state_bytes]; the
+ * format asked ("auto", resolved from the config's torch_dtype into
+ * kv_dtype) goes down a pipe, so that kvfit resolves auto by its engine's
+ * rule as it does for a config */
 static const char *const row_cols[] = {
 	"model", "kv_dtype", "layers", "kv_heads", "head_dim_k",
 	"head_dim_v", "ctx", "users", "bytes_per_token", "kv_bytes",
-	"state_bytes"};
+	"kv_dtype_asked"};
 static const char *const layer_cols[] = {
 	"model", "kv_dtype", "layer", "kind", "kv_heads", "head_dim_k",
 	"head_dim_v", "window", "ctx", "tokens", "users", "bytes_per_token",
@@ -88,8 +91,10 @@ static int per_layer(struct cli_table *t, const struct kv_model *m,
 		}
 		if (!t)
 			continue;
+		char kv[40];
 		cli_put_str(t, m->name);
-		cli_put_str(t, kv_dtype_name(o->k_dtype));
+		cli_put_str(t, kv_dtype_kv_name(o->k_dtype, o->v_dtype, kv,
+						sizeof kv));
 		cli_put_u64(t, i);
 		cli_put_str(t, kv_attn_name(g.attn));
 		cli_put_u64(t, g.heads);
@@ -111,10 +116,10 @@ static int per_layer(struct cli_table *t, const struct kv_model *m,
 
 /* One summary row of model m; with t == NULL only the check. */
 static int row(struct cli_table *t, const struct kv_model *m,
-	       const struct kv_opts *o, uint64_t ctx, uint64_t users,
-	       bool state, bool plan)
+	       const struct kv_opts *o, bool asked_auto, uint64_t ctx,
+	       uint64_t users, bool state, bool plan)
 {
-	char err[KV_ERRLEN];
+	char err[KV_ERRLEN], kv[40];
 	struct kv_summary s;
 	uint64_t per, total, st = 0;
 	int e;
@@ -133,8 +138,9 @@ static int row(struct cli_table *t, const struct kv_model *m,
 	}
 	if (!t)
 		return 0;
+	kv_dtype_kv_name(o->k_dtype, o->v_dtype, kv, sizeof kv);
 	cli_put_str(t, m->name);
-	cli_put_str(t, kv_dtype_name(o->k_dtype));
+	cli_put_str(t, kv);
 	cli_put_u64(t, s.layers);
 	put_range(t, s.heads_min, s.heads_max);
 	put_range(t, s.dim_k_min, s.dim_k_max);
@@ -143,6 +149,7 @@ static int row(struct cli_table *t, const struct kv_model *m,
 	cli_put_u64(t, users);
 	cli_put_bytes(t, per);
 	cli_put_bytes(t, total);
+	cli_put_str(t, asked_auto ? "auto" : kv);
 	if (state)
 		cli_put_bytes(t, st);
 	if (plan) { /* what kvfit continues the plan with */
@@ -180,7 +187,7 @@ static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 		for (size_t b = 0; b < nblocks && !status; b++) {
 			struct kv_opts o = kv_opts_default(m);
 			if (dts[d] >= 0)
-				o.k_dtype = o.v_dtype = (enum kv_dtype)dts[d];
+				kv_dtype_unpack(dts[d], &o.k_dtype, &o.v_dtype);
 			o.mha = a->mha;
 			o.tp = (uint32_t)a->tp;
 			o.block = blocks[b];
@@ -189,7 +196,8 @@ static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 					status = a->per_layer
 						? per_layer(t, m, &o, ctx[c],
 							    users[u])
-						: row(t, m, &o, ctx[c],
+						: row(t, m, &o, dts[d] < 0,
+						      ctx[c],
 						      users[u], state,
 						      a->tp > 1 || a->blocks);
 		}
@@ -278,7 +286,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			break;
 		case 'c':
 			free(a->ctx);
-			if ((e = cli_sweep("--ctx", optarg, &a->ctx, &a->nctx)))
+			if ((e = cli_sweep(cli_opt_as(), optarg, &a->ctx,
+					     &a->nctx)))
 				return e;
 			break;
 		case 'h':
@@ -288,7 +297,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case 'H': a->human = true; break;
 		case 't':
 			free(a->dtypes);
-			if ((e = cli_dtypes("--kv-dtype", optarg, &a->dtypes,
+			if ((e = cli_dtypes(cli_opt_as(), optarg, &a->dtypes,
 					    &a->ndtypes)))
 				return e;
 			break;
@@ -301,12 +310,11 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_MHA: a->mha = true; break;
 		case OPT_CTK:
 		case OPT_CTV:
-			if ((e = cli_cache_type(c == OPT_CTK, optarg, &a->ctkv,
-						&a->dtypes, &a->ndtypes)))
+			if ((e = cli_cache_type(c == OPT_CTK, optarg, &a->kv)))
 				return e;
 			break;
 		case OPT_TP:
-			if ((e = cli_u64("--tp", optarg, 1, 1 << 16, &v)))
+			if ((e = cli_u64(cli_opt_as(), optarg, 1, 1 << 16, &v)))
 				return e;
 			a->tp = v;
 			break;
@@ -327,6 +335,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			return CLI_USAGE;
 		}
 	}
+	if ((e = cli_kv_join(&a->kv, &a->dtypes, &a->ndtypes)))
+		return e;
 	if (a->list) {
 		*done = true;
 		return list_configs(a);
@@ -375,9 +385,9 @@ int main(int argc, char **argv)
 		goto out;
 	struct cli_table t;
 	/* rows with --tp or --block-size carry them, for kvfit to go on */
-	const char *cols[14];
-	size_t ncols = 10;
-	memcpy(cols, row_cols, sizeof *cols * 10);
+	const char *cols[CLI_NCOLS(row_cols) + 4];
+	size_t ncols = CLI_NCOLS(row_cols);
+	memcpy(cols, row_cols, sizeof row_cols);
 	if (state)
 		cols[ncols++] = "state_bytes";
 	if (a.tp > 1 || a.blocks) {
@@ -404,6 +414,8 @@ out:
 	free(models);
 	free(a.ctx);
 	free(a.dtypes);
+	free(a.kv.k);
+	free(a.kv.v);
 	free(a.users);
 	free(a.blocks);
 	return cli_finish(status);

@@ -433,10 +433,31 @@ static int letter_elsewhere(unsigned tool, int letter)
 			 where, cli_prog(), name);
 }
 
+/* Each key's name as given first, and its value (argv's), for
+ * cli_opt_as() and the check of one option under two names. */
+#define MAX_KEYS 512
+static const char *given_name[MAX_KEYS], *given_value[MAX_KEYS];
+static char as[80];
+
+/* The long name of key in this tool's table (a letter's own option). */
+static const char *long_name(int key)
+{
+	for (size_t i = 0; longs[i].name; i++)
+		if (longs[i].val == key)
+			return longs[i].name;
+	return "?";
+}
+
+const char *cli_opt_as(void)
+{
+	return as;
+}
+
 int cli_getopt(int argc, char **argv)
 {
 	static unsigned built;
 	unsigned tool = cli_tool(cli_prog());
+	int li = -1;
 	if (built != tool) {
 		build(tool);
 		built = tool;
@@ -444,7 +465,23 @@ int cli_getopt(int argc, char **argv)
 		if (cli_single_dash(argc, argv))
 			return '?';
 	}
-	int c = getopt_long(argc, argv, shorts, longs, NULL);
+	if (optind <= 1) /* a parse from the start */
+		memset(given_name, 0, sizeof given_name);
+	int c = getopt_long(argc, argv, shorts, longs, &li);
+	if (c >= 0 && c < MAX_KEYS && c != '?' && c != ':') {
+		const char *name = li >= 0 ? longs[li].name : long_name(c);
+		const char *value = optarg ? optarg : "";
+		snprintf(as, sizeof as, "--%s", name);
+		if (given_name[c] && strcmp(given_name[c], name) &&
+		    strcmp(given_value[c], value)) {
+			cli_usage("--%s %s and --%s %s: one option under two "
+				  "names; give it once",
+				  given_name[c], given_value[c], name, value);
+			return '?';
+		}
+		given_name[c] = name;
+		given_value[c] = value;
+	}
 	if (c != '?' && c != ':')
 		return c;
 	if (c == '?' && optopt > 0 && optopt < 128 &&

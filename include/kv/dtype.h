@@ -51,6 +51,20 @@ const char *kv_dtype_name(enum kv_dtype t);
 char *kv_dtype_pair_name(enum kv_dtype k, enum kv_dtype v, char *buf,
 			 size_t n);
 
+/* K's and V's formats in one int, as the tools' lists of formats keep
+ * them (llama.cpp's --cache-type-k q8_0 --cache-type-v q4_0): the format
+ * itself where the two are alike, else k + KV_DTYPE_COUNT x (v + 1). -1
+ * (auto, the engine's) is neither, and stays -1. */
+int kv_dtype_pack(enum kv_dtype k, enum kv_dtype v);
+/* A packed pair (>= 0) back into K's and V's formats. */
+void kv_dtype_unpack(int packed, enum kv_dtype *k, enum kv_dtype *v);
+
+/* K's and V's formats as a table cell: "q8_0", or "q8_0/q4_0" (K/V)
+ * where they differ, into buf; and that cell read back (0 or
+ * KV_EINVAL). */
+char *kv_dtype_kv_name(enum kv_dtype k, enum kv_dtype v, char *buf, size_t n);
+int kv_dtype_kv_parse(const char *s, enum kv_dtype *k, enum kv_dtype *v);
+
 /* Looks a format up by name or alias, case-insensitively: "bf16",
  * "bfloat16", "fp8", "fp8_e4m3", "float16", "q4_0", ... Returns 0 or
  * KV_EINVAL. */

@@ -90,7 +90,10 @@ enum kv_dtype kv_policy_kv_dtype(enum kv_policy e, enum kv_dtype model);
 /* What is asked. Sizes are bytes per GPU unless said otherwise. */
 struct kv_fit_in {
 	const struct kv_model *m;
-	enum kv_dtype kv_dtype;  /* storage of K and V */
+	enum kv_dtype kv_dtype;  /* storage of K (and of V, unless v_own) */
+	bool v_own;              /* V in v_dtype, its own (llama.cpp's
+				    --cache-type-v); else in kv_dtype */
+	enum kv_dtype v_dtype;
 	enum kv_dtype w_dtype;   /* storage of the weights */
 	uint64_t weights;        /* whole-model weight bytes, shared out by
 				    parameters; 0: from the config */
@@ -216,6 +219,11 @@ struct kv_fit {
 				      all stages (what a step writes per
 				      token) */
 };
+
+/* Whether in's engine refuses it outright (llama.cpp split by heads; a
+ * cache format the engine does not keep): true with the reason in err.
+ * kv_fit_solve() refuses those with it; --engine all leaves them out. */
+bool kv_policy_refuses(const struct kv_fit_in *in, char *err);
 
 /* Sizes one configuration. Returns 0, or KV_EINVAL with err filled (tp
  * that splits no head evenly, pp above the layers, reserve above memory,

@@ -142,8 +142,9 @@ int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
 /* What every profile entry's "note" says: what its figures are. */
 extern const char kv_gpu_profile_note[];
 
-/* Gives the entry of the most threads among g[0 .. n) the alias "local"
- * (the first of them on a tie). */
+/* Gives the fastest entry among g[0 .. n), the one whose decode step
+ * reads the most bytes a second (bandwidth_gbps x bandwidth_efficiency),
+ * the alias "local" (the first of them on a tie). */
 void kv_gpus_alias_local(struct kv_gpu *g, size_t n);
 
 /* Table g[0 .. n) as gpus.json text that kv_gpus_parse() reads back:

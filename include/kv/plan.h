@@ -122,6 +122,9 @@ struct kv_plan_iter {
 	uint64_t noblock;    /* 0, where no block size is given */
 	int auto_dtype;      /* -1, where no format is given */
 	size_t next;         /* rows walked, skipped ones included */
+	char left_out[KV_POLICY_COUNT][256]; /* --engine all: why rows of
+					      each engine were left out
+					      ("" where none was) */
 };
 
 /* Starts a walk over p's rows under o; both must outlive it. */
@@ -142,7 +145,8 @@ int kv_plan_check(const struct kv_plan_opts *o, struct kv_plan_row *r,
 
 /* Solves a row as `s` asks, then kv_fit_solve: --solve ctx sets in.ctx,
  * --solve tp in.tp (up to kv_plan_max_tp). Returns 0 with f, none and
- * held set, or KV_E* with err filled (held may be set). */
+ * held set (where --solve ctx finds none, f is the row at its shortest
+ * context, to say why), or KV_E* with err filled (held may be set). */
 int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err);
 
 /*
@@ -150,11 +154,19 @@ int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err);
  * the row's users, or with none given at those that fit; with a target
  * and no users given, at the most users that meet it (in.users set and
  * the row solved again). A row where no user fits is not timed. With a
- * target no user meets, the row holds one user's times, meets false.
+ * target no user meets, the row is one user's point (in.users 1, its
+ * step and its times), meets false.
  * Returns 0, or KV_E* with err filled.
  */
 int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 		 char *err);
+
+/* The users a timed row serves at once within every target given: those
+ * that fit (users_whole) without a target; with one, none where the row
+ * misses it, else its users (the most that meet it, or --users', as many
+ * as fit). What a --min-users gate counts. */
+uint64_t kv_plan_served(const struct kv_plan_opts *o,
+			const struct kv_plan_row *r);
 
 /* The most tensor-parallel ranks tried for m: its heads, at most 1024. */
 uint32_t kv_plan_max_tp(const struct kv_model *m);
@@ -174,7 +186,10 @@ struct kv_plan_refusal {
 			  engine's runtime need per GPU; VLLM: KV bytes of
 			  one request of the whole context */
 	uint32_t tp;   /* WEIGHTS: the smallest --tp at which one sequence
-			  fits; 0 none up to kv_plan_max_tp */
+			  fits; 0 none up to kv_plan_max_tp (or llama.cpp) */
+	uint32_t pp;   /* WEIGHTS, llama.cpp (which splits layers, not
+			  heads): the smallest --pp at which one fits; 0
+			  none up to the layers */
 	uint64_t ctx;  /* VLLM: the longest context it would take (its
 			  estimated maximum model length), 0 none */
 };

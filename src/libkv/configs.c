@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,12 +109,77 @@ static bool is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The config.json of a hub cache's model folder repo (models--org--name):
+ * of the snapshot refs/main names, or else of the snapshot changed last.
+ * Returns true with out filled. */
+static bool repo_snapshot(const char *repo, char *out, size_t n)
+{
+	char p[8800], rev[128] = "";
+	snprintf(p, sizeof p, "%s/refs/main", repo);
+	FILE *f = fopen(p, "r");
+	if (f) {
+		if (!fgets(rev, sizeof rev, f))
+			rev[0] = '\0';
+		rev[strcspn(rev, " \r\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(p, sizeof p, "%s/snapshots/%s/config.json", repo, rev);
+	if (rev[0] && !strchr(rev, '/') && is_file(p)) {
+		snprintf(out, n, "%s", p);
+		return true;
+	}
+	/* no ref: the snapshot changed last */
+	snprintf(p, sizeof p, "%s/snapshots", repo);
+	DIR *d = opendir(p);
+	struct dirent *de;
+	time_t best = 0;
+	bool found = false;
+	while (d && (de = readdir(d))) {
+		char c[9400];
+		struct stat st;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(c, sizeof c, "%s/%s/config.json", p, de->d_name);
+		if (stat(c, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (!found || st.st_mtime > best)) {
+			best = st.st_mtime;
+			snprintf(out, n, "%s", c);
+			found = true;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The folder of root named name, or one named so but for case (the hub
+ * takes meta-llama/llama-3.1-8b for meta-llama/Llama-3.1-8B): true with
+ * its path in out. */
+static bool folder_nocase(const char *root, const char *name, char *out,
+			  size_t n)
+{
+	snprintf(out, n, "%s/%s", root, name);
+	if (is_dir(out))
+		return true;
+	DIR *d = opendir(root);
+	struct dirent *de;
+	bool found = false;
+	while (d && !found && (de = readdir(d)))
+		if (!strcasecmp(de->d_name, name)) {
+			snprintf(out, n, "%s/%s", root, de->d_name);
+			found = is_dir(out);
+		}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /*
  * A model a Hugging Face hub cache holds, "org/name", as its newest
- * snapshot's config.json: the cache's models--org--name/snapshots/REV,
- * REV the commit refs/main names, or else the snapshot changed last. The
- * caches, in the order huggingface_hub reads them: $HF_HUB_CACHE,
- * $HF_HOME/hub, ~/.cache/huggingface/hub. Returns true with out filled.
+ * snapshot's config.json (repo_snapshot) in the cache's models--org--name,
+ * its case as the hub's is not minded. The caches, in the order
+ * huggingface_hub reads them: $HF_HUB_CACHE, $HF_HOME/hub,
+ * ~/.cache/huggingface/hub. Returns true with out filled.
  */
 static bool hub_snapshot(const char *arg, char *out, size_t n)
 {
@@ -132,47 +198,12 @@ static bool hub_snapshot(const char *arg, char *out, size_t n)
 		snprintf(roots[nr++], sizeof roots[0],
 			 "%s/.cache/huggingface/hub", e);
 	for (size_t r = 0; r < nr; r++) {
-		char repo[4400], p[8800], rev[128] = "";
-		snprintf(repo, sizeof repo, "%s/models--%.*s--%s", roots[r],
-			 (int)(slash - arg), arg, slash + 1);
-		if (!is_dir(repo))
-			continue;
-		snprintf(p, sizeof p, "%s/refs/main", repo);
-		FILE *f = fopen(p, "r");
-		if (f) {
-			if (!fgets(rev, sizeof rev, f))
-				rev[0] = '\0';
-			rev[strcspn(rev, " \r\n")] = '\0';
-			fclose(f);
-		}
-		snprintf(p, sizeof p, "%s/snapshots/%s/config.json", repo, rev);
-		if (rev[0] && !strchr(rev, '/') && is_file(p)) {
-			snprintf(out, n, "%s", p);
-			return true;
-		}
-		/* no ref: the snapshot changed last */
-		snprintf(p, sizeof p, "%s/snapshots", repo);
-		DIR *d = opendir(p);
-		struct dirent *de;
-		time_t best = 0;
-		bool found = false;
-		while (d && (de = readdir(d))) {
-			char c[9400];
-			struct stat st;
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(c, sizeof c, "%s/%s/config.json", p,
-				 de->d_name);
-			if (stat(c, &st) == 0 && S_ISREG(st.st_mode) &&
-			    (!found || st.st_mtime > best)) {
-				best = st.st_mtime;
-				snprintf(out, n, "%s", c);
-				found = true;
-			}
-		}
-		if (d)
-			closedir(d);
-		if (found)
+		char name[600], repo[4800];
+		snprintf(name, sizeof name, "models--%.*s--%.256s",
+			 (int)(slash - arg < 256 ? slash - arg : 256), arg,
+			 slash + 1);
+		if (folder_nocase(roots[r], name, repo, sizeof repo) &&
+		    repo_snapshot(repo, out, n))
 			return true;
 	}
 	return false;
@@ -188,7 +219,10 @@ int kv_config_find(const char *arg, char *out, size_t n)
 		size_t l = strlen(arg);
 		snprintf(out, n, "%s%sconfig.json", arg,
 			 l && arg[l - 1] == '/' ? "" : "/");
-		return is_file(out) ? 0 : KV_EIO;
+		if (is_file(out))
+			return 0;
+		/* a hub cache's model folder: its newest snapshot's */
+		return repo_snapshot(arg, out, n) ? 0 : KV_EIO;
 	}
 	if (strchr(arg, '/')) {
 		if (hub_snapshot(arg, out, n))

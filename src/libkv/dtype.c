@@ -61,6 +61,46 @@ char *kv_dtype_pair_name(enum kv_dtype k, enum kv_dtype v, char *buf,
 	return buf;
 }
 
+int kv_dtype_pack(enum kv_dtype k, enum kv_dtype v)
+{
+	return k == v ? (int)k : (int)k + KV_DTYPE_COUNT * ((int)v + 1);
+}
+
+void kv_dtype_unpack(int packed, enum kv_dtype *k, enum kv_dtype *v)
+{
+	*k = (enum kv_dtype)(packed % KV_DTYPE_COUNT);
+	*v = packed < KV_DTYPE_COUNT
+		     ? *k
+		     : (enum kv_dtype)(packed / KV_DTYPE_COUNT - 1);
+}
+
+char *kv_dtype_kv_name(enum kv_dtype k, enum kv_dtype v, char *buf, size_t n)
+{
+	if (k == v)
+		snprintf(buf, n, "%s", kv_dtype_name(k));
+	else
+		snprintf(buf, n, "%s/%s", kv_dtype_name(k), kv_dtype_name(v));
+	return buf;
+}
+
+int kv_dtype_kv_parse(const char *s, enum kv_dtype *k, enum kv_dtype *v)
+{
+	const char *slash = strchr(s, '/');
+	char kn[32];
+	if (!slash) {
+		int e = kv_dtype_parse(s, k);
+		*v = *k;
+		return e;
+	}
+	if ((size_t)(slash - s) >= sizeof kn)
+		return KV_EINVAL;
+	memcpy(kn, s, (size_t)(slash - s));
+	kn[slash - s] = '\0';
+	if (kv_dtype_parse(kn, k) || kv_dtype_parse(slash + 1, v) || *k == *v)
+		return KV_EINVAL;
+	return 0;
+}
+
 int kv_dtype_parse(const char *s, enum kv_dtype *out)
 {
 	for (int t = 0; t < KV_DTYPE_COUNT; t++)

@@ -834,6 +834,40 @@ static int stage_at(const struct ctx *c, uint32_t s, uint32_t first,
 	return e;
 }
 
+bool kv_policy_refuses(const struct kv_fit_in *in, char *err)
+{
+	char list[160];
+	if (in->engine == KV_POLICY_LLAMACPP && in->tp > 1) {
+		snprintf(err, KV_ERRLEN,
+			 "llamacpp: tensor parallel %u: llama.cpp splits a "
+			 "model over GPUs by layers (-sm layer), as --pp does, "
+			 "not by heads",
+			 in->tp);
+		return true;
+	}
+	enum kv_dtype v = in->v_own ? in->v_dtype : in->kv_dtype;
+	for (int i = 0; i < 2 && kv_policy_info(in->engine); i++) {
+		enum kv_dtype t = i ? v : in->kv_dtype;
+		if (kv_policy_stores(in->engine, t))
+			continue;
+		snprintf(err, KV_ERRLEN, "%s keeps no %s cache; it keeps %s",
+			 kv_policy_info(in->engine)->name, kv_dtype_name(t),
+			 kv_policy_formats(in->engine, list, sizeof list));
+		return true;
+	}
+	/* one cache tensor per layer of one dtype (vLLM, SGLang,
+	 * TensorRT-LLM); llama.cpp's K and V are tensors of their own */
+	if (v != in->kv_dtype && in->engine != KV_POLICY_LLAMACPP &&
+	    in->engine != KV_POLICY_IDEAL) {
+		snprintf(err, KV_ERRLEN, "%s keeps K and V in one format, got "
+			 "K %s and V %s (llama.cpp keeps them apart)",
+			 kv_policy_info(in->engine)->name,
+			 kv_dtype_name(in->kv_dtype), kv_dtype_name(v));
+		return true;
+	}
+	return false;
+}
+
 static int check(const struct kv_fit_in *in, char *err)
 {
 	const struct kv_model *m = in->m;
@@ -860,26 +894,12 @@ static int check(const struct kv_fit_in *in, char *err)
 			 (unsigned long long)in->ctx);
 		return KV_EINVAL;
 	}
-	if (in->engine == KV_POLICY_LLAMACPP && in->tp > 1) {
-		snprintf(err, KV_ERRLEN,
-			 "llamacpp: tensor parallel %u: llama.cpp splits a "
-			 "model over GPUs by layers (-sm layer), as --pp does, "
-			 "not by heads",
-			 in->tp);
+	if (kv_policy_refuses(in, err))
 		return KV_EINVAL;
-	}
 	if (in->ctx == 0 || in->mem == 0 || !(in->util >= 0 && in->util <= 1)
 	    || kv_policy_info(in->engine) == NULL) {
 		snprintf(err, KV_ERRLEN, "%s: context, memory, utilization or "
 			 "engine out of range", m->name);
-		return KV_EINVAL;
-	}
-	if (!kv_policy_stores(in->engine, in->kv_dtype)) {
-		char list[160];
-		snprintf(err, KV_ERRLEN, "%s keeps no %s cache; it keeps %s",
-			 kv_policy_info(in->engine)->name,
-			 kv_dtype_name(in->kv_dtype),
-			 kv_policy_formats(in->engine, list, sizeof list));
 		return KV_EINVAL;
 	}
 	return 0;
@@ -923,6 +943,8 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		return e;
 	c.o = kv_opts_default(m);
 	c.o.k_dtype = c.o.v_dtype = in->kv_dtype;
+	if (in->v_own)
+		c.o.v_dtype = in->v_dtype;
 	c.o.tp = in->tp;
 	c.o.state = in->engine == KV_POLICY_IDEAL      ? KV_STATE_REF
 		    : in->engine == KV_POLICY_LLAMACPP ? KV_STATE_F32

@@ -481,11 +481,19 @@ int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
 	return 0;
 }
 
+/* The bytes a decode step of the entry reads per second: the probe's
+ * rate times the share a step reaches. */
+static double decode_rate(const struct kv_gpu *g)
+{
+	return g->bandwidth_gbps *
+	       (g->bandwidth_efficiency > 0 ? g->bandwidth_efficiency : 1);
+}
+
 void kv_gpus_alias_local(struct kv_gpu *g, size_t n)
 {
 	size_t best = 0;
 	for (size_t i = 1; i < n; i++)
-		if (g[i].threads > g[best].threads)
+		if (decode_rate(&g[i]) > decode_rate(&g[best]))
 			best = i;
 	for (int a = 0; n && a < KV_GPU_ALIASES; a++)
 		if (!g[best].aliases[a][0]) {

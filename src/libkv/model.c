@@ -1278,6 +1278,29 @@ done:
 	return 0;
 }
 
+/* What a file that is not a config is, from its first bytes, for the
+ * message: a GGUF (llama.cpp's models), a safetensors file (8 bytes of
+ * length, then its JSON header), other binary data; NULL for text. */
+static const char *not_config(const unsigned char *b, size_t len)
+{
+	if (len >= 4 && !memcmp(b, "GGUF", 4))
+		return "a GGUF file (llama.cpp's model format), which kvtools "
+		       "does not read yet: give the model's config.json, or "
+		       "the Hugging Face snapshot folder it was made from";
+	if (len >= 9 && b[8] == '{' && !b[6] && !b[7])
+		return "a safetensors file (a checkpoint's tensors): give the "
+		       "config.json beside it, or their folder";
+	size_t i = 0;
+	while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' ||
+			   b[i] == '\r'))
+		i++;
+	/* JSON with a NUL in it is the parser's to place */
+	if ((i == len || (b[i] != '{' && b[i] != '[')) &&
+	    memchr(b, 0, len < 4096 ? len : 4096))
+		return "binary data, not a JSON config";
+	return NULL;
+}
+
 int kv_model_load(const char *path, struct kv_model **out, char *err)
 {
 	*out = NULL;
@@ -1316,7 +1339,14 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 			cap *= 2;
 		}
 		size_t got = fread(buf + len, 1, cap - len, f);
+		const char *what = len ? NULL
+				       : not_config((unsigned char *)buf, got);
 		len += got;
+		if (what) {
+			snprintf(err, KV_ERRLEN, "%s: %s", shown, what);
+			e = KV_EINVAL;
+			break;
+		}
 		if (got == 0)
 			break;
 	}

@@ -98,10 +98,14 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 {
 	const struct kv_model *m = p->m;
 	enum kv_dtype w = weights_dtype(o, m, engine);
+	enum kv_dtype k = kv_policy_kv_dtype(engine, m->dtype), v = k;
+	if (dtype >= 0)
+		kv_dtype_unpack(dtype, &k, &v);
 	return (struct kv_fit_in){
 		.m = m,
-		.kv_dtype = dtype >= 0 ? (enum kv_dtype)dtype
-				       : kv_policy_kv_dtype(engine, m->dtype),
+		.kv_dtype = k,
+		.v_own = v != k,
+		.v_dtype = v,
 		.w_dtype = w,
 		.weights = o->weights,
 		.mem = o->mem,
@@ -145,6 +149,21 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 	it->nblocks = p->block || !o->blocks ? 1 : o->nblocks;
 }
 
+/* Whether the row's engine refuses it as o asks it (kv_policy_refuses,
+ * and --solve tp of llama.cpp, which has no tensor parallelism): true
+ * with the reason in why. */
+static bool refuses(const struct kv_plan_opts *o, const struct kv_fit_in *in,
+		    char *why)
+{
+	if (o->solve == KV_PLAN_TP && in->engine == KV_POLICY_LLAMACPP) {
+		snprintf(why, KV_ERRLEN, "llamacpp: --solve tp: llama.cpp "
+			 "splits a model over GPUs by layers (-sm layer), as "
+			 "--pp does, not by heads");
+		return true;
+	}
+	return kv_policy_refuses(in, why);
+}
+
 bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
 {
 	const struct kv_plan_opts *o = it->o;
@@ -164,11 +183,15 @@ bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
 		*r = (struct kv_plan_row){
 			.in = fit_in(o, it->p, dtype, block, ctx, users, e)};
 		r->wsrc = weights_from(o, it->p, e, &r->in);
-		/* --engine all: the engines that keep the format */
-		if (o->engine < 0 &&
-		    (!kv_policy_stores(e, r->in.kv_dtype) ||
-		     (e == KV_POLICY_LLAMACPP && r->in.tp > 1)))
+		/* --engine all: the engines that would run the row, the
+		 * first reason each other one gives kept to be said */
+		char why[KV_ERRLEN];
+		if (o->engine < 0 && refuses(o, &r->in, why)) {
+			if (!it->left_out[e][0])
+				snprintf(it->left_out[e],
+					 sizeof it->left_out[e], "%.255s", why);
 			continue;
+		}
 		return true;
 	}
 	return false;
@@ -212,6 +235,8 @@ int kv_plan_check(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	struct kv_fit_in *in = &r->in;
 	enum kv_plan_solve s = o->solve;
 	int e;
+	if (refuses(o, in, err))
+		return KV_EINVAL;
 	if (s == KV_PLAN_TP)
 		in->tp = 1;
 	if (s == KV_PLAN_CTX && in->ctx < in->prefix)
@@ -243,9 +268,10 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 				       o->max_tpot, &best, &r->s, err)))
 			return e;
 		r->timed = true;
-		if (!best) {
+		if (!best) { /* the row is the one user's point, whole */
 			r->meets = false;
-			return 0;
+			in->users = 1;
+			return kv_fit_solve(in, &r->f, err);
 		}
 		in->users = best; /* the step's columns for them */
 		if ((e = kv_fit_solve(in, &r->f, err)))
@@ -266,6 +292,17 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	return 0;
 }
 
+uint64_t kv_plan_served(const struct kv_plan_opts *o,
+			const struct kv_plan_row *r)
+{
+	uint64_t fit = r->f.users_whole;
+	if (!(o->max_ttft > 0 || o->max_tpot > 0) || !o->work.isl)
+		return fit;
+	if (!r->timed || !r->meets)
+		return 0;
+	return r->in.users && r->in.users < fit ? r->in.users : fit;
+}
+
 uint32_t kv_plan_max_tp(const struct kv_model *m)
 {
 	return m->n_heads > 1024 ? 1024 : m->n_heads ? m->n_heads : 1;
@@ -281,9 +318,10 @@ int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
 		uint64_t ctx;
 		if ((e = kv_fit_solve_ctx(in, in->users, &ctx, err)))
 			return e;
-		if (!ctx) {
+		if (!ctx) { /* f: the shortest context, to say why */
 			r->none = true;
-			return 0;
+			in->ctx = in->prefix ? in->prefix : 1;
+			return kv_fit_solve(in, &r->f, err);
 		}
 		/* no engine serves past the model's positions (vLLM refuses
 		 * a max_model_len beyond them): the answer stops there */
@@ -320,8 +358,18 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 				       const struct kv_fit *f)
 {
 	char err[KV_ERRLEN];
-	struct kv_plan_refusal r = {KV_PLAN_SERVES, 0, 0, 0};
-	if (f->missing) {
+	struct kv_plan_refusal r = {KV_PLAN_SERVES, 0, 0, 0, 0};
+	if (f->missing && in->engine == KV_POLICY_LLAMACPP) {
+		/* llama.cpp splits layers over GPUs, not heads */
+		struct kv_fit_in x = *in;
+		struct kv_fit g;
+		r.why = KV_PLAN_WEIGHTS;
+		r.need = f->weights + in->reserve + f->runtime;
+		for (x.pp = in->pp + 1; x.pp <= in->m->n_layers && !r.pp;
+		     x.pp++)
+			if (!kv_fit_solve(&x, &g, err) && g.users_whole)
+				r.pp = x.pp;
+	} else if (f->missing) {
 		r.why = KV_PLAN_WEIGHTS;
 		r.need = f->weights + in->reserve + f->runtime;
 		/* an error leaves tp 0: no --tp to suggest */

@@ -16,7 +16,7 @@ for f in bin/kvsize bin/kvplot bin/kvplot-steps bin/kvplot-kvheads \
 done
 cd / || exit 1
 out=$(env -u KV_CONFIG_PATH "$p/bin/kvsize" llama-3.1-8b --ctx 8192 --no-header)
-[ "$out" = "$(printf 'llama-3.1-8b\tbf16\t32\t8\t128\t128\t8192\t1\t131072\t1073741824')" ] ||
+[ "$out" = "$(printf 'llama-3.1-8b\tbf16\t32\t8\t128\t128\t8192\t1\t131072\t1073741824\tauto')" ] ||
 	{ echo "installed kvsize printed: $out"; fail=1; }
 # a published config the tests read is found by name, installed
 more=$(env -u KV_CONFIG_PATH "$p/bin/kvsize" nemotron-nano-9b-v2 --no-header | cut -f1,3)

@@ -1,1 +1,1 @@
-kvfit llama-3.1-8b --gpu h100-sxm --cache-type-k q8_0 --cache-type-v f16
+kvfit llama-3.1-8b --gpu h100-sxm --cache-type-k fp8 --cache-type-v bf16

@@ -1,0 +1,1 @@
+kvfit tests/ckpt/tiny/model.safetensors --gpu h100

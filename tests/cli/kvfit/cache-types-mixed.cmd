@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu h100 --engine llamacpp --cache-type-k q8_0 --cache-type-v q4_0 --ctx 8k | cut -f6-9,18,25 && kvsize llama-3.1-8b --cache-type-k q8_0 --cache-type-v q4_0 --ctx 8k | kvfit --gpu h100 --engine llamacpp - | cut -f6-9,18,25 && kvfit llama-3.1-8b --gpu h100 --engine all --cache-type-k q8_0 --cache-type-v q4_0 --ctx 8k | cut -f6,8

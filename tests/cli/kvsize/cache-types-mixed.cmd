@@ -1,0 +1,1 @@
+kvsize llama-3.1-8b --cache-type-k q8_0 --cache-type-v q4_0 --ctx 8k && kvsize llama-3.1-8b --cache-type-k q8_0,f16 --cache-type-v q4_0 --ctx 8k --no-header && kvsize llama-3.1-8b --cache-type-v q4_0 --ctx 8k --no-header
