@@ -35,7 +35,7 @@ static const char usage_foot[] =
 		"tpot_ms", "latency_ms", "out_tokens_per_s",                 \
 		"out_tokens_per_s_gpu", "prefill_bound", "decode_bound",     \
 		"meets_target", "usd_per_mtok"
-static const char *const time_cols[] = {TIME_COLS};
+#define N_TIME_COLS CLI_NCOLS(((const char *[]){TIME_COLS}))
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
 	"ctx", "weights_bytes", "weights_source", "runtime_bytes",
@@ -47,7 +47,7 @@ static const char *const fit_cols[] = {
 	"step_users", "step_fits", "step_weight_bytes", "step_kv_bytes",
 	"kv_weight_ratio", "kv_share", "step_ms", "tokens_per_s",
 	"compute_ms", "bound", TIME_COLS};
-#define FIT_NCOLS (CLI_NCOLS(fit_cols) - CLI_NCOLS(time_cols))
+#define FIT_NCOLS (CLI_NCOLS(fit_cols) - N_TIME_COLS)
 /* a table on a terminal: the answer first */
 static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
@@ -425,7 +425,7 @@ static void put_time(struct cli_table *t, const struct kv_plan_opts *o,
 	cli_put_u64(t, o->work.isl);
 	cli_put_u64(t, o->work.osl);
 	if (!r->timed) {
-		for (size_t i = 2; i < CLI_NCOLS(time_cols); i++)
+		for (size_t i = 2; i < N_TIME_COLS; i++)
 			cli_put_empty(t);
 		return;
 	}
