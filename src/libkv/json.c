@@ -143,6 +143,16 @@ static const char *scan(const char *json, size_t len, size_t *at)
 	return NULL;
 }
 
+/* The offset of the quote that ends the string opened at json[i] (len
+ * when it does not end), escapes skipped. */
+static size_t string_end(const char *json, size_t len, size_t i)
+{
+	for (i++; i < len && json[i] != '"'; i++)
+		if (json[i] == '\\')
+			i++;
+	return i < len ? i : len;
+}
+
 /* The next number written in json[*pos .. len), strings skipped: 1 with
  * *notint set when it is not an integer a double holds exactly (it has a
  * fraction or an exponent, or is beyond 2^53), *pos past it; 0 when
@@ -150,16 +160,10 @@ static const char *scan(const char *json, size_t len, size_t *at)
 static int next_number(const char *json, size_t len, size_t *pos,
 		       bool *notint)
 {
-	bool str = false;
 	for (size_t i = *pos; i < len; i++) {
 		char ch = json[i];
-		if (str) {
-			if (ch == '\\')
-				i++;
-			else if (ch == '"')
-				str = false;
-		} else if (ch == '"') {
-			str = true;
+		if (ch == '"') {
+			i = string_end(json, len, i);
 		} else if (ch == '-' || digit(ch)) {
 			size_t j = number_end(json, i, len);
 			char buf[24];
@@ -222,16 +226,10 @@ static void *json_malloc(size_t n)
 static unsigned json_depth(const char *json, size_t len)
 {
 	unsigned depth = 0, most = 0;
-	bool str = false;
 	for (size_t i = 0; i < len; i++) {
 		char ch = json[i];
-		if (str) {
-			if (ch == '\\')
-				i++;
-			else if (ch == '"')
-				str = false;
-		} else if (ch == '"') {
-			str = true;
+		if (ch == '"') {
+			i = string_end(json, len, i);
 		} else if (ch == '[' || ch == '{') {
 			most = ++depth > most ? depth : most;
 		} else if ((ch == ']' || ch == '}') && depth) {
