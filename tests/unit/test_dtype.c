@@ -34,6 +34,31 @@ int main(void)
 	      KV_ERANGE);
 	CHECK(kv_dtype_row_bytes(KV_DTYPE_COUNT, 1, &b) == KV_EINVAL);
 
+	/* K and V apart, one int for the tools' lists and one cell */
+	enum kv_dtype k, v;
+	char cell[40];
+	CHECK(kv_dtype_pack(KV_DTYPE_FP8, KV_DTYPE_FP8) == KV_DTYPE_FP8);
+	int kv = kv_dtype_pack(KV_DTYPE_Q8_0, KV_DTYPE_Q4_0);
+	CHECK(kv >= KV_DTYPE_COUNT);
+	kv_dtype_unpack(kv, &k, &v);
+	CHECK(k == KV_DTYPE_Q8_0 && v == KV_DTYPE_Q4_0);
+	kv_dtype_unpack(KV_DTYPE_BF16, &k, &v);
+	CHECK(k == KV_DTYPE_BF16 && v == KV_DTYPE_BF16);
+	kv_dtype_unpack(kv_dtype_pack(KV_DTYPE_F32, KV_DTYPE_IQ4_NL), &k, &v);
+	CHECK(k == KV_DTYPE_F32 && v == KV_DTYPE_IQ4_NL);
+	CHECK_STR(kv_dtype_kv_name(KV_DTYPE_Q8_0, KV_DTYPE_Q4_0, cell,
+				   sizeof cell), "q8_0/q4_0");
+	CHECK_STR(kv_dtype_kv_name(KV_DTYPE_F16, KV_DTYPE_F16, cell,
+				   sizeof cell), "f16");
+	CHECK(kv_dtype_kv_parse("q8_0/q4_0", &k, &v) == 0 &&
+	      k == KV_DTYPE_Q8_0 && v == KV_DTYPE_Q4_0);
+	CHECK(kv_dtype_kv_parse("fp8", &k, &v) == 0 && k == KV_DTYPE_FP8 &&
+	      v == KV_DTYPE_FP8);
+	CHECK(kv_dtype_kv_parse("fp8/fp8", &k, &v) == KV_EINVAL);
+	CHECK(kv_dtype_kv_parse("q8_0/", &k, &v) == KV_EINVAL);
+	CHECK(kv_dtype_kv_parse("/q4_0", &k, &v) == KV_EINVAL);
+	CHECK(kv_dtype_kv_parse("q8_0/q4_0/f16", &k, &v) == KV_EINVAL);
+
 	enum kv_dtype t;
 	CHECK(kv_dtype_parse("bf16", &t) == 0 && t == KV_DTYPE_BF16);
 	CHECK(kv_dtype_parse("BFloat16", &t) == 0 && t == KV_DTYPE_BF16);

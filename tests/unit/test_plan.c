@@ -289,6 +289,17 @@ static void test_refusal(struct kv_model *m)
 	CHECK(x.why == KV_PLAN_WEIGHTS);
 	CHECK_U64(x.need, 106 * GB);
 	CHECK_U64(x.tp, 2);
+	CHECK_U64(x.pp, 0);
+	/* llama.cpp splits layers, not heads: two stages of 50 GB and the
+	 * 6 GB kept back fit, and no --tp is named */
+	o.engine = KV_POLICY_LLAMACPP;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r, err) == 0);
+	x = kv_plan_refusal(&r.in, &r.f);
+	CHECK(x.why == KV_PLAN_WEIGHTS);
+	CHECK_U64(x.tp, 0);
+	CHECK_U64(x.pp, 2);
+	o.engine = KV_POLICY_IDEAL;
 	/* vLLM: one request of 1M tokens (137 GB) does not fit; the
 	 * longest that does fits one and no more */
 	uint64_t ctx = 1048576;
@@ -312,6 +323,78 @@ static void test_refusal(struct kv_model *m)
 	walk(&o, &p, &r, 1);
 	CHECK(kv_plan_solve(KV_PLAN_USERS, &r, err) == 0);
 	CHECK_U64(r.f.users_whole, 0);
+}
+
+/* What an engine refuses outright, and --engine all leaves out saying
+ * why; --solve ctx that finds nothing keeps the row at its shortest
+ * context, to say why. */
+static void test_refuses(struct kv_model *m)
+{
+	struct kv_plan_opts o = seed();
+	struct kv_plan p = {.m = m, .dtype = KV_PLAN_OPTIONS};
+	struct kv_plan_row r[KV_POLICY_COUNT];
+	struct kv_plan_iter it;
+	char err[KV_ERRLEN];
+	int mixed = kv_dtype_pack(KV_DTYPE_Q8_0, KV_DTYPE_Q4_0);
+	o.tp = 2;
+	o.engine = -1;
+	kv_plan_begin(&it, &o, &p);
+	size_t n = 0;
+	while (n < KV_POLICY_COUNT && kv_plan_next(&it, &r[n]))
+		n++;
+	CHECK_U64(n, KV_POLICY_COUNT - 1);
+	CHECK_STR(it.left_out[KV_POLICY_LLAMACPP],
+		  "llamacpp: tensor parallel 2: llama.cpp splits a model over "
+		  "GPUs by layers (-sm layer), as --pp does, not by heads");
+	CHECK(!it.left_out[KV_POLICY_VLLM][0]);
+	/* K q8_0, V q4_0: llama.cpp's and the ideal engine's alone */
+	o.tp = 1;
+	o.dtypes = &mixed;
+	o.ndtypes = 1;
+	kv_plan_begin(&it, &o, &p);
+	n = 0;
+	while (n < KV_POLICY_COUNT && kv_plan_next(&it, &r[n]))
+		n++;
+	CHECK_U64(n, 2);
+	CHECK(r[0].in.engine == KV_POLICY_IDEAL &&
+	      r[1].in.engine == KV_POLICY_LLAMACPP);
+	CHECK(r[1].in.kv_dtype == KV_DTYPE_Q8_0 && r[1].in.v_own &&
+	      r[1].in.v_dtype == KV_DTYPE_Q4_0);
+	CHECK_STR(it.left_out[KV_POLICY_VLLM], "vllm keeps no q8_0 cache; it "
+		  "keeps f32, f16, bf16, fp8, fp8_e5m2, int8");
+	CHECK(kv_plan_solve(KV_PLAN_USERS, &r[1], err) == 0);
+	/* (1,088 + 576) bytes a layer of K and V, 32 layers */
+	CHECK_U64(r[1].f.bytes_per_token, 32 * (1088 + 576));
+	int fb = kv_dtype_pack(KV_DTYPE_FP8, KV_DTYPE_BF16);
+	o.dtypes = &fb;
+	o.engine = KV_POLICY_VLLM;
+	walk(&o, &p, r, 1);
+	CHECK(kv_policy_refuses(&r[0].in, err));
+	CHECK_STR(err, "vllm keeps K and V in one format, got K fp8 and V bf16 "
+		       "(llama.cpp keeps them apart)");
+	o.dtypes = NULL;
+	o.ndtypes = 0;
+	/* --solve tp of llama.cpp: no tensor parallelism to find */
+	uint64_t one = 1;
+	o.users = &one;
+	o.nusers = 1;
+	o.solve = KV_PLAN_TP;
+	o.engine = KV_POLICY_LLAMACPP;
+	walk(&o, &p, r, 1);
+	CHECK(kv_plan_check(&o, &r[0], err) == KV_EINVAL);
+	CHECK_HAS(err, "llamacpp: --solve tp: llama.cpp splits a model");
+	/* --solve ctx that finds none: 58 GB hold 442,504 tokens, not
+	 * 500,000 users of one token; f is the row at one token */
+	uint64_t lots = 500000;
+	o.users = &lots;
+	o.solve = KV_PLAN_CTX;
+	o.engine = KV_POLICY_IDEAL;
+	walk(&o, &p, r, 1);
+	CHECK(kv_plan_check(&o, &r[0], err) == 0);
+	CHECK(kv_plan_solve(KV_PLAN_CTX, &r[0], err) == 0);
+	CHECK(r[0].none);
+	CHECK_U64(r[0].in.ctx, 1);
+	CHECK_U64(r[0].f.users_whole, 442504);
 }
 
 static void test_disagrees(void)
@@ -401,6 +484,7 @@ static void test_time(struct kv_model *m)
 	CHECK_U64(r.f.users_whole, 345);
 	CHECK(kv_plan_time(&o, &r, err) == 0);
 	CHECK(r.timed && r.meets && isnan(r.usd_per_mtok));
+	CHECK_U64(kv_plan_served(&o, &r), 345); /* no target: those that fit */
 	struct kv_serve_in w = o.work;
 	w.users = 345;
 	CHECK(kv_serve_solve(&r.in, &w, &s, err) == 0);
@@ -423,13 +507,32 @@ static void test_time(struct kv_model *m)
 	CHECK(s.tpot_ms > 6);
 	CHECK_NEAR(r.usd_per_mtok, 2 / (r.s.tokens_per_s * 3600) * 1e6,
 		   1e-12);
-	/* one no user meets: one user's times, not met */
+	/* the users a --min-users gate counts: those within the target */
+	CHECK_U64(kv_plan_served(&o, &r), r.in.users);
+	/* one no user meets: the one user's point, whole, not met */
 	o.max_tpot = 1;
 	walk(&o, &p, &r, 1);
 	CHECK(kv_plan_solve(o.solve, &r, err) == 0);
 	CHECK(kv_plan_time(&o, &r, err) == 0);
 	CHECK(r.timed && !r.meets);
 	CHECK_NEAR(r.s.tpot_ms, 4.508779768059702, 1e-9);
+	CHECK_U64(r.in.users, 1);
+	CHECK_U64(r.f.step_users, 1);
+	CHECK_U64(r.f.users_whole, 345);
+	CHECK_U64(kv_plan_served(&o, &r), 0);
+	/* --users past what fits, within the target: as many as fit */
+	uint64_t many = 400;
+	o.max_tpot = 1000;
+	o.users = &many;
+	o.nusers = 1;
+	walk(&o, &p, &r, 1);
+	CHECK(kv_plan_solve(o.solve, &r, err) == 0);
+	CHECK(kv_plan_time(&o, &r, err) == 0);
+	CHECK(r.timed && r.meets);
+	CHECK_U64(r.f.step_users, 400);
+	CHECK_U64(kv_plan_served(&o, &r), 345);
+	o.users = NULL;
+	o.nusers = 0;
 	o.max_tpot = 0;
 	o.usd_per_hour = 0;
 
@@ -467,6 +570,7 @@ int main(void)
 		test_weights(m);
 		test_solve(m);
 		test_refusal(m);
+		test_refuses(m);
 		test_time(m);
 	}
 	test_values();
