@@ -484,10 +484,7 @@ static void put_row(struct cli_table *t, const char *gpu_name,
 	cli_put_bytes(t, f->kv_bytes);
 	cli_put_bytes(t, f->dup_bytes);
 	cli_put_u64(t, f->step_users);
-	/* a --users step beyond what fits is timed all the same: say so */
-	cli_put_str(t, f->step_users && f->step_users <= f->users_whole
-			       ? "yes"
-			       : "no");
+	cli_put_str(t, kv_fit_step_fits(f) ? "yes" : "no");
 	cli_put_bytes(t, f->step_weight_bytes);
 	cli_put_bytes(t, f->step_kv_bytes);
 	cli_put_f(t, f->kv_weight_ratio, 2);

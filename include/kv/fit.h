@@ -220,6 +220,11 @@ struct kv_fit {
 				      token) */
 };
 
+/* Whether f's decode step holds only users that fit at once (at least
+ * one, no more than users_whole): a --users step beyond them is sized
+ * and timed all the same, as if memory held them. */
+bool kv_fit_step_fits(const struct kv_fit *f);
+
 /* Whether in's engine refuses it outright (llama.cpp split by heads; a
  * cache format the engine does not keep): true with the reason in err.
  * kv_fit_solve() refuses those with it; --engine all leaves them out. */

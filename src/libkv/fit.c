@@ -834,6 +834,11 @@ static int stage_at(const struct ctx *c, uint32_t s, uint32_t first,
 	return e;
 }
 
+bool kv_fit_step_fits(const struct kv_fit *f)
+{
+	return f->step_users && f->step_users <= f->users_whole;
+}
+
 bool kv_policy_refuses(const struct kv_fit_in *in, char *err)
 {
 	char list[160];

@@ -518,6 +518,7 @@ static void test_time(struct kv_model *m)
 	CHECK_NEAR(r.s.tpot_ms, 4.508779768059702, 1e-9);
 	CHECK_U64(r.in.users, 1);
 	CHECK_U64(r.f.step_users, 1);
+	CHECK(kv_fit_step_fits(&r.f));
 	CHECK_U64(r.f.users_whole, 345);
 	CHECK_U64(kv_plan_served(&o, &r), 0);
 	/* --users past what fits, within the target: as many as fit */
@@ -530,6 +531,7 @@ static void test_time(struct kv_model *m)
 	CHECK(kv_plan_time(&o, &r, err) == 0);
 	CHECK(r.timed && r.meets);
 	CHECK_U64(r.f.step_users, 400);
+	CHECK(!kv_fit_step_fits(&r.f));
 	CHECK_U64(kv_plan_served(&o, &r), 345);
 	o.users = NULL;
 	o.nusers = 0;
