@@ -3,7 +3,8 @@
  * model or a message, never crash, leak or overflow; a model it accepts must
  * size without overflow for a modest context in every format, and keep the
  * properties every sizing must keep (props.h). Linked alone it is the
- * byte-level target; with mutate_json.c it is the structure-aware one.
+ * byte-level target; with mutate_config.c (and mutate_json.c, the tree
+ * mutator it shares) it is the structure-aware one, fuzz_shape.
  */
 #include <stdint.h>
 #include <stdlib.h>

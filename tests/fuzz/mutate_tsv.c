@@ -10,6 +10,7 @@
 
 #include "mutate.h"
 
+uint64_t rng_state; /* the generator's (mutate.h) */
 
 #define MAX_CELLS 4096
 
