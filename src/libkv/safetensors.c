@@ -244,7 +244,7 @@ int kv_st_header_len(const unsigned char n8[8], uint64_t size,
 	*n = 0;
 	for (int i = 7; i >= 0; i--)
 		*n = *n << 8 | n8[i];
-	if (*n < 2 || *n > MAX_HEADER_BYTES || *n > size - 8) {
+	if (*n < 2 || *n > MAX_HEADER_BYTES || size < 8 || *n > size - 8) {
 		snprintf(err, KV_ERRLEN, "%.400s: a header of %llu bytes, in a "
 			 "file of %llu", path, (unsigned long long)*n,
 			 (unsigned long long)size);

@@ -752,9 +752,11 @@ static struct cand heap_pop(struct heap *h)
 static int bpe(const struct kv_tok *t, uint32_t *id, size_t n,
 	       struct ids *out)
 {
-	size_t *next = malloc(n * sizeof *next), *prev = malloc(n * sizeof *prev);
+	size_t cap = n ? n : 1; /* malloc(0) may say NULL */
+	size_t *next = malloc(cap * sizeof *next),
+	       *prev = malloc(cap * sizeof *prev);
 	/* n - 1 candidates to start, at most two more per merge */
-	struct heap h = {malloc(3 * n * sizeof *h.c), 0};
+	struct heap h = {malloc(3 * cap * sizeof *h.c), 0};
 	int e = 0;
 	if (!next || !prev || !h.c) {
 		e = KV_ENOMEM;
