@@ -578,11 +578,14 @@ int main(int argc, char **argv)
 	struct cli_table t;
 	cli_table_begin(&t, cols, a.baseline ? NCOLS_BASELINE : NCOLS_PLAIN,
 			a.json, a.header, false);
-	static const char *const brief[] = {
+	/* on a terminal, the point's columns; the weights' type where
+	 * --weights-dtype names one, or rows would differ in times alone */
+	const char *brief[] = {
 		"bench", "model", "ctx", "users", "kv_heads", "kv_dtype",
 		"threads", "ms_median", "gbps", "gflops", "efficiency",
-		"kv_share", "layout", "top1_agree", "ratio"};
-	cli_table_brief(&t, brief, CLI_NCOLS(brief));
+		"kv_share", "layout", "top1_agree", "ratio", "weights_dtype"};
+	cli_table_brief(&t, brief,
+			CLI_NCOLS(brief) - (a.sw.nwdtypes ? 0 : 1));
 	for (size_t i = 0; i < s.n && !stop && !status; i++) {
 		const struct kv_sweep_point *p = &s.p[i];
 		struct kv_sweep_out o;
