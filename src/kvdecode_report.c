@@ -391,8 +391,7 @@ int kvdecode_lengths(struct args *a, const struct kv_model *m)
 			cli_error("%s%s", kvdecode_about(a, about, sizeof about),
 				  err);
 			free(r);
-			return rc == KV_ENOMEM || rc == KV_ERANGE ? CLI_FAIL
-								  : CLI_USAGE;
+			return cli_status(rc);
 		}
 	}
 	for (size_t k = 0; k < a->nruns; k++) {

@@ -218,7 +218,7 @@ static int estimate(struct args *a, const struct kv_model *m,
 	if ((rc = kv_decode_estimate(m, o, a->prompt, a->gen, compact(a), sz,
 				     err))) {
 		cli_error("%s%s", kvdecode_about(a, about, sizeof about), err);
-		return rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
+		return cli_status(rc);
 	}
 	a->wt = o->weights_dtype;
 	a->weight_bytes = sz->engine.weights;
@@ -266,7 +266,7 @@ int kvdecode_runs(struct args *a, const struct kv_model *m)
 		kvdecode_say_run(a);
 		if ((rc = kv_engine_new(m, &o, &e, err))) {
 			cli_error("%s", err);
-			st = rc == KV_ENOMEM ? CLI_FAIL : CLI_USAGE;
+			st = cli_status(rc);
 		} else {
 			st = a->prefix ? kvdecode_prefix(a, e)
 				       : decode(a, m, &o, &e);
