@@ -630,7 +630,7 @@ int cli_kvsize_rows(char *text, const char *src,
 		    (iu >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, iu), &users) ||
 				 users == 0 || users > (1ULL << 40))) ||
 		    (it >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, it), &tp) ||
-				 tp == 0 || tp > 1024)) ||
+				 tp == 0 || tp > CLI_MAX_RANKS)) ||
 		    (ib >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, ib), &block) ||
 				 block > (1 << 20)))) {
 			cli_error("%s: line %zu: not a kvsize row", src,

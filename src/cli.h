@@ -19,6 +19,10 @@ enum cli_exit {
 	CLI_USAGE = 2, /* bad usage or bad input */
 };
 
+/* The most ranks --tp and --pp take, in every tool and on kvsize's rows
+ * read down a pipe. */
+#define CLI_MAX_RANKS (1 << 16)
+
 /* The exit status of a libkv error about the input: CLI_FAIL out of
  * memory, CLI_USAGE for the rest (bad, unreadable, unsupported or
  * overflowing input), CLI_OK for 0. */

@@ -158,8 +158,8 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	case OPT_UTIL: return fraction(cli_opt_as(), s, &o->util);
 	case OPT_TP:
 		o->tp_given = true;
-		return cli_u64(cli_opt_as(), s, 1, 1 << 16, &o->tp);
-	case OPT_PP: return cli_u64(cli_opt_as(), s, 1, 1 << 16, &o->pp);
+		return cli_u64(cli_opt_as(), s, 1, CLI_MAX_RANKS, &o->tp);
+	case OPT_PP: return cli_u64(cli_opt_as(), s, 1, CLI_MAX_RANKS, &o->pp);
 	default: return NOT_MINE;
 	}
 }

@@ -314,7 +314,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case OPT_TP:
-			if ((e = cli_u64(cli_opt_as(), optarg, 1, 1 << 16, &v)))
+			if ((e = cli_u64(cli_opt_as(), optarg, 1, CLI_MAX_RANKS, &v)))
 				return e;
 			a->tp = v;
 			break;
