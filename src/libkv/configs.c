@@ -158,7 +158,7 @@ static bool repo_snapshot(const char *repo, char *out, size_t n)
 static bool folder_nocase(const char *root, const char *name, char *out,
 			  size_t n)
 {
-	snprintf(out, n, "%s/%s", root, name);
+	snprintf(out, n, "%.4000s/%.600s", root, name);
 	if (is_dir(out))
 		return true;
 	DIR *d = opendir(root);
@@ -166,7 +166,7 @@ static bool folder_nocase(const char *root, const char *name, char *out,
 	bool found = false;
 	while (d && !found && (de = readdir(d)))
 		if (!strcasecmp(de->d_name, name)) {
-			snprintf(out, n, "%s/%s", root, de->d_name);
+			snprintf(out, n, "%.4000s/%.600s", root, de->d_name);
 			found = is_dir(out);
 		}
 	if (d)
