@@ -30,7 +30,14 @@ static const struct kv_policy_info engines[KV_POLICY_COUNT] = {
 	[KV_POLICY_SGLANG] = {"sglang", 0.88, false, 1, 1, 1, KV_SWA_FULL, 0,
 			      FLOATS | F(FP8) | F(FP8_E5M2), KV_DTYPE_COUNT,
 			      true, false},
-	[KV_POLICY_TRTLLM] = {"trtllm", 0.9, true, 32, 32, 1, KV_SWA_WINDOW,
+	/* TensorRT-LLM's V1 cache manager, its default for every model whose
+	 * class does not ask for V2 (Gemma 2/3, gpt-oss and Mistral do
+	 * not): one pool, every layer the whole sequence, unless
+	 * max_attention_window is set (llmapi/llm_args.py KvCacheConfig,
+	 * max_attention_window None; _torch/pyexecutor/resource_manager
+	 * KVCacheManager: one window, max_seq_len); a model's own window
+	 * reaches its attention kernel only */
+	[KV_POLICY_TRTLLM] = {"trtllm", 0.9, true, 32, 32, 1, KV_SWA_FULL,
 			      0, FLOATS | F(FP8), KV_DTYPE_COUNT, false,
 			      true},
 	[KV_POLICY_LLAMACPP] = {"llamacpp", 0, false, 1, 1, 256,

@@ -261,6 +261,7 @@ static void test_window(void)
 	if (!m)
 		return;
 	struct kv_fit_in in = seed(m, 32768);
+	struct kv_fit f;
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 4096);
 	/* vLLM: window - 1 + 2 x max_num_batched_tokens (8192: 80 GB is
 	 * above 70 GiB), in pages, + 1: ceil(20479 / 16) + 1 = 1281 pages */
@@ -271,10 +272,22 @@ static void test_window(void)
 	in.batched_tokens = 0;
 	in.engine = KV_POLICY_SGLANG; /* one pool: every layer full */
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 32768);
+	/* TensorRT-LLM's V1 cache manager: max_attention_window unset,
+	 * every layer max_seq_len (llmapi/llm_args.py KvCacheConfig;
+	 * _torch/pyexecutor/resource_manager KVCacheManager), in pages of
+	 * 32: 0.9 of the 58 GB the weights and the 6 GB kept back leave,
+	 * 52.2 GB, hold 398,240 tokens (12,445 pages of 131,072 bytes a
+	 * token), 12 users of 32,768, not the 97 of the window's 4,096 */
+	in.engine = KV_POLICY_TRTLLM;
+	f = solve(&in);
+	CHECK_U64(f.seq_bytes, 32ULL * 4096 * 32768);
+	CHECK_U64(f.free_kv, 52200000000ULL);
+	CHECK_U64(f.kv_tokens, 398240);
+	CHECK_U64(f.users_whole, 12);
 	/* llama.cpp converts Mistral as `llama`, whose loader reads no
 	 * window: the whole context */
 	in.engine = KV_POLICY_LLAMACPP;
-	struct kv_fit f = solve(&in);
+	f = solve(&in);
 	CHECK_U64(f.seq_bytes, 32ULL * 4096 * 32768);
 	CHECK_U64(f.shared_bytes, 0);
 	in.ctx = 1000; /* padded to 256 cells */
