@@ -70,9 +70,10 @@ void kv_vllm_batch_defaults(uint64_t mem, const char *gpu, uint64_t *tokens,
 /* The engine's default fraction of a GPU of `mem` bytes under tp x pp
  * ranks: vLLM's gpu_memory_utilization, TensorRT-LLM's
  * free_gpu_memory_fraction, SGLang's mem_fraction_static (derived from the
- * GPU's memory: server_args.py, _handle_gpu_memory_settings). */
+ * GPU's memory, and whether the model's attention is latent (mla):
+ * arg_groups/memory_hook.py, handle_gpu_memory_settings). */
 double kv_policy_frac(enum kv_policy e, uint64_t mem, uint32_t tp,
-		      uint32_t pp);
+		      uint32_t pp, bool mla);
 
 /* Whether the engine keeps a cache in format t. */
 bool kv_policy_stores(enum kv_policy e, enum kv_dtype t);

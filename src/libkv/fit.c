@@ -147,45 +147,69 @@ static uint64_t vllm_mla_block(const char *gpu, enum kv_dtype kv)
 	return sm100(gpu) ? 32 : 16;
 }
 
-/* SGLang's chunked_prefill_size by the GPU's memory (server_args.py,
- * _handle_gpu_memory_settings): 2,048 tokens below 35 GiB, 4,096 below
- * 60, 8,192 below 160, 16,384 from there. */
+/* SGLang's chunked_prefill_size by the GPU's memory
+ * (python/sglang/srt/arg_groups/memory_hook.py, handle_gpu_memory_settings,
+ * commit 031ed82d): 2,048 tokens below 20 GiB, 4,096 below 60, 8,192
+ * below 160, 16,384 from there. */
 static uint64_t sglang_chunk(uint64_t mem)
 {
 	double mib = (double)mem / (1 << 20), g = 1024;
-	return mib < 60 * g ? (mib < 35 * g ? 2048 : 4096)
-	       : mib < 160 * g ? 8192 : 16384;
+	return mib < 20 * g    ? 2048
+	       : mib < 60 * g  ? 4096
+	       : mib < 160 * g ? 8192
+			       : 16384;
+}
+
+/* The sizes SGLang captures prefill CUDA graphs of, up to max tokens
+ * (cuda_graph_hook.py, generate_prefill_cuda_graph_batch_sizes): every 4
+ * to 32, 16 to 256, 32 to 512, 64 to 1,024, 256 to 4,096, then every 512
+ * from 4,608. */
+static uint64_t sglang_prefill_graphs(uint64_t max)
+{
+	static const uint64_t steps[][3] = {{4, 32, 4},	    {48, 256, 16},
+					    {288, 512, 32},   {576, 1024, 64},
+					    {1280, 4096, 256}};
+	uint64_t n = 0;
+	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+		for (uint64_t v = steps[i][0]; v <= steps[i][1] && v <= max;
+		     v += steps[i][2])
+			n++;
+	return n + (max >= 4608 ? (max - 4608) / 512 + 1 : 0);
 }
 
 /*
- * SGLang's mem_fraction_static (v0.5, server_args.py,
- * _handle_gpu_memory_settings), from the GPU's memory in MiB: a reserve of
- * 512 MiB, 1.5 MiB per token of the chunked prefill (its default by
- * memory), 2 MiB per CUDA-graph batch size (max_bs by memory and tp) and
- * tp x pp / 8 GiB, at least 10 GiB on a GPU above 60 GiB; the fraction is
- * what is left, to three decimals.
+ * SGLang's mem_fraction_static (memory_hook.py, handle_gpu_memory_settings
+ * and reserve_for_graph_mb, commit 031ed82d), from the GPU's memory in MiB:
+ * a reserve of 512 MiB, 1.5 MiB per token of the chunked prefill (its
+ * default by memory, at least 2,048), tp x pp / 8 GiB, 2 MiB per decode
+ * CUDA-graph batch size (max_bs by memory and tp), and the prefill CUDA
+ * graphs (on by default): 8 MiB for each size up to the chunk (8,192 at
+ * most under pp), 1.5 GiB with latent attention (MLA); at least 10 GiB on
+ * a GPU above 60 GiB. The fraction is what is left, to three decimals.
  */
-static double sglang_frac(uint64_t mem, uint32_t tp, uint32_t pp)
+static double sglang_frac(uint64_t mem, uint32_t tp, uint32_t pp, bool mla)
 {
 	double mib = (double)mem / (1 << 20), g = 1024;
-	double chunk = (double)sglang_chunk(mem);
+	uint64_t chunk = sglang_chunk(mem);
 	double bs = mib < 20 * g    ? 8
-		    : mib < 35 * g  ? (tp < 4 ? 24 : 80)
+		    : mib < 35 * g  ? (tp < 4 ? 48 : 160)
 		    : mib < 60 * g  ? (tp < 4 ? 32 : 160)
 		    : mib < 160 * g ? (tp < 4 ? 256 : 512)
 				    : 512;
-	double r = 512 + (chunk > 2048 ? chunk : 2048) * 1.5 + bs * 2 +
-		   (double)tp * pp / 8 * 1024;
+	uint64_t pre = pp > 1 && chunk > 8192 ? 8192 : chunk;
+	double r = 512 + (double)(chunk > 2048 ? chunk : 2048) * 1.5 +
+		   (double)tp * pp / 8 * 1024 + bs * 2 +
+		   (mla ? 1.5 * 1024 : 8.0 * (double)sglang_prefill_graphs(pre));
 	if (mib > 60 * g && r < 10 * g)
 		r = 10 * g;
 	return mib > r ? round((mib - r) / mib * 1000) / 1000 : 0;
 }
 
 double kv_policy_frac(enum kv_policy e, uint64_t mem, uint32_t tp,
-		      uint32_t pp)
+		      uint32_t pp, bool mla)
 {
 	if (e == KV_POLICY_SGLANG)
-		return sglang_frac(mem, tp, pp);
+		return sglang_frac(mem, tp, pp, mla);
 	const struct kv_policy_info *i = kv_policy_info(e);
 	return i ? i->frac : 0;
 }
@@ -241,6 +265,7 @@ struct ctx {
 	uint64_t total_params;
 	uint64_t state;        /* Mamba state bytes per sequence, all layers */
 	uint32_t ssm_layers;   /* layers that keep that state */
+	bool mla;              /* a latent (MLA) cache, not expanded */
 };
 
 /*
@@ -518,9 +543,28 @@ static void sglang_mamba(const struct ctx *c, struct stage *s)
 }
 
 /*
+ * Whether SGLang splits a model's full and sliding layers into two pools:
+ * only for the architectures configs/model_config.py's
+ * is_hybrid_swa_model lists (gpt-oss, Llama 4, MiMo-V2-Flash, Step-3.5,
+ * Gemma 4), told here by their model_type; every other model with a
+ * window (Gemma 2 and 3, whose model override turns the split off too,
+ * Mistral, Phi-3) keeps every layer for every token in one pool.
+ */
+static bool sglang_hybrid_swa(const struct kv_model *m)
+{
+	static const char *const swa[] = {"gpt_oss", "llama4",
+					  "mimo_v2_flash", "step3p5",
+					  "gemma4", "gemma4_text", NULL};
+	for (const char *const *t = swa; *t; t++)
+		if (!strcmp(m->model_type, *t))
+			return true;
+	return false;
+}
+
+/*
  * SGLang's hybrid SWA memory (v0.5, model_runner_kv_cache_mixin.py,
  * set_num_tokens_hybrid_swa), for a stage with both full and sliding
- * layers: T0 = free // (F + S) tokens of every layer (F, S: the bytes a
+ * layers of a model sglang_hybrid_swa() names: T0 = free // (F + S) tokens of every layer (F, S: the bytes a
  * token takes in all full, all sliding layers), then a full pool of
  * T0 (F + S) / (F + r S) tokens and a sliding pool of r times that
  * (swa_full_tokens_ratio r = 0.8); a request holds ctx tokens of the
@@ -545,7 +589,8 @@ static bool sglang_swa(const struct ctx *c, struct stage *s, char *err)
 			f += tb;
 		}
 	}
-	if (!f || !sw || s->shared || c->ssm_layers)
+	if (!f || !sw || s->shared || c->ssm_layers ||
+	    !sglang_hybrid_swa(m))
 		return false;
 	const double r = 0.8;
 	uint64_t t0 = s->free_kv / (f + sw);
@@ -777,7 +822,7 @@ static int stage_size(const struct ctx *c, struct stage *s, bool first,
 	/* the engine's budget */
 	double frac = in->util > 0 ? in->util
 				   : kv_policy_frac(in->engine, in->mem, in->tp,
-						    in->pp);
+						    in->pp, c->mla);
 	uint64_t need;
 	if (in->runtime && !in->reserve)
 		s->rt = runtime_of(c);
@@ -967,6 +1012,7 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		mla |= m->layers[i].attn == KV_ATTN_MLA && !m->mla_expanded;
 		c.ssm_layers += m->layers[i].ssm;
 	}
+	c.mla = mla;
 	c.block = in->block ? in->block : mla ? c.ei->block_mla : c.ei->block;
 	if (in->engine == KV_POLICY_VLLM) {
 		kv_vllm_batch_defaults(in->mem, in->gpu, &c.batched, &c.seqs);

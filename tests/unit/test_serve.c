@@ -194,7 +194,8 @@ static void test_chunks(const struct kv_model *m)
 
 /*
  * SGLang chunks a prompt by its chunked_prefill_size, 8,192 tokens on an
- * 80 GB GPU (server_args.py, _handle_gpu_memory_settings: below 160 GiB),
+ * 80 GB GPU (arg_groups/memory_hook.py, handle_gpu_memory_settings:
+ * below 160 GiB),
  * and runs each chunk in a step of its own (--enable-mixed-chunk is off
  * by default): a prompt of 10,000 beside two running users goes in 8,192
  * and 1,808, each with the head once and no decode, where vLLM's steps
