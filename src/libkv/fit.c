@@ -353,7 +353,7 @@ static uint64_t cdiv(uint64_t a, uint64_t b)
 
 /* Layers of one KV cache spec, as vLLM groups them. */
 struct spec {
-	enum kv_attn kind;  /* full (chunked and MLA too), sliding, none:
+	enum kv_attn kind;  /* full (MLA too), sliding, chunked, none:
 			     * Mamba */
 	uint64_t window;
 	uint64_t tb;        /* bytes a token takes in one layer; Mamba:
@@ -376,11 +376,14 @@ struct spec {
  * pool holds num_blocks = free // page // group_size pages per group
  * slot (get_num_blocks); a request needs, per group, ceil(ctx / block)
  * pages, a window's ceil(min(window - 1 + 2 x batched, ctx) / block) + 1,
- * a Mamba state's 2 (prefix caching aligns it); max concurrency is
- * num_blocks over their sum, and "GPU KV cache size" that times ctx
- * (get_max_concurrency_for_kv_cache_config, get_kv_cache_capacity).
- * Chunked local attention runs as full attention (the hybrid manager is
- * off for it by default). A shared prefix's whole pages of full layers
+ * a chunk's ceil(min(chunk + 2 x batched, ctx) / block)
+ * (ChunkedLocalAttentionSpec: the hybrid manager is on for Llama 4's
+ * chunked local attention by default since
+ * VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE defaults to 1,
+ * vllm/envs.py, vllm/config/vllm.py), a Mamba state's 2 (prefix caching
+ * aligns it); max concurrency is num_blocks over their sum, and "GPU KV
+ * cache size" that times ctx (get_max_concurrency_for_kv_cache_config,
+ * get_kv_cache_capacity). A shared prefix's whole pages of full layers
  * are held once.
  */
 static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
@@ -400,7 +403,9 @@ static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
 			return e;
 		uniform = g.attn == KV_ATTN_NONE
 				  ? !(m->layers[i].ssm && state)
-				  : !(g.attn == KV_ATTN_SLIDING && g.window);
+				  : !((g.attn == KV_ATTN_SLIDING ||
+				       g.attn == KV_ATTN_CHUNKED) &&
+				      g.window);
 	}
 	for (uint32_t i = s->first; i < s->first + s->n; i++) {
 		struct kv_geom g;
@@ -415,10 +420,11 @@ static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
 		} else {
 			if ((e = kv_geom_token_bytes(&g, &c->o, &x.tb, err)))
 				return e;
-			x.kind = g.attn == KV_ATTN_SLIDING && g.window
-					 ? KV_ATTN_SLIDING
+			x.kind = (g.attn == KV_ATTN_SLIDING ||
+				  g.attn == KV_ATTN_CHUNKED) && g.window
+					 ? g.attn
 					 : KV_ATTN_FULL;
-			x.window = x.kind == KV_ATTN_SLIDING ? g.window : 0;
+			x.window = x.kind != KV_ATTN_FULL ? g.window : 0;
 		}
 		if (uniform && ns) {
 			sp[0].tb += x.tb;
@@ -485,6 +491,11 @@ static int vllm_capacity(const struct ctx *c, struct stage *s, char *err)
 		} else if (x->kind == KV_ATTN_SLIDING) {
 			uint64_t t = x->window - 1 + 2 * c->batched;
 			need = cdiv(t < c->ctx ? t : c->ctx, x->block) + 1;
+		} else if (x->kind == KV_ATTN_CHUNKED) {
+			/* ChunkedLocalAttentionSpec: the chunk and the tokens
+			 * in flight, no page more (a chunk starts at a page) */
+			uint64_t t = x->window + 2 * c->batched;
+			need = cdiv(t < c->ctx ? t : c->ctx, x->block);
 		} else {
 			need = cdiv(c->ctx, x->block);
 			sh = pfx / x->block;

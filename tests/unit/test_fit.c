@@ -262,6 +262,35 @@ static void test_prefix(const struct kv_model *m)
 	CHECK_U64(f.seq_bytes, 131072ULL * 4096);
 }
 
+/* Llama 4 Scout under vLLM: 12 full and 36 chunked layers (chunks of
+ * 8,192), 2 KV heads a rank at tp 4, 1,024 bytes a token a layer, pages
+ * of 16 (16,384 bytes). The hybrid manager is on for chunked local
+ * attention (vllm/envs.py VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE
+ * defaults to 1): groups of 12 layers, one full and three chunked; 0.92 of
+ * 80 GB less a quarter of 16 GB and the 6 GB kept back, 63.6 GB, is
+ * 3,881,835 pages, 323,486 for each group slot; a request of 131,072
+ * tokens needs 8,192 full pages and, per chunked group, ceil(min(8192 + 2 x
+ * 8192, ctx) / 16) = 1,536 (ChunkedLocalAttentionSpec): 12,800 pages, 25
+ * users (as full attention, 32,768 pages: 9). */
+static void test_chunked(void)
+{
+	struct kv_model *m = test_load("llama-4-scout");
+	if (!m)
+		return;
+	struct kv_fit_in in = seed(m, 131072);
+	in.engine = KV_POLICY_VLLM;
+	in.tp = 4;
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.free_kv, 63600000000ULL);
+	CHECK_U64(f.num_blocks, 323486);
+	CHECK_NEAR(f.max_concurrency, 323486.0 / 12800, 1e-12);
+	CHECK_U64(f.users_whole, 25);
+	in.ctx = 4096; /* shorter than a chunk: 256 pages each group */
+	f = solve(&in);
+	CHECK_NEAR(f.max_concurrency, 323486.0 / 1024, 1e-12);
+	kv_model_free(m);
+}
+
 /* Mistral 7B: 32 layers, window 4096, 4,096 KV bytes per token a layer */
 static void test_window(void)
 {
@@ -671,6 +700,7 @@ int main(void)
 	test_prefix(m);
 	kv_model_free(m);
 	test_window();
+	test_chunked();
 	test_layout_agrees();
 	test_moe();
 	test_sparse();
