@@ -101,4 +101,20 @@ size_t mj_mutator(uint8_t *data, size_t size, size_t max_size,
 size_t mj_crossover(const uint8_t *d1, size_t s1, const uint8_t *d2,
 		    size_t s2, uint8_t *out, size_t max_out, unsigned int seed);
 
+/* libFuzzer's two entry points of a JSON format whose own change of the
+ * tree is mutate(root): mj_mutator() and mj_crossover(). */
+#define MJ_ENTRY_POINTS(mutate)                                              \
+	size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,           \
+				       size_t max_size, unsigned int seed)   \
+	{                                                                    \
+		return mj_mutator(data, size, max_size, seed, mutate);       \
+	}                                                                    \
+	size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1,       \
+					 const uint8_t *d2, size_t s2,       \
+					 uint8_t *out, size_t max_out,       \
+					 unsigned int seed)                  \
+	{                                                                    \
+		return mj_crossover(d1, s1, d2, s2, out, max_out, seed);     \
+	}
+
 #endif

@@ -398,15 +398,4 @@ static void mutate(cJSON *root)
 	}
 }
 
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-			       unsigned int seed)
-{
-	return mj_mutator(data, size, max_size, seed, mutate);
-}
-
-size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1,
-				 const uint8_t *d2, size_t s2, uint8_t *out,
-				 size_t max_out, unsigned int seed)
-{
-	return mj_crossover(d1, s1, d2, s2, out, max_out, seed);
-}
+MJ_ENTRY_POINTS(mutate)
