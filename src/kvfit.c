@@ -460,9 +460,8 @@ static void put_row(struct cli_table *t, const char *gpu_name,
 	cli_put_str(t, kv_policy_info(in->engine)->name);
 	cli_put_u64(t, f->block);
 	char kv[40];
-	cli_put_str(t, kv_dtype_kv_name(in->kv_dtype, in->v_own ? in->v_dtype
-							     : in->kv_dtype,
-					kv, sizeof kv));
+	cli_put_str(t, kv_dtype_kv_name(in->kv_dtype, kv_fit_v_dtype(in), kv,
+					sizeof kv));
 	cli_put_u64(t, in->ctx);
 	cli_put_bytes(t, f->weights);
 	cli_put_str(t, r->wsrc);
@@ -521,8 +520,9 @@ static void missed(const struct args *a, const struct kv_plan_row *r,
 			listed.model = in->m->name;
 		}
 		listed.any |= r->timed;
-		if (kv_plan_served(o, r) > listed.best)
-			listed.best = kv_plan_served(o, r);
+		uint64_t served = kv_plan_served(o, r);
+		if (served > listed.best)
+			listed.best = served;
 		return;
 	}
 	if (r->meets)

@@ -221,6 +221,9 @@ struct kv_fit {
 				      token) */
 };
 
+/* V's storage format of in: its own where v_own, else K's. */
+enum kv_dtype kv_fit_v_dtype(const struct kv_fit_in *in);
+
 /* Whether f's decode step holds only users that fit at once (at least
  * one, no more than users_whole): a --users step beyond them is sized
  * and timed all the same, as if memory held them. */

@@ -575,8 +575,9 @@ static bool sglang_hybrid_swa(const struct kv_model *m)
 /*
  * SGLang's hybrid SWA memory (v0.5, model_runner_kv_cache_mixin.py,
  * set_num_tokens_hybrid_swa), for a stage with both full and sliding
- * layers of a model sglang_hybrid_swa() names: T0 = free // (F + S) tokens of every layer (F, S: the bytes a
- * token takes in all full, all sliding layers), then a full pool of
+ * layers of a model sglang_hybrid_swa() names: T0 = free // (F + S)
+ * tokens of every layer (F, S: the bytes a token takes in all full, all
+ * sliding layers), then a full pool of
  * T0 (F + S) / (F + r S) tokens and a sliding pool of r times that
  * (swa_full_tokens_ratio r = 0.8); a request holds ctx tokens of the
  * first and min(ctx, window) of the second. Returns false where it does
@@ -897,6 +898,11 @@ static int stage_at(const struct ctx *c, uint32_t s, uint32_t first,
 	return e;
 }
 
+enum kv_dtype kv_fit_v_dtype(const struct kv_fit_in *in)
+{
+	return in->v_own ? in->v_dtype : in->kv_dtype;
+}
+
 bool kv_fit_step_fits(const struct kv_fit *f)
 {
 	return f->step_users && f->step_users <= f->users_whole;
@@ -913,7 +919,7 @@ bool kv_policy_refuses(const struct kv_fit_in *in, char *err)
 			 in->tp);
 		return true;
 	}
-	enum kv_dtype v = in->v_own ? in->v_dtype : in->kv_dtype;
+	enum kv_dtype v = kv_fit_v_dtype(in);
 	for (int i = 0; i < 2 && kv_policy_info(in->engine); i++) {
 		enum kv_dtype t = i ? v : in->kv_dtype;
 		if (kv_policy_stores(in->engine, t))
@@ -1010,9 +1016,8 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	if ((e = check(in, err)))
 		return e;
 	c.o = kv_opts_default(m);
-	c.o.k_dtype = c.o.v_dtype = in->kv_dtype;
-	if (in->v_own)
-		c.o.v_dtype = in->v_dtype;
+	c.o.k_dtype = in->kv_dtype;
+	c.o.v_dtype = kv_fit_v_dtype(in);
 	c.o.tp = in->tp;
 	c.o.state = in->engine == KV_POLICY_IDEAL      ? KV_STATE_REF
 		    : in->engine == KV_POLICY_LLAMACPP ? KV_STATE_F32
