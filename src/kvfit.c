@@ -37,7 +37,8 @@ static const char usage_foot[] =
 		"meets_target", "usd_per_mtok"
 #define N_TIME_COLS CLI_NCOLS(((const char *[]){TIME_COLS}))
 static const char *const fit_cols[] = {
-	"model", "gpu", "gpus", "tp", "pp", "engine", "block", "kv_dtype",
+	"model", "gpu", "gpus", "tp", "pp", "engine", "engine_rules", "block",
+	"kv_dtype",
 	"ctx", "weights_bytes", "weights_source", "runtime_bytes",
 	"activation_bytes", "sampler_bytes", "graph_bytes", "nontorch_bytes",
 	"free_kv_bytes", "bytes_per_token",
@@ -164,6 +165,26 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	}
 }
 
+/* --engine NAME[@RELEASE] or all. */
+static int engine(const char *s, struct kv_plan_opts *o)
+{
+	char rel[128];
+	int e = kv_plan_engine_parse(s, &o->server);
+	if (e == KV_EUNSUP)
+		return cli_usage("--engine: %s: no rules of release '%s' are "
+				 "kept; %s's: %s",
+				 s, strchr(s, '@') + 1, o->server->name,
+				 kv_server_releases(o->server->kind, rel,
+						    sizeof rel));
+	if (e)
+		return cli_usage("--engine: unknown engine '%s'; valid: "
+				 "ideal, vllm, sglang, trtllm, llamacpp, all "
+				 "(NAME@RELEASE: an older release's rules, "
+				 "vllm@0.27)",
+				 s);
+	return 0;
+}
+
 /* What the rows are: formats, contexts, users, engines, the solve.
  * Returns 0, CLI_USAGE (said) or NOT_MINE. */
 static int opt_rows(int c, const char *s, struct args *a)
@@ -175,12 +196,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 		free(o->ctx);
 		return cli_sweep(cli_opt_as(), s, &o->ctx, &o->nctx);
 	case 'e':
-		if (kv_plan_engine_parse(s, &o->engine))
-			return cli_usage("--engine: unknown engine '%s'; "
-					 "valid: ideal, vllm, sglang, "
-					 "trtllm, llamacpp, all",
-					 s);
-		return 0;
+		return engine(s, o);
 	case 't':
 		free(o->dtypes);
 		return cli_dtypes(cli_opt_as(), s, &o->dtypes, &o->ndtypes);
@@ -257,7 +273,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 {
 	int c, e;
 	*a = (struct args){.o = {.tp = 1, .pp = 1, .wdtype = -1,
-				 .engine = KV_POLICY_VLLM},
+				 .server = kv_server_get(KV_SERVER_VLLM)},
 			   .header = true};
 	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
@@ -325,7 +341,7 @@ static const char *weights_why(const struct kv_fit_in *in,
 			       size_t n)
 {
 	char hint[96], need[32], miss[32], budget[32];
-	bool lcpp = in->engine == KV_POLICY_LLAMACPP;
+	bool lcpp = in->server->by_layers;
 	if (r->tp || r->pp)
 		snprintf(hint, sizeof hint, "--%s %u would fit",
 			 r->pp ? "pp" : "tp", r->pp ? r->pp : r->tp);
@@ -375,7 +391,7 @@ static void no_context(const struct kv_fit_in *in, const struct kv_fit *f)
 		weights_why(in, f, &r, why, sizeof why);
 	else if (f->max_seqs && u > f->max_seqs)
 		snprintf(why, sizeof why, "%s runs at most %llu at once "
-			 "(max_num_seqs)", kv_policy_info(in->engine)->name,
+			 "(max_num_seqs)", in->server->name,
 			 (unsigned long long)f->max_seqs);
 	else
 		snprintf(why, sizeof why, "at %llu token%s each, %llu fit",
@@ -457,7 +473,9 @@ static void put_row(struct cli_table *t, const char *gpu_name,
 	cli_put_u64(t, (uint64_t)in->tp * in->pp);
 	cli_put_u64(t, in->tp);
 	cli_put_u64(t, in->pp);
-	cli_put_str(t, kv_policy_info(in->engine)->name);
+	char rules[64];
+	cli_put_str(t, in->server->name);
+	cli_put_str(t, kv_server_rules(in->server, rules, sizeof rules));
 	cli_put_u64(t, f->block);
 	char kv[40];
 	cli_put_str(t, kv_dtype_kv_name(in->kv_dtype, kv_fit_v_dtype(in), kv,
@@ -580,7 +598,7 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 		  target(&a->o) ? targets(&a->o, tg, sizeof tg) : "",
 		  (unsigned long long)in->ctx, gpu_name,
 		  (unsigned long long)g, g > 1 ? "s" : "",
-		  kv_policy_info(in->engine)->name, of,
+		  in->server->name, of,
 		  (unsigned long long)a->min_users);
 	*below = true;
 }
@@ -662,7 +680,7 @@ static int each(struct cli_table *t, const struct args *a,
 		 * is flushed, so its write error shows at once */
 		while (!status && !ferror(stdout) && kv_plan_next(&it, &r))
 			status = row(t, a, gpu_name, &r, dry, below);
-		for (int e = 0; !dry && !status && e < KV_POLICY_COUNT; e++)
+		for (int e = 0; !dry && !status && e < KV_SERVER_KINDS; e++)
 			if (it.left_out[e][0])
 				cli_warn("%s: --engine all: %s; its rows are "
 					 "left out",

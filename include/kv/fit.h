@@ -4,89 +4,16 @@
  * kvfit, kept here so that a unit test covers every number it prints.
  *
  * Every KV byte comes from layout.h (kv_layer_geom, kv_geom_token_bytes,
- * kv_geom_tokens); this module only decides how many tokens each layer
- * keeps under an engine's policy, how the model splits over tensor- and
- * pipeline-parallel GPUs, and what memory is free.
+ * kv_geom_tokens) and every engine's own rule from its row of server.h;
+ * this module cuts the model into stages, asks the engine's rules what
+ * each layer keeps and what memory is free, and finds the stage that
+ * decides.
  */
 #ifndef KV_FIT_H
 #define KV_FIT_H
 
 #include "layout.h"
-
-/* Serving engines whose KV budget rules are modelled (kvfit(1), ENGINES). */
-enum kv_policy {
-	KV_POLICY_IDEAL,    /* exact bytes, no pages, no engine fraction */
-	KV_POLICY_VLLM,     /* gpu_memory_utilization of total memory */
-	KV_POLICY_SGLANG,   /* mem_fraction_static of total memory */
-	KV_POLICY_TRTLLM,   /* free_gpu_memory_fraction of what is free */
-	KV_POLICY_LLAMACPP, /* n_ctx cells padded to 256, no fraction */
-	KV_POLICY_COUNT
-};
-
-/* How an engine handles layers that keep a window of tokens. */
-enum kv_swa_rule {
-	KV_SWA_WINDOW,   /* keeps the window, in pages */
-	KV_SWA_VLLM,     /* window - 1 + max_num_batched_tokens, + 1 page */
-	KV_SWA_FULL,     /* keeps the whole context (one pool of cells) */
-	KV_SWA_LLAMACPP, /* window per sequence + n_ubatch cells, padded */
-};
-
-struct kv_policy_info {
-	const char *name;     /* "vllm" */
-	double frac;          /* default fraction of memory (0: none) */
-	bool of_free;         /* frac of memory free after weights, not total */
-	uint64_t block;       /* tokens per page */
-	uint64_t block_mla;   /* tokens per page for an MLA model */
-	uint64_t ctx_pad;     /* context rounded up to this many tokens */
-	enum kv_swa_rule swa; /* sliding-window layers */
-	uint64_t swa_extra;   /* tokens the SWA rule adds (batched, ubatch) */
-	uint32_t formats;     /* KV formats it stores: bit 1 << kv_dtype */
-	enum kv_dtype kv_auto; /* its cache when none is asked, for a 16-bit
-				* model (KV_DTYPE_COUNT: the model's) */
-	bool prefill_alone;   /* a prompt's chunk runs in a step of its own,
-				 the running decodes paused (SGLang, whose
-				 --enable-mixed-chunk is off by default);
-				 else the step carries them */
-	bool whole_prompt;    /* a prompt runs in one step and one longer
-				 than the batched tokens is refused
-				 (TensorRT-LLM, whose enable_chunked_prefill
-				 is off by default); else it is chunked */
-};
-
-/* The table entry; NULL out of range. */
-const struct kv_policy_info *kv_policy_info(enum kv_policy e);
-
-/* Looks an engine up by name ("vllm", "trt-llm", "llama.cpp", ...).
- * Returns 0 or KV_EINVAL. */
-int kv_policy_parse(const char *s, enum kv_policy *out);
-
-/* vLLM's scheduler defaults for `vllm serve` on a GPU of `mem` bytes
- * named `gpu` (EngineArgs.get_batch_defaults): 16384 tokens and 1024
- * sequences from 160 GiB, 8192 and 1024 from 70 GiB but not on an A100,
- * 2048 and 256 below. */
-void kv_vllm_batch_defaults(uint64_t mem, const char *gpu, uint64_t *tokens,
-			    uint64_t *seqs);
-
-/* The engine's default fraction of a GPU of `mem` bytes under tp x pp
- * ranks: vLLM's gpu_memory_utilization, TensorRT-LLM's
- * free_gpu_memory_fraction, SGLang's mem_fraction_static (derived from the
- * GPU's memory, and whether the model's attention is latent (mla):
- * arg_groups/memory_hook.py, handle_gpu_memory_settings). */
-double kv_policy_frac(enum kv_policy e, uint64_t mem, uint32_t tp,
-		      uint32_t pp, bool mla);
-
-/* Whether the engine keeps a cache in format t. */
-bool kv_policy_stores(enum kv_policy e, enum kv_dtype t);
-
-/* The formats it keeps, "f32, f16, ...", into buf (n bytes); returns buf. */
-char *kv_policy_formats(enum kv_policy e, char *buf, size_t n);
-
-/* What the engine runs a model of dtype `model` in when no format is
- * asked: for its weights, a float32 checkpoint in 16 bits (vLLM, SGLang
- * and TensorRT-LLM in bf16, a GGUF in f16); for its cache, the same, and
- * llama.cpp's f16 whatever the model. The ideal engine keeps the model's. */
-enum kv_dtype kv_policy_weights_dtype(enum kv_policy e, enum kv_dtype model);
-enum kv_dtype kv_policy_kv_dtype(enum kv_policy e, enum kv_dtype model);
+#include "server.h"
 
 /* What is asked. Sizes are bytes per GPU unless said otherwise. */
 struct kv_fit_in {
@@ -116,7 +43,8 @@ struct kv_fit_in {
 	uint64_t block;          /* tokens per page; 0: the engine's */
 	uint64_t ctx;            /* tokens per sequence */
 	uint64_t prefix;         /* tokens of a prompt shared by all, <= ctx */
-	enum kv_policy engine;
+	const struct kv_server *server; /* the engine and release whose
+				    rules apply */
 	uint64_t users;          /* sequences of the decode step; 0: as many
 				    as fit */
 	const char *gpu;         /* the GPU's name or label, for rules that
@@ -232,7 +160,7 @@ bool kv_fit_step_fits(const struct kv_fit *f);
 /* Whether in's engine refuses it outright (llama.cpp split by heads; a
  * cache format the engine does not keep): true with the reason in err.
  * kv_fit_solve() refuses those with it; --engine all leaves them out. */
-bool kv_policy_refuses(const struct kv_fit_in *in, char *err);
+bool kv_fit_refuses(const struct kv_fit_in *in, char *err);
 
 /* Sizes one configuration. Returns 0, or KV_EINVAL with err filled (tp
  * that splits no head evenly, pp above the layers, reserve above memory,

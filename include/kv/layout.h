@@ -9,16 +9,13 @@
 
 #include "model.h"
 
-/* How a Mamba layer's state is kept: as the reference implementation's
- * cache keeps it (Transformers': the convolution's whole window), as the
- * serving engines do (its last d_conv - 1 inputs; vLLM's
- * MambaStateShapeCalculator, SGLang's), or so and in float32 (llama.cpp's
- * llama_memory_recurrent, whatever the model's dtype). */
 /* How a recurrent layer's state is kept: as the reference code keeps it
- * (a whole convolution window), as vLLM does (width - 1 columns, the
- * model's dtype), all in float32 (llama.cpp), or the convolution in the
- * model's dtype and the SSM state in float32 (SGLang's mamba_ssm_dtype). */
-enum kv_state { KV_STATE_REF, KV_STATE_ENGINE, KV_STATE_F32,
+ * (Transformers': the convolution's whole window), as the serving
+ * engines do (the convolution's last d_conv - 1 inputs, the model's dtype:
+ * vLLM's MambaStateShapeCalculator), so and all in float32 (llama.cpp's
+ * llama_memory_recurrent, whatever the model's dtype), or so with the SSM
+ * state alone in float32 (SGLang's mamba_ssm_dtype). */
+enum kv_state { KV_STATE_REF, KV_STATE_TAIL, KV_STATE_F32,
 		KV_STATE_SSM_F32 };
 
 /* What is being sized, beyond the model. */

@@ -39,8 +39,9 @@ struct kv_plan_opts {
 				     engine runs the config's in */
 	bool wquant;              /* --weights-dtype named wq */
 	struct kv_quant wq;
-	int engine;               /* enum kv_policy; -1: every engine that
-				     keeps the row's format */
+	const struct kv_server *server; /* the engine's rules; NULL: every
+				     engine's newest that keeps the row's
+				     format */
 	enum kv_plan_solve solve;
 	uint64_t *users;          /* nusers sequences; NULL: as many as
 				     fit (the lists are the caller's) */
@@ -65,8 +66,9 @@ struct kv_plan_opts {
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
- * An engine by name, or "all" (-1). */
-int kv_plan_engine_parse(const char *s, int *engine);
+ * An engine by name (name@release for an older release's rules: KV_EUNSUP
+ * where they are not kept), or "all" (NULL). */
+int kv_plan_engine_parse(const char *s, const struct kv_server **out);
 /* "users", "ctx" or "tp". */
 int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out);
 /* The weights' format: a storage format (o->wdtype), or a quantization
@@ -122,7 +124,7 @@ struct kv_plan_iter {
 	uint64_t noblock;    /* 0, where no block size is given */
 	int auto_dtype;      /* -1, where no format is given */
 	size_t next;         /* rows walked, skipped ones included */
-	char left_out[KV_POLICY_COUNT][256]; /* --engine all: why rows of
+	char left_out[KV_SERVER_KINDS][256]; /* --engine all: why rows of
 					      each engine were left out
 					      ("" where none was) */
 };
@@ -132,7 +134,7 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 		   const struct kv_plan *p);
 
 /* The next row into r (in and wsrc set): false past the last. With
- * engine -1, leaves out the engines that do not keep the row's format,
+ * no engine given, leaves out the engines that do not keep the row's format,
  * and llama.cpp above --tp 1. */
 bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r);
 

@@ -10,15 +10,11 @@
 
 #include "kv/plan.h"
 
-int kv_plan_engine_parse(const char *s, int *engine)
+int kv_plan_engine_parse(const char *s, const struct kv_server **out)
 {
-	enum kv_policy e;
-	if (!strcmp(s, "all"))
-		*engine = -1;
-	else if (kv_policy_parse(s, &e) == 0)
-		*engine = (int)e;
-	else
-		return KV_EINVAL;
+	if (strcmp(s, "all"))
+		return kv_server_parse(s, out);
+	*out = NULL;
 	return 0;
 }
 
@@ -51,20 +47,22 @@ int kv_plan_weights_parse(const char *s, struct kv_plan_opts *o)
 /* The weights' format: --weights-dtype, or what the engine runs the
  * config's dtype in. */
 static enum kv_dtype weights_dtype(const struct kv_plan_opts *o,
-				   const struct kv_model *m, enum kv_policy e)
+				   const struct kv_model *m,
+				   const struct kv_server *sv)
 {
 	return o->wdtype >= 0 ? (enum kv_dtype)o->wdtype
-			      : kv_policy_weights_dtype(e, m->dtype);
+			      : kv_server_weights_dtype(sv, m->dtype);
 }
 
-/* Where a plan's weights come from under engine e, in the order that
+/* Where a plan's weights come from under engine sv, in the order that
  * wins: --weights, --weights-dtype (parameters x that format), the
  * checkpoint's own index or header (when the engine runs it as stored:
  * not a float32 checkpoint it runs in 16 bits), its quantization_config,
  * the config (parameters x the dtype the engine runs). Sets in->weights or
  * in->stored; returns the weights_source column's word. */
 static const char *weights_from(const struct kv_plan_opts *o,
-				const struct kv_plan *p, enum kv_policy e,
+				const struct kv_plan *p,
+				const struct kv_server *sv,
 				struct kv_fit_in *in)
 {
 	const struct kv_model *m = p->m;
@@ -78,7 +76,7 @@ static const char *weights_from(const struct kv_plan_opts *o,
 	if (o->wdtype >= 0)
 		return "--weights-dtype";
 	if (p->ckpt != KV_CKPT_NONE &&
-	    kv_policy_weights_dtype(e, m->dtype) == m->dtype) {
+	    kv_server_weights_dtype(sv, m->dtype) == m->dtype) {
 		in->weights = p->ckpt_bytes;
 		return kv_ckpt_source_name(p->ckpt);
 	}
@@ -94,11 +92,11 @@ static const char *weights_from(const struct kv_plan_opts *o,
 static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 			       const struct kv_plan *p, int dtype,
 			       uint64_t block, uint64_t ctx, uint64_t users,
-			       enum kv_policy engine)
+			       const struct kv_server *sv)
 {
 	const struct kv_model *m = p->m;
-	enum kv_dtype w = weights_dtype(o, m, engine);
-	enum kv_dtype k = kv_policy_kv_dtype(engine, m->dtype), v = k;
+	enum kv_dtype w = weights_dtype(o, m, sv);
+	enum kv_dtype k = kv_server_kv_dtype(sv, m->dtype), v = k;
 	if (dtype >= 0)
 		kv_dtype_unpack(dtype, &k, &v);
 	return (struct kv_fit_in){
@@ -123,7 +121,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.swa_full = o->swa_full,
 		.ctx = ctx,
 		.prefix = o->prefix,
-		.engine = engine,
+		.server = sv,
 		.users = p->users ? p->users : users,
 		.bandwidth_gbps = o->bandwidth,
 		.tflops = o->tflops > 0 ? o->tflops : kv_gpu_tflops(o->gpu, w),
@@ -149,47 +147,49 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 	it->nblocks = p->block || !o->blocks ? 1 : o->nblocks;
 }
 
-/* Whether the row's engine refuses it as o asks it (kv_policy_refuses,
+/* Whether the row's engine refuses it as o asks it (kv_fit_refuses,
  * and --solve tp of llama.cpp, which has no tensor parallelism): true
  * with the reason in why. */
 static bool refuses(const struct kv_plan_opts *o, const struct kv_fit_in *in,
 		    char *why)
 {
-	if (o->solve == KV_PLAN_TP && in->engine == KV_POLICY_LLAMACPP) {
-		snprintf(why, KV_ERRLEN, "llamacpp: --solve tp: llama.cpp "
+	if (o->solve == KV_PLAN_TP && in->server->by_layers) {
+		snprintf(why, KV_ERRLEN, "%s: --solve tp: llama.cpp "
 			 "splits a model over GPUs by layers (-sm layer), as "
-			 "--pp does, not by heads");
+			 "--pp does, not by heads", in->server->name);
 		return true;
 	}
-	return kv_policy_refuses(in, why);
+	return kv_fit_refuses(in, why);
 }
 
 bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
 {
 	const struct kv_plan_opts *o = it->o;
-	int e0 = o->engine < 0 ? 0 : o->engine;
-	size_t ne = o->engine < 0 ? KV_POLICY_COUNT : 1;
+	size_t ne = o->server ? 1 : KV_SERVER_KINDS;
 	size_t nus = o->users ? o->nusers : 1;
 	size_t nb = it->nblocks;
 	/* the last index varies fastest: engines, users, contexts, block
 	 * sizes, formats (kvsize's order) */
 	while (it->next < it->ndtypes * nb * it->nctx * nus * ne) {
 		size_t k = it->next++;
-		enum kv_policy e = (enum kv_policy)(e0 + (int)(k % ne));
+		const struct kv_server *sv =
+			o->server ? o->server
+				  : kv_server_get((enum kv_server_kind)(k % ne));
 		uint64_t users = o->users ? o->users[k / ne % nus] : 0;
 		uint64_t ctx = it->ctx[k / ne / nus % it->nctx];
 		uint64_t block = it->blocks[k / ne / nus / it->nctx % nb];
 		int dtype = it->dtypes[k / ne / nus / it->nctx / nb];
 		*r = (struct kv_plan_row){
-			.in = fit_in(o, it->p, dtype, block, ctx, users, e)};
-		r->wsrc = weights_from(o, it->p, e, &r->in);
+			.in = fit_in(o, it->p, dtype, block, ctx, users, sv)};
+		r->wsrc = weights_from(o, it->p, sv, &r->in);
 		/* --engine all: the engines that would run the row, the
 		 * first reason each other one gives kept to be said */
 		char why[KV_ERRLEN];
-		if (o->engine < 0 && refuses(o, &r->in, why)) {
-			if (!it->left_out[e][0])
-				snprintf(it->left_out[e],
-					 sizeof it->left_out[e], "%.255s", why);
+		if (!o->server && refuses(o, &r->in, why)) {
+			char *left = it->left_out[sv->kind];
+			if (!left[0])
+				snprintf(left, sizeof it->left_out[0], "%.255s",
+					 why);
 			continue;
 		}
 		return true;
@@ -359,7 +359,7 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 {
 	char err[KV_ERRLEN];
 	struct kv_plan_refusal r = {KV_PLAN_SERVES, 0, 0, 0, 0};
-	if (f->missing && in->engine == KV_POLICY_LLAMACPP) {
+	if (f->missing && in->server->by_layers) {
 		/* llama.cpp splits layers over GPUs, not heads */
 		struct kv_fit_in x = *in;
 		struct kv_fit g;
@@ -374,7 +374,7 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 		r.need = f->weights + in->reserve + f->runtime;
 		/* an error leaves tp 0: no --tp to suggest */
 		kv_fit_solve_tp(in, 1, kv_plan_max_tp(in->m), &r.tp, err);
-	} else if (in->engine == KV_POLICY_VLLM && !f->users_whole) {
+	} else if (in->server->start_check && !f->users_whole) {
 		struct kv_fit_in one = *in;
 		one.max_seqs = 0;
 		r.why = KV_PLAN_VLLM;
@@ -418,11 +418,12 @@ int kv_plan_params(const struct kv_plan_opts *o, const struct kv_plan *p,
 	struct kv_fit_in in = {0};
 	uint64_t b;
 	int e;
-	*src = weights_from(o, p, KV_POLICY_IDEAL, &in);
+	const struct kv_server *ideal = kv_server_get(KV_SERVER_IDEAL);
+	*src = weights_from(o, p, ideal, &in);
 	if ((e = kv_model_params_as(m, in.quant ? in.quant : &m->quant, out,
 				    err)))
 		return e;
-	if (kv_weight_bytes(out->total, weights_dtype(o, m, KV_POLICY_IDEAL),
+	if (kv_weight_bytes(out->total, weights_dtype(o, m, ideal),
 			    &b)) {
 		snprintf(err, KV_ERRLEN, "%s: weight bytes overflow 64 bits",
 			 m->name);

@@ -359,9 +359,9 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 
 	/* the prompt, in chunks of what a step has left after the decodes,
 	 * or of the whole step where a chunk runs alone */
-	const struct kv_policy_info *ei = kv_policy_info(in->engine);
-	bool alone = ei && ei->prefill_alone;
-	bool whole = ei && ei->whole_prompt;
+	const struct kv_server *sv = in->server;
+	bool alone = sv && sv->prefill_alone;
+	bool whole = sv && sv->whole_prompt;
 	uint64_t d = alone ? 0 : b - 1;
 	uint64_t budget = f.batched_tokens, c = w->isl;
 	if (whole && budget && w->isl > budget) {
@@ -370,7 +370,7 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			 "is off by default) and refuses one of %llu tokens, "
 			 "more than its max_num_tokens of %llu "
 			 "(--max-num-batched-tokens)",
-			 in->m->name, ei->name, (unsigned long long)w->isl,
+			 in->m->name, sv->name, (unsigned long long)w->isl,
 			 (unsigned long long)budget);
 		return KV_EINVAL;
 	}

@@ -656,7 +656,7 @@ static int profile_decode(const struct kv_model *m, enum kv_dtype wt,
 	struct kv_fit_in in = {
 		.m = m, .kv_dtype = KV_DTYPE_F32, .w_dtype = wt,
 		.mem = g->memory_bytes, .tp = 1, .pp = 1,
-		.ctx = KV_PROFILE_DECODE_CTX + 1, .engine = KV_POLICY_IDEAL,
+		.ctx = KV_PROFILE_DECODE_CTX + 1, .server = kv_server_get(KV_SERVER_IDEAL),
 		.bandwidth_gbps = g->bandwidth_gbps, .tflops = g->bf16_tflops,
 		.batched_tokens = KV_PROFILE_DECODE_CTX};
 	struct kv_serve_in w = {

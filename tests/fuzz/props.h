@@ -83,33 +83,34 @@ static const char *props_sizes(const struct kv_model *m)
 }
 
 /* users of a plan, or -1 when it cannot be planned */
-static double props_users(const struct kv_model *m, enum kv_policy e,
-			  uint64_t mem, uint64_t weights)
+static double props_users(const struct kv_model *m,
+			  const struct kv_server *e, uint64_t mem,
+			  uint64_t weights)
 {
 	char err[KV_ERRLEN];
 	struct kv_fit f;
 	struct kv_fit_in in = {
 		.m = m,
-		.kv_dtype = kv_policy_kv_dtype(e, m->dtype),
-		.w_dtype = kv_policy_weights_dtype(e, m->dtype),
+		.kv_dtype = kv_server_kv_dtype(e, m->dtype),
+		.w_dtype = kv_server_weights_dtype(e, m->dtype),
 		.weights = weights,
 		.mem = mem,
 		.tp = 1,
 		.pp = 1,
 		.ctx = 4096,
-		.engine = e,
+		.server = e,
 	};
 	return kv_fit_solve(&in, &f, err) ? -1 : f.users;
 }
 
 static const char *props_fit(const struct kv_model *m)
 {
-	for (int e = 0; e < KV_POLICY_COUNT; e++) {
+	const struct kv_server *e;
+	for (size_t i = 0; (e = kv_server_at(i)); i++) {
 		uint64_t w = 2000000000;
-		double big = props_users(m, (enum kv_policy)e, 80000000000, w);
-		double small = props_users(m, (enum kv_policy)e, 40000000000, w);
-		double heavy = props_users(m, (enum kv_policy)e, 80000000000,
-					   2 * w);
+		double big = props_users(m, e, 80000000000, w);
+		double small = props_users(m, e, 40000000000, w);
+		double heavy = props_users(m, e, 80000000000, 2 * w);
 		if (big >= 0 && small > big)
 			return "users grow when the GPU shrinks";
 		if (big >= 0 && heavy > big)

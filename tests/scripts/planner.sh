@@ -27,14 +27,14 @@ pipe() { sh -c "$1"; }
 expect 0 "tiny" kvsize tests/ckpt/tiny --ctx 8k
 expect 0 "Llama-3.1-8B.*131072" kvsize meta-llama/Llama-3.1-8B --ctx 8k
 # vLLM's names
-expect 0 "	2	2	1	vllm	16	fp8	8192	" kvfit llama-3.1-8b --gpu h100-sxm \
+expect 0 "	2	2	1	vllm	vllm [0-9.]+	16	fp8	8192	" kvfit llama-3.1-8b --gpu h100-sxm \
 	--tensor-parallel-size 2 --max-model-len 8k --kv-cache-dtype fp8 \
 	--gpu-memory-utilization 0.9 --max-num-seqs 64 --max-num-batched-tokens 4096
 expect 0 "	64	4096	" kvfit llama-3.1-8b --gpu h100-sxm --max-model-len 8k \
 	--max-num-seqs 64 --max-num-batched-tokens 4096
 expect 0 "kv_tokens" kvfit llama-3.1-8b --gpu h100-sxm --kv-cache-memory 60GiB --max-model-len 128k
 # llama.cpp's names
-expect 0 "llamacpp	1	q8_0	8192	.*	4	512	4.00	4	" kvfit llama-3.1-8b --gpu h100-sxm --engine llamacpp \
+expect 0 "llamacpp	llamacpp [a-z0-9]+	1	q8_0	8192	.*	4	512	4.00	4	" kvfit llama-3.1-8b --gpu h100-sxm --engine llamacpp \
 	--ctx-size 8192 --cache-type-k q8_0 --cache-type-v q8_0 --parallel 4 --ubatch-size 512
 expect 2 "kvtools has --tp" kvfit llama-3.1-8b --gpu h100 -tp 4
 expect 2 "kvtools has --cache-type-k" kvfit llama-3.1-8b --gpu h100 -ctk q8_0
@@ -48,7 +48,7 @@ expect 2 "kvbench keeps K and V in one format" kvbench \
 	--cache-type-k q8_0 --cache-type-v q4_0
 # pipes keep the plan
 expect 0 "	4	4	1	vllm	" pipe "kvsize llama-3.1-70b --ctx 8k --tp 4 | kvfit --gpu h100 -"
-expect 0 "	10	[0-9]+	[0-9]+	[0-9.]+	[0-9.]+	[0-9.]+	[0-9.]+	[0-9.]+$" pipe "kvsize llama-3.1-8b --users 10 --ctx 8k | kvfit --gpu h100 - | cut -f1-10,29,31-37"
+expect 0 "	10	[0-9]+	[0-9]+	[0-9.]+	[0-9.]+	[0-9.]+	[0-9.]+	[0-9.]+$" pipe "kvsize llama-3.1-8b --users 10 --ctx 8k | kvfit --gpu h100 - | cut -f1-6,8-11,30,32-38"
 expect 0 "^-	" pipe "cat configs/llama-3.1-8b.json | kvsize - | kvfit --gpu h100 - | tail -1"
 expect 2 "kvsize's rows are for --tp 4, and kvfit was given --tp 2" pipe "kvsize llama-3.1-70b --ctx 8k --tp 4 | kvfit --gpu h100 --tp 2 -"
 # sizes need units
@@ -67,7 +67,7 @@ expect 2 "tsv, csv, json, md or table" kvfit llama-3.1-8b --gpu h100 -o xml
 expect 0 "^model +engine +gpus +kv_dtype +ctx +users_whole +bound +weights_bytes" kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k -o table
 expect 0 "^llama-3.1-8b +vllm +1 +bf16 +8192 +56 +kv_memory +14.96 GiB" kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k -o table
 expect 0 "compute_ms" kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k -o table -v
-expect 0 "max_num_seqs$" pipe "kvfit llama-3.1-8b --gpu h100-sxm --ctx 1k --max-num-seqs 8 | cut -f1,26,38"
+expect 0 "max_num_seqs$" pipe "kvfit llama-3.1-8b --gpu h100-sxm --ctx 1k --max-num-seqs 8 | cut -f1,27,39"
 # a letter means one option everywhere
 expect 2 "-b is --block-size" kvbench -b attn
 expect 2 "-c is --ctx" kvdecode -c on

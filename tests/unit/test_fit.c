@@ -3,12 +3,20 @@
  * hand-worked values: the seed article's Llama 3.1 8B figures, each
  * engine's budget and page rule, TP/PP splits, prefixes, windows, MoE.
  */
+#include <math.h>
+
 #include "kv/fit.h"
 #include "kv/params.h"
 #include "test.h"
 
 #define GB 1000000000ULL
 #define SEQ8K (131072ULL * 8192) /* Llama 3.1 8B bf16, one 8K sequence */
+/* the newest rules of each engine */
+#define IDEAL kv_server_get(KV_SERVER_IDEAL)
+#define VLLM kv_server_get(KV_SERVER_VLLM)
+#define SGLANG kv_server_get(KV_SERVER_SGLANG)
+#define TRTLLM kv_server_get(KV_SERVER_TRTLLM)
+#define LLAMACPP kv_server_get(KV_SERVER_LLAMACPP)
 
 /* The article's setting: 80 GB GPU, 16 GB of weights, 6 GB kept back. */
 static struct kv_fit_in seed(const struct kv_model *m, uint64_t ctx)
@@ -17,7 +25,7 @@ static struct kv_fit_in seed(const struct kv_model *m, uint64_t ctx)
 				  .w_dtype = KV_DTYPE_BF16, .weights = 16 * GB,
 				  .mem = 80 * GB, .reserve = 6 * GB, .tp = 1,
 				  .pp = 1, .ctx = ctx,
-				  .engine = KV_POLICY_IDEAL};
+				  .server = IDEAL};
 }
 
 static struct kv_fit solve(const struct kv_fit_in *in)
@@ -97,7 +105,7 @@ static void test_engines(const struct kv_model *m)
 {
 	struct kv_fit_in in = seed(m, 8192);
 	in.reserve = 0;
-	in.engine = KV_POLICY_VLLM; /* 0.92 of total memory */
+	in.server = VLLM; /* 0.92 of total memory */
 	struct kv_fit f = solve(&in);
 	CHECK_U64(f.budget, 73.6 * GB);
 	CHECK_U64(f.free_kv, 57.6 * GB);
@@ -117,68 +125,67 @@ static void test_engines(const struct kv_model *m)
 	 * reserve_for_graph_mb, commit 031ed82d): 80e9 bytes are 76293.9
 	 * MiB; reserve 512 + 8192 x 1.5 + 1/8 x 1024 + 256 x 2 and 8 MiB for
 	 * each of the 58 prefill graphs up to 8192 tokens, 13904: 0.818 */
-	in.engine = KV_POLICY_SGLANG;
+	in.server = SGLANG;
 	CHECK_NEAR(solve(&in).free_kv, 80 * 0.818 * GB - 16 * GB, 1);
 	/* H100 (81559 MiB): 0.830; at tp 8, max_bs 512 and 1 GiB: 15312,
 	 * 0.812; latent attention's 1.5 GiB in place of the 464 MiB of
 	 * graphs: 14976, 0.816; A100 40 GB (40960 MiB): 512 + 4096 x 1.5 +
 	 * 128 + 32 x 2 + 50 x 8 = 7248, no 10 GiB floor, 0.823; 24 GiB
 	 * (24576 MiB): the same chunk, 48 decode sizes, 7280: 0.704 */
-	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 81559ULL << 20, 1, 1,
+	CHECK_NEAR(kv_server_frac(SGLANG, 81559ULL << 20, 1, 1,
 				  false), 0.830, 0);
-	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 81559ULL << 20, 8, 1,
+	CHECK_NEAR(kv_server_frac(SGLANG, 81559ULL << 20, 8, 1,
 				  false), 0.812, 0);
-	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 81559ULL << 20, 1, 1,
+	CHECK_NEAR(kv_server_frac(SGLANG, 81559ULL << 20, 1, 1,
 				  true), 0.816, 0);
-	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 40960ULL << 20, 1, 1,
+	CHECK_NEAR(kv_server_frac(SGLANG, 40960ULL << 20, 1, 1,
 				  false), 0.823, 0);
-	CHECK_NEAR(kv_policy_frac(KV_POLICY_SGLANG, 24576ULL << 20, 1, 1,
+	CHECK_NEAR(kv_server_frac(SGLANG, 24576ULL << 20, 1, 1,
 				  false), 0.704, 0);
-	CHECK_NEAR(kv_policy_frac(KV_POLICY_VLLM, 1, 1, 1, false), 0.92, 0);
-	in.engine = KV_POLICY_TRTLLM; /* 0.9 of what the weights leave */
+	CHECK_NEAR(kv_server_frac(VLLM, 1, 1, 1, false), 0.92, 0);
+	in.server = TRTLLM; /* 0.9 of what the weights leave */
 	f = solve(&in);
 	CHECK_U64(f.free_kv, (uint64_t)(64 * 0.9 * GB));
 	CHECK_U64(f.block, 32);
-	in.engine = KV_POLICY_LLAMACPP; /* context padded to 256 cells */
+	in.server = LLAMACPP; /* context padded to 256 cells */
 	in.ctx = 8000;
 	f = solve(&in);
 	CHECK_U64(f.ctx_kept, 8192);
 	CHECK_U64(f.seq_bytes, SEQ8K);
 	CHECK_U64(f.free_kv, 64 * GB);
 
-	enum kv_policy e;
-	CHECK(kv_policy_parse("TRT-LLM", &e) == 0 && e == KV_POLICY_TRTLLM);
-	CHECK(kv_policy_parse("llama.cpp", &e) == 0 &&
-	      e == KV_POLICY_LLAMACPP);
-	CHECK(kv_policy_parse("tgi", &e) == KV_EINVAL);
-	CHECK_STR(kv_policy_info(KV_POLICY_VLLM)->name, "vllm");
-	CHECK(kv_policy_info(KV_POLICY_COUNT) == NULL);
+	const struct kv_server *e;
+	CHECK(kv_server_parse("TRT-LLM", &e) == 0 && e == TRTLLM);
+	CHECK(kv_server_parse("llama.cpp", &e) == 0 && e == LLAMACPP);
+	CHECK(kv_server_parse("tgi", &e) == KV_EINVAL);
+	CHECK_STR(VLLM->name, "vllm");
+	CHECK(kv_server_get(KV_SERVER_KINDS) == NULL);
 
 	/* the formats each keeps, and what "auto" is under each */
-	CHECK(kv_policy_stores(KV_POLICY_IDEAL, KV_DTYPE_IQ4_NL));
-	CHECK(!kv_policy_stores(KV_POLICY_IDEAL, KV_DTYPE_INT4));
-	CHECK(kv_policy_stores(KV_POLICY_VLLM, KV_DTYPE_INT8));
-	CHECK(!kv_policy_stores(KV_POLICY_VLLM, KV_DTYPE_Q5_1));
-	CHECK(!kv_policy_stores(KV_POLICY_TRTLLM, KV_DTYPE_INT8));
-	CHECK(kv_policy_stores(KV_POLICY_LLAMACPP, KV_DTYPE_Q4_0));
-	CHECK(!kv_policy_stores(KV_POLICY_LLAMACPP, KV_DTYPE_FP8));
+	CHECK(kv_server_stores(IDEAL, KV_DTYPE_IQ4_NL));
+	CHECK(!kv_server_stores(IDEAL, KV_DTYPE_INT4));
+	CHECK(kv_server_stores(VLLM, KV_DTYPE_INT8));
+	CHECK(!kv_server_stores(VLLM, KV_DTYPE_Q5_1));
+	CHECK(!kv_server_stores(TRTLLM, KV_DTYPE_INT8));
+	CHECK(kv_server_stores(LLAMACPP, KV_DTYPE_Q4_0));
+	CHECK(!kv_server_stores(LLAMACPP, KV_DTYPE_FP8));
 	char list[160];
-	CHECK_STR(kv_policy_formats(KV_POLICY_SGLANG, list, sizeof list),
+	CHECK_STR(kv_server_formats(SGLANG, list, sizeof list),
 		  "f32, f16, bf16, fp8, fp8_e5m2");
-	CHECK(kv_policy_kv_dtype(KV_POLICY_IDEAL, KV_DTYPE_F32) ==
+	CHECK(kv_server_kv_dtype(IDEAL, KV_DTYPE_F32) ==
 	      KV_DTYPE_F32);
-	CHECK(kv_policy_kv_dtype(KV_POLICY_VLLM, KV_DTYPE_F32) ==
+	CHECK(kv_server_kv_dtype(VLLM, KV_DTYPE_F32) ==
 	      KV_DTYPE_BF16);
-	CHECK(kv_policy_kv_dtype(KV_POLICY_VLLM, KV_DTYPE_F16) ==
+	CHECK(kv_server_kv_dtype(VLLM, KV_DTYPE_F16) ==
 	      KV_DTYPE_F16);
-	CHECK(kv_policy_kv_dtype(KV_POLICY_LLAMACPP, KV_DTYPE_BF16) ==
+	CHECK(kv_server_kv_dtype(LLAMACPP, KV_DTYPE_BF16) ==
 	      KV_DTYPE_F16);
-	CHECK(kv_policy_weights_dtype(KV_POLICY_LLAMACPP, KV_DTYPE_BF16) ==
+	CHECK(kv_server_weights_dtype(LLAMACPP, KV_DTYPE_BF16) ==
 	      KV_DTYPE_BF16);
-	CHECK(kv_policy_weights_dtype(KV_POLICY_TRTLLM, KV_DTYPE_F32) ==
+	CHECK(kv_server_weights_dtype(TRTLLM, KV_DTYPE_F32) ==
 	      KV_DTYPE_BF16);
 	in = seed(m, 8192);
-	in.engine = KV_POLICY_VLLM;
+	in.server = VLLM;
 	in.kv_dtype = KV_DTYPE_Q5_1;
 	char err[KV_ERRLEN];
 	struct kv_fit g;
@@ -251,11 +258,11 @@ static void test_prefix(const struct kv_model *m)
 	f = solve(&in);
 	CHECK_U64(f.shared_bytes, 131072ULL * 8191);
 	CHECK_U64(f.seq_bytes, 131072ULL);
-	in.engine = KV_POLICY_VLLM; /* a page of it */
+	in.server = VLLM; /* a page of it */
 	f = solve(&in);
 	CHECK_U64(f.shared_bytes, 131072ULL * 8176);
 	CHECK_U64(f.seq_bytes, 131072ULL * 16);
-	in.engine = KV_POLICY_VLLM; /* only whole pages are shared */
+	in.server = VLLM; /* only whole pages are shared */
 	in.prefix = 4100;
 	f = solve(&in);
 	CHECK_U64(f.shared_bytes, 131072ULL * 4096);
@@ -278,7 +285,7 @@ static void test_chunked(void)
 	if (!m)
 		return;
 	struct kv_fit_in in = seed(m, 131072);
-	in.engine = KV_POLICY_VLLM;
+	in.server = VLLM;
 	in.tp = 4;
 	struct kv_fit f = solve(&in);
 	CHECK_U64(f.free_kv, 63600000000ULL);
@@ -302,12 +309,12 @@ static void test_window(void)
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 4096);
 	/* vLLM: window - 1 + 2 x max_num_batched_tokens (8192: 80 GB is
 	 * above 70 GiB), in pages, + 1: ceil(20479 / 16) + 1 = 1281 pages */
-	in.engine = KV_POLICY_VLLM;
+	in.server = VLLM;
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1281 * 16);
 	in.batched_tokens = 2048; /* 4095 + 4096: 512 pages + 1 */
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 513 * 16);
 	in.batched_tokens = 0;
-	in.engine = KV_POLICY_SGLANG; /* one pool: every layer full */
+	in.server = SGLANG; /* one pool: every layer full */
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 32768);
 	/* TensorRT-LLM's V1 cache manager: max_attention_window unset,
 	 * every layer max_seq_len (llmapi/llm_args.py KvCacheConfig;
@@ -315,7 +322,7 @@ static void test_window(void)
 	 * 32: 0.9 of the 58 GB the weights and the 6 GB kept back leave,
 	 * 52.2 GB, hold 398,240 tokens (12,445 pages of 131,072 bytes a
 	 * token), 12 users of 32,768, not the 97 of the window's 4,096 */
-	in.engine = KV_POLICY_TRTLLM;
+	in.server = TRTLLM;
 	f = solve(&in);
 	CHECK_U64(f.seq_bytes, 32ULL * 4096 * 32768);
 	CHECK_U64(f.free_kv, 52200000000ULL);
@@ -323,13 +330,13 @@ static void test_window(void)
 	CHECK_U64(f.users_whole, 12);
 	/* llama.cpp converts Mistral as `llama`, whose loader reads no
 	 * window: the whole context */
-	in.engine = KV_POLICY_LLAMACPP;
+	in.server = LLAMACPP;
 	f = solve(&in);
 	CHECK_U64(f.seq_bytes, 32ULL * 4096 * 32768);
 	CHECK_U64(f.shared_bytes, 0);
 	in.ctx = 1000; /* padded to 256 cells */
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1024);
-	in.engine = KV_POLICY_IDEAL;
+	in.server = IDEAL;
 	CHECK_U64(solve(&in).seq_bytes, 32ULL * 4096 * 1000);
 	kv_model_free(m);
 }
@@ -344,7 +351,7 @@ static void test_engine_rules(void)
 	struct kv_model *m = test_load("gemma-2-9b");
 	if (m) { /* 42 layers of 8 KV heads x 256 x 2 x 2 bytes = 8192 */
 		struct kv_fit_in in = seed(m, 32768);
-		in.engine = KV_POLICY_LLAMACPP;
+		in.server = LLAMACPP;
 		/* a stream per sequence: its sliding cache pad256(min(n_ctx,
 		 * n_swa + n_ubatch)) = 4608 cells */
 		struct kv_fit f = solve(&in);
@@ -363,9 +370,9 @@ static void test_engine_rules(void)
 		 * (configs/model_config.py), and Gemma 2's override turns it
 		 * off too (arg_groups/model_overrides/gemma2_gemma3.py): one
 		 * pool, every layer every token */
-		in.engine = KV_POLICY_SGLANG;
+		in.server = SGLANG;
 		CHECK_U64(solve(&in).seq_bytes, 42ULL * 8192 * 32768);
-		in.engine = KV_POLICY_LLAMACPP;
+		in.server = LLAMACPP;
 		in.tp = 2;
 		CHECK(kv_fit_solve(&in, &g, err) == KV_EINVAL);
 		CHECK_HAS(err, "by layers");
@@ -374,20 +381,32 @@ static void test_engine_rules(void)
 
 	/* scheduler defaults by GPU: (max_num_batched_tokens, max_num_seqs) */
 	uint64_t t, n;
-	kv_vllm_batch_defaults(85520809984ULL, "h100-sxm", &t, &n);
+	kv_server_batch(VLLM, 85520809984ULL, "h100-sxm", &t, &n);
 	CHECK(t == 8192 && n == 1024);
-	kv_vllm_batch_defaults(85899345920ULL, "a100-80gb", &t, &n);
+	kv_server_batch(VLLM, 85899345920ULL, "a100-80gb", &t, &n);
 	CHECK(t == 2048 && n == 256);
-	kv_vllm_batch_defaults(48305799168ULL, "l40s", &t, &n);
+	kv_server_batch(VLLM, 48305799168ULL, "l40s", &t, &n);
 	CHECK(t == 2048 && n == 256);
-	kv_vllm_batch_defaults(192ULL << 30, "b200", &t, &n);
+	kv_server_batch(VLLM, 192ULL << 30, "b200", &t, &n);
 	CHECK(t == 16384 && n == 1024);
+	/* v0.27 had no tier from 160 GiB: the 70 GiB tier's */
+	const struct kv_server *old;
+	CHECK(kv_server_parse("vllm@0.27", &old) == 0);
+	kv_server_batch(old, 192ULL << 30, "b200", &t, &n);
+	CHECK(t == 8192 && n == 1024);
+	kv_server_batch(old, 85899345920ULL, "a100-80gb", &t, &n);
+	CHECK(t == 2048 && n == 256);
+	char rel[64];
+	CHECK_STR(kv_server_releases(KV_SERVER_VLLM, rel, sizeof rel),
+		  "0.28 (newest), 0.27");
+	CHECK_STR(kv_server_rules(old, rel, sizeof rel), "vllm 0.27");
+	CHECK_STR(kv_server_rules(IDEAL, rel, sizeof rel), "ideal");
 
 	/* Llama 3.1 8B with 60 GiB for KV: 60 GiB // 65536 // 32 = 30720
 	 * blocks; 8192 a request of 131072 tokens: 3.75x, 491520 tokens */
 	if ((m = test_load("llama-3.1-8b"))) {
 		struct kv_fit_in in = seed(m, 131072);
-		in.engine = KV_POLICY_VLLM;
+		in.server = VLLM;
 		in.gpu = "h100-sxm";
 		in.kv_memory = 60ULL << 30;
 		struct kv_fit f = solve(&in);
@@ -409,7 +428,7 @@ static void test_engine_rules(void)
 	 * and ceil(min(127 + 16384, 131072) / 16) + 1 = 1033 sliding */
 	if ((m = test_load("gpt-oss-20b"))) {
 		struct kv_fit_in in = seed(m, 131072);
-		in.engine = KV_POLICY_VLLM;
+		in.server = VLLM;
 		in.gpu = "h100-sxm";
 		in.kv_memory = 60ULL << 30;
 		struct kv_fit f = solve(&in);
@@ -424,7 +443,7 @@ static void test_engine_rules(void)
 	 * sliding 0.8 of it; 32768-token requests are bound by the first */
 	if ((m = test_load("gpt-oss-20b"))) {
 		struct kv_fit_in in = seed(m, 32768);
-		in.engine = KV_POLICY_SGLANG;
+		in.server = SGLANG;
 		in.kv_memory = 60ULL << 30;
 		struct kv_fit f = solve(&in);
 		CHECK_U64(f.kv_tokens, 1456355);
@@ -443,7 +462,7 @@ static void test_engine_rules(void)
 	 * states that may run */
 	if ((m = test_load("jamba-v0.1"))) {
 		struct kv_fit_in in = seed(m, 32768);
-		in.engine = KV_POLICY_SGLANG;
+		in.server = SGLANG;
 		in.tp = 2;
 		in.kv_memory = 20ULL << 30;
 		struct kv_fit f = solve(&in);
@@ -462,7 +481,7 @@ static void test_engine_rules(void)
 	 * (the window and twice 8192 exceed the context) */
 	if ((m = test_load("gemma-3-27b"))) {
 		struct kv_fit_in in = seed(m, 8192);
-		in.engine = KV_POLICY_VLLM;
+		in.server = VLLM;
 		in.gpu = "h100-sxm";
 		in.kv_memory = 24660452577ULL;
 		struct kv_fit f = solve(&in);
@@ -477,20 +496,30 @@ static void test_engine_rules(void)
 	 * request each, prefix caching's align mode) */
 	if ((m = test_load("jamba-v0.1"))) {
 		struct kv_fit_in in = seed(m, 262144);
-		in.engine = KV_POLICY_VLLM;
+		in.server = VLLM;
 		in.gpu = "h200";
 		in.kv_memory = 35553787832ULL;
 		struct kv_fit f = solve(&in);
 		CHECK_U64(f.block, 80);
 		CHECK_U64(f.num_blocks, 35553787832ULL / 327680 / 4);
 		CHECK_NEAR(f.max_concurrency, 27125.0 / (3277 + 14), 1e-12);
+		/* vllm@0.27: prefix caching off for hybrids by default
+		 * (mamba_cache_mode none), a state's one page a request;
+		 * the same block and pool (_align_hybrid_block_size) */
+		const struct kv_server *v27;
+		CHECK(kv_server_parse("vllm@0.27", &v27) == 0);
+		in.server = v27;
+		f = solve(&in);
+		CHECK_U64(f.block, 80);
+		CHECK_U64(f.num_blocks, 27125);
+		CHECK_NEAR(f.max_concurrency, 27125.0 / (3277 + 7), 1e-12);
 		kv_model_free(m);
 	}
 	/* DeepSeek-V3's latent: FlashAttention-MLA's 16 on Hopper, FlashMLA's
 	 * 64 for fp8, FlashInfer-MLA's 32 on Blackwell */
 	if ((m = test_load("deepseek-v3"))) {
 		struct kv_fit_in in = seed(m, 8192);
-		in.engine = KV_POLICY_VLLM;
+		in.server = VLLM;
 		in.tp = 8;
 		in.mem = 150ULL * GB;
 		in.gpu = "h200";
@@ -521,7 +550,7 @@ static void test_runtime(const struct kv_model *m)
 	 * 248 and 17 of 256 to 512: 51 in each of PIECEWISE and FULL; the
 	 * largest's pool 512 x 51200 x 2 = 52,428,800 and 1 MiB for each of
 	 * the 2 x 50 others. Non-torch: 160 MiB. */
-	in.engine = KV_POLICY_VLLM;
+	in.server = VLLM;
 	struct kv_fit f = solve(&in);
 	CHECK_U64(f.rt.activation, 838860800ULL);
 	CHECK_U64(f.rt.sampler, 1838678016ULL);
@@ -553,7 +582,7 @@ static void test_runtime(const struct kv_model *m)
 	/* TensorRT-LLM: the forward pass of max_num_tokens 8192, graphs of
 	 * 34 batch sizes to 128 (128 x 51200 x 2 and 33 MiB), 1833 MiB
 	 * outside torch on one GPU; then 0.9 of what is free */
-	in.engine = KV_POLICY_TRTLLM;
+	in.server = TRTLLM;
 	in.batched_tokens = 8192;
 	f = solve(&in);
 	CHECK_U64(f.rt.activation, 838860800ULL);
@@ -568,21 +597,21 @@ static void test_runtime(const struct kv_model *m)
 	in.batched_tokens = 0;
 	/* llama.cpp's compute buffer: 512 x (128256 + 4096) x 4 bytes, the
 	 * 258.50 MiB its log prints for this model; nothing else */
-	in.engine = KV_POLICY_LLAMACPP;
+	in.server = LLAMACPP;
 	f = solve(&in);
 	CHECK_U64(f.runtime, 271056896ULL);
 	CHECK_U64(f.rt.activation, 271056896ULL);
 	CHECK_U64(f.rt.graphs + f.rt.nontorch + f.rt.sampler, 0);
 	CHECK_U64(271056896ULL, 258.5 * (1 << 20));
 	/* SGLang's fraction leaves room for its own */
-	in.engine = KV_POLICY_SGLANG;
+	in.server = SGLANG;
 	CHECK_U64(solve(&in).runtime, 0);
 	/* a --reserve replaces the model; the ideal engine keeps none */
-	in.engine = KV_POLICY_LLAMACPP;
+	in.server = LLAMACPP;
 	in.reserve = GB;
 	CHECK_U64(solve(&in).runtime, 0);
 	in.reserve = 0;
-	in.engine = KV_POLICY_IDEAL;
+	in.server = IDEAL;
 	CHECK_U64(solve(&in).runtime, 0);
 }
 

@@ -18,7 +18,7 @@ static struct kv_plan_opts seed(void)
 	return (struct kv_plan_opts){.mem = 80 * GB, .weights = 16 * GB,
 				     .reserve = 6 * GB, .reserve_given = true,
 				     .tp = 1, .pp = 1, .wdtype = -1,
-				     .engine = KV_POLICY_IDEAL};
+				     .server = kv_server_get(KV_SERVER_IDEAL)};
 }
 
 /* The rows of one plan, in order, into r (at most n); returns how many. */
@@ -50,7 +50,7 @@ static void test_walk(struct kv_model *m)
 
 	/* fp8 is kept by all but llama.cpp, q8_0 by ideal and llama.cpp:
 	 * 4 + 2 engines x 2 contexts x 3 user counts */
-	o.engine = -1;
+	o.server = NULL;
 	o.dtypes = dt;
 	o.ndtypes = 2;
 	o.ctx = ctx;
@@ -58,13 +58,13 @@ static void test_walk(struct kv_model *m)
 	o.users = users;
 	o.nusers = 3;
 	CHECK_U64(walk(&o, &p, r, 40), 36);
-	CHECK(r[0].in.engine == KV_POLICY_IDEAL);
-	CHECK(r[3].in.engine == KV_POLICY_TRTLLM);
+	CHECK(r[0].in.server->kind == KV_SERVER_IDEAL);
+	CHECK(r[3].in.server->kind == KV_SERVER_TRTLLM);
 	CHECK_U64(r[3].in.users, 1);
 	CHECK_U64(r[4].in.users, 8);   /* engines vary fastest */
 	CHECK_U64(r[12].in.ctx, 8192); /* then users, then contexts */
 	CHECK(r[24].in.kv_dtype == KV_DTYPE_Q8_0);
-	CHECK(r[25].in.engine == KV_POLICY_LLAMACPP);
+	CHECK(r[25].in.server->kind == KV_SERVER_LLAMACPP);
 
 	/* no llama.cpp above --tp 1: each engine's own format, 4 rows */
 	o.dtypes = NULL;
@@ -81,7 +81,7 @@ static void test_walk(struct kv_model *m)
 	o.ndtypes = 2;
 	o.users = users;
 	o.nusers = 1;
-	o.engine = KV_POLICY_VLLM;
+	o.server = kv_server_get(KV_SERVER_VLLM);
 	p = (struct kv_plan){m, KV_DTYPE_FP8_E5M2, 2048, KV_CKPT_NONE, 0,
 			     4, 8, 32};
 	CHECK_U64(walk(&o, &p, r, 40), 1);
@@ -106,7 +106,7 @@ static void test_blocks(struct kv_model *m)
 	char err[KV_ERRLEN];
 	int dt[] = {KV_DTYPE_BF16, KV_DTYPE_FP8};
 	uint64_t ctx[] = {1000, 2000}, blocks[] = {16, 256};
-	o.engine = KV_POLICY_VLLM;
+	o.server = kv_server_get(KV_SERVER_VLLM);
 	o.kv_memory = 64ULL << 30;
 	o.dtypes = dt;
 	o.ndtypes = 2;
@@ -292,19 +292,19 @@ static void test_refusal(struct kv_model *m)
 	CHECK_U64(x.pp, 0);
 	/* llama.cpp splits layers, not heads: two stages of 50 GB and the
 	 * 6 GB kept back fit, and no --tp is named */
-	o.engine = KV_POLICY_LLAMACPP;
+	o.server = kv_server_get(KV_SERVER_LLAMACPP);
 	walk(&o, &p, &r, 1);
 	CHECK(kv_plan_solve(KV_PLAN_USERS, &r, err) == 0);
 	x = kv_plan_refusal(&r.in, &r.f);
 	CHECK(x.why == KV_PLAN_WEIGHTS);
 	CHECK_U64(x.tp, 0);
 	CHECK_U64(x.pp, 2);
-	o.engine = KV_POLICY_IDEAL;
+	o.server = kv_server_get(KV_SERVER_IDEAL);
 	/* vLLM: one request of 1M tokens (137 GB) does not fit; the
 	 * longest that does fits one and no more */
 	uint64_t ctx = 1048576;
 	o.weights = 16 * GB;
-	o.engine = KV_POLICY_VLLM;
+	o.server = kv_server_get(KV_SERVER_VLLM);
 	o.ctx = &ctx;
 	o.nctx = 1;
 	walk(&o, &p, &r, 1);
@@ -332,44 +332,44 @@ static void test_refuses(struct kv_model *m)
 {
 	struct kv_plan_opts o = seed();
 	struct kv_plan p = {.m = m, .dtype = KV_PLAN_OPTIONS};
-	struct kv_plan_row r[KV_POLICY_COUNT];
+	struct kv_plan_row r[KV_SERVER_KINDS];
 	struct kv_plan_iter it;
 	char err[KV_ERRLEN];
 	int mixed = kv_dtype_pack(KV_DTYPE_Q8_0, KV_DTYPE_Q4_0);
 	o.tp = 2;
-	o.engine = -1;
+	o.server = NULL;
 	kv_plan_begin(&it, &o, &p);
 	size_t n = 0;
-	while (n < KV_POLICY_COUNT && kv_plan_next(&it, &r[n]))
+	while (n < KV_SERVER_KINDS && kv_plan_next(&it, &r[n]))
 		n++;
-	CHECK_U64(n, KV_POLICY_COUNT - 1);
-	CHECK_STR(it.left_out[KV_POLICY_LLAMACPP],
+	CHECK_U64(n, KV_SERVER_KINDS - 1);
+	CHECK_STR(it.left_out[KV_SERVER_LLAMACPP],
 		  "llamacpp: tensor parallel 2: llama.cpp splits a model over "
 		  "GPUs by layers (-sm layer), as --pp does, not by heads");
-	CHECK(!it.left_out[KV_POLICY_VLLM][0]);
+	CHECK(!it.left_out[KV_SERVER_VLLM][0]);
 	/* K q8_0, V q4_0: llama.cpp's and the ideal engine's alone */
 	o.tp = 1;
 	o.dtypes = &mixed;
 	o.ndtypes = 1;
 	kv_plan_begin(&it, &o, &p);
 	n = 0;
-	while (n < KV_POLICY_COUNT && kv_plan_next(&it, &r[n]))
+	while (n < KV_SERVER_KINDS && kv_plan_next(&it, &r[n]))
 		n++;
 	CHECK_U64(n, 2);
-	CHECK(r[0].in.engine == KV_POLICY_IDEAL &&
-	      r[1].in.engine == KV_POLICY_LLAMACPP);
+	CHECK(r[0].in.server->kind == KV_SERVER_IDEAL &&
+	      r[1].in.server->kind == KV_SERVER_LLAMACPP);
 	CHECK(r[1].in.kv_dtype == KV_DTYPE_Q8_0 && r[1].in.v_own &&
 	      r[1].in.v_dtype == KV_DTYPE_Q4_0);
-	CHECK_STR(it.left_out[KV_POLICY_VLLM], "vllm keeps no q8_0 cache; it "
+	CHECK_STR(it.left_out[KV_SERVER_VLLM], "vllm keeps no q8_0 cache; it "
 		  "keeps f32, f16, bf16, fp8, fp8_e5m2, int8");
 	CHECK(kv_plan_solve(KV_PLAN_USERS, &r[1], err) == 0);
 	/* (1,088 + 576) bytes a layer of K and V, 32 layers */
 	CHECK_U64(r[1].f.bytes_per_token, 32 * (1088 + 576));
 	int fb = kv_dtype_pack(KV_DTYPE_FP8, KV_DTYPE_BF16);
 	o.dtypes = &fb;
-	o.engine = KV_POLICY_VLLM;
+	o.server = kv_server_get(KV_SERVER_VLLM);
 	walk(&o, &p, r, 1);
-	CHECK(kv_policy_refuses(&r[0].in, err));
+	CHECK(kv_fit_refuses(&r[0].in, err));
 	CHECK_STR(err, "vllm keeps K and V in one format, got K fp8 and V bf16 "
 		       "(llama.cpp keeps them apart)");
 	o.dtypes = NULL;
@@ -379,7 +379,7 @@ static void test_refuses(struct kv_model *m)
 	o.users = &one;
 	o.nusers = 1;
 	o.solve = KV_PLAN_TP;
-	o.engine = KV_POLICY_LLAMACPP;
+	o.server = kv_server_get(KV_SERVER_LLAMACPP);
 	walk(&o, &p, r, 1);
 	CHECK(kv_plan_check(&o, &r[0], err) == KV_EINVAL);
 	CHECK_HAS(err, "llamacpp: --solve tp: llama.cpp splits a model");
@@ -388,7 +388,7 @@ static void test_refuses(struct kv_model *m)
 	uint64_t lots = 500000;
 	o.users = &lots;
 	o.solve = KV_PLAN_CTX;
-	o.engine = KV_POLICY_IDEAL;
+	o.server = kv_server_get(KV_SERVER_IDEAL);
 	walk(&o, &p, r, 1);
 	CHECK(kv_plan_check(&o, &r[0], err) == 0);
 	CHECK(kv_plan_solve(KV_PLAN_CTX, &r[0], err) == 0);
@@ -445,12 +445,22 @@ static void test_values(void)
 {
 	struct kv_plan_opts o = seed();
 	enum kv_plan_solve s = KV_PLAN_USERS;
-	int e = 0;
-	CHECK(kv_plan_engine_parse("all", &e) == 0 && e == -1);
-	CHECK(kv_plan_engine_parse("llama.cpp", &e) == 0 &&
-	      e == KV_POLICY_LLAMACPP);
+	const struct kv_server *e = NULL;
+	const struct kv_server *lcpp = kv_server_get(KV_SERVER_LLAMACPP);
+	CHECK(kv_plan_engine_parse("all", &e) == 0 && e == NULL);
+	CHECK(kv_plan_engine_parse("llama.cpp", &e) == 0 && e == lcpp);
 	CHECK(kv_plan_engine_parse("every", &e) == KV_EINVAL);
-	CHECK(e == KV_POLICY_LLAMACPP);
+	CHECK(e == lcpp);
+	/* an older release's rules by name@release; one not kept */
+	CHECK(kv_plan_engine_parse("vllm@0.27", &e) == 0 &&
+	      e->kind == KV_SERVER_VLLM && e->older &&
+	      !strcmp(e->release, "0.27"));
+	CHECK(kv_plan_engine_parse("VLLM@0.28", &e) == 0 &&
+	      e == kv_server_get(KV_SERVER_VLLM));
+	CHECK(kv_plan_engine_parse("vllm@0.20", &e) == KV_EUNSUP &&
+	      e == kv_server_get(KV_SERVER_VLLM));
+	CHECK(kv_plan_engine_parse("vllm@", &e) == KV_EUNSUP);
+	CHECK(kv_plan_engine_parse("@0.27", &e) == KV_EINVAL);
 	CHECK(kv_plan_solve_parse("tp", &s) == 0 && s == KV_PLAN_TP);
 	CHECK(kv_plan_solve_parse("ctx", &s) == 0 && s == KV_PLAN_CTX);
 	CHECK(kv_plan_solve_parse("users", &s) == 0 && s == KV_PLAN_USERS);

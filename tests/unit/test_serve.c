@@ -32,7 +32,7 @@ static struct kv_fit_in llama(const struct kv_model *m)
 	return (struct kv_fit_in){.m = m, .kv_dtype = KV_DTYPE_BF16,
 				  .w_dtype = KV_DTYPE_BF16, .weights = 16 * GB,
 				  .mem = 80 * GB, .tp = 1, .pp = 1,
-				  .ctx = 8192, .engine = KV_POLICY_IDEAL,
+				  .ctx = 8192, .server = kv_server_get(KV_SERVER_IDEAL),
 				  .bandwidth_gbps = 3350, .tflops = 989.5};
 }
 
@@ -205,7 +205,7 @@ static void test_sglang(const struct kv_model *m)
 {
 	struct kv_fit_in in = llama(m);
 	in.ctx = 10240;
-	in.engine = KV_POLICY_SGLANG;
+	in.server = kv_server_get(KV_SERVER_SGLANG);
 	struct kv_serve_in w = {.isl = 10000, .osl = 2, .users = 3};
 	struct kv_serve s = run(&in, &w);
 	CHECK_U64(s.chunk, 8192);
@@ -216,12 +216,12 @@ static void test_sglang(const struct kv_model *m)
 	/* the weights twice, 10,000 tokens written, the first 8,192 read
 	 * again by the second chunk */
 	CHECK_REL(s.prefill.bytes, 2 * W + 10000 * KVT + 8192 * KVT);
-	in.engine = KV_POLICY_VLLM;
+	in.server = kv_server_get(KV_SERVER_VLLM);
 	s = run(&in, &w);
 	CHECK_U64(s.chunk, 8190);
 	CHECK_U64(s.chunks, 2);
 	/* a B200's 180 GB: 16,384, the prompt in one step */
-	in.engine = KV_POLICY_SGLANG;
+	in.server = kv_server_get(KV_SERVER_SGLANG);
 	in.mem = 180 * GB;
 	s = run(&in, &w);
 	CHECK_U64(s.chunk, 10000);
@@ -294,7 +294,7 @@ static void test_steady(const struct kv_model *m)
 	 * (28.2451 ms), then 2,000 tokens' attention at 500 (0.5299 ms),
 	 * 28.7466 ms; tpot = (99 x 28.7466 + 100 x 12.6879) / 100.
 	 */
-	in.engine = KV_POLICY_SGLANG;
+	in.server = kv_server_get(KV_SERVER_SGLANG);
 	in.batched_tokens = 0;
 	w.users = 3;
 	s = run(&in, &w);
@@ -316,7 +316,7 @@ static void test_steady(const struct kv_model *m)
 	 * by default, llmapi/llm_args.py), even where the decodes leave
 	 * less room; one longer than its max_num_tokens, 8,192, it refuses
 	 * (llmapi/llm.py, _check_arguments), and so does kvfit */
-	in.engine = KV_POLICY_TRTLLM;
+	in.server = kv_server_get(KV_SERVER_TRTLLM);
 	in.batched_tokens = 1024;
 	s = run(&in, &w);
 	CHECK_U64(s.chunk, 1000);
@@ -421,7 +421,7 @@ static void test_moe(void)
 	struct kv_fit_in in = {.m = m, .kv_dtype = KV_DTYPE_BF16,
 			       .w_dtype = KV_DTYPE_BF16, .mem = 80 * GB,
 			       .tp = 1, .pp = 1, .ctx = 16,
-			       .engine = KV_POLICY_IDEAL,
+			       .server = kv_server_get(KV_SERVER_IDEAL),
 			       .bandwidth_gbps = 1, .tflops = 0.001};
 	struct kv_serve_in w = {.isl = 8, .osl = 8, .users = 1};
 	struct kv_serve s = run(&in, &w);
@@ -468,7 +468,7 @@ static void test_mla(void)
 	struct kv_fit_in in = {.m = m, .kv_dtype = KV_DTYPE_BF16,
 			       .w_dtype = KV_DTYPE_BF16, .weights = 1000000,
 			       .mem = 80 * GB, .tp = 1, .pp = 1, .ctx = 4096,
-			       .engine = KV_POLICY_IDEAL,
+			       .server = kv_server_get(KV_SERVER_IDEAL),
 			       .bandwidth_gbps = 1, .tflops = 1};
 	struct kv_serve_in w = {.isl = 1000, .osl = 1000, .users = 4};
 	struct kv_serve s = run(&in, &w);

@@ -256,7 +256,7 @@ static void profile(struct kv_model *m)
 	struct kv_fit_in in = {
 		.m = m, .kv_dtype = KV_DTYPE_F32, .w_dtype = KV_DTYPE_F32,
 		.mem = 1ULL << 34, .tp = 1, .pp = 1, .ctx = 161,
-		.engine = KV_POLICY_IDEAL, .bandwidth_gbps = 10, .tflops = 0.1,
+		.server = kv_server_get(KV_SERVER_IDEAL), .bandwidth_gbps = 10, .tflops = 0.1,
 		.batched_tokens = 160};
 	struct kv_serve_in sw = {.isl = 160, .osl = 1, .users = 4,
 				 .bw_eff = 0.9, .flops_eff = 0.8,

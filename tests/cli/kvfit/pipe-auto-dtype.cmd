@@ -1,1 +1,1 @@
-kvsize gemma-2-9b --ctx 8k | kvfit --gpu h100-sxm - | cut -f8,25 && kvfit gemma-2-9b --gpu h100-sxm --ctx 8k | cut -f8,25 && kvsize gemma-2-9b --ctx 8k --kv-dtype f32 | kvfit --gpu h100-sxm - | cut -f8,25
+kvsize gemma-2-9b --ctx 8k | kvfit --gpu h100-sxm - | cut -f9,26 && kvfit gemma-2-9b --gpu h100-sxm --ctx 8k | cut -f9,26 && kvsize gemma-2-9b --ctx 8k --kv-dtype f32 | kvfit --gpu h100-sxm - | cut -f9,26

@@ -1,1 +1,1 @@
-kvfit llama-3.1-8b --gpu h100-sxm --ctx 32k --users 1:256:x4 | cut -f26,29,30,36 && kvfit llama-3.1-8b --gpu h100-sxm --ctx 32k --users 16 -o json | grep step_ && kvfit llama-3.1-8b --gpu h100-sxm --ctx 32k --users 16 -o csv | cut -d, -f26,29,30
+kvfit llama-3.1-8b --gpu h100-sxm --ctx 32k --users 1:256:x4 | cut -f27,30,31,37 && kvfit llama-3.1-8b --gpu h100-sxm --ctx 32k --users 16 -o json | grep step_ && kvfit llama-3.1-8b --gpu h100-sxm --ctx 32k --users 16 -o csv | cut -d, -f27,30,31

@@ -1,0 +1,125 @@
+/*
+ * server_int.h - what fit.c and the serving engines' files share and
+ * nothing else sees: a fit in progress (its context and one pipeline
+ * stage), the hooks an engine sizes its own way with, and the small
+ * helpers both sides use.
+ */
+#ifndef KV_SERVER_INT_H
+#define KV_SERVER_INT_H
+
+#include "kv/fit.h"
+
+/* What fit.c knows of the row it sizes, before any stage. */
+struct fit_ctx {
+	const struct kv_fit_in *in;
+	const struct kv_server *sv; /* in->server */
+	struct kv_opts o;
+	uint64_t block;        /* tokens per page */
+	uint64_t batched;      /* tokens a step schedules */
+	uint64_t seqs;         /* sequences that may run; 0: no cap */
+	uint64_t ctx;          /* padded context */
+	uint64_t total_params;
+	uint64_t state;        /* Mamba state bytes per sequence, all layers */
+	uint32_t ssm_layers;   /* layers that keep that state */
+	bool mla;              /* a latent (MLA) cache, not expanded */
+};
+
+/* What one pipeline stage holds and reads, on one tensor-parallel rank. */
+struct fit_stage {
+	uint32_t first, n;     /* layers [first, first + n) */
+	uint64_t params;       /* parameters of the stage, whole (not / tp) */
+	uint64_t stored;       /* their bytes as the checkpoint stores them */
+	uint64_t routed;       /* of params: routed experts */
+	uint32_t experts, experts_active;
+	uint64_t weights;      /* weight bytes on one rank */
+	uint64_t routed_bytes; /* of weights: routed experts */
+	uint64_t lookup_bytes; /* of weights: tables a step reads rows of */
+	uint64_t bpt, dup;     /* KV bytes per token; of them, copies */
+	uint64_t seq, shared;  /* bytes kept per sequence, and once */
+	uint64_t seq_dup, shared_dup; /* of them, copies other ranks hold */
+	uint64_t rseq, rshared; /* bytes a step reads per sequence, once */
+	uint64_t free_kv, missing, budget;
+	struct kv_runtime rt;  /* the engine's own memory, modelled */
+	double flops;          /* FLOPs one token costs on one rank */
+	double attn_flops;     /* of flops, attention over the tokens read */
+	double head_flops;     /* of flops, the output head's logits */
+	double users;          /* INFINITY when the stage keeps nothing */
+	uint64_t whole;        /* whole sequences that fit */
+	uint64_t tokens;       /* KV tokens, as the engine reports them */
+	uint64_t blocks;       /* vLLM: blocks of its pool; else 0 */
+	uint64_t block;        /* vLLM: tokens per page of full attention,
+				* raised for a Mamba page; else 0 */
+	uint64_t seqs;         /* the cap on running sequences the engine
+				  derives from its pool (SGLang's
+				  max_running_requests); 0: the context's */
+	double concurrency;    /* sequences of ctx tokens the cache holds
+				  before any cap (vLLM's "Maximum
+				  concurrency"); else users */
+};
+
+/*
+ * What an engine sizes its own way; a NULL hook is the generic rule.
+ *   sched:   the step's defaults on the GPU, into c->batched, c->seqs and
+ *            c->block (set beforehand from the row; the options given
+ *            replace them after)
+ *   frac:    the default fraction (NULL: the row's frac)
+ *   runtime: the memory the engine keeps for its own work (NULL: none)
+ *   window:  the tokens a layer of window g->window keeps per sequence
+ *            (0: the whole context) and adds once to the stage (*once;
+ *            NULL hook: the window itself)
+ *   pools:   after the stage's memory is known, the engine's pools:
+ *            users, whole, tokens, seq, shared (and the rest it knows)
+ *            of s; NULL: one pool of every layer
+ */
+struct kv_server_ops {
+	void (*sched)(struct fit_ctx *c);
+	double (*frac)(const struct kv_server *sv, uint64_t mem, uint32_t tp,
+		       uint32_t pp, bool mla);
+	struct kv_runtime (*runtime)(const struct fit_ctx *c);
+	uint64_t (*window)(const struct fit_ctx *c, const struct kv_geom *g,
+			   uint64_t *once);
+	int (*pools)(const struct fit_ctx *c, struct fit_stage *s, char *err);
+};
+
+/* The rows, each in its engine's file. */
+extern const struct kv_server kv_server_ideal, kv_server_vllm,
+	kv_server_vllm_0_27, kv_server_sglang, kv_server_trtllm,
+	kv_server_llamacpp;
+
+/* Whether the GPU's name holds one of the NULL-ended names (case aside). */
+bool server_gpu_is(const char *gpu, const char *const *names);
+
+/* A Blackwell data-centre GPU (SM100 family), told by its name. */
+bool server_sm100(const char *gpu);
+
+/* Whether the model's model_type is one of the NULL-ended types. */
+bool server_type_is(const struct kv_model *m, const char *const *types);
+
+/* A forward pass of `tokens` tokens at its peak, on one rank (fit.c). */
+uint64_t fit_forward_bytes(const struct fit_ctx *c, uint64_t tokens);
+
+/* Layer i's geometry and the bytes a token takes in it on one rank;
+ * false where it keeps nothing (no attention, or an error). */
+bool fit_layer_bytes(const struct fit_ctx *c, uint32_t i, struct kv_geom *g,
+		     uint64_t *tb);
+
+/* The Mamba state bytes of stage s's layers, per sequence. */
+uint64_t fit_stage_state(const struct fit_ctx *c, const struct fit_stage *s);
+
+static inline uint64_t fit_round_up(uint64_t v, uint64_t to)
+{
+	return to > 1 && v % to ? v + (to - v % to) : v;
+}
+
+static inline uint64_t fit_cdiv(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+/* a * b / c without overflow for c > 0 and a * b / c < 2^64. */
+static inline uint64_t fit_muldiv(uint64_t a, uint64_t b, uint64_t c)
+{
+	return (uint64_t)((unsigned __int128)a * b / c);
+}
+
+#endif

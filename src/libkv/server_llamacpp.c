@@ -1,0 +1,91 @@
+/*
+ * server_llamacpp.c - llama.cpp's KV rules (build b11118, September
+ * 2026): n_ctx cells padded to 256, a sliding window only where its
+ * loader sets one, a stream per sequence unless --kv-unified, its compute
+ * buffer.
+ */
+#include "server_int.h"
+
+#define F(t) (1u << KV_DTYPE_##t)
+#define FLOATS (F(F32) | F(F16) | F(BF16))
+
+/*
+ * Whether llama.cpp runs a model's sliding window: only where the loader
+ * of the architectures its converter makes sets one (src/models/<arch>.cpp
+ * load_arch_hparams, build b11118): Gemma 2, 3 and 3n, gpt-oss, Command
+ * R7B (cohere2), OLMo 3 (olmo2), AFMoE, MiMo-V2, Llama 4's chunks, and
+ * EXAONE 4 at 32B (64 layers) only. Mistral and Mixtral convert as
+ * `llama`, Qwen2 as `qwen2`, and Phi-3's loader turns its window off
+ * ("Phi SWA is currently disabled"): they keep the whole context.
+ */
+static bool swa(const struct kv_model *m)
+{
+	static const char *const types[] = {
+		"gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text",
+		"gpt_oss", "cohere2", "olmo3", "afmoe", "mimo_v2_flash",
+		"llama4", "llama4_text", NULL};
+	static const char *const exaone[] = {"exaone4", NULL};
+	return server_type_is(m, types) ||
+	       (server_type_is(m, exaone) && m->n_layers == 64);
+}
+
+/* A sliding layer's cells (llama-kv-cache-iswa.cpp): with a stream per
+ * sequence (-np N), pad256(min(n_ctx_seq, n_swa + n_ubatch)) each; with
+ * one stream (--kv-unified), pad256(min(n_ctx, n_swa x n_seq +
+ * n_ubatch)), the window per sequence and n_ubatch cells once;
+ * --swa-full, or an architecture without a window, the whole context. */
+static uint64_t window(const struct fit_ctx *c, const struct kv_geom *g,
+		       uint64_t *once)
+{
+	const struct kv_fit_in *in = c->in;
+	if (g->window >= c->ctx)
+		return g->window;
+	if (!swa(in->m) || in->swa_full)
+		return 0;
+	if (in->kv_unified) {
+		*once = c->batched;
+		return g->window;
+	}
+	uint64_t t = g->window + c->batched;
+	return fit_round_up(t < c->ctx ? t : c->ctx, 256);
+}
+
+/* Its compute buffer: n_ubatch rows of float32 logits and of the hidden
+ * state (512 x (vocab + hidden) x 4: Llama 3 8B's logged 258.50 MiB); no
+ * graphs or workspace beyond it. */
+static struct kv_runtime runtime(const struct fit_ctx *c)
+{
+	struct kv_runtime r = {0};
+	const struct kv_model *m = c->in->m;
+	r.activation = c->batched * (m->vocab + m->hidden) * 4;
+	r.total = r.activation;
+	return r;
+}
+
+static const struct kv_server_ops ops = {
+	.runtime = runtime,
+	.window = window,
+};
+
+/* No fraction; n_ubatch 512; the context padded
+ * to 256 cells (src/llama-context.cpp); -ctk/-ctv f16 by default, K and V
+ * in formats of their own; a GGUF of a float32 checkpoint is f16; a Mamba
+ * layer's state is float32 (llama-memory-recurrent.cpp); layers split
+ * over GPUs (-sm layer), not heads. */
+const struct kv_server kv_server_llamacpp = {
+	.kind = KV_SERVER_LLAMACPP,
+	.name = "llamacpp",
+	.release = "b11118",
+	.block = 1,
+	.block_mla = 1,
+	.ctx_pad = 256,
+	.batched = 512,
+	.formats = FLOATS | F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) |
+		   F(IQ4_NL),
+	.kv_auto = KV_DTYPE_F16,
+	.w_f32 = KV_DTYPE_F16,
+	.state = KV_STATE_F32,
+	.kv_apart = true,
+	.by_layers = true,
+	.ops = &ops,
+};
