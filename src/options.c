@@ -353,6 +353,20 @@ const struct cli_opt cli_opts[] = {
 	ALIAS(T_FIT, "parallel", OPT_SEQS, "N", "llama.cpp", "max-num-seqs"),
 	ALIAS(T_FIT, "ubatch-size", OPT_BATCHED, "N", "llama.cpp",
 	      "max-num-batched-tokens"),
+	ALIAS(T_FIT, "max-running-requests", OPT_SEQS, "N", "SGLang",
+	      "max-num-seqs"),
+	ALIAS(T_FIT, "mem-fraction-static", OPT_UTIL, "F", "SGLang", "util"),
+	ALIAS(T_FIT, "context-length", 'c', "LIST", "SGLang", "ctx"),
+	ALIAS(T_FIT, "chunked-prefill-size", OPT_BATCHED, "N", "SGLang",
+	      "max-num-batched-tokens"),
+	ALIAS(T_FIT, "page-size", 'b', "LIST", "SGLang", "block-size"),
+	ALIAS(T_FIT, "max_batch_size", OPT_SEQS, "N", "TensorRT-LLM",
+	      "max-num-seqs"),
+	ALIAS(T_FIT, "max_num_tokens", OPT_BATCHED, "N", "TensorRT-LLM",
+	      "max-num-batched-tokens"),
+	ALIAS(T_FIT, "max_seq_len", 'c', "LIST", "TensorRT-LLM", "ctx"),
+	ALIAS(T_FIT, "kv_cache_free_gpu_memory_fraction", OPT_UTIL, "F",
+	      "TensorRT-LLM", "util"),
 };
 
 const size_t cli_nopts = sizeof cli_opts / sizeof *cli_opts;

@@ -65,6 +65,9 @@ struct kv_model {
 	char name[256];        /* how tools name it: config name or path */
 	char path[4096];       /* the file read, "-" for stdin */
 	char model_type[64];   /* the config's model_type, "" if absent */
+	char arch[96];         /* its architectures[0] (the wrapper's class,
+				  Llama4ForConditionalGeneration), "" if
+				  absent */
 	enum kv_family family;
 	bool gated_mlp;        /* SwiGLU/GeGLU (3 matrices) vs plain (2) */
 	bool layernorm;        /* LayerNorm (weight+bias) vs RMSNorm (weight) */

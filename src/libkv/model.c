@@ -846,6 +846,25 @@ static const char *tie_name(struct cfg *c)
 		   : "tie_word_embeddings";
 }
 
+/* The wrapper's architectures[0] (a wrapper's own class, not its text
+ * model's: Llama4ForConditionalGeneration), a list of names or null. */
+static int read_arch(struct cfg *c, struct kv_model *m)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(c->root,
+							   "architectures");
+	const cJSON *first = cJSON_IsArray(a) ? a->child : NULL;
+	if (!a || cJSON_IsNull(a) || (cJSON_IsArray(a) && !first))
+		return 0;
+	if (!first || !cJSON_IsString(first)) {
+		char got[64];
+		cfg_show(a, got, sizeof got);
+		return cfg_fail(c, "architectures: must be a list of class "
+				"names, got %s", got);
+	}
+	snprintf(m->arch, sizeof m->arch, "%s", first->valuestring);
+	return 0;
+}
+
 /* The config's model_type (GPT-2's for a config with its names and no
  * type, Persimmon's for Fuyu), refused where its cache does not grow with
  * the tokens (an encoder-decoder, a recurrent model), and its family;
@@ -865,6 +884,8 @@ static int identify(struct cfg *c, struct kv_model *m, const char **type,
 		*type = "persimmon";
 	snprintf(m->model_type, sizeof m->model_type, "%s",
 		 *type ? *type : "");
+	if ((e = read_arch(c, m)))
+		return e;
 	static const char *const enc_dec[] = {
 		"t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper",
 		"marian", "pegasus", "pegasus_x", "led", "blenderbot",

@@ -165,3 +165,14 @@ bool server_type_is(const struct kv_model *m, const char *const *types)
 			return true;
 	return false;
 }
+
+bool server_arch_is(const struct kv_model *m, const char *const *archs,
+		    const char *const *types)
+{
+	if (!m->arch[0])
+		return server_type_is(m, types);
+	for (const char *const *a = archs; *a; a++)
+		if (!strcmp(m->arch, *a))
+			return true;
+	return false;
+}

@@ -95,6 +95,11 @@ bool server_sm100(const char *gpu);
 /* Whether the model's model_type is one of the NULL-ended types. */
 bool server_type_is(const struct kv_model *m, const char *const *types);
 
+/* Whether the config's architectures[0] is one of the NULL-ended class
+ * names; where it names none, whether its model_type is one of types. */
+bool server_arch_is(const struct kv_model *m, const char *const *archs,
+		    const char *const *types);
+
 /* A forward pass of `tokens` tokens at its peak, on one rank (fit.c). */
 uint64_t fit_forward_bytes(const struct fit_ctx *c, uint64_t tokens);
 

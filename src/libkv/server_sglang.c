@@ -1,7 +1,8 @@
 /*
  * server_sglang.c - SGLang's KV rules (python/sglang/srt, main of August
- * 2026, after v0.5): mem_fraction_static by GPU, the chunked prefill, one
- * token pool or its hybrid SWA and Mamba pools.
+ * 2026, after v0.5): mem_fraction_static by GPU, the chunked prefill, the
+ * page its attention back end asks for, one token pool or its hybrid SWA
+ * and Mamba pools, and the cap on running requests it derives from them.
  */
 #include <math.h>
 #include <string.h>
@@ -71,10 +72,15 @@ static double frac(const struct kv_server *sv, uint64_t mem, uint32_t tp,
 	return mib > r ? round((mib - r) / mib * 1000) / 1000 : 0;
 }
 
-/* The chunked prefill by memory. */
+/* The chunked prefill by memory, and the page the default attention back
+ * end asks for (arg_groups/overrides.py): trtllm_mha's 64 on Blackwell
+ * (SM100) for a model without latent attention, else 1 (fa3 on Hopper,
+ * flashinfer elsewhere and for MLA on Blackwell). */
 static void sched(struct fit_ctx *c)
 {
 	c->batched = chunk(c->in->mem);
+	if (!c->mla && server_sm100(c->in->gpu))
+		c->block = 64;
 }
 
 /* One pool in which every layer keeps every token: a window the engine
@@ -89,39 +95,60 @@ static uint64_t window(const struct fit_ctx *c, const struct kv_geom *g,
 /*
  * Whether SGLang splits a model's full and sliding layers into two pools:
  * only for the architectures configs/model_config.py's
- * is_hybrid_swa_model lists (gpt-oss, Llama 4 with its vision tower,
- * MiMo-V2, Step-3.5, Gemma 4), told here by their model_type; every other
- * model with a window (Gemma 2 and 3, whose model override turns the split
- * off too, Mistral, Phi-3, Llama 4's text model alone) keeps every layer
- * for every token in one pool.
+ * is_hybrid_swa_model lists (gpt-oss, Llama 4 with its vision tower, but
+ * not its text model alone, MiMo-V2, Step-3.5 and 3.7, Gemma 4, DeepSeek
+ * V4, Laguna), told by the config's architectures (by its model_type where
+ * it names none); every other model with a window (Gemma 2 and 3, whose
+ * model override turns the split off too, Mistral, Phi-3) keeps every
+ * layer for every token in one pool.
  */
 static bool hybrid_swa(const struct kv_model *m)
 {
-	static const char *const swa[] = {"gpt_oss", "llama4",
-					  "mimo_v2_flash", "step3p5",
-					  "gemma4", "gemma4_text", NULL};
-	return server_type_is(m, swa);
+	static const char *const archs[] = {
+		"Llama4ForConditionalGeneration", "DeepseekV4ForCausalLM",
+		"DeepseekV4ForCausalLMNextN", "GptOssForCausalLM",
+		"MiMoV2FlashForCausalLM", "MiMoV2MTP", "Step3p5ForCausalLM",
+		"Step3p5MTP", "Step3p7ForConditionalGeneration",
+		"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
+		"Gemma4UnifiedForConditionalGeneration", "LagunaForCausalLM",
+		NULL};
+	static const char *const types[] = {"gpt_oss", "mimo_v2_flash",
+					    "step3p5", "gemma4", "gemma4_text",
+					    NULL};
+	return server_arch_is(m, archs, types);
+}
+
+/* Pages of p tokens that hold t tokens, in tokens. */
+static uint64_t paged(uint64_t t, uint64_t p)
+{
+	return fit_round_up(t, p);
 }
 
 /*
- * SGLang's hybrid SWA memory (v0.5, model_runner_kv_cache_mixin.py,
- * set_num_tokens_hybrid_swa), for a stage with both full and sliding
- * layers of a model hybrid_swa() names: T0 = free // (F + S) tokens of
- * every layer (F, S: the bytes a token takes in all full, all sliding
- * layers), then a full pool of T0 (F + S) / (F + r S) tokens and a sliding
- * pool of r times that (swa_full_tokens_ratio r = 0.8); a request holds
- * ctx tokens of the first and min(ctx, window) of the second. Returns
- * false where it does not apply (the one pool of every layer then).
+ * SGLang's hybrid SWA pools (model_executor/pool_configurator.py,
+ * HybridSWAPoolConfigurator), for a stage with both full and windowed
+ * layers of a model hybrid_swa() names: with F and S the bytes a token
+ * takes in all full and in all sliding layers and r =
+ * swa_full_tokens_ratio (0.8), a full pool of floor(free / (F + r S))
+ * tokens, floored to a page, and a sliding pool of int(full x r), floored
+ * to a page. Llama 4's chunked layers go to the sliding pool with their
+ * chunk as the window (resolve_sliding_window_size falls back to
+ * attention_chunk_size). A request holds its context in the first and,
+ * in the second, at most what the scheduler keeps live of a window
+ * (compute_swa_request_cap): the window, the 128 decode steps between
+ * evictions (SGLANG_SWA_EVICTION_INTERVAL), a page of padding and a page
+ * being decoded. Returns false where it does not apply.
  */
 static bool swa_pools(const struct fit_ctx *c, struct fit_stage *s)
 {
-	uint64_t f = 0, sw = 0, win = 0;
+	uint64_t f = 0, sw = 0, win = 0, p = c->block;
 	for (uint32_t i = s->first; i < s->first + s->n; i++) {
 		struct kv_geom g;
 		uint64_t tb;
 		if (!fit_layer_bytes(c, i, &g, &tb))
 			continue;
-		if (g.attn == KV_ATTN_SLIDING && g.window) {
+		if ((g.attn == KV_ATTN_SLIDING || g.attn == KV_ATTN_CHUNKED) &&
+		    g.window) {
 			sw += tb;
 			win = g.window > win ? g.window : win;
 		} else {
@@ -131,49 +158,113 @@ static bool swa_pools(const struct fit_ctx *c, struct fit_stage *s)
 	if (!f || !sw || s->shared || c->ssm_layers || !hybrid_swa(c->in->m))
 		return false;
 	const double r = 0.8;
-	uint64_t t0 = s->free_kv / (f + sw);
-	double full = floor((double)t0 * (double)(f + sw) /
-			    ((double)f + r * (double)sw));
-	double swa = floor(full * r);
-	double kept = (double)(win < c->ctx ? win : c->ctx);
-	double a = full / (double)c->ctx, b = swa / kept;
+	uint64_t full = (uint64_t)floor((double)s->free_kv /
+					((double)f + r * (double)sw));
+	full = full / p * p;
+	uint64_t swa = (uint64_t)((double)full * r) / p * p;
+	uint64_t live = win + 128 + 2 * p;
+	uint64_t kept = paged(live < c->ctx ? live : c->ctx, p);
+	uint64_t ctx = paged(c->ctx, p);
+	double a = (double)full / (double)ctx, b = (double)swa / (double)kept;
 	s->users = a < b ? a : b;
 	s->whole = (uint64_t)s->users;
-	s->tokens = (uint64_t)full;
-	s->seq = c->ctx * f + (uint64_t)kept * sw;
+	s->tokens = full;
+	s->seq = ctx * f + kept * sw;
 	return true;
 }
 
 /*
- * SGLang's split of a Mamba hybrid's memory (v0.5, model_runner.py,
- * handle_max_mamba_cache): of the bytes left, 0.9 / 1.9 go to a pool of
- * Mamba states (mamba_full_memory_ratio 0.9), floor(that / one request's
- * state) of them, and the rest to a token pool of the attention layers
- * alone; with the radix cache on, a third of the states may run (the
- * others hold cached prefixes: MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
- * 3). A request holds ctx tokens and one state.
+ * Whether the Mamba state pool keeps room for an extra buffer per running
+ * request (arg_groups/overrides.py, _mamba_radix_cache_resolution): with
+ * the radix cache and overlap scheduling on (the defaults) for the
+ * architectures of _MAMBA_EXTRA_BUFFER_ARCHS (Kimi Linear and K3, Qwen3.5,
+ * Qwen3-Next, InternS2, MiniCPM-V 4.6, Bailing 2.5 and 3, Falcon-H1,
+ * Granite 4.0 H, NemotronH), told by the config's architectures (its
+ * model_type where it names none).
  */
-static void mamba_pools(const struct fit_ctx *c, struct fit_stage *s)
+static bool extra_buffer(const struct kv_model *m)
 {
-	uint64_t st = fit_stage_state(c, s);
-	if (!st || !s->bpt || s->shared)
-		return;
-	uint64_t slots = (uint64_t)((double)s->free_kv * 0.9 / 1.9) / st;
-	uint64_t rest = s->free_kv - slots * st;
-	s->tokens = rest / s->bpt;
-	double by_tokens = (double)s->tokens / (double)c->ctx;
-	double by_states = (double)(slots / 3);
-	s->users = by_tokens < by_states ? by_tokens : by_states;
-	s->whole = (uint64_t)s->users;
-	s->seq = c->ctx * s->bpt + st;
+	static const char *const archs[] = {
+		"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration",
+		"Qwen3_5ForConditionalGeneration",
+		"Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForCausalLM",
+		"Qwen3_5MoeForCausalLM", "Qwen3NextForCausalLM",
+		"InternS2PreviewForConditionalGeneration",
+		"MiniCPMV4_6ForConditionalGeneration",
+		"BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM",
+		"FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM",
+		"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", NULL};
+	static const char *const types[] = {
+		"kimi_linear", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_next",
+		"falcon_h1", "granitemoehybrid", "nemotron_h", NULL};
+	return server_arch_is(m, archs, types);
 }
 
-/* SGLang's pools: one of every layer, or its hybrid SWA or Mamba pools. */
+/* States per running request (kv_cache_configurator.py,
+ * _calculate_mamba_ratio): MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3,
+ * and 2 more with the extra buffer under overlap scheduling. */
+static uint64_t mamba_ratio(const struct kv_model *m)
+{
+	return extra_buffer(m) ? 5 : 3;
+}
+
+/*
+ * SGLang's split of a Mamba hybrid's memory (kv_cache_configurator.py,
+ * _handle_max_mamba_cache): of the bytes left, r / (1 + r) go to a pool
+ * of Mamba states (mamba_full_memory_ratio r = 0.9), floor(that / one
+ * request's state) - 1 of them (a slot is padding), and the rest to a
+ * token pool of the attention layers alone, floored to a page; a request
+ * holds ctx tokens and one state, and a ratio-th of the states may run
+ * (the others hold cached prefixes and buffers: mamba_ratio).
+ */
+static bool mamba_pools(const struct fit_ctx *c, struct fit_stage *s,
+			uint64_t *states)
+{
+	uint64_t st = fit_stage_state(c, s), p = c->block;
+	if (!st || !s->bpt || s->shared)
+		return false;
+	uint64_t k = (uint64_t)((double)s->free_kv * 0.9 / 1.9) / st;
+	k = k ? k - 1 : 0;
+	uint64_t rest = s->free_kv - (k + 1) * st;
+	s->tokens = rest / s->bpt / p * p;
+	double by_tokens = (double)s->tokens / (double)paged(c->ctx, p);
+	double by_states = (double)(k / mamba_ratio(c->in->m));
+	s->users = by_tokens < by_states ? by_tokens : by_states;
+	s->whole = (uint64_t)s->users;
+	s->seq = paged(c->ctx, p) * s->bpt + st;
+	*states = k;
+	return true;
+}
+
+/*
+ * SGLang's pools and its cap on running requests (kv_cache_configurator.py,
+ * resolve_max_num_reqs): T tokens of the (full) pool allow
+ * min(clamp(int(T / context_len x 512), 2048, 4096), T // 2) requests, or
+ * with --max-running-requests M, min(M, T // 2); a Mamba hybrid's no more
+ * than its states over mamba_ratio. One pool of every layer holds T =
+ * floor(free / bytes a token) tokens, floored to a page.
+ */
 static int pools(const struct fit_ctx *c, struct fit_stage *s, char *err)
 {
+	uint64_t states = 0, p = c->block;
 	(void)err;
-	if (s->seq && !swa_pools(c, s))
-		mamba_pools(c, s);
+	if (!s->seq)
+		return 0;
+	if (!swa_pools(c, s) && !mamba_pools(c, s, &states) && !s->shared &&
+	    s->bpt) {
+		s->tokens = s->free_kv / s->bpt / p * p;
+		s->users = (double)s->tokens / (double)paged(c->ctx, p);
+		s->whole = (uint64_t)s->users;
+	}
+	uint64_t t = s->tokens;
+	uint64_t est = (uint64_t)((double)t / (double)c->in->ctx * 512);
+	est = est < 2048 ? 2048 : est > 4096 ? 4096 : est;
+	uint64_t cap = c->seqs ? c->seqs : est;
+	if (cap > t / 2)
+		cap = t / 2;
+	if (states && cap > states / mamba_ratio(c->in->m))
+		cap = states / mamba_ratio(c->in->m);
+	s->seqs = cap ? cap : 1;
 	return 0;
 }
 
@@ -186,7 +277,11 @@ static const struct kv_server_ops ops = {
 
 /*
  * Page size 1; kv_cache_dtype auto, fp8_e4m3, fp8_e5m2; a float32
- * checkpoint runs in bfloat16. A Mamba layer keeps its
+ * checkpoint runs in bfloat16. Its budget is the fraction of the memory
+ * free before the weights load (pre_model_load_memory), after its CUDA
+ * context and distributed set-up: 1,195 MiB of an H100's 81,559, where a
+ * launch log of 2026-08-27 reads "Load weight begin. avail mem=78.48 GB"
+ * (Qwen3-30B-A3B-FP8 on one H100 80GB HBM3). A Mamba layer keeps its
  * convolution in the model's dtype and its SSM state in float32
  * (mamba_ssm_dtype). A prompt's chunks run alone (enable_mixed_chunk off).
  */
@@ -194,6 +289,7 @@ const struct kv_server kv_server_sglang = {
 	.kind = KV_SERVER_SGLANG,
 	.name = "sglang",
 	.release = "0.5",
+	.startup = 1195 * MIB,
 	.block = 1,
 	.block_mla = 1,
 	.ctx_pad = 1,

@@ -14,14 +14,14 @@ for tool in kvsize kvfit kvdecode kvbench; do
 	others=$(echo kvsize kvfit kvdecode kvbench | tr ' ' '\n' | grep -vx "$tool" | paste -sd'|')
 	# the table's rows for this tool
 	"$bin/tests/test_options" names "$tool" | sort -u >"$tmp/code"
-	"$bin/$tool" --help | grep -o -- '--[a-z0-9][a-z0-9-]*' |
+	"$bin/$tool" --help | grep -o -- '--[a-z0-9][a-z0-9_-]*' |
 		sed 's/^--//' | sort -u >"$tmp/help"
 	# (a word hyphenated at a line's end joined again; another tool's
 	# option right after its name, "kvbench --profile", is that tool's)
 	MANWIDTH=200 man -l "$src/man/$tool.1" 2>/dev/null | col -b |
 		sed -e ':a' -e '/\(-\|‐\)$/{N;s/\(-\|‐\)\n[[:space:]]*//;ba' -e '}' |
-		sed -E "s/\<($others)[[:space:]]+--[a-z0-9-]+/ \1 /g" |
-		grep -o -- '--[a-z0-9][a-z0-9-]*' | sed 's/^--//' |
+		sed -E "s/\<($others)[[:space:]]+--[a-z0-9_-]+/ \1 /g" |
+		grep -o -- '--[a-z0-9][a-z0-9_-]*' | sed 's/^--//' |
 		sort -u >"$tmp/man"
 	if ! [ -s "$tmp/code" ]; then
 		echo "$tool: no options in the table"; fail=1

@@ -124,9 +124,12 @@ static void test_engines(const struct kv_model *m)
 	 * (arg_groups/memory_hook.py, handle_gpu_memory_settings and
 	 * reserve_for_graph_mb, commit 031ed82d): 80e9 bytes are 76293.9
 	 * MiB; reserve 512 + 8192 x 1.5 + 1/8 x 1024 + 256 x 2 and 8 MiB for
-	 * each of the 58 prefill graphs up to 8192 tokens, 13904: 0.818 */
+	 * each of the 58 prefill graphs up to 8192 tokens, 13904: 0.818 of
+	 * the memory free when it measures, after its CUDA context's 1195
+	 * MiB (pre_model_load_memory) */
 	in.server = SGLANG;
-	CHECK_NEAR(solve(&in).free_kv, 80 * 0.818 * GB - 16 * GB, 1);
+	CHECK_NEAR(solve(&in).free_kv,
+		   floor((80 * GB - 1195.0 * (1 << 20)) * 0.818) - 16 * GB, 1);
 	/* H100 (81559 MiB): 0.830; at tp 8, max_bs 512 and 1 GiB: 15312,
 	 * 0.812; latent attention's 1.5 GiB in place of the 464 MiB of
 	 * graphs: 14976, 0.816; A100 40 GB (40960 MiB): 512 + 4096 x 1.5 +
@@ -451,15 +454,16 @@ static void test_engine_rules(void)
 		CHECK_U64(f.users_whole, 44);
 		kv_model_free(m);
 	}
-	/* SGLang's Mamba split (model_runner.py, handle_max_mamba_cache),
-	 * Jamba at tp 2: a request's state is 28 layers of a convolution of
-	 * 4096 channels x 3 columns in bf16 and an SSM state of 4096 x 16 in
-	 * float32 (mamba_ssm_dtype): 28 x (24576 + 262144) = 8028160 bytes.
-	 * Of 20 GiB, floor(21474836480 x 0.9 / 1.9) / 8028160 = 1267 states,
-	 * the rest to tokens of 4 attention layers (4 x 4 heads x 256 x 2 =
-	 * 8192 bytes each): (21474836480 - 1267 x 8028160) / 8192 = 1379780
-	 * tokens; at 32768 tokens 42.11 requests, below the 1267 / 3 = 422
-	 * states that may run */
+	/* SGLang's Mamba split (kv_cache_configurator.py,
+	 * _handle_max_mamba_cache), Jamba at tp 2: a request's state is 28
+	 * layers of a convolution of 4096 channels x 3 columns in bf16 and an
+	 * SSM state of 4096 x 16 in float32 (mamba_ssm_dtype): 28 x (24576 +
+	 * 262144) = 8028160 bytes. Of 20 GiB, floor(21474836480 x 0.9 / 1.9)
+	 * / 8028160 = 1267 slots, one of them padding, the rest to tokens of
+	 * 4 attention layers (4 x 4 heads x 256 x 2 = 8192 bytes each):
+	 * (21474836480 - 1267 x 8028160) / 8192 = 1379780 tokens; at 32768
+	 * tokens 42.11 requests, below the 1266 // 3 = 422 states that may
+	 * run (no extra buffer for Jamba) */
 	if ((m = test_load("jamba-v0.1"))) {
 		struct kv_fit_in in = seed(m, 32768);
 		in.server = SGLANG;
@@ -528,6 +532,127 @@ static void test_engine_rules(void)
 		CHECK_U64(solve(&in).block, 64);
 		in.gpu = "b200";
 		CHECK_U64(solve(&in).block, 32);
+		kv_model_free(m);
+	}
+}
+
+/* SGLang's rules worked by hand from its code (python/sglang/srt):
+ * kv_cache_configurator.py resolve_max_num_reqs and _handle_max_mamba_cache,
+ * model_executor/pool_configurator.py HybridSWAPoolConfigurator,
+ * arg_groups/overrides.py (the page of its attention back end). */
+static void test_sglang_rules(void)
+{
+	struct kv_model *m = test_load("llama-3.1-8b");
+	if (m) { /* 131072 bytes a token */
+		struct kv_fit_in in = seed(m, 16);
+		in.server = SGLANG;
+		in.gpu = "h100-sxm";
+		/* 16 GiB: T = 131072 tokens; at 16 a request 8192 fit, but
+		 * max_running_requests = min(clamp(int(T / 16 x 512), 2048,
+		 * 4096), T // 2) = 4096 */
+		in.kv_memory = 16ULL << 30;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.kv_tokens, 131072);
+		CHECK_NEAR(f.max_concurrency, 8192, 1e-9);
+		CHECK_U64(f.max_seqs, 4096);
+		CHECK_U64(f.users_whole, 4096);
+		/* --max-running-requests replaces the estimate, not T // 2 */
+		in.max_seqs = 5000;
+		CHECK_U64(solve(&in).users_whole, 5000);
+		in.max_seqs = 0;
+		/* 1000 tokens of cache, requests of one: T // 2 = 500 */
+		in.kv_memory = 1000 * 131072ULL;
+		in.ctx = 1;
+		f = solve(&in);
+		CHECK_U64(f.max_seqs, 500);
+		CHECK_U64(f.users_whole, 500);
+		/* at 32768 tokens: int(131072 / 32768 x 512) = 2048 */
+		in.kv_memory = 16ULL << 30;
+		in.ctx = 32768;
+		f = solve(&in);
+		CHECK_U64(f.max_seqs, 2048);
+		CHECK_NEAR(f.users, 4, 1e-12);
+		/* on a B200 its MHA back end, trtllm_mha, pages by 64: T
+		 * floored to 64 tokens, a request of 1000 takes 1024 */
+		in.gpu = "b200";
+		in.ctx = 1000;
+		in.kv_memory = 64ULL << 30;
+		f = solve(&in);
+		CHECK_U64(f.block, 64);
+		CHECK_U64(f.kv_tokens, 524288);
+		CHECK_NEAR(f.users, 512, 1e-12);
+		in.kv_memory = (64ULL << 30) + 131072ULL * 63;
+		CHECK_U64(solve(&in).kv_tokens, 524288);
+		kv_model_free(m);
+	}
+	/* DeepSeek's latent on a B200: flashinfer, pages of 1 */
+	if ((m = test_load("deepseek-v2-lite"))) {
+		struct kv_fit_in in = seed(m, 1000);
+		in.server = SGLANG;
+		in.gpu = "b200";
+		in.kv_memory = 8ULL << 30;
+		CHECK_U64(solve(&in).block, 1);
+		kv_model_free(m);
+	}
+	/* Llama 4 Scout with its vision tower is hybrid SWA, its chunked
+	 * layers in the sliding pool: 12 full and 36 chunked layers of
+	 * 4096 bytes a token; of 60 GiB, full = floor(64424509440 / (49152
+	 * + 0.8 x 147456)) = 385505 tokens and swa int(0.8 x that) =
+	 * 308404; a request holds its context in the first and at most the
+	 * chunk, 128 decode steps and two pages (8322) in the second */
+	if ((m = test_load("llama-4-scout"))) {
+		struct kv_fit_in in = seed(m, 32768);
+		in.server = SGLANG;
+		in.kv_memory = 60ULL << 30;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.kv_tokens, 385505);
+		CHECK_NEAR(f.users, 385505.0 / 32768, 1e-9);
+		CHECK_U64(f.seq_bytes, 32768ULL * 49152 + 8322ULL * 147456);
+		in.ctx = 8192; /* the sliding pool binds */
+		CHECK_NEAR(solve(&in).users, 308404.0 / 8192, 1e-9);
+		in.ctx = 8300; /* the chunk and the steps between evictions */
+		CHECK_NEAR(solve(&in).users, 308404.0 / 8300, 1e-9);
+		/* its text model alone (Llama4ForCausalLM) is not hybrid
+		 * SWA: one pool, every layer every token */
+		snprintf(m->arch, sizeof m->arch, "Llama4ForCausalLM");
+		in.ctx = 32768;
+		CHECK_U64(solve(&in).kv_tokens, (60ULL << 30) / 196608);
+		kv_model_free(m);
+	}
+	/* NemotronH keeps an extra buffer per running request
+	 * (_MAMBA_EXTRA_BUFFER_ARCHS), 5 states each: 27 Mamba layers of a
+	 * convolution of 3 x (10240 + 2 x 8 x 128) bf16 values and an SSM
+	 * state of 128 x 80 x 128 float32, 143548416 bytes a request; of 20
+	 * GiB, floor(20 GiB x 0.9 / 1.9 / that) - 1 = 69 states (a slot is
+	 * padding), the other 21474836480 - 70 x 143548416 bytes 697415
+	 * tokens of its 4 attention layers (16384 bytes a token); at 16
+	 * tokens 69 // 5 = 13 run */
+	if ((m = test_load("../tests/configs/nemotron-nano-9b-v2"))) {
+		struct kv_fit_in in = seed(m, 16);
+		in.server = SGLANG;
+		in.kv_memory = 20ULL << 30;
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.kv_tokens, 697415);
+		CHECK_U64(f.seq_bytes, 16 * 16384 + 143548416ULL);
+		CHECK_U64(f.max_seqs, 13);
+		CHECK_NEAR(f.users, 13, 1e-12);
+		kv_model_free(m);
+	}
+	/* the budget from the memory free before the weights load: a
+	 * launch log of Qwen3-30B-A3B-FP8 on one H100 (SGLang, 2026-08-27)
+	 * reads "Load weight begin. avail mem=78.48 GB", weights "mem
+	 * usage=29.15 GB", and "#tokens: 392920": 0.830 x (85520809984 -
+	 * 1195 MiB) - 29.15 GiB over 98304 bytes a token is 393093, the log's
+	 * within the rounding of its figures */
+	if ((m = test_load("qwen3-30b-a3b"))) {
+		struct kv_fit_in in = seed(m, 40960);
+		in.server = SGLANG;
+		in.mem = 85520809984ULL;
+		in.reserve = 0;
+		in.weights = (uint64_t)(29.15 * (1 << 30));
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.kv_tokens, 393093);
+		CHECK_NEAR((double)f.kv_tokens / 392920, 1, 0.001);
 		kv_model_free(m);
 	}
 }
@@ -719,6 +844,7 @@ int main(void)
 {
 	test_users_shown();
 	test_engine_rules();
+	test_sglang_rules();
 	struct kv_model *m = test_load("llama-3.1-8b");
 	if (!m)
 		return 1;

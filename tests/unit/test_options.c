@@ -107,7 +107,8 @@ static void help_in_step(size_t k)
 	CHECK(rows > 0 && rows <= CLI_MAX_OPTS);
 	for (const char *p = text; (p = strstr(p, "--"));) {
 		char name[64];
-		size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+		size_t n = strspn(p + 2,
+				  "abcdefghijklmnopqrstuvwxyz0123456789_-");
 		snprintf(name, sizeof name, "%.*s", (int)n, p + 2);
 		bool ours = false;
 		for (size_t i = 0; i < cli_nopts; i++)

@@ -1,0 +1,1 @@
+kvsize tests/bad/architectures-string.json
