@@ -48,6 +48,8 @@ struct kv_server {
 	uint64_t batched;     /* tokens a step schedules by default */
 	uint64_t seqs;        /* sequences that may run at once by default;
 				 0 no cap */
+	uint64_t seqs_max;    /* the most it can run at all (a
+				 --max-num-seqs beyond is refused); 0 none */
 	uint32_t formats;     /* KV formats it keeps: bit 1 << kv_dtype */
 	enum kv_dtype kv_auto; /* its cache when none is asked, for a 16-bit
 				* model (KV_DTYPE_COUNT: the weights') */

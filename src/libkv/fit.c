@@ -286,6 +286,14 @@ bool kv_fit_refuses(const struct kv_fit_in *in, char *err)
 							: sv->name);
 		return true;
 	}
+	if (sv && sv->seqs_max && in->max_seqs > sv->seqs_max) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: --max-num-seqs %llu: it runs at most %llu "
+			 "sequences at once",
+			 sv->name, (unsigned long long)in->max_seqs,
+			 (unsigned long long)sv->seqs_max);
+		return true;
+	}
 	enum kv_dtype v = kv_fit_v_dtype(in);
 	for (int i = 0; i < 2 && sv; i++) {
 		enum kv_dtype t = i ? v : in->kv_dtype;

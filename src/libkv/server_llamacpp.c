@@ -2,7 +2,7 @@
  * server_llamacpp.c - llama.cpp's KV rules (build b11118, September
  * 2026): n_ctx cells padded to 256, a sliding window only where its
  * loader sets one, a stream per sequence unless --kv-unified, its compute
- * buffer.
+ * buffer, and at most LLAMA_MAX_SEQ sequences.
  */
 #include "server_int.h"
 
@@ -67,7 +67,8 @@ static const struct kv_server_ops ops = {
 	.window = window,
 };
 
-/* No fraction; n_ubatch 512; the context padded
+/* No fraction; n_ubatch 512; n_seq_max at most LLAMA_MAX_SEQ, 256
+ * (src/llama-cparams.h; llama_context refuses more); the context padded
  * to 256 cells (src/llama-context.cpp); -ctk/-ctv f16 by default, K and V
  * in formats of their own; a GGUF of a float32 checkpoint is f16; a Mamba
  * layer's state is float32 (llama-memory-recurrent.cpp); layers split
@@ -80,6 +81,8 @@ const struct kv_server kv_server_llamacpp = {
 	.block_mla = 1,
 	.ctx_pad = 256,
 	.batched = 512,
+	.seqs = 256,
+	.seqs_max = 256,
 	.formats = FLOATS | F(Q8_0) | F(Q4_0) | F(Q4_1) | F(Q5_0) | F(Q5_1) |
 		   F(IQ4_NL),
 	.kv_auto = KV_DTYPE_F16,

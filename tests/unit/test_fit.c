@@ -382,6 +382,24 @@ static void test_engine_rules(void)
 		kv_model_free(m);
 	}
 
+	/* llama.cpp runs at most LLAMA_MAX_SEQ = 256 sequences
+	 * (src/llama-cparams.h; llama_context refuses n_seq_max beyond) */
+	if ((m = test_load("llama-3.1-8b"))) {
+		struct kv_fit_in in = seed(m, 256);
+		in.server = LLAMACPP;
+		struct kv_fit f = solve(&in);
+		/* 58 GB beside 16 GB of weights and 6 kept back */
+		CHECK_NEAR(f.max_concurrency, 58.0 * GB / (131072.0 * 256),
+			   1e-9);
+		CHECK_U64(f.max_seqs, 256);
+		CHECK_U64(f.users_whole, 256);
+		in.max_seqs = 257;
+		CHECK(kv_fit_solve(&in, &g, err) == KV_EINVAL);
+		CHECK_STR(err, "llamacpp: --max-num-seqs 257: it runs at most "
+			       "256 sequences at once");
+		kv_model_free(m);
+	}
+
 	/* scheduler defaults by GPU: (max_num_batched_tokens, max_num_seqs) */
 	uint64_t t, n;
 	kv_server_batch(VLLM, 85520809984ULL, "h100-sxm", &t, &n);
@@ -657,7 +675,8 @@ static void test_sglang_rules(void)
 	}
 }
 
-/* Each engine's own memory, modelled term by term (runtime_of in fit.c):
+/* Each engine's own memory, modelled term by term (its runtime hook,
+ * src/libkv/server_*.c):
  * Llama 3.1 8B (hidden 4096, MLP 14336, vocabulary 128256). A token of
  * the forward pass is 2 x 4096 + 3 x 14336 = 51200 16-bit values. */
 static void test_runtime(const struct kv_model *m)
