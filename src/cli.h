@@ -77,6 +77,7 @@ enum cli_key {
 	OPT_ISL, OPT_OSL, OPT_TFLOPS, OPT_MAX_TTFT, OPT_MAX_TPOT, OPT_COST,
 	OPT_BW_EFF, OPT_FLOPS_EFF, OPT_LINK, OPT_AR_LATENCY, OPT_SERIAL,
 	OPT_DEC_TFLOPS,
+	OPT_ATTN_WINDOW,
 };
 
 struct cli_opt {
@@ -90,7 +91,7 @@ struct cli_opt {
 	const char *of;     /* ... and the option it stands for */
 };
 
-#define CLI_MAX_OPTS 64 /* the most rows one tool has */
+#define CLI_MAX_OPTS 96 /* the most rows one tool has */
 
 extern const struct cli_opt cli_opts[];
 extern const size_t cli_nopts;

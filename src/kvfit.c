@@ -145,6 +145,9 @@ static int opt_gpu(int c, const char *s, struct args *a)
 		return cli_u64(cli_opt_as(), s, 1, 1ULL << 30, &o->seqs);
 	case OPT_KV_UNIFIED: o->kv_unified = true; return 0;
 	case OPT_SWA_FULL: o->swa_full = true; return 0;
+	case OPT_ATTN_WINDOW: /* token counts of at least 1, in turn */
+		return cli_list(cli_opt_as(), s, 1ULL << 40, &o->windows,
+				&o->nwindows);
 	case OPT_KV_MEMORY:
 		return size_above0(cli_opt_as(), s, &o->kv_memory);
 	case OPT_WDTYPE:
@@ -255,6 +258,10 @@ static int check(int argc, const struct args *a)
 		return cli_usage("--json keeps numbers plain; give it or "
 				 "--human, not both");
 	const struct kv_plan_opts *o = &a->o;
+	if (o->windows && o->server && !o->server->window_list)
+		return cli_usage("--max-attention-window: TensorRT-LLM's "
+				 "setting (KvCacheConfig.max_attention_window); "
+				 "give --engine trtllm, or all");
 	if (!o->work.isl != !o->work.osl)
 		return cli_usage("%s: needs %s too (a request's prompt and "
 				 "output)",
@@ -771,5 +778,6 @@ out:
 	free(a.kv.v);
 	free(a.o.users);
 	free(a.o.blocks);
+	free(a.o.windows);
 	return cli_finish(status);
 }

@@ -120,6 +120,9 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "kv-unified", OPT_KV_UNIFIED, NULL,
 	    "llama.cpp: one cache stream for every\n"
 	    "sequence (default: one each, as -np N)"),
+	OPT(T_FIT, "max-attention-window", OPT_ATTN_WINDOW, "LIST",
+	    "TensorRT-LLM: each attention layer's window\n"
+	    "in turn, repeating (its max_attention_window)"),
 	OPT(T_FIT, "swa-full", OPT_SWA_FULL, NULL,
 	    "llama.cpp: sliding layers keep the context"),
 	OPT(T_FIT, "users", 'u', "LIST",

@@ -57,6 +57,12 @@ struct kv_fit_in {
 				    0: the engine's default */
 	bool kv_unified;         /* llama.cpp: one stream for all sequences
 				    (--kv-unified), not one each */
+	const uint64_t *windows; /* TensorRT-LLM's max_attention_window: the
+				    window of each attention layer in turn,
+				    repeating, in tokens (nwindows of them);
+				    NULL: unset (an engine whose row takes
+				    none ignores them) */
+	size_t nwindows;
 	bool swa_full;           /* llama.cpp: sliding layers keep the whole
 				    context (--swa-full) */
 	uint64_t kv_memory;      /* KV bytes per GPU as an engine's log

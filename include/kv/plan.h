@@ -56,6 +56,9 @@ struct kv_plan_opts {
 				     NULL: the engine's */
 	size_t nblocks;
 	bool kv_unified, swa_full;
+	uint64_t *windows;        /* nwindows attention windows (TensorRT-LLM's
+				     max_attention_window); NULL: none */
+	size_t nwindows;
 	double tflops;            /* 10^12 FLOP/s of the weights' products;
 				     0: the GPU's (kv_gpu_tflops) */
 	struct kv_serve_in work;  /* the workload to time (isl 0: none;

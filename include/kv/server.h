@@ -67,6 +67,9 @@ struct kv_server {
 				 the running decodes paused (SGLang, whose
 				 --enable-mixed-chunk is off by default);
 				 else the step carries them */
+	bool window_list;     /* sizes its pools by a list of attention
+				 windows when one is given (TensorRT-LLM's
+				 max_attention_window) */
 	bool whole_prompt;    /* a prompt runs in one step and one longer
 				 than the batched tokens is refused
 				 (TensorRT-LLM, whose enable_chunked_prefill

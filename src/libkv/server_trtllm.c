@@ -5,6 +5,8 @@
  * max_num_tokens, every layer the whole sequence unless
  * max_attention_window is set, and then a pool per window size.
  */
+#include <math.h>
+
 #include "server_int.h"
 
 #define MIB (1ULL << 20)
@@ -42,9 +44,84 @@ static uint64_t window(const struct fit_ctx *c, const struct kv_geom *g,
 	return g->window < c->ctx ? 0 : g->window;
 }
 
+/* The windows of a stage, each with the bytes a token takes in all its
+ * layers. */
+struct pool {
+	uint64_t window, tb;
+};
+
+/*
+ * With max_attention_window given (KvCacheConfig), a pool per distinct
+ * window (_torch/pyexecutor/resource_manager/vswa.py,
+ * calculate_max_num_blocks_for_vswa): the list is each attention layer's
+ * window in turn, repeating over the stage's layers, each clamped to
+ * max_seq_len (here the context); the budget is split equally between the
+ * distinct windows, floor(budget / n / (bytes a token takes in the
+ * window's layers) / tokens_per_block) blocks each; a request needs, in a
+ * window W's pool (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp,
+ * getRemainingBlocksToCompletion), ceil(min(ctx, W + T) / 32) blocks, T =
+ * min(max_num_tokens, ctx - 1 - W) the temporary window a chunk of context
+ * needs when W < ctx - 1 (calculateTemporaryAttentionWindow), and one block
+ * more when the sequence passes beyond that (a new block is taken before
+ * the one that left the window is freed). Users are the fewest any pool
+ * holds. A shared prefix is not held once.
+ */
+static int pools(const struct fit_ctx *c, struct fit_stage *s, char *err)
+{
+	const struct kv_fit_in *in = c->in;
+	struct pool p[64];
+	size_t np = 0, k = 0;
+	uint64_t b = c->block, ctx = c->ctx;
+	(void)err;
+	if (!in->windows || !in->nwindows || !s->seq)
+		return 0;
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		struct kv_geom g;
+		uint64_t tb, w = in->windows[k++ % in->nwindows];
+		size_t j = 0;
+		if (!fit_layer_bytes(c, i, &g, &tb)) {
+			k--; /* the list is over attention layers */
+			continue;
+		}
+		w = w < ctx ? w : ctx;
+		while (j < np && p[j].window != w)
+			j++;
+		if (j == np) {
+			if (np == 64)
+				return 0; /* beyond any model: one pool */
+			p[np++] = (struct pool){w, 0};
+		}
+		p[j].tb += tb;
+	}
+	double users = INFINITY;
+	uint64_t whole = UINT64_MAX, seq = 0, tokens = 0;
+	for (size_t j = 0; j < np; j++) {
+		uint64_t w = p[j].window;
+		uint64_t t = w + 1 < ctx ? ctx - 1 - w : 0;
+		t = t < c->batched ? t : c->batched;
+		uint64_t kept = w + t < ctx ? w + t : ctx;
+		uint64_t need = fit_cdiv(kept, b) +
+				(fit_cdiv(ctx, b) > fit_cdiv(w + t, b));
+		uint64_t blocks = s->free_kv / np / p[j].tb / b;
+		double u = (double)blocks / (double)need;
+		users = u < users ? u : users;
+		whole = blocks / need < whole ? blocks / need : whole;
+		seq += need * b * p[j].tb;
+		if (w == ctx || j == 0)
+			tokens = blocks * b;
+	}
+	s->users = users;
+	s->whole = whole;
+	s->seq = seq;
+	s->shared = 0;
+	s->tokens = tokens;
+	return 0;
+}
+
 static const struct kv_server_ops ops = {
 	.runtime = runtime,
 	.window = window,
+	.pools = pools,
 };
 
 /* free_gpu_memory_fraction 0.9, tokens_per_block 32, max_num_tokens 8192,
@@ -66,6 +143,7 @@ const struct kv_server kv_server_trtllm = {
 	.kv_auto = KV_DTYPE_COUNT,
 	.w_f32 = KV_DTYPE_BF16,
 	.state = KV_STATE_TAIL,
+	.window_list = true,
 	.whole_prompt = true,
 	.ops = &ops,
 };

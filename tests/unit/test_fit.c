@@ -675,6 +675,57 @@ static void test_sglang_rules(void)
 	}
 }
 
+/* TensorRT-LLM with max_attention_window given: a pool per window
+ * (resource_manager/vswa.py, calculate_max_num_blocks_for_vswa; blocks a
+ * request needs from kvCacheManager.cpp, getRemainingBlocksToCompletion).
+ * Gemma 3 27B, 62 layers of 8192 bytes a token, windows 1024 x 5 and
+ * 131072 in turn: 52 layers of 1024 and 10 of the context (32768). */
+static void test_trtllm_windows(void)
+{
+	static const uint64_t gemma[] = {1024, 1024, 1024, 1024, 1024, 131072};
+	static const uint64_t one[] = {4096};
+	struct kv_model *m = test_load("gemma-3-27b");
+	if (!m)
+		return;
+	struct kv_fit_in in = seed(m, 32768);
+	in.server = TRTLLM;
+	in.kv_memory = 25463773440ULL;
+	/* unset: one pool, every layer the whole context: 1.53 */
+	struct kv_fit f = solve(&in);
+	CHECK_NEAR(f.users, 25463773440.0 / (62 * 8192.0 * 32768), 1e-9);
+	/* half the budget to each window: the 1024 pool's
+	 * floor(12731886720 / 425984 / 32) = 934 blocks, a request
+	 * ceil(min(32768, 1024 + 8192) / 32) + 1 = 289 of them (T =
+	 * min(max_num_tokens, 32767 - 1024)); the context's pool
+	 * floor(12731886720 / 81920 / 32) = 4856, 1024 a request */
+	in.windows = gemma;
+	in.nwindows = 6;
+	f = solve(&in);
+	CHECK_NEAR(f.users, 934.0 / 289, 1e-12);
+	CHECK_U64(f.users_whole, 3);
+	CHECK_U64(f.kv_tokens, 4856 * 32);
+	CHECK_U64(f.seq_bytes, 289ULL * 32 * 425984 + 1024ULL * 32 * 81920);
+	/* at 128K the context's pool binds: 4856 / 4096 */
+	in.ctx = 131072;
+	CHECK_NEAR(solve(&in).users, 4856.0 / 4096, 1e-12);
+	/* one window for every layer: one pool, 1566 blocks, 384 + 1 a
+	 * request whatever the context */
+	in.windows = one;
+	in.nwindows = 1;
+	CHECK_NEAR(solve(&in).users, 1566.0 / 385, 1e-12);
+	in.ctx = 32768;
+	CHECK_NEAR(solve(&in).users, 1566.0 / 385, 1e-12);
+	/* a window of the whole context: as unset */
+	in.ctx = 4096;
+	CHECK_NEAR(solve(&in).users,
+		   floor(25463773440.0 / 507904 / 32) / 128, 1e-12);
+	/* another engine ignores them */
+	in.server = VLLM;
+	in.gpu = "h100-sxm";
+	CHECK_U64(solve(&in).num_blocks, 25463773440ULL / (16 * 8192) / 10);
+	kv_model_free(m);
+}
+
 /* Each engine's own memory, modelled term by term (its runtime hook,
  * src/libkv/server_*.c):
  * Llama 3.1 8B (hidden 4096, MLP 14336, vocabulary 128256). A token of
@@ -864,6 +915,7 @@ int main(void)
 	test_users_shown();
 	test_engine_rules();
 	test_sglang_rules();
+	test_trtllm_windows();
 	struct kv_model *m = test_load("llama-3.1-8b");
 	if (!m)
 		return 1;
