@@ -68,6 +68,11 @@ struct kv_model {
 	char arch[96];         /* its architectures[0] (the wrapper's class,
 				  Llama4ForConditionalGeneration), "" if
 				  absent */
+	bool vision;           /* it has a vision tower (vision_config) */
+	uint32_t vit_layers;   /* its layers (num_hidden_layers, 24 if
+				  not given) */
+	uint64_t vit_hidden;   /* its width (hidden_size, 1024 if not
+				  given) */
 	enum kv_family family;
 	bool gated_mlp;        /* SwiGLU/GeGLU (3 matrices) vs plain (2) */
 	bool layernorm;        /* LayerNorm (weight+bias) vs RMSNorm (weight) */

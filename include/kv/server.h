@@ -31,6 +31,7 @@ struct kv_server_ops; /* the hooks, in libkv (server_int.h) */
 struct kv_server {
 	enum kv_server_kind kind;
 	const char *name;     /* "vllm": --engine's word, the engine column */
+	const char *label;    /* what its users call it, "vLLM" */
 	const char *release;  /* the release its rules are read from ("0.28");
 				 NULL: none (ideal) */
 	bool older;           /* an earlier release's rules, named

@@ -199,8 +199,8 @@ static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 	/* the engine's budget */
 	const struct kv_server *sv = c->sv;
 	double frac = in->util > 0 ? in->util
-				   : kv_server_frac(sv, in->mem, in->tp, in->pp,
-						    c->mla);
+		      : sv->ops->frac ? sv->ops->frac(c)
+				      : sv->frac;
 	uint64_t need;
 	if (in->runtime && !in->reserve && sv->ops->runtime)
 		s->rt = sv->ops->runtime(c);
@@ -281,9 +281,7 @@ bool kv_fit_refuses(const struct kv_fit_in *in, char *err)
 		snprintf(err, KV_ERRLEN,
 			 "%s: tensor parallel %u: %s splits a model over GPUs "
 			 "by layers (-sm layer), as --pp does, not by heads",
-			 sv->name, in->tp,
-			 sv->kind == KV_SERVER_LLAMACPP ? "llama.cpp"
-							: sv->name);
+			 sv->name, in->tp, sv->label);
 		return true;
 	}
 	if (sv && sv->seqs_max && in->max_seqs > sv->seqs_max) {

@@ -865,6 +865,22 @@ static int read_arch(struct cfg *c, struct kv_model *m)
 	return 0;
 }
 
+/* A vision tower's depth and width (vision_config), what a serving
+ * engine sets memory aside by; the ViT-L/14's 24 and 1024 where not
+ * given (SGLang's defaults). */
+static int read_vision(struct cfg *c, struct kv_model *m)
+{
+	struct cfg v;
+	int e = cfg_nested(c, "vision_config", &v, &m->vision);
+	if (e || !m->vision)
+		return e;
+	if ((e = cfg_u32(&v, "num_hidden_layers", false, 24, 1, MAX_LAYERS,
+			 &m->vit_layers)))
+		return e;
+	return cfg_uint(&v, "hidden_size", false, 1024, 1, MAX_HIDDEN,
+			&m->vit_hidden);
+}
+
 /* The config's model_type (GPT-2's for a config with its names and no
  * type, Persimmon's for Fuyu), refused where its cache does not grow with
  * the tokens (an encoder-decoder, a recurrent model), and its family;
@@ -884,7 +900,7 @@ static int identify(struct cfg *c, struct kv_model *m, const char **type,
 		*type = "persimmon";
 	snprintf(m->model_type, sizeof m->model_type, "%s",
 		 *type ? *type : "");
-	if ((e = read_arch(c, m)))
+	if ((e = read_arch(c, m)) || (e = read_vision(c, m)))
 		return e;
 	static const char *const enc_dec[] = {
 		"t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper",

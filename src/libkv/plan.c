@@ -156,9 +156,9 @@ static bool refuses(const struct kv_plan_opts *o, const struct kv_fit_in *in,
 		    char *why)
 {
 	if (o->solve == KV_PLAN_TP && in->server->by_layers) {
-		snprintf(why, KV_ERRLEN, "%s: --solve tp: llama.cpp "
-			 "splits a model over GPUs by layers (-sm layer), as "
-			 "--pp does, not by heads", in->server->name);
+		snprintf(why, KV_ERRLEN, "%s: --solve tp: %s splits a "
+			 "model over GPUs by layers (-sm layer), as --pp does, "
+			 "not by heads", in->server->name, in->server->label);
 		return true;
 	}
 	return kv_fit_refuses(in, why);

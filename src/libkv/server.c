@@ -128,7 +128,9 @@ enum kv_dtype kv_server_kv_dtype(const struct kv_server *s,
 double kv_server_frac(const struct kv_server *s, uint64_t mem, uint32_t tp,
 		      uint32_t pp, bool mla)
 {
-	return s->ops->frac ? s->ops->frac(s, mem, tp, pp, mla) : s->frac;
+	struct kv_fit_in in = {.server = s, .mem = mem, .tp = tp, .pp = pp};
+	struct fit_ctx c = {.in = &in, .sv = s, .mla = mla};
+	return s->ops->frac ? s->ops->frac(&c) : s->frac;
 }
 
 void kv_server_batch(const struct kv_server *s, uint64_t mem, const char *gpu,

@@ -10,6 +10,7 @@ static const struct kv_server_ops ops = {0};
 const struct kv_server kv_server_ideal = {
 	.kind = KV_SERVER_IDEAL,
 	.name = "ideal",
+	.label = "the ideal engine",
 	.block = 1,
 	.block_mla = 1,
 	.ctx_pad = 1,

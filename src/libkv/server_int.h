@@ -59,10 +59,13 @@ struct fit_stage {
 
 /*
  * What an engine sizes its own way; a NULL hook is the generic rule.
+ * Those called before a model is known (kv_server_batch, kv_server_frac)
+ * see c->in->m NULL.
  *   sched:   the step's defaults on the GPU, into c->batched, c->seqs and
  *            c->block (set beforehand from the row; the options given
  *            replace them after)
- *   frac:    the default fraction (NULL: the row's frac)
+ *   frac:    the default fraction of c->in->mem under c->in's ranks
+ *            (NULL: the row's frac)
  *   runtime: the memory the engine keeps for its own work (NULL: none)
  *   window:  the tokens a layer of window g->window keeps per sequence
  *            (0: the whole context) and adds once to the stage (*once;
@@ -73,8 +76,7 @@ struct fit_stage {
  */
 struct kv_server_ops {
 	void (*sched)(struct fit_ctx *c);
-	double (*frac)(const struct kv_server *sv, uint64_t mem, uint32_t tp,
-		       uint32_t pp, bool mla);
+	double (*frac)(const struct fit_ctx *c);
 	struct kv_runtime (*runtime)(const struct fit_ctx *c);
 	uint64_t (*window)(const struct fit_ctx *c, const struct kv_geom *g,
 			   uint64_t *once);

@@ -76,6 +76,7 @@ static const struct kv_server_ops ops = {
 const struct kv_server kv_server_llamacpp = {
 	.kind = KV_SERVER_LLAMACPP,
 	.name = "llamacpp",
+	.label = "llama.cpp",
 	.release = "b11118",
 	.block = 1,
 	.block_mla = 1,

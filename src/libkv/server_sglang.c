@@ -52,8 +52,7 @@ static uint64_t prefill_graphs(uint64_t max)
  * most under pp), 1.5 GiB with latent attention (MLA); at least 10 GiB on
  * a GPU above 60 GiB. The fraction is what is left, to three decimals.
  */
-static double frac(const struct kv_server *sv, uint64_t mem, uint32_t tp,
-		   uint32_t pp, bool mla)
+static double static_frac(uint64_t mem, uint32_t tp, uint32_t pp, bool mla)
 {
 	double mib = (double)mem / MIB, g = 1024;
 	uint64_t ch = chunk(mem);
@@ -66,10 +65,38 @@ static double frac(const struct kv_server *sv, uint64_t mem, uint32_t tp,
 	double r = 512 + (double)(ch > 2048 ? ch : 2048) * 1.5 +
 		   (double)tp * pp / 8 * 1024 + bs * 2 +
 		   (mla ? 1.5 * 1024 : 8.0 * (double)prefill_graphs(pre));
-	(void)sv;
 	if (mib > 60 * g && r < 10 * g)
 		r = 10 * g;
 	return mib > r ? round((mib - r) / mib * 1000) / 1000 : 0;
+}
+
+/* Its default fraction, cut for a model with a vision tower
+ * (memory_hook.py, adjust_mem_fraction_for_vlm): by 0.95, and by 10% for
+ * each time the tower's layers x width^2 doubles a ViT-L/14's (24 x
+ * 1024^2), the second factor kept in [0.8, 1.05]. */
+static double frac(const struct fit_ctx *c)
+{
+	const struct kv_fit_in *in = c->in;
+	const struct kv_model *m = in->m;
+	double f = static_frac(in->mem, in->tp, in->pp, c->mla);
+	if (!m || !m->vision)
+		return f;
+	double ratio = (double)m->vit_layers * (double)m->vit_hidden *
+		       (double)m->vit_hidden / (24.0 * 1024 * 1024);
+	double adj = 1 - 0.1 * (ratio - 1);
+	adj = adj < 0.8 ? 0.8 : adj > 1.05 ? 1.05 : adj;
+	return f * 0.95 * adj;
+}
+
+/* What a multimodal model's budget keeps for the embeddings it caches
+ * (kv_cache_configurator.py, mm_runtime_reservation_gb:
+ * SGLANG_VLM_CACHE_SIZE_MB, 100), allocated after the pool is sized. */
+static struct kv_runtime runtime(const struct fit_ctx *c)
+{
+	struct kv_runtime r = {0};
+	if (c->in->m->vision)
+		r.nontorch = r.total = 100 * MIB;
+	return r;
 }
 
 /* The chunked prefill by memory, and the page the default attention back
@@ -271,6 +298,7 @@ static int pools(const struct fit_ctx *c, struct fit_stage *s, char *err)
 static const struct kv_server_ops ops = {
 	.sched = sched,
 	.frac = frac,
+	.runtime = runtime,
 	.window = window,
 	.pools = pools,
 };
@@ -288,6 +316,7 @@ static const struct kv_server_ops ops = {
 const struct kv_server kv_server_sglang = {
 	.kind = KV_SERVER_SGLANG,
 	.name = "sglang",
+	.label = "SGLang",
 	.release = "0.5",
 	.startup = 1195 * MIB,
 	.block = 1,

@@ -131,6 +131,7 @@ static const struct kv_server_ops ops = {
 const struct kv_server kv_server_trtllm = {
 	.kind = KV_SERVER_TRTLLM,
 	.name = "trtllm",
+	.label = "TensorRT-LLM",
 	.release = "1.3",
 	.frac = 0.9,
 	.of_free = true,

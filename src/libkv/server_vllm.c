@@ -311,7 +311,8 @@ static const struct kv_server_ops ops = {
 /* A row of vLLM's rules at release `rel`, with their own. */
 #define VLLM_ROW(rel, is_older, rules)                                      \
 	{                                                                   \
-		.kind = KV_SERVER_VLLM, .name = "vllm", .release = rel,     \
+		.kind = KV_SERVER_VLLM, .name = "vllm", .label = "vLLM",    \
+		.release = rel,                                             \
 		.older = is_older, .frac = 0.92, .block = 16,               \
 		.block_mla = 16, .ctx_pad = 1,                              \
 		.formats = FLOATS | F(FP8) | F(FP8_E5M2) | F(INT8),         \

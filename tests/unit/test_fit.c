@@ -656,6 +656,35 @@ static void test_sglang_rules(void)
 		CHECK_NEAR(f.users, 13, 1e-12);
 		kv_model_free(m);
 	}
+	/* a vision tower cuts the default fraction (memory_hook.py,
+	 * adjust_mem_fraction_for_vlm): Gemma 3 27B's 27 layers of 1152,
+	 * 1.4238 times a ViT-L/14's 24 x 1024^2, leave 0.95 x (1 - 0.1 x
+	 * 0.4238) of the H200's 0.903; and 100 MiB of its budget go to the
+	 * embedding cache (mm_runtime_reservation_gb) */
+	if ((m = test_load("gemma-3-27b"))) {
+		struct kv_fit_in in = seed(m, 32768);
+		in.server = SGLANG;
+		in.mem = 150754820096ULL;
+		in.reserve = 0;
+		in.runtime = true;
+		in.weights = 54018692608ULL;
+		double ratio = 27 * 1152.0 * 1152 / (24 * 1024.0 * 1024);
+		double frac = 0.903 * 0.95 * (1 - 0.1 * (ratio - 1));
+		struct kv_fit f = solve(&in);
+		CHECK_U64(f.rt.nontorch, 100 << 20);
+		CHECK_U64(f.free_kv,
+			  (uint64_t)floor((150754820096.0 - (1195 << 20)) *
+					  frac) -
+				  54018692608ULL - (100 << 20));
+		CHECK_U64(f.free_kv, 68690944984ULL);
+		/* --mem-fraction-static given: no cut, the reserve kept */
+		in.util = 0.9;
+		CHECK_U64(solve(&in).free_kv,
+			  (uint64_t)floor((150754820096.0 - (1195 << 20)) *
+					  0.9) -
+				  54018692608ULL - (100 << 20));
+		kv_model_free(m);
+	}
 	/* the budget from the memory free before the weights load: a
 	 * launch log of Qwen3-30B-A3B-FP8 on one H100 (SGLang, 2026-08-27)
 	 * reads "Load weight begin. avail mem=78.48 GB", weights "mem
