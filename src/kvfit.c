@@ -34,7 +34,7 @@ static const char usage_foot[] =
 	"isl", "osl", "prefill_chunk", "prefill_ms", "decode_ms", "ttft_ms", \
 		"tpot_ms", "latency_ms", "out_tokens_per_s",                 \
 		"out_tokens_per_s_gpu", "prefill_bound", "decode_bound",     \
-		"meets_target", "usd_per_mtok"
+		"meets_target", "usd_per_mtok", "arrivals"
 #define N_TIME_COLS CLI_NCOLS(((const char *[]){TIME_COLS}))
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "engine_rules", "block",
@@ -227,6 +227,17 @@ static int opt_rows(int c, const char *s, struct args *a)
 		return cli_u64("--min-users", s, 1, 1ULL << 40, &a->min_users);
 	case OPT_ISL: return tokens_above0("--isl", s, &o->work.isl);
 	case OPT_OSL: return tokens_above0("--osl", s, &o->work.osl);
+	case OPT_NUM_PROMPTS:
+		a->prompts_given = true;
+		return cli_u64("--num-prompts", s, 1, 1ULL << 30,
+			       &o->work.prompts);
+	case OPT_ARRIVALS:
+		if (kv_plan_arrivals_parse(s, &o->work.arrivals))
+			return cli_usage("--arrivals: must be steady or burst, "
+					 "got '%s'",
+					 s);
+		a->arrivals_given = true;
+		return 0;
 	case OPT_MAX_TTFT:
 		return cli_double("--max-ttft", s, 1e-9, 1e12, &o->max_ttft);
 	case OPT_MAX_TPOT:
@@ -267,6 +278,12 @@ static int check(int argc, const struct args *a)
 				 "output)",
 				 o->work.isl ? "--isl" : "--osl",
 				 o->work.isl ? "--osl" : "--isl");
+	if (!o->work.isl && a->arrivals_given)
+		return cli_usage("--arrivals: needs --isl and --osl, the "
+				 "requests that arrive");
+	if (a->prompts_given && o->work.arrivals != KV_ARRIVE_BURST)
+		return cli_usage("--num-prompts: a burst's requests; give "
+				 "--arrivals burst");
 	if (!o->work.isl && (o->max_ttft || o->max_tpot || o->usd_per_hour))
 		return cli_usage("%s: needs --isl and --osl, the request it "
 				 "times",
@@ -280,7 +297,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 {
 	int c, e;
 	*a = (struct args){.o = {.tp = 1, .pp = 1, .wdtype = -1,
-				 .server = kv_server_get(KV_SERVER_VLLM)},
+				 .server = kv_server_get(KV_SERVER_VLLM),
+				 .work = {.prompts = 1000}},
 			   .header = true};
 	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
@@ -467,6 +485,7 @@ static void put_time(struct cli_table *t, const struct kv_plan_opts *o,
 	else
 		cli_put_empty(t);
 	cli_put_f(t, r->usd_per_mtok, 4);
+	cli_put_str(t, o->work.arrivals == KV_ARRIVE_BURST ? "burst" : "steady");
 }
 
 /* The cells of a solved row, in fit_cols' order. */

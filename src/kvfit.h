@@ -21,6 +21,8 @@ struct args {
 	bool link_given;    /* --interconnect */
 	bool ar_given;      /* --allreduce-latency */
 	bool serial_given;  /* --serial-fraction */
+	bool arrivals_given; /* --arrivals */
+	bool prompts_given;  /* --num-prompts */
 	struct cli_kv kv;   /* --cache-type-k and -v, until joined */
 };
 

@@ -146,6 +146,15 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "isl", OPT_ISL, "N",
 	    "prompt tokens of a request: times each row\n"
 	    "(ttft, tpot, tokens/s; --ctx default isl+osl)"),
+	OPT(T_FIT, "arrivals", OPT_ARRIVALS, "HOW",
+	    "steady (default: a closed loop, each user's\n"
+	    "next request as its last ends) or burst\n"
+	    "(requests sent together in waves, as a\n"
+	    "benchmark's fixed lengths)"),
+	OPT(T_FIT, "num-prompts", OPT_NUM_PROMPTS, "N",
+	    "a burst's requests in all (default 1000, as\n"
+	    "vLLM's and SGLang's benchmarks; at least\n"
+	    "the users)"),
 	OPT(T_FIT, "osl", OPT_OSL, "N",
 	    "output tokens of a request (with --isl)"),
 	OPT(T_FIT, "max-ttft", OPT_MAX_TTFT, "MS",

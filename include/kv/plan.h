@@ -72,6 +72,8 @@ struct kv_plan_opts {
  * An engine by name (name@release for an older release's rules: KV_EUNSUP
  * where they are not kept), or "all" (NULL). */
 int kv_plan_engine_parse(const char *s, const struct kv_server **out);
+/* "steady" or "burst". */
+int kv_plan_arrivals_parse(const char *s, enum kv_arrivals *out);
 /* "users", "ctx" or "tp". */
 int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out);
 /* The weights' format: a storage format (o->wdtype), or a quantization

@@ -17,11 +17,23 @@
 
 #include "fit.h"
 
+/* How requests arrive (kvfit --arrivals). */
+enum kv_arrivals {
+	KV_ARRIVE_STEADY, /* a closed loop, each user's next request sent as
+			     its last ends, spread evenly over the cycle */
+	KV_ARRIVE_BURST,  /* as a benchmark sends requests of fixed lengths
+			     at a concurrency: the first users' together,
+			     each other as one ends; or offline */
+};
+
 /* A workload and the device's rates beyond kv_fit_in's bandwidth_gbps
  * and tflops (which must be set, > 0). */
 struct kv_serve_in {
 	uint64_t isl, osl;  /* prompt and output tokens per request, >= 1 */
 	uint64_t users;     /* requests running at once, >= 1 */
+	enum kv_arrivals arrivals;
+	uint64_t prompts;   /* a burst's requests in all (a benchmark's
+			       num_prompts); at least users */
 	double bw_eff;      /* fraction of bandwidth_gbps a step's reads
 			       reach, (0, 1]; 0: 1 */
 	double flops_eff;   /* fraction of tflops a step's products
@@ -92,7 +104,7 @@ struct kv_serve {
 	struct kv_phase decode;  /* one step of `users` sequences */
 	double steps;            /* the engine's steps over a request's
 				    life, its wait aside (kvfit(1), TIME,
-				    Steady state) */
+				    Steady state); in a burst, the wave's */
 	double share;            /* prompts a step of the mix carries,
 				    where prompts share steps; else 0 */
 	struct kv_phase mix;     /* one step of that mix: its prompts'
@@ -121,8 +133,11 @@ struct kv_serve {
  * users - 1 decode tokens each step carries (vLLM's chunked prefill puts
  * the running decodes first); the ideal engine takes the prompt in one
  * step, TensorRT-LLM too, refusing one beyond its batched tokens. Then
- * the steady state: the other users' prompts among a request's steps.
- * Returns 0, or KV_EINVAL / KV_ERANGE with err filled.
+ * the steady state: the other users' prompts among a request's steps;
+ * or, for a burst, the wave step by step under the engine's scheduling
+ * rule (ttft, tpot and latency the means over its requests, tokens a
+ * second its users' over its span). Returns 0, or KV_EINVAL / KV_ERANGE
+ * with err filled.
  */
 int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		   struct kv_serve *out, char *err);

@@ -18,6 +18,17 @@ int kv_plan_engine_parse(const char *s, const struct kv_server **out)
 	return 0;
 }
 
+int kv_plan_arrivals_parse(const char *s, enum kv_arrivals *out)
+{
+	if (!strcmp(s, "steady"))
+		*out = KV_ARRIVE_STEADY;
+	else if (!strcmp(s, "burst"))
+		*out = KV_ARRIVE_BURST;
+	else
+		return KV_EINVAL;
+	return 0;
+}
+
 int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out)
 {
 	static const char *const names[] = {"users", "ctx", "tp"};

@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kv/serve.h"
@@ -280,6 +281,286 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	return 0;
 }
 
+/* Contexts a wave's costs are probed at, and interpolated between. */
+#define CURVE 33
+/* Steps' weights remembered by their tokens (a power of 2: the hash's
+ * top 8 bits), and the most users a burst keeps apart. */
+#define NMEMO 256
+#define MAX_COHORTS (1u << 20)
+
+/* What a token costs at any context up to a request's last: token_at()
+ * at CURVE contexts, linear between them (attention's FLOPs and reads
+ * grow linearly with the context, and stop at a window). */
+struct curve {
+	double ctx[CURVE];
+	struct token t[CURVE];
+	size_t n;
+};
+
+static int curve_of(const struct kv_fit_in *in, uint64_t top,
+		    struct curve *c, char *err)
+{
+	c->n = top < CURVE ? top : CURVE;
+	for (size_t i = 0; i < c->n; i++) {
+		uint64_t x = c->n > 1 ? 1 + (top - 1) * i / (c->n - 1) : 1;
+		int e = token_at(in, x, &c->t[i], err);
+		if (e)
+			return e;
+		c->ctx[i] = (double)x;
+	}
+	return 0;
+}
+
+/* A token's attention FLOPs and cache read at context x (0: nothing). */
+static void curve_at(const struct curve *c, double x, double *attn,
+		     double *kv)
+{
+	size_t i = 0;
+	if (x <= 0) {
+		*attn = *kv = 0;
+		return;
+	}
+	while (i + 2 < c->n && c->ctx[i + 1] < x)
+		i++;
+	if (c->n == 1 || x <= c->ctx[0]) {
+		*attn = c->t[0].attn * x / c->ctx[0];
+		*kv = c->t[0].kv * x / c->ctx[0];
+		return;
+	}
+	double f = (x - c->ctx[i]) / (c->ctx[i + 1] - c->ctx[i]);
+	*attn = c->t[i].attn + f * (c->t[i + 1].attn - c->t[i].attn);
+	*kv = c->t[i].kv + f * (c->t[i + 1].kv - c->t[i].kv);
+}
+
+/* Requests whose prompts ended in the same step: alike from then on. */
+struct cohort {
+	double n;       /* requests */
+	uint64_t out;   /* tokens each has given */
+	double first;   /* when they gave the first, ms */
+	double arrived; /* the sum of their arrival times, ms */
+};
+
+/* Requests sent at the same time, waiting for their prompts' turn. */
+struct group {
+	double n, at; /* requests; when they were sent, ms */
+};
+
+/* A step's work, summed as the scheduler fills it. */
+struct work {
+	double tokens, heads, attn, kv;
+};
+
+/* Adds `times` prompt pieces of c tokens at offset o to a step: their
+ * products, attention at their tokens' mean position, the cache before
+ * each read once and its own written. */
+static void piece(struct work *s, const struct curve *cv, uint64_t o,
+		  uint64_t c, uint64_t tok_bytes, double times)
+{
+	double attn, kv, a0, kv0;
+	if (!c || !(times > 0))
+		return;
+	curve_at(cv, (double)o + (double)(c + 1) / 2, &attn, &kv);
+	curve_at(cv, (double)o, &a0, &kv0);
+	s->tokens += times * (double)c;
+	s->attn += times * (double)c * attn;
+	s->kv += times * (kv0 + (double)c * (double)tok_bytes);
+}
+
+/* Weights a step of t tokens reads (MoE: the experts they touch), the
+ * lookup tables aside; probed once for each t. */
+static int weights_of(const struct kv_fit_in *in, uint64_t t, double *memo,
+		      uint64_t *memo_t, double *bytes, char *err)
+{
+	size_t h = (size_t)(t * 0x9E3779B97F4A7C15ULL >> 56);
+	struct kv_fit f;
+	if (memo_t[h] == t) {
+		*bytes = memo[h];
+		return 0;
+	}
+	int e = probe(in, 1, t, &f, err);
+	if (e)
+		return e;
+	*bytes = (double)(f.step_weight_bytes - f.step_lookup_bytes);
+	memo[h] = *bytes;
+	memo_t[h] = t;
+	return 0;
+}
+
+/* A burst in progress: what waits, what decodes, and the sums kept. */
+struct wave {
+	struct group *q;    /* waiting groups, a ring of cap */
+	struct cohort *co;  /* decoding cohorts, a ring of cap */
+	size_t cap, qh, qn, ch, cn;
+	uint64_t head_done; /* prompt tokens of the first waiting request
+			       already run */
+	double unsent;      /* requests not yet sent */
+	double first, end, tpot; /* sums over requests, ms */
+};
+
+/* Takes up to `room` prompt tokens off the queue, first come first
+ * served (whole prompts only where `whole`), into step s; the requests
+ * whose prompts end go to *newly (their arrivals summed in *arrived). */
+static void take(struct wave *v, const struct curve *cv, uint64_t isl,
+		 uint64_t room, bool whole, uint64_t tok_bytes, struct work *s,
+		 double *newly, double *arrived)
+{
+	while (room && v->qn) {
+		struct group *g = &v->q[v->qh];
+		uint64_t left = isl - v->head_done;
+		if (left > room) { /* the head request in part, or waits */
+			if (!whole) {
+				piece(s, cv, v->head_done, room, tok_bytes, 1);
+				v->head_done += room;
+			}
+			return;
+		}
+		piece(s, cv, v->head_done, left, tok_bytes, 1);
+		room -= left;
+		v->head_done = 0;
+		/* the head ends, and the whole prompts that follow it */
+		double m = fmin(g->n - 1, (double)(room / isl));
+		piece(s, cv, 0, isl, tok_bytes, m);
+		room -= (uint64_t)m * isl;
+		*newly += 1 + m;
+		*arrived += (1 + m) * g->at;
+		g->n -= 1 + m;
+		if (g->n < 0.5) {
+			v->qh = (v->qh + 1) % v->cap;
+			v->qn--;
+		}
+	}
+}
+
+/*
+ * A burst, as a serving benchmark runs one: num_prompts requests of the
+ * same lengths, `users` of them at once (its max concurrency), the
+ * first `users` sent together and each of the others the moment one
+ * ends; num_prompts at least users. The engine runs them step by step as
+ * its scheduler fills a step: with a budget of batched tokens, the
+ * running decodes first and then the waiting prompts first come first
+ * served, the last of them in part (vLLM, llama.cpp); prompts whole, as
+ * many as the budget takes beside the decodes (TensorRT-LLM); or, while
+ * prompts wait, steps of prompts alone, the decodes paused (SGLang). Each
+ * step is timed as the others are, its costs at each request's own
+ * context. Requests whose prompts end in one step are alike after it (a
+ * cohort), and those sent at one moment wait alike (a group), so a step
+ * costs a sum over cohorts. ttft, tpot and latency are the means over
+ * the requests (ttft from when each was sent), tokens a second all
+ * their tokens over the run, as benchmarks report them.
+ */
+static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		 const struct rates *r, uint64_t budget, bool alone,
+		 bool whole, uint64_t tok_bytes, const struct token *dec,
+		 struct kv_serve *out, char *err)
+{
+	const uint64_t isl = w->isl, osl = w->osl, u = w->users;
+	const uint64_t total = w->prompts > u ? w->prompts : u;
+	struct curve cv;
+	struct kv_phase run = {0};
+	double memo[NMEMO], longest = 0, now = 0;
+	uint64_t memo_t[NMEMO], steps = 0;
+	int e;
+	for (size_t i = 0; i < NMEMO; i++)
+		memo_t[i] = 0;
+	if (u > MAX_COHORTS) {
+		snprintf(err, KV_ERRLEN, "%s: a burst of %llu users: at most "
+			 "%u", in->m->name, (unsigned long long)u, MAX_COHORTS);
+		return KV_EINVAL;
+	}
+	if ((e = curve_of(in, isl + osl, &cv, err)))
+		return e;
+	/* at most a cohort and a group a user */
+	struct wave v = {.cap = (size_t)u + 1, .unsent = (double)(total - u)};
+	v.q = calloc(v.cap, sizeof *v.q);
+	v.co = calloc(v.cap, sizeof *v.co);
+	if (!v.q || !v.co) {
+		free(v.q);
+		free(v.co);
+		snprintf(err, KV_ERRLEN, "%s: out of memory", in->m->name);
+		return KV_ENOMEM;
+	}
+	v.q[0] = (struct group){(double)u, 0};
+	v.qn = 1;
+	double ended = 0;
+	while (ended < (double)total - 0.5) {
+		struct work s = {0};
+		double d = 0, before = run.ms, wb, newly = 0, arrived = 0;
+		bool prompts = v.qn > 0, decodes = !(alone && prompts);
+		for (size_t k = 0; decodes && k < v.cn; k++) {
+			const struct cohort *c = &v.co[(v.ch + k) % v.cap];
+			double attn, kv;
+			curve_at(&cv, (double)(isl + c->out), &attn, &kv);
+			d += c->n;
+			s.attn += c->n * attn;
+			s.kv += c->n * (kv + (double)tok_bytes);
+		}
+		if (!decodes)
+			d = 0;
+		s.tokens = s.heads = d;
+		uint64_t room = !budget ? UINT64_MAX
+				: alone	 ? budget
+				: budget > (uint64_t)d ? budget - (uint64_t)d
+							: 0;
+		take(&v, &cv, isl, room, whole, tok_bytes, &s, &newly,
+		     &arrived);
+		s.heads += newly;
+		uint64_t t = (uint64_t)llround(s.tokens);
+		if ((e = weights_of(in, t ? t : 1, memo, memo_t, &wb, err)))
+			break;
+		struct op ops[2] = {
+			{wb, s.tokens * dec->lin + s.heads * dec->head},
+			{s.kv, s.attn},
+		};
+		add_steps(&run, r, 1, s.tokens == d && d > 1, ops,
+			  link_bytes(in, r->act, t ? t : 1), &longest);
+		now += run.ms - before;
+		steps++;
+		/* the decodes' tokens; the cohorts that end free their
+		 * users, who send their next requests now */
+		double freed = 0;
+		for (size_t k = 0; decodes && k < v.cn; k++)
+			v.co[(v.ch + k) % v.cap].out++;
+		while (v.cn && v.co[v.ch].out >= osl) {
+			const struct cohort *c = &v.co[v.ch];
+			v.end += c->n * now - c->arrived;
+			v.tpot += c->n * (now - c->first) / (double)(osl - 1);
+			ended += c->n;
+			freed += c->n;
+			v.ch = (v.ch + 1) % v.cap;
+			v.cn--;
+		}
+		if (newly > 0) {
+			v.first += newly * now - arrived;
+			if (osl == 1) {
+				v.end += newly * now - arrived;
+				ended += newly;
+				freed += newly;
+			} else {
+				v.co[(v.ch + v.cn++) % v.cap] =
+					(struct cohort){newly, 1, now, arrived};
+			}
+		}
+		double sent = fmin(freed, v.unsent);
+		if (sent > 0) {
+			v.unsent -= sent;
+			v.q[(v.qh + v.qn++) % v.cap] = (struct group){sent, now};
+		}
+	}
+	free(v.q);
+	free(v.co);
+	if (e)
+		return e;
+	double nn = (double)total;
+	out->steps = (double)steps;
+	out->wait_ms = 0;
+	out->ttft_ms = v.first / nn;
+	out->latency_ms = v.end / nn;
+	out->tpot_ms = osl > 1 ? v.tpot / nn : out->decode.ms;
+	out->tokens_per_s = nn * (double)osl / now * 1e3;
+	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
+	return 0;
+}
+
 /* The rates a step of w runs at on in's device, into *r; KV_EINVAL
  * with err for a workload of nothing or a device without rates. */
 static int rates_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
@@ -394,6 +675,9 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 				    err)))
 		return e;
 
+	if (w->arrivals == KV_ARRIVE_BURST)
+		return burst(in, w, &r, budget, alone, whole, tok_bytes, &dec,
+			     out, err);
 	return steady(in, w, &r, &pw, &dec, tok_bytes, alone, budget, out,
 		      err);
 }

@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k --isl 1000 --osl 200 --users 1,16,56 --arrivals burst | cut -f1,6,30,44-51,55 && kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k --isl 1000 --osl 200 --users 56 --arrivals burst --num-prompts 56 --engine all --no-header | cut -f1,6,30,44-51,55
