@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "kvfit.h"
+#include "kv/eff.h"
 #include "kv/fit.h"
 #include "kv/units.h"
 
@@ -34,7 +35,7 @@ static const char usage_foot[] =
 	"isl", "osl", "prefill_chunk", "prefill_ms", "decode_ms", "ttft_ms", \
 		"tpot_ms", "latency_ms", "out_tokens_per_s",                 \
 		"out_tokens_per_s_gpu", "prefill_bound", "decode_bound",     \
-		"meets_target", "usd_per_mtok", "arrivals"
+		"meets_target", "usd_per_mtok", "arrivals", "time_source"
 #define N_TIME_COLS CLI_NCOLS(((const char *[]){TIME_COLS}))
 static const char *const fit_cols[] = {
 	"model", "gpu", "gpus", "tp", "pp", "engine", "engine_rules", "block",
@@ -231,6 +232,26 @@ static int opt_rows(int c, const char *s, struct args *a)
 		a->prompts_given = true;
 		return cli_u64("--num-prompts", s, 1, 1ULL << 30,
 			       &o->work.prompts);
+	case OPT_RATE:
+		a->rate_given = true;
+		o->work.arrivals = KV_ARRIVE_RATE;
+		return cli_double("--request-rate", s, 1e-9, 1e9,
+				  &o->work.rate);
+	case OPT_CALIBRATE:
+		if (a->ncalib == sizeof a->calib / sizeof a->calib[0])
+			return cli_usage("--calibrate: at most %zu files",
+					 a->ncalib);
+		a->calib[a->ncalib++] = s;
+		return 0;
+	case OPT_SAVE_GPU:
+		a->save_gpu = s;
+		return 0;
+	case OPT_STEP_US:
+		o->work.step_given = true;
+		return cli_double("--step-us", s, 0, 1e9, &o->work.step_us);
+	case OPT_LAYER_US:
+		o->work.layer_given = true;
+		return cli_double("--layer-us", s, 0, 1e9, &o->work.layer_us);
 	case OPT_ARRIVALS:
 		if (kv_plan_arrivals_parse(s, &o->work.arrivals))
 			return cli_usage("--arrivals: must be steady or burst, "
@@ -257,6 +278,15 @@ static int check(int argc, const struct args *a)
 		return cli_usage("no config given");
 	if (a->params)
 		return 0;
+	if (a->save_gpu && !a->ncalib)
+		return cli_usage("--save-gpu: writes a fit; give --calibrate "
+				 "FILE");
+	if (a->ncalib && !a->gpu)
+		return cli_usage("--calibrate: needs --gpu NAME, the GPU the "
+				 "runs ran on");
+	if (a->ncalib && a->o.work.isl)
+		return cli_usage("--calibrate: the runs give their lengths; "
+				 "give no --isl or --osl");
 	if (!a->gpu && !a->o.mem)
 		return cli_usage("no GPU: give --gpu NAME or --gpu-mem SIZE");
 	if (a->o.solve != KV_PLAN_USERS && !a->o.nusers)
@@ -281,6 +311,13 @@ static int check(int argc, const struct args *a)
 	if (!o->work.isl && a->arrivals_given)
 		return cli_usage("--arrivals: needs --isl and --osl, the "
 				 "requests that arrive");
+	if (a->rate_given && (a->arrivals_given || o->nusers))
+		return cli_usage("--request-rate: the rate makes the "
+				 "concurrency; give no %s",
+				 a->arrivals_given ? "--arrivals" : "--users");
+	if (a->rate_given && !o->work.isl)
+		return cli_usage("--request-rate: needs --isl and --osl, the "
+				 "requests sent");
 	if (a->prompts_given && o->work.arrivals != KV_ARRIVE_BURST)
 		return cli_usage("--num-prompts: a burst's requests; give "
 				 "--arrivals burst");
@@ -485,7 +522,10 @@ static void put_time(struct cli_table *t, const struct kv_plan_opts *o,
 	else
 		cli_put_empty(t);
 	cli_put_f(t, r->usd_per_mtok, 4);
-	cli_put_str(t, o->work.arrivals == KV_ARRIVE_BURST ? "burst" : "steady");
+	cli_put_str(t, o->work.arrivals == KV_ARRIVE_BURST  ? "burst"
+		       : o->work.arrivals == KV_ARRIVE_RATE ? "rate"
+							    : "steady");
+	cli_put_str(t, s->source);
 }
 
 /* The cells of a solved row, in fit_cols' order. */
@@ -669,19 +709,26 @@ static int row(struct cli_table *t, const struct args *a,
 		cli_error("%s", err);
 		return CLI_USAGE;
 	}
+	if (r->unserved) { /* the rate is more than the engine serves */
+		cli_error("%s", err);
+		*below = true;
+		return 0;
+	}
 	put_row(t, gpu_name, &a->o, r);
 	missed(a, r, below);
 	if (a->human && isatty(fileno(stderr)))
 		bar(in, f);
 	refusal(in, f);
+	bool queued = a->o.work.isl && a->o.work.arrivals == KV_ARRIVE_BURST;
 	if (in->users && f->users_whole < in->users &&
 	    a->o.solve == KV_PLAN_USERS)
-		cli_warn("%s: --users %llu: only %llu fit at %llu tokens; the "
-			 "step is sized for %llu anyway",
+		cli_warn("%s: --users %llu: only %llu fit at %llu tokens; %s",
 			 in->m->name, (unsigned long long)in->users,
 			 (unsigned long long)f->users_whole,
 			 (unsigned long long)in->ctx,
-			 (unsigned long long)in->users);
+			 queued ? "the engine runs those, the others wait in "
+				  "its queue"
+				: "the step is sized for them all anyway");
 	gate(a, r, gpu_name, below);
 	return 0;
 }
@@ -738,7 +785,9 @@ int main(int argc, char **argv)
 				   sizeof gpu_name)) ||
 	    (status = kvfit_load(argc, argv, &a, &pl, &np)))
 		goto out;
-	if (a.params) {
+	if (a.ncalib) {
+		status = kvfit_calibrate(&a, pl, gpus, gpu_name);
+	} else if (a.params) {
 		cli_table_begin(&t, param_cols, CLI_NCOLS(param_cols), a.json,
 				a.header, a.human);
 		for (size_t i = 0; i < np && !status; i++)
@@ -791,6 +840,7 @@ out:
 		kv_model_free(pl[i].m);
 	free(pl);
 	kv_gpus_free(gpus);
+	kv_effs_free(a.effs);
 	free(a.o.ctx);
 	free(a.o.dtypes);
 	free(a.kv.k);

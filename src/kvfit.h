@@ -23,7 +23,12 @@ struct args {
 	bool serial_given;  /* --serial-fraction */
 	bool arrivals_given; /* --arrivals */
 	bool prompts_given;  /* --num-prompts */
+	bool rate_given;     /* --request-rate */
 	struct cli_kv kv;   /* --cache-type-k and -v, until joined */
+	struct kv_effs *effs; /* efficiency.json, owned */
+	const char *calib[16]; /* --calibrate: result files */
+	size_t ncalib;
+	const char *save_gpu;  /* --save-gpu: where the fit is written */
 };
 
 /* --list-gpus: the table of gpus.json. */
@@ -39,5 +44,11 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
  * input fails early; then each plan's checkpoint is read, once. */
 int kvfit_load(int argc, char **argv, const struct args *a,
 	       struct kv_plan **pl, size_t *np);
+
+/* --calibrate: the result files' runs replayed on the first plan's
+ * first row, the fit and each measurement's residual printed, the entry
+ * written to --save-gpu. */
+int kvfit_calibrate(const struct args *a, const struct kv_plan *pl,
+		    const struct kv_gpus *gpus, const char *gpu_name);
 
 #endif

@@ -12,17 +12,18 @@
 #include "cli.h"
 #include "kvfit.h"
 #include "kv/ckpt.h"
+#include "kv/eff.h"
 #include "kv/units.h"
 
 static const char *const gpu_cols[] = {
 	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
-	"interconnect_gbps", "bandwidth_efficiency", "flops_efficiency",
-	"decode_tflops", "serial_fraction", "threads", "label",
-	"interconnect"};
+	"fp4_tflops", "interconnect_gbps", "bandwidth_efficiency",
+	"flops_efficiency", "decode_tflops", "serial_fraction", "threads",
+	"label", "interconnect"};
 /* a table on a terminal: the datasheet's figures */
 static const char *const gpu_brief[] = {
 	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
-	"interconnect_gbps", "label"};
+	"fp4_tflops", "interconnect_gbps", "label"};
 
 /* A figure, or an empty cell where the table has none; prec 0: as many
  * decimals as keep 4 digits (a CPU's 0.0615 TFLOP/s), at least one. */
@@ -74,6 +75,7 @@ int kvfit_list_gpus(const struct args *a)
 		put_some_f(&t, x->bandwidth_gbps, 0);
 		put_some_f(&t, x->bf16_tflops, 0);
 		put_some_f(&t, x->fp8_tflops, 0);
+		put_some_f(&t, x->fp4_tflops, 0);
 		put_some_f(&t, x->interconnect_gbps, 0);
 		put_some_f(&t, x->bandwidth_efficiency, 3);
 		put_some_f(&t, x->flops_efficiency, 3);
@@ -209,6 +211,51 @@ static int read_stdin(const struct kv_plan_opts *o, struct kv_plan **pl,
 	return status;
 }
 
+/* The measured efficiencies of gpu (efficiency.json where gpus.json is
+ * found), or of the measured GPU nearest it, scaled to its datasheet (a
+ * note says which): into a->o.work, where a row is timed. None found: its
+ * datasheet's rates. */
+static int efficiencies(struct args *a, const struct kv_gpus *gpus,
+			const struct kv_gpu *gpu)
+{
+	char path[4200], err[KV_ERRLEN];
+	struct kv_serve_in *w = &a->o.work;
+	if (a->gpu_file || !w->isl || kv_effs_find(path, sizeof path))
+		return 0; /* nothing timed, or no table */
+	if (kv_effs_load(path, &a->effs, err)) {
+		cli_error("%s", err);
+		return CLI_USAGE;
+	}
+	w->effs = a->effs;
+	if ((w->eff = kv_effs_lookup(a->effs, gpu->name))) {
+		w->source = "measured";
+		return 0;
+	}
+	double (*rates)[2] = calloc(a->effs->n, sizeof *rates);
+	if (!rates) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (size_t i = 0; i < a->effs->n; i++) {
+		const struct kv_gpu *x = kv_gpus_lookup(gpus,
+							a->effs->eff[i].gpu);
+		if (x) {
+			rates[i][0] = x->bandwidth_gbps;
+			rates[i][1] = x->bf16_tflops;
+		}
+	}
+	w->eff = kv_effs_nearest(a->effs, (const double(*)[2])rates,
+				 gpu->bandwidth_gbps, gpu->bf16_tflops);
+	free(rates);
+	if (w->eff) {
+		w->source = "scaled";
+		cli_warn("%s: no measured efficiencies; those of %s, scaled "
+			 "to its datasheet",
+			 gpu->name, w->eff->gpu);
+	}
+	return 0;
+}
+
 /* The GPU, before any config is read, so that an unknown name fails
  * first: its name for the gpu column, and its memory and bandwidth where
  * the options give none. */
@@ -235,6 +282,15 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 			a->o.bandwidth = gpu->bandwidth_gbps;
 		/* the time's: its links, and what a profile measured */
 		struct kv_serve_in *w = &a->o.work;
+		bool given = w->bw_eff > 0 || w->flops_eff > 0;
+		w->attn_tflops = gpu->bf16_tflops;
+		w->source = given ? "given"
+			    : gpu->fitted ? "fitted"
+			    : gpu->bandwidth_efficiency > 0 ? "profile"
+							    : "datasheet";
+		if (!given && !(gpu->bandwidth_efficiency > 0) &&
+		    (status = efficiencies(a, *gpus, gpu)))
+			return status;
 		if (!a->link_given)
 			w->link_gbps = gpu->interconnect_gbps;
 		if (!a->ar_given && gpu->interconnect_gbps > 0)

@@ -151,10 +151,29 @@ const struct cli_opt cli_opts[] = {
 	    "next request as its last ends) or burst\n"
 	    "(requests sent together in waves, as a\n"
 	    "benchmark's fixed lengths)"),
+	OPT(T_FIT, "request-rate", OPT_RATE, "QPS",
+	    "requests a second sent at random (an open\n"
+	    "loop): the concurrency it makes, the queue\n"
+	    "in ttft; exit 1 when it cannot be served"),
 	OPT(T_FIT, "num-prompts", OPT_NUM_PROMPTS, "N",
 	    "a burst's requests in all (default 1000, as\n"
 	    "vLLM's and SGLang's benchmarks; at least\n"
 	    "the users)"),
+	OPT(T_FIT, "calibrate", OPT_CALIBRATE, "FILE",
+	    "fit the GPU's bandwidth and FLOP fractions\n"
+	    "to a serving benchmark's result file (vLLM,\n"
+	    "SGLang, genai-perf, aiperf, trtllm-bench;\n"
+	    "repeatable)"),
+	OPT(T_FIT, "save-gpu", OPT_SAVE_GPU, "FILE",
+	    "with --calibrate: write the fit as a GPU\n"
+	    "entry for --gpu-file"),
+	OPT(T_FIT, "step-us", OPT_STEP_US, "US",
+	    "the serving engine's own cost a step\n"
+	    "(scheduling, sampling, launches), us\n"
+	    "(default: efficiency.json's for it)"),
+	OPT(T_FIT, "layer-us", OPT_LAYER_US, "US",
+	    "and its own cost a layer of a step, us\n"
+	    "(default: efficiency.json's)"),
 	OPT(T_FIT, "osl", OPT_OSL, "N",
 	    "output tokens of a request (with --isl)"),
 	OPT(T_FIT, "max-ttft", OPT_MAX_TTFT, "MS",

@@ -89,4 +89,8 @@ char *kv_dtype_stored_list(char *buf, size_t n);
  * (n % 32 != 0), or KV_ERANGE. */
 int kv_dtype_row_bytes(enum kv_dtype t, uint64_t n, uint64_t *out);
 
+/* What a model's products compute in: the tensor cores' format
+ * (kv_gpu_compute). */
+enum kv_compute { KV_COMPUTE_BF16, KV_COMPUTE_FP8, KV_COMPUTE_FP4 };
+
 #endif

@@ -70,7 +70,9 @@ struct kv_fit_in {
 				    the engine's fraction */
 	double bandwidth_gbps;   /* per GPU, 10^9 B/s; 0: unknown */
 	double tflops;           /* per GPU dense peak, 10^12 FLOP/s; 0:
-				    unknown (kv_gpu_tflops picks it) */
+				    unknown (kv_gpu_peak picks it) */
+	enum kv_compute compute; /* the format the products compute in
+				    (kv_gpu_compute) */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
@@ -145,6 +147,9 @@ struct kv_fit {
 	double step_attn_flops;    /* of step_flops, attention's (and a
 				      sparse indexer's) */
 	double step_head_flops;    /* of step_flops, the output head's */
+	double step_routed_flops;  /* of step_flops, the routed experts' */
+	uint64_t step_routed_bytes; /* of step_weight_bytes, the routed
+				       experts' the step touches */
 	uint64_t step_lookup_bytes; /* of step_weight_bytes, the tables a
 				      step only looks rows up in (input
 				      embedding, learned positions): the

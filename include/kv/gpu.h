@@ -7,8 +7,9 @@
  *
  * The file is an object with a "gpus" array; each entry has "name",
  * optional "aliases" (strings), "label", "memory_bytes" (whole bytes),
- * "bandwidth_gbps" (10^9 B/s), "bf16_tflops", "fp8_tflops" (dense, null
- * when the chip has none) and "source" (where the figures come from).
+ * "bandwidth_gbps" (10^9 B/s), "bf16_tflops", "fp8_tflops", "fp4_tflops"
+ * (dense, null when the chip has none) and "source" (where the figures
+ * come from).
  * Optional, each null or absent when unknown:
  *   "interconnect_gbps"  what one GPU sends to the others at once, one
  *                        direction, 10^9 B/s: the links tensor
@@ -37,6 +38,7 @@
 
 #include "bench.h"
 #include "dtype.h"
+#include "quant.h"
 
 #define KV_GPU_ALIASES 8
 #define KV_GPU_MAX_THREADS 65536 /* a profile's "threads", at most */
@@ -49,6 +51,7 @@ struct kv_gpu {
 	double bandwidth_gbps;    /* memory bandwidth, 10^9 bytes/s */
 	double bf16_tflops;       /* dense bf16 peak, 10^12 FLOP/s */
 	double fp8_tflops;        /* dense fp8 peak, 10^12 FLOP/s; 0: none */
+	double fp4_tflops;        /* dense fp4 (NVFP4, MXFP4) peak; 0: none */
 	char source[512];         /* where the figures come from */
 	double interconnect_gbps; /* GPU-to-GPU, one direction, 10^9 B/s;
 				   * 0: unknown */
@@ -65,6 +68,9 @@ struct kv_gpu {
 				   * did not overlap, [0, 1]; 0: none, or not
 				   * measured */
 	uint32_t threads;         /* threads a CPU profile ran; 0: none */
+	bool fitted;              /* the efficiencies were fitted to serving
+				   * benchmarks (kvfit --calibrate), not
+				   * profiled */
 };
 
 /* x to `digits` significant digits, as the nearest double to that
@@ -99,9 +105,23 @@ const struct kv_gpu *kv_gpus_lookup(const struct kv_gpus *g,
 /* The canonical names, comma-separated, into buf. Returns buf. */
 char *kv_gpus_list(const struct kv_gpus *g, char *buf, size_t n);
 
-/* The dense peak (10^12 FLOP/s) a decode step with weights in format w
- * runs at: the fp8 rate for 8-bit and smaller weights on a GPU that has
- * one, the bf16 rate otherwise; 0 when unknown. */
+/* The format the products of weights stored as w, quantized as q (NULL:
+ * not), run in on g (NULL: a GPU with every format), as the engines'
+ * kernels do: fp8 weights (a checkpoint's or compressed-tensors' fp8,
+ * or stored fp8 or int8) in fp8 where the GPU has it; NVFP4 in fp4 where
+ * it has that; MXFP4 (gpt-oss) against fp8 activations on a GPU with
+ * fp4 (TensorRT-LLM's and FlashInfer's W4A8), else in 16 bits; every
+ * other weight-only format (AWQ, GPTQ, int4, bitsandbytes) in 16 bits,
+ * its weights widened (Marlin), as are fp8 and fp4 weights on a GPU
+ * without those formats. */
+enum kv_compute kv_gpu_compute(const struct kv_gpu *g, enum kv_dtype w,
+			       const struct kv_quant *q);
+
+/* g's dense peak (10^12 FLOP/s) in format c; 0 when unknown. */
+double kv_gpu_peak(const struct kv_gpu *g, enum kv_compute c);
+
+/* The dense peak (10^12 FLOP/s) a step with weights stored in format w
+ * (not quantized) computes at: kv_gpu_peak of kv_gpu_compute. */
 double kv_gpu_tflops(const struct kv_gpu *g, enum kv_dtype w);
 
 void kv_gpus_free(struct kv_gpus *g);

@@ -206,4 +206,8 @@ bool kv_config_beside(const char *config_path, const char *name, char *out,
  * after the last. The string lives until the next call. */
 const char *kv_config_dir(size_t i);
 
+/* The first file `name` of those directories (gpus.json, efficiency.json)
+ * into out: 0; else out is name and KV_EIO. */
+int kv_config_file(const char *name, char *out, size_t n);
+
 #endif

@@ -108,6 +108,8 @@ struct kv_plan_row {
 				kv_plan_time) */
 	struct kv_serve s;
 	bool meets;          /* within the targets, or none given */
+	bool unserved;       /* at a request rate: the rate cannot be
+				served (kv_plan_time's err says why) */
 	double usd_per_mtok; /* dollars per million output tokens; NAN
 				without a cost */
 };

@@ -15,6 +15,7 @@
 #ifndef KV_SERVE_H
 #define KV_SERVE_H
 
+#include "eff.h"
 #include "fit.h"
 
 /* How requests arrive (kvfit --arrivals). */
@@ -24,6 +25,9 @@ enum kv_arrivals {
 	KV_ARRIVE_BURST,  /* as a benchmark sends requests of fixed lengths
 			     at a concurrency: the first users' together,
 			     each other as one ends; or offline */
+	KV_ARRIVE_RATE,   /* an open loop: requests sent at random
+			     (Poisson) at a rate, as many at once as the
+			     rate and their latency make */
 };
 
 /* A workload and the device's rates beyond kv_fit_in's bandwidth_gbps
@@ -34,6 +38,17 @@ struct kv_serve_in {
 	enum kv_arrivals arrivals;
 	uint64_t prompts;   /* a burst's requests in all (a benchmark's
 			       num_prompts); at least users */
+	double rate;        /* requests a second sent (KV_ARRIVE_RATE) */
+	bool step_given;    /* step_us given, not the table's */
+	double step_us;     /* the serving engine's own cost a step
+			       (scheduling, sampling, launches), us;
+			       else efficiency.json's for the engine
+			       with measured efficiencies, 0 without */
+	bool layer_given;   /* layer_us given */
+	double layer_us;    /* and of each layer of a step, us; alike */
+	uint64_t slots;     /* a burst's requests the engine runs at once
+			       (those its cache holds), the others queued
+			       in it; 0: users */
 	double bw_eff;      /* fraction of bandwidth_gbps a step's reads
 			       reach, (0, 1]; 0: 1 */
 	double flops_eff;   /* fraction of tflops a step's products
@@ -50,6 +65,18 @@ struct kv_serve_in {
 			       does */
 	double dec_tflops;  /* FLOP rate those products reach, 10^12/s;
 			       0: tflops x flops_eff */
+	const struct kv_eff *eff; /* measured efficiencies of the GPU (or of
+			       the nearest one measured), or NULL: the
+			       datasheet's rates at bw_eff and flops_eff
+			       (the ideal engine keeps those) */
+	double attn_tflops; /* attention's peak (16 bits), 10^12 FLOP/s;
+			       0: kv_fit_in's tflops */
+	const char *source; /* where the rates come from: "measured",
+			       "scaled", "profile", "given", "datasheet"
+			       (the time_source column) */
+	const struct kv_effs *effs; /* the table eff is of: its
+			       elementwise kernels' costs and the engines'
+			       own a step */
 	double ar_base_us;  /* an all-reduce over tp ranks takes
 			       ar_base_us + 2 (tp - 1) ar_step_us
 			       beside its bytes (NCCL's ring: see
@@ -124,6 +151,12 @@ struct kv_serve {
 	double tokens_per_s;     /* output tokens per second, all GPUs:
 				    users x osl / latency */
 	double tokens_per_s_gpu; /* of them, per GPU (tp x pp) */
+	const char *source;      /* where its rates came from: w's, but
+				    "datasheet" for the ideal engine */
+	double concurrency;      /* at a request rate: the requests in the
+				    engine at once (Little's law), else 0 */
+	double queue_ms;         /* of ttft, at a rate: the wait for the
+				    prompts ahead (M/D/1), else 0 */
 };
 
 /*
@@ -145,6 +178,21 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 /* US dollars per million output tokens at tokens_per_s (all GPUs) on
  * gpus GPUs at usd_per_hour each; NAN when tokens_per_s is not > 0. */
 double kv_serve_cost(double usd_per_hour, uint32_t gpus, double tokens_per_s);
+
+/*
+ * An open loop at w->rate requests a second (Poisson arrivals): the
+ * concurrency N the engine settles at is the fixed point of Little's law,
+ * N = rate x latency(N), latency from the steady state of N users
+ * (fractional N between whole ones, linearly); then each prompt also
+ * waits for the prompts ahead of it, an M/D/1 queue whose server is one
+ * prompt's prefill s at load rho = rate x s: rho s / (2 (1 - rho)),
+ * added to ttft and latency. *out is that state, out->concurrency N.
+ * Returns 0; KV_ERANGE with err when the rate cannot be served: no N up
+ * to max_users keeps up (rate x latency(max_users) > max_users), or the
+ * prompts alone load the engine fully (rho >= 1).
+ */
+int kv_serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  uint64_t max_users, struct kv_serve *out, char *err);
 
 /* What latency targets ask: the most users, at most max_users, whose
  * ttft and tpot are within max_ttft_ms and max_tpot_ms (0: no target).

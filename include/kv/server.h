@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "dtype.h"
+#include "eff.h"
 #include "layout.h"
 
 /* The serving engines kvfit knows (kvfit(1), ENGINES). */
@@ -68,6 +69,8 @@ struct kv_server {
 				 the running decodes paused (SGLang, whose
 				 --enable-mixed-chunk is off by default);
 				 else the step carries them */
+	enum kv_kernels kernels; /* its attention's kernels, for their
+				   measured efficiencies */
 	bool window_list;     /* sizes its pools by a list of attention
 				 windows when one is given (TensorRT-LLM's
 				 max_attention_window) */

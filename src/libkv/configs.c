@@ -97,6 +97,19 @@ const char *kv_config_dir(size_t i)
 	return NULL;
 }
 
+int kv_config_file(const char *name, char *out, size_t n)
+{
+	const char *dir;
+	for (size_t i = 0; (dir = kv_config_dir(i)); i++) {
+		struct stat st;
+		snprintf(out, n, "%s/%s", dir, name);
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
+			return 0;
+	}
+	snprintf(out, n, "%s", name);
+	return KV_EIO;
+}
+
 static bool is_file(const char *p)
 {
 	struct stat st;

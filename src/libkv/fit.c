@@ -115,6 +115,10 @@ static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 		    (e = kv_geom_token_bytes(&g, &c->o, &tb, err)))
 			return e;
 		s->flops += 2.0 * (double)lp.active / in->tp;
+		if (lp.experts)
+			s->routed_flops += 2.0 * (double)lp.routed *
+					   lp.experts_active / lp.experts /
+					   in->tp;
 		ssm += m->layers[i].ssm;
 		if (g.attn == KV_ATTN_NONE)
 			continue;
@@ -359,9 +363,9 @@ static int step(const struct fit_stage *s, uint64_t b, struct kv_fit *f)
 		keep = 1 - powl(1 - (long double)s->experts_active /
 					    s->experts,
 				(long double)b);
-	uint64_t w = s->weights -
-		     (uint64_t)llroundl((long double)s->routed_bytes *
-					(1 - keep));
+	uint64_t cut = (uint64_t)llroundl((long double)s->routed_bytes *
+					  (1 - keep));
+	uint64_t w = s->weights - cut;
 	uint64_t kv = 0;
 	if (b && (mac(&kv, b, s->rseq) || kv_add(kv, s->rshared, &kv)))
 		return KV_ERANGE;
@@ -369,6 +373,10 @@ static int step(const struct fit_stage *s, uint64_t b, struct kv_fit *f)
 	f->step_attn_flops += s->attn_flops * (double)b;
 	f->step_lookup_bytes += s->lookup_bytes;
 	f->step_head_flops += s->head_flops * (double)b;
+	f->step_routed_flops += s->routed_flops * (double)b;
+	if (kv_add(f->step_routed_bytes, s->routed_bytes - cut,
+		   &f->step_routed_bytes))
+		return KV_ERANGE;
 	if (kv_add(f->step_token_bytes, s->bpt, &f->step_token_bytes))
 		return KV_ERANGE;
 	if (kv_add(f->step_weight_bytes, w, &f->step_weight_bytes) ||

@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +22,6 @@
 
 #define MAX_GPUS_BYTES (4u << 20)
 
-static int fail(char *err, const char *path, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	snprintf(err, KV_ERRLEN, "%.400s: %s", path, msg);
-	return KV_EINVAL;
-}
-
 /* A string field into buf; required fields must be non-empty. */
 static int get_str(const cJSON *e, const char *f, bool required, char *buf,
 		   size_t n, const char *path, size_t i, char *err)
@@ -42,12 +30,12 @@ static int get_str(const cJSON *e, const char *f, bool required, char *buf,
 	buf[0] = '\0';
 	if (!it || cJSON_IsNull(it)) {
 		if (required)
-			return fail(err, path, "gpus[%zu].%s: missing", i, f);
+			return kv_fail(err, path, "gpus[%zu].%s: missing", i, f);
 		return 0;
 	}
 	if (!cJSON_IsString(it) || !it->valuestring[0] ||
 	    strlen(it->valuestring) >= n)
-		return fail(err, path,
+		return kv_fail(err, path,
 			    "gpus[%zu].%s: must be a string of 1 to %zu "
 			    "characters",
 			    i, f, n - 1);
@@ -63,12 +51,12 @@ static int get_num(const cJSON *e, const char *f, bool required, double *out,
 	*out = 0;
 	if (!it || cJSON_IsNull(it)) {
 		if (required)
-			return fail(err, path, "gpus[%zu].%s: missing", i, f);
+			return kv_fail(err, path, "gpus[%zu].%s: missing", i, f);
 		return 0;
 	}
 	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) ||
 	    it->valuedouble <= 0 || it->valuedouble > 1e15)
-		return fail(err, path,
+		return kv_fail(err, path,
 			    "gpus[%zu].%s: must be a positive number", i, f);
 	*out = it->valuedouble;
 	return 0;
@@ -85,7 +73,7 @@ static int get_unit(const cJSON *e, const char *f, bool zero_ok,
 		return 0;
 	double v = cJSON_IsNumber(it) ? it->valuedouble : NAN;
 	if (!(zero_ok ? v >= 0 : v > 0) || !(v <= 1))
-		return fail(err, path, "gpus[%zu].%s: must be a %s", i, f,
+		return kv_fail(err, path, "gpus[%zu].%s: must be a %s", i, f,
 			    zero_ok ? "share in [0, 1]"
 				    : "fraction in (0, 1]");
 	*out = v;
@@ -103,7 +91,7 @@ static int get_threads(const cJSON *e, uint32_t *out, const char *path,
 	if (!cJSON_IsNumber(it) || !(it->valuedouble >= 1) ||
 	    it->valuedouble > KV_GPU_MAX_THREADS ||
 	    it->valuedouble != floor(it->valuedouble))
-		return fail(err, path,
+		return kv_fail(err, path,
 			    "gpus[%zu].threads: must be a whole number from "
 			    "1 to %d",
 			    i, KV_GPU_MAX_THREADS);
@@ -130,6 +118,11 @@ static int entry_more(const cJSON *e, struct kv_gpu *g, const char *path,
 	    (r = get_unit(e, "serial_fraction", true, &g->serial_fraction,
 			  path, i, err)))
 		return r;
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, "fitted");
+	if (f && !cJSON_IsBool(f))
+		return kv_fail(err, path, "gpus[%zu].fitted: must be true or false",
+			    i);
+	g->fitted = cJSON_IsTrue(f);
 	return get_threads(e, &g->threads, path, i, err);
 }
 
@@ -139,7 +132,7 @@ static int entry(const cJSON *e, struct kv_gpu *g, const char *path,
 	int r;
 	double mem;
 	if (!cJSON_IsObject(e))
-		return fail(err, path, "gpus[%zu]: must be an object", i);
+		return kv_fail(err, path, "gpus[%zu]: must be an object", i);
 	if ((r = get_str(e, "name", true, g->name, sizeof g->name, path, i,
 			 err)) ||
 	    (r = get_str(e, "label", false, g->label, sizeof g->label, path,
@@ -153,10 +146,12 @@ static int entry(const cJSON *e, struct kv_gpu *g, const char *path,
 			 err)) ||
 	    (r = get_num(e, "fp8_tflops", false, &g->fp8_tflops, path, i,
 			 err)) ||
+	    (r = get_num(e, "fp4_tflops", false, &g->fp4_tflops, path, i,
+			 err)) ||
 	    (r = entry_more(e, g, path, i, err)))
 		return r;
 	if (mem != floor(mem) || mem >= 18446744073709551616.0)
-		return fail(err, path,
+		return kv_fail(err, path,
 			    "gpus[%zu].memory_bytes: must be a whole number "
 			    "of bytes",
 			    i);
@@ -165,7 +160,7 @@ static int entry(const cJSON *e, struct kv_gpu *g, const char *path,
 	if (al && !cJSON_IsNull(al)) {
 		if (!cJSON_IsArray(al) ||
 		    cJSON_GetArraySize(al) > KV_GPU_ALIASES)
-			return fail(err, path,
+			return kv_fail(err, path,
 				    "gpus[%zu].aliases: must be a list of at "
 				    "most %d names",
 				    i, KV_GPU_ALIASES);
@@ -175,7 +170,7 @@ static int entry(const cJSON *e, struct kv_gpu *g, const char *path,
 		{
 			if (!cJSON_IsString(a) || !a->valuestring[0] ||
 			    strlen(a->valuestring) >= sizeof g->aliases[0])
-				return fail(err, path,
+				return kv_fail(err, path,
 					    "gpus[%zu].aliases[%zu]: must be "
 					    "a name of 1 to 31 characters",
 					    i, k);
@@ -201,7 +196,7 @@ int kv_gpus_parse(const char *json, size_t len, const char *path,
 								      "gpus")
 				   : root;
 	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0) {
-		r = fail(err, path, "gpus: must be a non-empty list of GPUs");
+		r = kv_fail(err, path, "gpus: must be a non-empty list of GPUs");
 		goto done;
 	}
 	size_t n = (size_t)cJSON_GetArraySize(arr);
@@ -227,7 +222,7 @@ int kv_gpus_parse(const char *json, size_t len, const char *path,
 				continue;
 			const struct kv_gpu *y = kv_gpus_lookup(g, nm);
 			if (y != x) {
-				r = fail(err, path,
+				r = kv_fail(err, path,
 					 "gpus[%zu]: name '%s' is already "
 					 "used by '%s'",
 					 i, nm, y->name);
@@ -265,7 +260,7 @@ int kv_gpus_load(const char *path, struct kv_gpus **out, char *err)
 		r = KV_EIO;
 		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(errno));
 	} else if (len == MAX_GPUS_BYTES) {
-		r = fail(err, path, "larger than %u MiB", MAX_GPUS_BYTES >> 20);
+		r = kv_fail(err, path, "larger than %u MiB", MAX_GPUS_BYTES >> 20);
 	}
 	fclose(f);
 	if (!r)
@@ -276,15 +271,7 @@ int kv_gpus_load(const char *path, struct kv_gpus **out, char *err)
 
 int kv_gpus_find(char *out, size_t n)
 {
-	const char *dir;
-	for (size_t i = 0; (dir = kv_config_dir(i)); i++) {
-		struct stat st;
-		snprintf(out, n, "%s/gpus.json", dir);
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
-			return 0;
-	}
-	snprintf(out, n, "gpus.json");
-	return KV_EIO;
+	return kv_config_file("gpus.json", out, n);
 }
 
 /* Names compare case-insensitively, with '_' and ' ' read as '-'. */
@@ -331,14 +318,43 @@ char *kv_gpus_list(const struct kv_gpus *g, char *buf, size_t n)
 	return buf;
 }
 
+enum kv_compute kv_gpu_compute(const struct kv_gpu *g, enum kv_dtype w,
+			       const struct kv_quant *q)
+{
+	bool fp8 = !g || g->fp8_tflops > 0, fp4 = !g || g->fp4_tflops > 0;
+	enum kv_quant_fmt f = q ? q->fmt : KV_QUANT_NONE;
+	switch (f) {
+	case KV_QUANT_FP8:
+	case KV_QUANT_CT_FP8:
+		return fp8 ? KV_COMPUTE_FP8 : KV_COMPUTE_BF16;
+	case KV_QUANT_NVFP4:
+		return fp4 ? KV_COMPUTE_FP4 : KV_COMPUTE_BF16;
+	case KV_QUANT_MXFP4:
+		return fp4 && fp8 ? KV_COMPUTE_FP8 : KV_COMPUTE_BF16;
+	case KV_QUANT_NONE:
+	case KV_QUANT_UNKNOWN:
+		break;
+	default: /* weight-only: widened to 16 bits */
+		return KV_COMPUTE_BF16;
+	}
+	bool w8 = w == KV_DTYPE_FP8 || w == KV_DTYPE_FP8_E5M2 ||
+		  w == KV_DTYPE_INT8;
+	return w8 && fp8 ? KV_COMPUTE_FP8 : KV_COMPUTE_BF16;
+}
+
+double kv_gpu_peak(const struct kv_gpu *g, enum kv_compute c)
+{
+	if (!g)
+		return 0;
+	double t = c == KV_COMPUTE_FP4   ? g->fp4_tflops
+		   : c == KV_COMPUTE_FP8 ? g->fp8_tflops
+					 : 0;
+	return t > 0 ? t : g->bf16_tflops;
+}
+
 double kv_gpu_tflops(const struct kv_gpu *g, enum kv_dtype w)
 {
-	const struct kv_dtype_info *d = kv_dtype_info(w);
-	if (!g || !d)
-		return 0;
-	/* bits per value below 16: 8-bit and block-quantized formats */
-	bool small = (uint64_t)d->block_bytes * 8 < (uint64_t)d->block * 16;
-	return small && g->fp8_tflops > 0 ? g->fp8_tflops : g->bf16_tflops;
+	return kv_gpu_peak(g, kv_gpu_compute(g, w, NULL));
 }
 
 void kv_gpus_free(struct kv_gpus *g)
@@ -545,6 +561,7 @@ static bool add_entry(cJSON *arr, const struct kv_gpu *g, const char *note)
 	     add_num(o, "bandwidth_gbps", g->bandwidth_gbps, true) &&
 	     add_num(o, "bf16_tflops", g->bf16_tflops, true) &&
 	     add_num(o, "fp8_tflops", g->fp8_tflops, true) &&
+	     add_num(o, "fp4_tflops", g->fp4_tflops, true) &&
 	     add_num(o, "interconnect_gbps", g->interconnect_gbps, true) &&
 	     add_str(o, "interconnect", g->interconnect) &&
 	     add_num(o, "bandwidth_efficiency", g->bandwidth_efficiency,
@@ -553,6 +570,7 @@ static bool add_entry(cJSON *arr, const struct kv_gpu *g, const char *note)
 	     add_num(o, "decode_tflops", g->decode_tflops, false) &&
 	     add_num(o, "serial_fraction", g->serial_fraction, false) &&
 	     add_num(o, "threads", g->threads, false) &&
+	     (!g->fitted || cJSON_AddTrueToObject(o, "fitted")) &&
 	     add_str(o, "source", g->source);
 	if (ok && note)
 		ok = cJSON_AddStringToObject(o, "note", note) != NULL;

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,4 +424,15 @@ int kv_file_read(const char *path, size_t max, char **text, size_t *len,
 	if (f)
 		fclose(f);
 	return e;
+}
+
+int kv_fail(char *err, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(err, KV_ERRLEN, "%.400s: %s", path, msg);
+	return KV_EINVAL;
 }

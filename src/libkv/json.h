@@ -30,6 +30,12 @@ int kv_json_read(const char *json, size_t len, const char *path,
 int kv_file_read(const char *path, size_t max, char **text, size_t *len,
 		 char *err);
 
+/* "path: " and the message into err (one line, KV_ERRLEN); returns
+ * KV_EINVAL. The tables' readers (gpus.json, efficiency.json, result
+ * files) say each bad field so. */
+int kv_fail(char *err, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* A number of a tree kv_json_read() returns that its text does not write
  * as an integer a double holds exactly (32.0, 32e0, 2^53 + 1): a bit of
  * its type above cJSON's own. */

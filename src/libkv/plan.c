@@ -24,6 +24,8 @@ int kv_plan_arrivals_parse(const char *s, enum kv_arrivals *out)
 		*out = KV_ARRIVE_STEADY;
 	else if (!strcmp(s, "burst"))
 		*out = KV_ARRIVE_BURST;
+	else if (!strcmp(s, "rate"))
+		*out = KV_ARRIVE_RATE;
 	else
 		return KV_EINVAL;
 	return 0;
@@ -108,6 +110,12 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 	const struct kv_model *m = p->m;
 	enum kv_dtype w = weights_dtype(o, m, sv);
 	enum kv_dtype k = kv_server_kv_dtype(sv, m->dtype), v = k;
+	/* the products' format: a --weights-dtype's (its quantization, or
+	 * the plain format), else the checkpoint's quantization */
+	const struct kv_quant *q = o->wquant	  ? &o->wq
+				   : o->wdtype >= 0 ? NULL
+						    : &m->quant;
+	enum kv_compute c = kv_gpu_compute(o->gpu, w, q);
 	if (dtype >= 0)
 		kv_dtype_unpack(dtype, &k, &v);
 	return (struct kv_fit_in){
@@ -137,7 +145,8 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.server = sv,
 		.users = p->users ? p->users : users,
 		.bandwidth_gbps = o->bandwidth,
-		.tflops = o->tflops > 0 ? o->tflops : kv_gpu_tflops(o->gpu, w),
+		.tflops = o->tflops > 0 ? o->tflops : kv_gpu_peak(o->gpu, c),
+		.compute = c,
 	};
 }
 
@@ -267,13 +276,14 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	bool target = o->max_ttft > 0 || o->max_tpot > 0;
 	int e;
 	r->timed = false;
+	r->unserved = false;
 	r->meets = true;
 	r->usd_per_mtok = NAN;
 	if (!w.isl)
 		return 0;
 	if ((e = time_check(o, o->solve, in, err)))
 		return e;
-	if (target && !in->users) {
+	if (target && !in->users && w.arrivals != KV_ARRIVE_RATE) {
 		uint64_t best;
 		if (!r->f.users_whole)
 			return 0;
@@ -293,6 +303,38 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	w.users = in->users ? in->users : r->f.users_whole;
 	if (!w.users)
 		return 0;
+	if (w.arrivals == KV_ARRIVE_RATE) {
+		/* the concurrency the rate makes, the step's columns for it */
+		int e2 = kv_serve_rate(in, &w, r->f.users_whole, &r->s, err);
+		if (e2 == KV_ERANGE) {
+			r->unserved = true;
+			r->meets = false;
+			return 0;
+		}
+		if (e2)
+			return e2;
+		in->users = (uint64_t)ceil(r->s.concurrency);
+		struct kv_serve s = r->s;
+		if ((e = kv_fit_solve(in, &r->f, err)))
+			return e;
+		r->s = s;
+		r->timed = true;
+		r->meets = (!(o->max_ttft > 0) || s.ttft_ms <= o->max_ttft) &&
+			   (!(o->max_tpot > 0) || s.tpot_ms <= o->max_tpot);
+		if (o->usd_per_hour > 0)
+			r->usd_per_mtok = kv_serve_cost(o->usd_per_hour,
+							in->tp * in->pp,
+							s.tokens_per_s);
+		return 0;
+	}
+	if (w.arrivals == KV_ARRIVE_BURST) {
+		/* users requests sent at once, of num_prompts (at least
+		 * them); the engine runs at most those that fit, the others
+		 * wait */
+		if (w.prompts < w.users)
+			w.prompts = w.users;
+		w.slots = r->f.users_whole;
+	}
 	if ((e = kv_serve_solve(in, &w, &r->s, err)))
 		return e;
 	r->timed = true;

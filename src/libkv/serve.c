@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/eff.h"
 #include "kv/serve.h"
 
 /* Chunk offsets probed at most per prefill: a longer prompt in smaller
@@ -27,8 +28,31 @@ struct rates {
 			 reach */
 	double link;  /* bytes per second between GPUs; 0 unknown */
 	double ar_ms; /* a step's all-reduces' latency */
+	double step_ms; /* the serving engine's own cost a step */
 	double serial; /* kv_serve_in's */
 	uint32_t act; /* bytes of an activation sent between GPUs */
+	/* with measured efficiencies (eff set): */
+	const struct kv_eff *eff;
+	const struct kv_curve *gemm;    /* the products' format's */
+	const struct kv_curve *prefill; /* the engine's kernels' */
+	const struct kv_curve *ar;      /* all-reduce by bytes at this tp,
+					   or NULL */
+	double attn_bps;   /* decode attention's bytes per second */
+	double attn_fps;   /* attention's peak FLOP/s (16 bits) */
+	double elem_bps;   /* an elementwise kernel's bytes per second */
+	double fixed_ms;   /* a step's fixed costs: the products' calls,
+			      the attention layers' floors, the
+			      elementwise kernels, the engine's own */
+	double moe_div;    /* experts over experts a token: a token's
+			      share of an expert's rows (1: dense) */
+	const struct kv_curve *moe; /* the experts' products' format's, or
+				       NULL: as the products' */
+	double moe_row;    /* bytes a token's routed activations move, all
+			      MoE layers of the stage */
+	double moe_ms;     /* the MoE layers' floors */
+	double row_bytes;  /* a token's activation (hidden x 2 bytes) */
+	double vocab;      /* logits a sampled row */
+	uint32_t layers, tp, pp;
 };
 
 void kv_allreduce_latency(const char *interconnect, double *base_us,
@@ -70,7 +94,65 @@ static double link_bytes(const struct kv_fit_in *in, uint32_t act,
  * or attention over the caches. */
 struct op {
 	double bytes, flops;
+	double rbytes, rflops; /* of them, the routed experts' */
 };
+
+/* The shape of a step: its tokens, the rows of logits it samples, and
+ * the longest context a prompt token of it attends over (0: none). */
+struct shape {
+	double tokens, sampled, span;
+};
+
+/* One step's time on the measured efficiencies (kvfit(1), TIME,
+ * Efficiencies): the products at their roofline over the efficiency of
+ * their format at the step's tokens (an expert's share of them in a
+ * MoE), attention at the bandwidth decode attention reaches or the rate
+ * prefill attention reaches at the prompt's length, the fixed costs, the
+ * elementwise kernels' and the sampler's traffic, and the all-reduces as
+ * measured; into *mem, *comp and *lk. */
+static void measured_step(const struct rates *r, const struct op ops[2],
+			  const struct shape *sh, double link, double *mem,
+			  double *comp, double *lk)
+{
+	double m = r->moe ? sh->tokens : sh->tokens / r->moe_div;
+	double e = kv_curve_at(r->gemm, m < 1 ? 1 : m);
+	double rb = r->moe ? ops[0].rbytes : 0, rf = r->moe ? ops[0].rflops : 0;
+	double pm = (ops[0].bytes - rb) / r->bps * 1e3 / e;
+	double pc = (ops[0].flops - rf) / r->fps * 1e3 / e;
+	if (r->moe) { /* the experts' grouped products */
+		double em = kv_curve_at(r->moe, sh->tokens / r->moe_div);
+		double act = sh->tokens * r->moe_row / r->bps * 1e3 / em;
+		double xm = rb / r->bps * 1e3 / em, xc = rf / r->fps * 1e3 / em;
+		if (xm >= xc)
+			pm += xm + act + r->moe_ms;
+		else
+			pc += xc + act + r->moe_ms;
+	}
+	double am = ops[1].bytes / r->attn_bps * 1e3;
+	double ac = sh->span > 0 ? ops[1].flops /
+					   (r->attn_fps *
+					    kv_curve_at(r->prefill, sh->span)) *
+					   1e3
+				 : ops[1].flops / r->attn_fps * 1e3;
+	double el = (sh->tokens * r->row_bytes * 8 * r->layers +
+		     sh->sampled * r->vocab * 8) /
+		    r->elem_bps * 1e3;
+	*mem = pm >= pc ? pm : 0;
+	*comp = pm >= pc ? 0 : pc;
+	if (am >= ac)
+		*mem += am;
+	else
+		*comp += ac;
+	*mem += el + r->fixed_ms;
+	double x = sh->tokens * r->row_bytes;
+	*lk = r->pp > 1 && r->link > 0
+		      ? (double)(r->pp - 1) * x / r->link * 1e3
+		      : 0;
+	if (r->tp > 1 && r->ar)
+		*lk += 2.0 * r->layers * kv_curve_at(r->ar, x) * 1e-3;
+	else if (r->tp > 1)
+		*lk += (r->link > 0 ? link / r->link * 1e3 : 0) + r->ar_ms;
+}
 
 /*
  * Adds n steps, each the weights' products then attention (ops[0],
@@ -78,13 +160,14 @@ struct op {
  * roofline: the products of a large batch are compute-bound while its
  * attention still waits on the caches, and the step takes both. In a
  * decode step of several users (batch) the products run at the decode
- * FLOP rate and add the serial share of their shorter side. *longest
- * keeps the longest step's time; its bound is the resource that holds
- * the larger share of it.
+ * FLOP rate and add the serial share of their shorter side. With
+ * measured efficiencies the step is measured_step's. *longest keeps the
+ * longest step's time; its bound is the resource that holds the larger
+ * share of it.
  */
 static void add_steps(struct kv_phase *p, const struct rates *r, double n,
-		      bool batch, const struct op ops[2], double link,
-		      double *longest)
+		      bool batch, const struct op ops[2],
+		      const struct shape *sh, double link, double *longest)
 {
 	double lk = (r->link > 0 ? link / r->link * 1e3 : 0) + r->ar_ms;
 	double on_mem = 0, on_comp = 0;
@@ -102,6 +185,9 @@ static void add_steps(struct kv_phase *p, const struct rates *r, double n,
 		else
 			on_comp += comp + s * mem;
 	}
+	if (r->eff)
+		measured_step(r, ops, sh, link, &on_mem, &on_comp, &lk);
+	on_mem += r->step_ms;
 	double ms = on_mem + on_comp + lk;
 	p->link_bytes += n * link;
 	p->link_ms += n * lk;
@@ -118,6 +204,7 @@ static void add_steps(struct kv_phase *p, const struct rates *r, double n,
  * without attention, attention, and the cache read. */
 struct token {
 	double lin, head, attn, kv;
+	double routed; /* of lin, the routed experts' */
 };
 
 static int token_at(const struct kv_fit_in *in, uint64_t ctx,
@@ -130,6 +217,7 @@ static int token_at(const struct kv_fit_in *in, uint64_t ctx,
 	t->head = f.step_head_flops;
 	t->attn = f.step_attn_flops;
 	t->lin = f.step_flops - t->attn - t->head;
+	t->routed = f.step_routed_flops;
 	t->kv = (double)f.step_kv_bytes;
 	return 0;
 }
@@ -171,12 +259,14 @@ static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 	double t = (double)(c + d);
 	struct op ops[2] = {
 		{(double)(f.step_weight_bytes - f.step_lookup_bytes),
-		 t * at.lin + (double)(d + 1) * at.head},
+		 t * at.lin + (double)(d + 1) * at.head,
+		 (double)f.step_routed_bytes, t * at.routed},
 		{(double)d * dec->kv + before.kv + t * (double)tok_bytes,
-		 (double)c * at.attn + (double)d * dec->attn},
+		 (double)c * at.attn + (double)d * dec->attn, 0, 0},
 	};
-	add_steps(p, r, (double)n, false, ops, link_bytes(in, r->act, c + d),
-		  longest);
+	struct shape sh = {t, (double)(d + 1), (double)(mid + c)};
+	add_steps(p, r, (double)n, false, ops, &sh,
+		  link_bytes(in, r->act, c + d), longest);
 	pw->tokens += (double)(n * c);
 	pw->heads += (double)n;
 	pw->attn += (double)(n * c) * at.attn;
@@ -202,11 +292,15 @@ static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
 		return e;
 	struct op ops[2] = {
 		{(double)(f.step_weight_bytes - f.step_lookup_bytes),
-		 t * dec->lin + (d + x * pw->heads) * dec->head},
+		 t * dec->lin + (d + x * pw->heads) * dec->head,
+		 (double)f.step_routed_bytes, t * dec->routed},
 		{d * (dec->kv + (double)tok_bytes) + x * pw->kv,
-		 x * pw->attn + d * dec->attn},
+		 x * pw->attn + d * dec->attn, 0, 0},
 	};
-	add_steps(p, r, 1, false, ops, link_bytes(in, r->act, n), &longest);
+	struct shape sh = {t, d + x * pw->heads,
+			   x > 0 ? pw->tokens : 0};
+	add_steps(p, r, 1, false, ops, &sh, link_bytes(in, r->act, n),
+		  &longest);
 	return 0;
 }
 
@@ -367,22 +461,25 @@ static void piece(struct work *s, const struct curve *cv, uint64_t o,
 }
 
 /* Weights a step of t tokens reads (MoE: the experts they touch), the
- * lookup tables aside; probed once for each t. */
-static int weights_of(const struct kv_fit_in *in, uint64_t t, double *memo,
-		      uint64_t *memo_t, double *bytes, char *err)
+ * lookup tables aside, and of them the routed experts'; probed once for
+ * each t. */
+static int weights_of(const struct kv_fit_in *in, uint64_t t,
+		      double (*memo)[2], uint64_t *memo_t, double *bytes,
+		      double *routed, char *err)
 {
 	size_t h = (size_t)(t * 0x9E3779B97F4A7C15ULL >> 56);
 	struct kv_fit f;
-	if (memo_t[h] == t) {
-		*bytes = memo[h];
-		return 0;
+	if (memo_t[h] != t) {
+		int e = probe(in, 1, t, &f, err);
+		if (e)
+			return e;
+		memo[h][0] = (double)(f.step_weight_bytes -
+				      f.step_lookup_bytes);
+		memo[h][1] = (double)f.step_routed_bytes;
+		memo_t[h] = t;
 	}
-	int e = probe(in, 1, t, &f, err);
-	if (e)
-		return e;
-	*bytes = (double)(f.step_weight_bytes - f.step_lookup_bytes);
-	memo[h] = *bytes;
-	memo_t[h] = t;
+	*bytes = memo[h][0];
+	*routed = memo[h][1];
 	return 0;
 }
 
@@ -394,33 +491,44 @@ struct wave {
 	uint64_t head_done; /* prompt tokens of the first waiting request
 			       already run */
 	double unsent;      /* requests not yet sent */
+	double busy;        /* requests the engine runs: prompts started,
+			       decodes */
 	double first, end, tpot; /* sums over requests, ms */
 };
 
 /* Takes up to `room` prompt tokens off the queue, first come first
- * served (whole prompts only where `whole`), into step s; the requests
- * whose prompts end go to *newly (their arrivals summed in *arrived). */
+ * served (whole prompts only where `whole`), into step s, a request
+ * starting only while fewer than `slots` run; the requests whose prompts
+ * end go to *newly (their arrivals summed in *arrived). */
 static void take(struct wave *v, const struct curve *cv, uint64_t isl,
-		 uint64_t room, bool whole, uint64_t tok_bytes, struct work *s,
-		 double *newly, double *arrived)
+		 uint64_t room, bool whole, double slots, uint64_t tok_bytes,
+		 struct work *s, double *newly, double *arrived)
 {
 	while (room && v->qn) {
 		struct group *g = &v->q[v->qh];
 		uint64_t left = isl - v->head_done;
+		bool started = v->head_done > 0;
+		if (!started && v->busy + 1 > slots)
+			return; /* the engine is full: the queue waits */
 		if (left > room) { /* the head request in part, or waits */
 			if (!whole) {
 				piece(s, cv, v->head_done, room, tok_bytes, 1);
 				v->head_done += room;
+				v->busy += !started;
 			}
 			return;
 		}
 		piece(s, cv, v->head_done, left, tok_bytes, 1);
 		room -= left;
 		v->head_done = 0;
+		v->busy += !started;
 		/* the head ends, and the whole prompts that follow it */
-		double m = fmin(g->n - 1, (double)(room / isl));
+		double m = fmin(fmin(g->n - 1, (double)(room / isl)),
+				floor(slots - v->busy));
+		m = m > 0 ? m : 0;
 		piece(s, cv, 0, isl, tok_bytes, m);
 		room -= (uint64_t)m * isl;
+		v->busy += m;
 		*newly += 1 + m;
 		*arrived += (1 + m) * g->at;
 		g->n -= 1 + m;
@@ -435,7 +543,9 @@ static void take(struct wave *v, const struct curve *cv, uint64_t isl,
  * A burst, as a serving benchmark runs one: num_prompts requests of the
  * same lengths, `users` of them at once (its max concurrency), the
  * first `users` sent together and each of the others the moment one
- * ends; num_prompts at least users. The engine runs them step by step as
+ * ends; num_prompts at least users. The engine runs at most `slots` of
+ * them (those its cache holds), the others wait in its queue, and it
+ * runs them step by step as
  * its scheduler fills a step: with a budget of batched tokens, the
  * running decodes first and then the waiting prompts first come first
  * served, the last of them in part (vLLM, llama.cpp); prompts whole, as
@@ -454,10 +564,11 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		 struct kv_serve *out, char *err)
 {
 	const uint64_t isl = w->isl, osl = w->osl, u = w->users;
+	const double slots = (double)(w->slots && w->slots < u ? w->slots : u);
 	const uint64_t total = w->prompts > u ? w->prompts : u;
 	struct curve cv;
 	struct kv_phase run = {0};
-	double memo[NMEMO], longest = 0, now = 0;
+	double memo[NMEMO][2], longest = 0, now = 0;
 	uint64_t memo_t[NMEMO], steps = 0;
 	int e;
 	for (size_t i = 0; i < NMEMO; i++)
@@ -484,8 +595,11 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	double ended = 0;
 	while (ended < (double)total - 0.5) {
 		struct work s = {0};
-		double d = 0, before = run.ms, wb, newly = 0, arrived = 0;
-		bool prompts = v.qn > 0, decodes = !(alone && prompts);
+		double d = 0, before = run.ms, wb, rb, newly = 0, arrived = 0;
+		/* prompts wait that may start, or one started */
+		bool prompts = v.qn > 0 &&
+			       (v.head_done > 0 || v.busy + 1 <= slots);
+		bool decodes = !(alone && prompts);
 		for (size_t k = 0; decodes && k < v.cn; k++) {
 			const struct cohort *c = &v.co[(v.ch + k) % v.cap];
 			double attn, kv;
@@ -501,17 +615,21 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 				: alone	 ? budget
 				: budget > (uint64_t)d ? budget - (uint64_t)d
 							: 0;
-		take(&v, &cv, isl, room, whole, tok_bytes, &s, &newly,
+		take(&v, &cv, isl, room, whole, slots, tok_bytes, &s, &newly,
 		     &arrived);
 		s.heads += newly;
 		uint64_t t = (uint64_t)llround(s.tokens);
-		if ((e = weights_of(in, t ? t : 1, memo, memo_t, &wb, err)))
+		if ((e = weights_of(in, t ? t : 1, memo, memo_t, &wb, &rb,
+				    err)))
 			break;
 		struct op ops[2] = {
-			{wb, s.tokens * dec->lin + s.heads * dec->head},
-			{s.kv, s.attn},
+			{wb, s.tokens * dec->lin + s.heads * dec->head, rb,
+			 s.tokens * dec->routed},
+			{s.kv, s.attn, 0, 0},
 		};
-		add_steps(&run, r, 1, s.tokens == d && d > 1, ops,
+		struct shape sh = {s.tokens, s.heads,
+				   s.tokens > d ? (double)isl : 0};
+		add_steps(&run, r, 1, s.tokens == d && d > 1, ops, &sh,
 			  link_bytes(in, r->act, t ? t : 1), &longest);
 		now += run.ms - before;
 		steps++;
@@ -526,6 +644,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			v.tpot += c->n * (now - c->first) / (double)(osl - 1);
 			ended += c->n;
 			freed += c->n;
+			v.busy -= c->n;
 			v.ch = (v.ch + 1) % v.cap;
 			v.cn--;
 		}
@@ -535,6 +654,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 				v.end += newly * now - arrived;
 				ended += newly;
 				freed += newly;
+				v.busy -= newly;
 			} else {
 				v.co[(v.ch + v.cn++) % v.cap] =
 					(struct cohort){newly, 1, now, arrived};
@@ -559,6 +679,82 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->tokens_per_s = nn * (double)osl / now * 1e3;
 	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
 	return 0;
+}
+
+/* Products' calls a layer: attention's (q, k, v), its output, the MLP's
+ * gate and up, its down; or a mixer's and its MLP's, alike. */
+#define CALLS 4
+/* Elementwise kernels a layer: two norms, the rotary embedding, the
+ * activation (the residual adds fused into the norms). */
+#define ELEMS 4
+
+/* w's measured efficiencies into r, for in's model and engine: the
+ * datasheet's peaks, each kind of work at what was measured of it. */
+static void measured_rates(const struct kv_fit_in *in,
+			   const struct kv_serve_in *w, struct rates *r)
+{
+	const struct kv_model *m = in->m;
+	const struct kv_eff *e = w->eff;
+	enum kv_kernels k = in->server->kernels;
+	uint32_t attn = 0;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		attn += m->layers[i].attn != KV_ATTN_NONE;
+	double bw = in->bandwidth_gbps * 1e9;
+	r->eff = e;
+	r->bps = bw;
+	r->fps = in->tflops * 1e12;
+	r->dfps = r->fps;
+	r->serial = 0;
+	r->gemm = e->gemm[in->compute].n ? &e->gemm[in->compute] : &e->gemm[0];
+	r->prefill = e->prefill[k].n ? &e->prefill[k]
+				     : &e->prefill[KV_KERNELS_COUNT - 1 - k];
+	r->attn_bps = bw * (e->attn_bw[k] > 0	  ? e->attn_bw[k]
+			    : e->attn_bw[1 - k] > 0 ? e->attn_bw[1 - k]
+						    : 1);
+	double afloor = e->attn_bw[k] > 0 ? e->attn_floor_us[k]
+					  : e->attn_floor_us[1 - k];
+	r->attn_fps = (w->attn_tflops > 0 ? w->attn_tflops : in->tflops) *
+		      1e12;
+	const struct kv_effs *t = w->effs;
+	double elem_us = t ? t->elem_us : 0;
+	double step_us, layer_us;
+	kv_effs_engine(t, in->server->name, &step_us, &layer_us);
+	if (w->step_given)
+		step_us = w->step_us;
+	if (w->layer_given)
+		layer_us = w->layer_us;
+	r->step_ms = (step_us + layer_us * m->n_layers / in->pp) * 1e-3;
+	r->elem_bps = bw * (t && t->elem_bw > 0 ? t->elem_bw : 1);
+	r->layers = m->n_layers / in->pp;
+	r->tp = in->tp;
+	r->pp = in->pp;
+	r->fixed_ms = ((double)r->layers * (CALLS * e->gemm_floor_us +
+					    ELEMS * elem_us) +
+		       (double)attn / in->pp * afloor) *
+		      1e-3;
+	r->moe_div = m->n_experts && m->n_experts_active
+			     ? (double)m->n_experts / m->n_experts_active
+			     : 1;
+	uint32_t moe = 0;
+	uint64_t ffn = 0;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		if (m->layers[i].mlp == KV_MLP_MOE) {
+			moe++;
+			ffn = m->layers[i].ffn_dim;
+		}
+	if (moe && e->moe[0].n) {
+		r->moe = e->moe[in->compute].n ? &e->moe[in->compute]
+					       : &e->moe[0];
+		/* a routed row in, its gate, up and activation out, and
+		 * back, in 16 bits */
+		r->moe_row = (double)moe / in->pp * m->n_experts_active *
+			     (2.0 * m->hidden + 3.0 * (double)ffn / in->tp) * 2;
+		r->moe_ms = (double)moe / in->pp * e->moe_floor_us * 1e-3;
+	}
+	r->row_bytes = (double)m->hidden * 2;
+	r->vocab = (double)m->vocab;
+	int a = in->tp == 2 ? 0 : in->tp == 4 ? 1 : in->tp == 8 ? 2 : -1;
+	r->ar = a >= 0 && e->allreduce[a].n ? &e->allreduce[a] : NULL;
 }
 
 /* The rates a step of w runs at on in's device, into *r; KV_EINVAL
@@ -588,11 +784,17 @@ static int rates_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		.act = w->act_bytes ? w->act_bytes : 2,
 	};
 	r->dfps = w->dec_tflops > 0 ? w->dec_tflops * 1e12 : r->fps;
+	r->step_ms = ((w->step_given ? w->step_us : 0) +
+		      (w->layer_given ? w->layer_us * in->m->n_layers / in->pp
+				      : 0)) *
+		     1e-3;
 	/* two all-reduces a layer under tensor parallelism */
 	if (in->tp > 1)
 		r->ar_ms = 2.0 * in->m->n_layers *
 			   (w->ar_base_us + 2.0 * (in->tp - 1) * w->ar_step_us) *
 			   1e-3;
+	if (w->eff && in->server->kind != KV_SERVER_IDEAL)
+		measured_rates(in, w, r);
 	return 0;
 }
 
@@ -611,13 +813,15 @@ static int decode_step(const struct kv_fit_in *in,
 		return e;
 	struct op ops[2] = {
 		{(double)(f->step_weight_bytes - f->step_lookup_bytes),
-		 f->step_flops - f->step_attn_flops},
+		 f->step_flops - f->step_attn_flops,
+		 (double)f->step_routed_bytes, f->step_routed_flops},
 		{(double)f->step_kv_bytes +
 			 (double)b * (double)f->step_token_bytes,
-		 f->step_attn_flops},
+		 f->step_attn_flops, 0, 0},
 	};
-	add_steps(&out->decode, r, 1, b > 1, ops, link_bytes(in, r->act, b),
-		  &longest);
+	struct shape sh = {(double)b, (double)b, 0};
+	add_steps(&out->decode, r, 1, b > 1, ops, &sh,
+		  link_bytes(in, r->act, b), &longest);
 	return 0;
 }
 
@@ -625,15 +829,23 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		   struct kv_serve *out, char *err)
 {
 	*out = (struct kv_serve){0};
-	uint64_t b = w->users;
+	/* the steps as the engine runs them: at most its slots */
+	struct kv_serve_in run = *w;
+	if (w->arrivals == KV_ARRIVE_BURST && w->slots && w->slots < w->users)
+		run.users = w->slots;
+	uint64_t b = run.users;
 	struct rates r;
 	struct kv_fit f;
 	struct token dec;
 	struct prompt pw = {0};
 	double longest = 0;
 	int e;
+	out->source = w->eff && in->server->kind == KV_SERVER_IDEAL
+			      ? "datasheet"
+		      : w->source ? w->source
+				  : "datasheet";
 	if ((e = rates_of(in, w, &r, err)) ||
-	    (e = decode_step(in, w, &r, out, &f, err)) ||
+	    (e = decode_step(in, &run, &r, out, &f, err)) ||
 	    (e = token_at(in, out->decode_ctx, &dec, err)))
 		return e;
 	uint64_t tok_bytes = f.step_token_bytes;
@@ -810,5 +1022,92 @@ int kv_serve_best(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			hi = x.users - 1;
 	}
 	*users = lo;
+	return 0;
+}
+
+/* The steady state of n users of w, into *s. */
+static int steady_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		     uint64_t n, struct kv_serve *s, char *err)
+{
+	struct kv_serve_in x = *w;
+	x.users = n;
+	x.arrivals = KV_ARRIVE_STEADY;
+	return kv_serve_solve(in, &x, s, err);
+}
+
+int kv_serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  uint64_t max_users, struct kv_serve *out, char *err)
+{
+	const double lam = w->rate / 1e3; /* requests a millisecond */
+	struct kv_serve a, b, one;
+	int e;
+	if (!(w->rate > 0) || !isfinite(w->rate) || !max_users) {
+		snprintf(err, KV_ERRLEN, "%s: a request rate needs a rate "
+			 "above 0 and a user that fits",
+			 in->m->name);
+		return KV_EINVAL;
+	}
+	/* g(n) = n - rate x latency(n): the engine keeps up with n at once
+	 * where g(n) >= 0 */
+	if ((e = steady_of(in, w, max_users, &b, err)))
+		return e;
+	if (lam * b.latency_ms > (double)max_users) {
+		snprintf(err, KV_ERRLEN, "%s: %g requests a second cannot be "
+			 "served: the %llu users that fit finish at most %.3g "
+			 "a second",
+			 in->m->name, w->rate, (unsigned long long)max_users,
+			 (double)max_users / b.latency_ms * 1e3);
+		return KV_ERANGE;
+	}
+	if ((e = steady_of(in, w, 1, &one, err)))
+		return e;
+	uint64_t lo = 1, hi = max_users; /* the least n with g(n) >= 0 */
+	if (lam * one.latency_ms <= 1) {
+		hi = 1;
+		b = one;
+	}
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		struct kv_serve s;
+		if ((e = steady_of(in, w, mid, &s, err)))
+			return e;
+		if (lam * s.latency_ms <= (double)mid) {
+			hi = mid;
+			b = s;
+		} else {
+			lo = mid + 1;
+		}
+	}
+	/* N between hi - 1 (behind) and hi (keeping up), linearly */
+	double n = lam * one.latency_ms, t = 1;
+	if (hi > 1) {
+		if ((e = steady_of(in, w, hi - 1, &a, err)))
+			return e;
+		double ga = (double)(hi - 1) - lam * a.latency_ms;
+		double gb = (double)hi - lam * b.latency_ms;
+		t = gb > ga ? -ga / (gb - ga) : 1;
+		n = (double)(hi - 1) + t;
+	} else {
+		a = b;
+	}
+	*out = b;
+	out->ttft_ms = a.ttft_ms + t * (b.ttft_ms - a.ttft_ms);
+	out->tpot_ms = a.tpot_ms + t * (b.tpot_ms - a.tpot_ms);
+	out->latency_ms = a.latency_ms + t * (b.latency_ms - a.latency_ms);
+	out->tokens_per_s = w->rate * (double)w->osl;
+	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
+	out->concurrency = n;
+	/* arrivals at random: a prompt waits for those ahead of it, the
+	 * prefill an M/D/1 server of one prompt's time alone */
+	double s1 = one.prefill.ms, rho = lam * s1;
+	if (rho >= 1) {
+		snprintf(err, KV_ERRLEN, "%s: %g requests a second cannot be "
+			 "served: their prompts alone take %.3g s a second",
+			 in->m->name, w->rate, rho);
+		return KV_ERANGE;
+	}
+	out->queue_ms = rho * s1 / (2 * (1 - rho));
+	out->ttft_ms += out->queue_ms;
+	out->latency_ms += out->queue_ms;
 	return 0;
 }

@@ -43,6 +43,7 @@ struct fit_stage {
 	double flops;          /* FLOPs one token costs on one rank */
 	double attn_flops;     /* of flops, attention over the tokens read */
 	double head_flops;     /* of flops, the output head's logits */
+	double routed_flops;   /* of flops, the routed experts' */
 	double users;          /* INFINITY when the stage keeps nothing */
 	uint64_t whole;        /* whole sequences that fit */
 	uint64_t tokens;       /* KV tokens, as the engine reports them */

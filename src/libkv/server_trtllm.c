@@ -144,6 +144,7 @@ const struct kv_server kv_server_trtllm = {
 	.kv_auto = KV_DTYPE_COUNT,
 	.w_f32 = KV_DTYPE_BF16,
 	.state = KV_STATE_TAIL,
+	.kernels = KV_KERNELS_TRTLLM,
 	.window_list = true,
 	.whole_prompt = true,
 	.ops = &ops,

@@ -3,7 +3,8 @@
 # fixed lengths at a concurrency: the first users' sent together, each
 # other as one ends) against serve-sim.py --prompts, which runs the same
 # requests step by step under the engines' scheduling rules with the same
-# step times: time to first token, time per output token, latency and
+# step times (the datasheet's:
+# --bw-efficiency 1, not the measured efficiencies): time to first token, time per output token, latency and
 # output tokens a second agree within 2% in every case (the model keeps
 # the requests whose prompts end in one step together, and interpolates
 # a token's cost between contexts; the simulation keeps every request).
@@ -15,7 +16,7 @@ fail=0
 # prompts users isl osl budget rule (0 chunks beside decodes, 1 alone, 2 whole)
 while read -r n b isl osl bud rule; do
 	case $rule in 0) eng=ideal ;; 1) eng=sglang ;; 2) eng=trtllm ;; esac
-	fit_row=$("$fit" llama-3.1-8b -e "$eng" --gpu h100-sxm --weights 16GB \
+	fit_row=$("$fit" llama-3.1-8b -e "$eng" --gpu h100-sxm --weights 16GB --bw-efficiency 1 \
 		--reserve 0 --isl "$isl" --osl "$osl" -u "$b" \
 		--max-num-batched-tokens "$bud" --arrivals burst \
 		--num-prompts "$n" -o tsv 2>/dev/null | awk -F'\t' '

@@ -31,9 +31,10 @@ for tool in kvsize kvfit kvdecode kvbench; do
 		grep -qx -- "$o" "$tmp/man" || { echo "$tool: --$o not in man/$tool.1"; fail=1; }
 	done
 	# the man page names no option the tool lacks, but the engines'
-	# flags it explains kvtools has no need of
+	# and benchmarks' flags it explains kvtools has no need of
 	for o in $(cat "$tmp/man"); do
-		case $o in dtype|quantization|n-gpu-layers) continue ;; esac
+		case $o in dtype|quantization|n-gpu-layers|save-result|append-result|\
+			output-file|report_json) continue ;; esac
 		grep -qx -- "$o" "$tmp/code" || { echo "$tool: man/$tool.1 names --$o, which the tool lacks"; fail=1; }
 	done
 	for o in $(cat "$tmp/help"); do

@@ -2,7 +2,8 @@
 # steady.sh BUILD SRC: kvfit's steady state (a fluid: each step carries
 # the cycle's mean share of prompts) against serve-sim.py, which runs the
 # same closed loop step by step under the engines' scheduling rules with
-# the same step times. Latency and output tokens a second agree within
+# the same step times (the datasheet's:
+# --bw-efficiency 1, not the measured efficiencies). Latency and output tokens a second agree within
 # 10% in every case; time per output token too where the prompts ride
 # beside the decodes. Where requests started together stay in step (the
 # simulation's fixed lengths), prompts arrive in clumps: time to first
@@ -19,7 +20,7 @@ while read -r b isl osl bud alone; do
 	eng=ideal; [ "$alone" = 1 ] && eng=sglang
 	set -- --isl "$isl" --osl "$osl" -u "$b"
 	[ "$bud" = 0 ] || set -- "$@" --max-num-batched-tokens "$bud"
-	fit_row=$("$fit" llama-3.1-8b -e "$eng" --gpu h100-sxm --weights 16GB \
+	fit_row=$("$fit" llama-3.1-8b -e "$eng" --gpu h100-sxm --weights 16GB --bw-efficiency 1 \
 		"$@" -o tsv 2>/dev/null | awk -F'\t' '
 		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		{ print $c["ttft_ms"], $c["tpot_ms"], $c["latency_ms"], $c["out_tokens_per_s"] }')

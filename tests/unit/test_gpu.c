@@ -230,8 +230,29 @@ int main(void)
 	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_BF16), 989.5, 0);
 	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_F32), 989.5, 0);
 	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_FP8), 1979, 0);
-	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_INT4), 1979, 0);
+	/* weight-only int4 is widened to 16 bits (Marlin): bf16's rate */
+	CHECK_NEAR(kv_gpu_tflops(h, KV_DTYPE_INT4), 989.5, 0);
 	CHECK_NEAR(kv_gpu_tflops(NULL, KV_DTYPE_BF16), 0, 0);
+	/* a quantization's compute: fp8 checkpoints in fp8, NVFP4 in fp4
+	 * where the GPU has it (else 16 bits), MXFP4 against fp8
+	 * activations on a GPU with fp4, AWQ and GPTQ in 16 bits */
+	struct kv_quant q = {.fmt = KV_QUANT_FP8};
+	CHECK(kv_gpu_compute(h, KV_DTYPE_BF16, &q) == KV_COMPUTE_FP8);
+	q.fmt = KV_QUANT_NVFP4;
+	CHECK(kv_gpu_compute(h, KV_DTYPE_BF16, &q) == KV_COMPUTE_BF16);
+	q.fmt = KV_QUANT_MXFP4;
+	CHECK(kv_gpu_compute(h, KV_DTYPE_BF16, &q) == KV_COMPUTE_BF16);
+	q.fmt = KV_QUANT_AWQ;
+	CHECK(kv_gpu_compute(h, KV_DTYPE_BF16, &q) == KV_COMPUTE_BF16);
+	CHECK(kv_gpu_compute(h, KV_DTYPE_INT8, NULL) == KV_COMPUTE_FP8);
+	const struct kv_gpu *b = kv_gpus_lookup(g, "b200");
+	CHECK(b && b->fp4_tflops == 9000);
+	q.fmt = KV_QUANT_NVFP4;
+	CHECK(kv_gpu_compute(b, KV_DTYPE_BF16, &q) == KV_COMPUTE_FP4);
+	CHECK_NEAR(kv_gpu_peak(b, KV_COMPUTE_FP4), 9000, 0);
+	q.fmt = KV_QUANT_MXFP4;
+	CHECK(kv_gpu_compute(b, KV_DTYPE_BF16, &q) == KV_COMPUTE_FP8);
+	CHECK_NEAR(kv_gpu_peak(h, KV_COMPUTE_FP4), 989.5, 0); /* none */
 	CHECK(kv_gpus_lookup(g, "H100") == h);      /* alias, any case */
 	CHECK(kv_gpus_lookup(g, "h100_sxm5") == h); /* '_' reads as '-' */
 	const struct kv_gpu *a = kv_gpus_lookup(g, "a100-80gb");

@@ -19,7 +19,8 @@ static int over(const char *dir)
 	while (d && (e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		if (len < 6 || strcmp(e->d_name + len - 5, ".json") ||
-		    !strcmp(e->d_name, "gpus.json"))
+		    !strcmp(e->d_name, "gpus.json") ||
+		    !strcmp(e->d_name, "efficiency.json"))
 			continue;
 		char path[512], err[KV_ERRLEN];
 		struct kv_model *m = NULL;

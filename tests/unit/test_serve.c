@@ -14,6 +14,7 @@
  */
 #include <math.h>
 
+#include "kv/eff.h"
 #include "kv/params.h"
 #include "kv/serve.h"
 #include "test.h"
@@ -402,7 +403,8 @@ static void test_tp8(const struct kv_model *m)
  * attention 2 x 4 x 32 x 2 = 512 FLOPs a token read, 256 KV bytes. At
  * 1 GB/s and 1 GFLOP/s.
  */
-static void test_moe(void)
+/* The MoE of test_moe and test_measured_moe. */
+static struct kv_model *tiny_moe(void)
 {
 	static const char json[] =
 		"{\"model_type\":\"mixtral\",\"num_hidden_layers\":2,"
@@ -412,9 +414,16 @@ static void test_moe(void)
 		"\"vocab_size\":100,\"tie_word_embeddings\":false,"
 		"\"torch_dtype\":\"bfloat16\"}";
 	char err[KV_ERRLEN];
-	struct kv_model *m;
-	struct kv_params p;
+	struct kv_model *m = NULL;
 	CHECK(kv_model_parse(json, sizeof json - 1, "moe", &m, err) == 0);
+	return m;
+}
+
+static void test_moe(void)
+{
+	char err[KV_ERRLEN];
+	struct kv_model *m = tiny_moe();
+	struct kv_params p;
 	CHECK(kv_model_params(m, &p, err) == 0);
 	CHECK_U64(p.total, 234816);
 	CHECK_U64(p.active, 87360);
@@ -440,6 +449,61 @@ static void test_moe(void)
 	s = run(&in, &w);
 	CHECK_REL(s.decode.bytes, 248448 - 12800 + 2 * (256 * 12 + 256));
 	CHECK_REL(s.decode.ms, 0.335872); /* compute: 2 x 167,936 FLOPs */
+	kv_model_free(m);
+}
+
+/*
+ * The same MoE on measured efficiencies, vLLM's rules (kvfit(1), TIME,
+ * Efficiencies): products at 0.8 of their roofline with a 1 us floor a
+ * call (4 a layer), the one expert a token touches at 0.5 of its
+ * roofline with a 10 us floor a MoE layer, attention's reads at half
+ * the bandwidth with a 2 us floor a layer, four 1 us elementwise kernels
+ * a layer at 0.8 of the bandwidth, the engine 100 us a step and 5 a
+ * layer. One user's decode step, at 1 GB/s and 1 GFLOP/s:
+ *   products   the 63,616 B beside the expert's 98,304 (the lookup
+ *              aside) against 63,488 FLOPs: 63,616 / 0.8 = 79.52 us
+ *   expert     98,304 B (= FLOPs) / 0.5 = 196.608 us, its activations
+ *              2 layers x (2 x 64 + 3 x 128) x 2 B = 2,048 B / 0.5 =
+ *              4.096 us, the floors 2 x 10 us
+ *   attention  3,328 B / 0.5 = 6.656 us (above its 6,144 FLOPs)
+ *   elementwise (2 x 64 x 2 B x 8 x 2 layers + 100 logits x 8) / 0.8 =
+ *              3.56 us
+ *   fixed      2 layers x (4 x 1 + 4 x 1) + 2 x 2 = 20 us
+ *   engine     100 + 2 x 5 = 110 us
+ * 440.44 us in all.
+ */
+static void test_measured_moe(void)
+{
+	struct kv_model *m = tiny_moe();
+	struct kv_eff g = {
+		.gemm = {{2, {1, 1000}, {0.8, 0.8}}},
+		.gemm_floor_us = 1,
+		.attn_floor_us = {2},
+		.attn_bw = {0.5},
+		.prefill = {{1, {1}, {0.5}}},
+		.moe = {{1, {1}, {0.5}}},
+		.moe_floor_us = 10,
+	};
+	struct kv_effs t = {.eff = &g, .n = 1, .elem_us = 1, .elem_bw = 0.8,
+			    .engines = {"vllm"}, .step_us = {100},
+			    .layer_us = {5}, .nengines = 1};
+	struct kv_fit_in in = {.m = m, .kv_dtype = KV_DTYPE_BF16,
+			       .w_dtype = KV_DTYPE_BF16, .mem = 80 * GB,
+			       .tp = 1, .pp = 1, .ctx = 16,
+			       .server = kv_server_get(KV_SERVER_VLLM),
+			       .bandwidth_gbps = 1, .tflops = 0.001};
+	struct kv_serve_in w = {.isl = 8, .osl = 8, .users = 1, .eff = &g,
+				.effs = &t, .source = "measured"};
+	struct kv_serve s = run(&in, &w);
+	CHECK_REL(s.decode.ms, 0.44044);
+	CHECK_REL(s.tpot_ms, 0.44044);
+	CHECK_STR(s.source, "measured");
+	/* the engine's costs given replace the table's */
+	w.step_given = w.layer_given = true;
+	w.step_us = 0;
+	w.layer_us = 0;
+	s = run(&in, &w);
+	CHECK_REL(s.decode.ms, 0.44044 - 0.11);
 	kv_model_free(m);
 }
 
@@ -528,6 +592,30 @@ static void test_refusals(const struct kv_model *m)
 		       "FLOP rate");
 }
 
+/* An open loop at a rate: the concurrency is the rate times the latency
+ * (Little's law, before the queue), the throughput the rate's, and each
+ * prompt waits rho s / (2 (1 - rho)) for those ahead (M/D/1), s one
+ * prompt's prefill alone (14.570 ms for 1,024 tokens: test_dense). */
+static void test_rate(const struct kv_model *m)
+{
+	char err[KV_ERRLEN];
+	struct kv_fit_in in = llama(m);
+	struct kv_serve_in w = {.isl = 1024, .osl = 256, .users = 1,
+				.arrivals = KV_ARRIVE_RATE, .rate = 10};
+	struct kv_serve s;
+	CHECK(kv_serve_rate(&in, &w, 300, &s, err) == 0);
+	double pre = 14570116612096.0 / PEAK * 1e3, rho = 0.01 * pre;
+	CHECK_REL(s.queue_ms, rho * pre / (2 * (1 - rho)));
+	CHECK_NEAR(s.concurrency, 0.01 * (s.latency_ms - s.queue_ms), 1e-9);
+	CHECK(s.concurrency > 12 && s.concurrency < 16);
+	CHECK_REL(s.tokens_per_s, 2560.0);
+	/* the 300 users that fit finish at most so many a second */
+	w.rate = 1000;
+	CHECK(kv_serve_rate(&in, &w, 300, &s, err) == KV_ERANGE);
+	CHECK_HAS(err, "llama-3.1-8b: 1000 requests a second cannot be "
+		       "served: the 300 users that fit finish at most");
+}
+
 int main(void)
 {
 	struct kv_model *m = test_load("llama-3.1-8b");
@@ -540,8 +628,10 @@ int main(void)
 	test_tp8(m);
 	test_cost_and_targets(m);
 	test_refusals(m);
+	test_rate(m);
 	kv_model_free(m);
 	test_moe();
+	test_measured_moe();
 	test_mla();
 	return test_done("serve");
 }

@@ -1,1 +1,1 @@
-kvfit llama-3.1-70b --gpu h100 --tp 4 --ctx 32k --kv-dtype fp8 --isl 1000 --osl 200 --min-users 20 --max-tpot 15 --users 8,16,32 >/tmp/kvfit-gate-u.tsv; s=$?; cut -f27,30,31,46,51 /tmp/kvfit-gate-u.tsv; exit $s
+kvfit llama-3.1-70b --gpu h100 --tp 4 --ctx 32k --kv-dtype fp8 --isl 1000 --osl 200 --min-users 20 --max-tpot 22 --users 8,16,32 >/tmp/kvfit-gate-u.tsv; s=$?; cut -f27,30,31,46,51 /tmp/kvfit-gate-u.tsv; exit $s

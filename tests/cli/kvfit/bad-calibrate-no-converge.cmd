@@ -1,0 +1,1 @@
+rm -f /tmp/kvfit-nc.json; kvfit llama-3.1-8b --gpu h100-sxm --calibrate tests/bad/result-faster-than-datasheet.json --save-gpu /tmp/kvfit-nc.json; s=$?; test -e /tmp/kvfit-nc.json && echo written || echo nothing written; exit $s

@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu h100-sxm --weights-dtype fp8 --kv-dtype fp8 --engine trtllm --calibrate tests/results/trtllm-bench-llama-3.1-8b-h100-128-4096.json --calibrate tests/results/trtllm-bench-llama-3.1-8b-h100-5000-500.json
