@@ -37,10 +37,10 @@ int kvbench_profile_end(const char *path, const struct kv_sweep *w,
 	char how[256], err[KV_ERRLEN];
 	struct kv_gpus *g;
 	for (size_t i = 0; i < s->n; i++)
-		if (outs[i].r.efficiency > 1)
+		if (outs[i].r.efficiency > KV_GPU_EFF_MAX)
 			cli_warn("%s at %llu tokens on %llu thread%s: %.2f of "
 				 "its reference (it ran from cache); %s keeps "
-				 "1",
+				 "2",
 				 kv_bench_name(s->p[i].bench),
 				 (unsigned long long)s->p[i].ctx,
 				 (unsigned long long)s->p[i].threads,

@@ -17,10 +17,11 @@
  *                        Infinity Fabric, PCIe); datasheets' "900 GB/s"
  *                        counts both directions, so 450 here
  *   "interconnect"       those links in words ("NVLink 4, 18 links")
- *   "bandwidth_efficiency"  in (0, 1]: the share of bandwidth_gbps a
+ *   "bandwidth_efficiency"  in (0, 2]: the share of bandwidth_gbps a
  *                        decode step's reads reached where it was
- *                        measured (kvbench --profile)
- *   "flops_efficiency"   in (0, 1]: the share of bf16_tflops a prefill's
+ *                        measured (kvbench --profile; above 1 where
+ *                        they outran the probe)
+ *   "flops_efficiency"   in (0, 2]: the share of bf16_tflops a prefill's
  *                        matrix products reached, likewise
  *   "decode_tflops"      the FLOP rate, 10^12/s, a decode step of
  *                        several users' products reached where it was
@@ -57,8 +58,9 @@ struct kv_gpu {
 				   * 0: unknown */
 	char interconnect[64];    /* the links, "NVLink 4, 18 links"; "" */
 	double bandwidth_efficiency; /* measured share of bandwidth_gbps a
-				      * decode step reads at, (0, 1]; 0:
-				      * not measured */
+				      * decode step reads at, (0,
+				      * KV_GPU_EFF_MAX] (above 1 where it
+				      * outran the probe); 0: not measured */
 	double flops_efficiency;  /* measured share of bf16_tflops a
 				   * prefill's products run at; 0: not
 				   * measured */
@@ -72,6 +74,10 @@ struct kv_gpu {
 				   * benchmarks (kvfit --calibrate), not
 				   * profiled */
 };
+
+/* The most a measured efficiency may be: a step twice its probe's rate
+ * is a probe that measured something else. */
+#define KV_GPU_EFF_MAX 2.0
 
 /* x to `digits` significant digits, as the nearest double to that
  * decimal (so that it prints as written); 0 for x <= 0. */
@@ -149,7 +155,8 @@ int kv_gpu_local(struct kv_gpu *g, char *err);
  * the prefill was held to (prefill->ref_gflops / 1000: on a CPU a float32
  * rate, the one the engine's products run at); no fp8 rate, no links;
  * bandwidth_efficiency and flops_efficiency those steps' efficiencies,
- * kept to 1 where a step ran faster than its reference (from cache);
+ * above 1 where a step outran its probe (the engine's reads faster than
+ * the probe's, or from cache), at most KV_GPU_EFF_MAX;
  * figures to 4 significant digits, efficiencies to 3; source "kvbench
  * --profile, <date of when, UTC>, N threads, <how>". Returns 0, or
  * KV_EINVAL with err when a step or its reference is missing.

@@ -2,7 +2,8 @@
 # profile.sh BUILD SRC: kvbench --profile writes this machine as a GPU
 # table that kvfit reads back (--gpu-file, --gpu local): an entry per
 # thread count, the fastest (its decode step's bytes a second) also
-# "local", its efficiencies in (0, 1];
+# "local", its efficiencies in (0, 2] (above 1 where a step outran its
+# probe);
 # the file is replaced whole, with nothing left beside it; an unwritable
 # path is refused before anything runs. Times are never asserted.
 bench=$1/kvbench fit=$1/kvfit src=$2
@@ -33,7 +34,7 @@ awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		if ($c["fp8_tflops"] != "" || $c["interconnect_gbps"] != "") { print "a datasheet figure: " $0; bad = 1 }
 		for (k = 0; k < 2; k++) {
 			e = $c[k ? "flops_efficiency" : "bandwidth_efficiency"]
-			if (!(e > 0 && e <= 1)) { print "efficiency " e; bad = 1 }
+			if (!(e > 0 && e <= 2)) { print "efficiency " e; bad = 1 }
 		}
 		d = $c["decode_tflops"]
 		if (d != "" && !(d > 0 && d < 10 * $c["bf16_tflops"])) { print "decode_tflops " d; bad = 1 }
