@@ -24,7 +24,7 @@ static const char *const metric[KV_CAL_N] = {"ttft_ms", "tpot_ms",
 					     "latency_ms", "out_tokens_per_s"};
 
 /* Each file's runs into runs (at most MAX_RUNS), the file and run of
- * each into names; runs at a request rate are left out, and said. */
+ * each into names. */
 static int read_runs(const struct args *a, struct kv_result *runs,
 		     char (*names)[80], size_t *n)
 {
@@ -39,14 +39,6 @@ static int read_runs(const struct args *a, struct kv_result *runs,
 			return cli_status(e);
 		}
 		for (size_t i = 0; i < k; i++) {
-			if (got[i].rate > 0) {
-				cli_warn("%s: run %zu (%s) sends %g requests a "
-					 "second: kvfit times concurrencies and "
-					 "bursts, so it is left out",
-					 a->calib[f], i + 1, got[i].tool,
-					 got[i].rate);
-				continue;
-			}
 			if (*n == MAX_RUNS)
 				return cli_usage("--calibrate: more than %d "
 						 "runs",
@@ -56,9 +48,6 @@ static int read_runs(const struct args *a, struct kv_result *runs,
 			runs[(*n)++] = got[i];
 		}
 	}
-	if (!*n)
-		return cli_usage("--calibrate: no run at a concurrency to fit "
-				 "(each was at a request rate)");
 	return 0;
 }
 

@@ -35,7 +35,9 @@ struct kv_calib {
 /* One run r predicted on in's device with w's rates (efficiencies
  * bw_eff and flops_eff of the datasheet): in->ctx becomes isl + osl, the
  * burst the benchmark's requests at its concurrency (no limit: all at
- * once), the engine holding what fits. Into pred (KV_CAL_N). */
+ * once), the engine holding what fits; a run at a request rate an open
+ * loop at it (kv_serve_rate: KV_ERANGE where it is not served). Into pred
+ * (KV_CAL_N). */
 int kv_calib_predict(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		     const struct kv_result *r, double bw_eff,
 		     double flops_eff, double *pred, char *err);
@@ -43,7 +45,8 @@ int kv_calib_predict(const struct kv_fit_in *in, const struct kv_serve_in *w,
 /*
  * Fits bw_eff and flops_eff to the n runs (minimising the sum of the
  * squared logarithms of predicted over measured, each measured mean a
- * term), each in turn by golden section over [KV_CAL_MIN, 1] in its
+ * term; a rate the fractions leave unserved counts as a miss of 10x on
+ * each), each in turn by golden section over [KV_CAL_MIN, 1] in its
  * logarithm until neither moves. Returns 0 with *out (out->pred filled);
  * KV_EINVAL with err for a run that cannot be timed, or a fit that does
  * not converge: a fraction pinned at 1 (the measurements are faster than

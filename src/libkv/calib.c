@@ -26,12 +26,6 @@ int kv_calib_predict(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	uint64_t osl = (uint64_t)llround(r->osl);
 	x.ctx = isl + osl;
 	x.users = 0;
-	if (r->rate > 0) {
-		snprintf(err, KV_ERRLEN, "%s: a run at a request rate (%g a "
-			 "second) is not a burst",
-			 in->m->name, r->rate);
-		return KV_EINVAL;
-	}
 	int e = kv_fit_solve(&x, &f, err);
 	if (e)
 		return e;
@@ -55,7 +49,15 @@ int kv_calib_predict(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	v.eff = NULL; /* the datasheet's rates, these fractions of them */
 	v.effs = NULL;
 	struct kv_serve s;
-	if ((e = kv_serve_solve(&x, &v, &s, err)))
+	if (r->rate > 0) { /* an open loop at its rate */
+		v.arrivals = KV_ARRIVE_RATE;
+		v.rate = r->rate;
+		v.users = 1;
+		e = kv_serve_rate(&x, &v, f.users_whole, &s, err);
+	} else {
+		e = kv_serve_solve(&x, &v, &s, err);
+	}
+	if (e)
 		return e;
 	pred[KV_CAL_TTFT] = s.ttft_ms;
 	pred[KV_CAL_TPOT] = s.tpot_ms;
@@ -84,6 +86,17 @@ static int cost(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	for (size_t i = 0; i < n; i++) {
 		double m[KV_CAL_N];
 		int e = kv_calib_predict(in, w, &runs[i], bw, fl, pred[i], err);
+		if (e == KV_ERANGE) { /* the rate unserved at these fractions:
+					 a miss of 10x on each measurement */
+			measured(&runs[i], m);
+			for (int k = 0; k < KV_CAL_N; k++)
+				if (!isnan(m[k])) {
+					pred[i][k] = NAN;
+					*sum += log(10.0) * log(10.0);
+					(*terms)++;
+				}
+			continue;
+		}
 		if (e)
 			return e;
 		measured(&runs[i], m);

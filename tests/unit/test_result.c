@@ -186,13 +186,16 @@ static void test_fit(void)
 	CHECK(kv_calib_fit(&in, &w, runs, 2, &c, err) == KV_EINVAL);
 	CHECK_HAS(err, "the fit does not converge: the runs want more than "
 		       "the h100-sxm's bandwidth");
-	/* a run at a rate is no burst */
+	/* a run at a rate is an open loop: its tokens the rate's; one the
+	 * fractions cannot serve is KV_ERANGE */
 	runs[0].rate = 2;
 	double p[KV_CAL_N];
+	CHECK(kv_calib_predict(&in, &w, &runs[0], 0.6, 0.3, p, err) == 0);
+	CHECK_NEAR(p[KV_CAL_TPS], 400, 1e-9);
+	runs[0].rate = 500;
 	CHECK(kv_calib_predict(&in, &w, &runs[0], 0.6, 0.3, p, err) ==
-	      KV_EINVAL);
-	CHECK_STR(err, "llama-3.1-8b: a run at a request rate (2 a second) is "
-		       "not a burst");
+	      KV_ERANGE);
+	CHECK_HAS(err, "500 requests a second cannot be served");
 	kv_model_free(m);
 }
 
