@@ -125,10 +125,24 @@ void kv_decode_engine_opts(struct kv_engine_opts *o, uint64_t prompt,
  * of a kv_lengths instead (kv_engine_lengths shortens it to theirs), 16. */
 uint32_t kv_decode_block_size(uint64_t prompt, uint64_t gen, bool drawn);
 
+/* The options of each run of a comparison of o's cache formats with f32
+ * (kv_quality_run): a cache, max_ctx prompt + gen - 1 (the last token is
+ * not fed), prompt tokens a chunk; with f32 both formats f32. */
+struct kv_engine_opts kv_decode_compare_opts(const struct kv_engine_opts *o,
+					     uint64_t prompt, uint64_t gen,
+					     bool f32);
+
+/* Bytes such a comparison needs at most: the larger of its two engines
+ * and the reference logits. Returns 0, as kv_engine_estimate(), or
+ * KV_ERANGE with err when the sum overflows 64 bits. */
+int kv_decode_compare_bytes(const struct kv_model *m,
+			    const struct kv_engine_opts *o, uint64_t prompt,
+			    uint64_t gen, uint64_t *bytes, char *err);
+
 /* What a session of prompt + gen tokens on m under o allocates. */
 struct kv_decode_size {
 	struct kv_engine_size engine; /* kv_engine_estimate's */
-	uint64_t quality; /* kv_quality_estimate's when compared; else 0 */
+	uint64_t quality; /* kv_decode_compare_bytes when compared; else 0 */
 	uint64_t loop;    /* the session's own (kv_decode_loop_bytes) */
 	uint64_t need;    /* the larger of engine and quality, and loop */
 };

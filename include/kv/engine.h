@@ -41,6 +41,7 @@
 
 #include <stdbool.h>
 
+#include "machine.h"
 #include "model.h"
 #include "paged.h"
 
@@ -328,22 +329,6 @@ uint32_t kv_sample(const float *logits, uint64_t vocab, double temperature,
 
 /* Largest |a[i] - b[i]| over n values (infinity when either is NaN). */
 double kv_max_abs_diff(const float *a, const float *b, uint64_t n);
-
-/* MemAvailable of /proc/meminfo text, in bytes. Returns 0 or KV_EINVAL. */
-int kv_meminfo_parse(const char *text, uint64_t *avail);
-/* Any "Field:   N kB" line of /proc/meminfo text ("MemTotal"), in
- * bytes. Returns 0 or KV_EINVAL (no such line, or not in kB). */
-int kv_meminfo_field(const char *text, const char *field, uint64_t *bytes);
-/* MemAvailable of this machine. Returns 0, KV_EIO or KV_EINVAL. */
-int kv_mem_available(uint64_t *avail);
-
-/* The memory a run may take, one policy for every tool: the size
- * $KV_MEM_AVAILABLE names when set, else this machine's MemAvailable, of
- * which 9/10 (the rest left to the system). *avail gets the memory
- * available, *usable the part a run may take; both 0 when neither is
- * known (then any run may try). Returns 0, or KV_EINVAL for a
- * KV_MEM_AVAILABLE that is not a size (err says). */
-int kv_run_memory(uint64_t *avail, uint64_t *usable, char *err);
 
 /* Whether a run of m under o fits: `need` bytes (the engine's and the
  * caller's), `mine` of them the caller's own, against kv_run_memory's

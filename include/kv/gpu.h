@@ -35,9 +35,7 @@
 #ifndef KV_GPU_H
 #define KV_GPU_H
 
-#include <time.h>
 
-#include "bench.h"
 #include "dtype.h"
 #include "quant.h"
 
@@ -145,29 +143,6 @@ int kv_gpu_local_parse(const char *cpuinfo, const char *meminfo,
 /* The same from /proc/cpuinfo and /proc/meminfo. Returns 0, or KV_EIO
  * with err when the memory cannot be read. */
 int kv_gpu_local(struct kv_gpu *g, char *err);
-
-/*
- * The entry of a profile of this machine on `threads` threads, from the
- * decode step and the prefill (nocache) measured on them (their
- * references derived beside them, kv_bench_derive): name "local-jN",
- * label and memory_bytes of `local`; bandwidth_gbps the bandwidth probe
- * beside the decode step (decode->ref_gbps), bf16_tflops the sgemm rate
- * the prefill was held to (prefill->ref_gflops / 1000: on a CPU a float32
- * rate, the one the engine's products run at); no fp8 rate, no links;
- * bandwidth_efficiency and flops_efficiency those steps' efficiencies,
- * above 1 where a step outran its probe (the engine's reads faster than
- * the probe's, or from cache), at most KV_GPU_EFF_MAX;
- * figures to 4 significant digits, efficiencies to 3; source "kvbench
- * --profile, <date of when, UTC>, N threads, <how>". Returns 0, or
- * KV_EINVAL with err when a step or its reference is missing.
- */
-int kv_gpu_profile(const struct kv_gpu *local, uint32_t threads,
-		   const struct kv_bench_result *decode,
-		   const struct kv_bench_result *prefill, time_t when,
-		   const char *how, struct kv_gpu *out, char *err);
-
-/* What every profile entry's "note" says: what its figures are. */
-extern const char kv_gpu_profile_note[];
 
 /* Gives the fastest entry among g[0 .. n), the one whose decode step
  * reads the most bytes a second (bandwidth_gbps x bandwidth_efficiency),

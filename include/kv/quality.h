@@ -67,12 +67,6 @@ int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
 		   uint64_t top_k, uint64_t seed, struct kv_quality *q,
 		   struct kv_quality_step *steps, double *ms_test, char *err);
 
-/* Bytes kv_quality_run() needs at most: the larger engine and the
- * reference logits. Returns 0 or as kv_engine_estimate(). */
-int kv_quality_estimate(const struct kv_model *m,
-			const struct kv_engine_opts *o, uint64_t prompt,
-			uint64_t gen, uint64_t *bytes, char *err);
-
 /* --- perplexity over a text --- */
 
 /* What one run over a text found. */

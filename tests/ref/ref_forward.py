@@ -3,7 +3,7 @@
 the engine's model, to check the engine's logits against.
 
 It rebuilds the weights from the generator documented in
-include/kv/engine.h and src/libkv/engine.c (splitmix64 per element, nothing
+include/kv/engine.h and src/libkv/engine/engine.c (splitmix64 per element, nothing
 shared with the C code), runs the whole text through the block in float64,
 plainly (no cache, no grouping tricks: each query head looks up its KV head
 as i // group), and compares the logits of each sequence's last token.

@@ -18,7 +18,7 @@
 #include "kv/engine.h"
 #include "kv/quality.h"
 #include "kv/safetensors.h"
-#include "kvquant.h"
+#include "engine/kvquant.h"
 #include "st_write.h"
 #include "test.h"
 

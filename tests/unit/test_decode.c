@@ -184,7 +184,7 @@ static void test_estimate_plan(void)
 	CHECK_U64(s.need, es.total + loop);
 	o.k_dtype = o.v_dtype = KV_DTYPE_F16;
 	CHECK(kv_decode_estimate(m, &o, 5, 3, true, &s, err) == 0);
-	CHECK(kv_quality_estimate(m, &o, 5, 3, &q, err) == 0);
+	CHECK(kv_decode_compare_bytes(m, &o, 5, 3, &q, err) == 0);
 	CHECK_U64(s.quality, q);
 	CHECK_U64(s.need, (q > s.engine.total ? q : s.engine.total) + loop);
 	o.vocab = 1ULL << 40;

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
-#include "kvquant.h"
+#include "engine/engine_int.h"
+#include "engine/kvquant.h"
 #include "kv/decode.h"
 #include "kv/engine.h"
 #include "kv/layout.h"

@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "engine_int.h"
+#include "engine/engine_int.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
 #include "kv/paged.h"

@@ -10,6 +10,7 @@
 
 #include "kv/engine.h"
 #include "kv/gpu.h"
+#include "kv/sweep.h"
 #include "test.h"
 
 /* One entry "x" with the required fields and `more` after them. */

@@ -11,7 +11,7 @@
 #include "kv/engine.h"
 #include "kv/layout.h"
 #include "kv/quality.h"
-#include "kvquant.h"
+#include "engine/kvquant.h"
 #include "test.h"
 
 static const enum kv_dtype stored[] = {

@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
+#include "engine/engine_int.h"
 #include "kv/decode.h"
 #include "kv/engine.h"
 #include "kv/layout.h"
-#include "mla.h"
+#include "engine/mla.h"
 #include "test.h"
 
 #define TOL 1e-5

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "kv/model.h"
-#include "model_int.h"
+#include "model/model_int.h"
 #include "test.h"
 
 /* The message a bad config gives, or "" when it loads. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "kv/tokenizer.h"
-#include "pretok.h"
+#include "model/pretok.h"
 #include "test.h"
 
 static char json[65536];

@@ -101,17 +101,6 @@ static void round16_c(float *x, uint64_t cnt)
 	}
 }
 
-float kvq_quant_q8(const float *q, int8_t *q8)
-{
-	float amax = 0;
-	for (int i = 0; i < 32; i++)
-		amax = fabsf(q[i]) > amax ? fabsf(q[i]) : amax;
-	float dq = amax / 127, id = dq ? 1 / dq : 0;
-	for (int i = 0; i < 32; i++)
-		q8[i] = (int8_t)roundf(q[i] * id);
-	return dq;
-}
-
 /* Whether K's scores take the query in 8-bit blocks of 32 (integer
  * products): q8_0 and q4_0, and int8 where 32 divides the head. */
 static bool int_scores(enum kv_dtype t, uint32_t hd)

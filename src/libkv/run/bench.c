@@ -12,7 +12,7 @@
 
 #include <cblas.h>
 
-#include "engine_int.h"
+#include "engine/engine_int.h"
 #include "kv/bench.h"
 #include "kv/engine.h"
 

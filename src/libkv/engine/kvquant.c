@@ -281,3 +281,14 @@ void kv_quant_decode(enum kv_dtype t, const void *row, uint32_t n, float *x)
 		break;
 	}
 }
+
+float kvq_quant_q8(const float *q, int8_t *q8)
+{
+	float amax = 0;
+	for (int i = 0; i < 32; i++)
+		amax = fabsf(q[i]) > amax ? fabsf(q[i]) : amax;
+	float dq = amax / 127, id = dq ? 1 / dq : 0;
+	for (int i = 0; i < 32; i++)
+		q8[i] = (int8_t)roundf(q[i] * id);
+	return dq;
+}

@@ -1,8 +1,9 @@
 /*
  * sample.c - what a decode loop needs around the engine: prompt tokens and
  * draws from the seeded generator, the choice of the next token, the
- * comparison of two sets of logits, and the memory a run may take (the
- * token-pass arithmetic of the articles is decode.c's).
+ * comparison of two sets of logits, and whether a run fits the memory it
+ * may take (kv_run_memory, machine.c; the token-pass arithmetic of the
+ * articles is decode.c's).
  */
 #include <math.h>
 #include <stdio.h>
@@ -102,62 +103,6 @@ double kv_max_abs_diff(const float *a, const float *b, uint64_t n)
 		mx = d > mx ? d : mx;
 	}
 	return mx;
-}
-
-int kv_meminfo_parse(const char *text, uint64_t *avail)
-{
-	return kv_meminfo_field(text, "MemAvailable", avail);
-}
-
-int kv_meminfo_field(const char *text, const char *field, uint64_t *bytes)
-{
-	const char *p = text;
-	size_t n = strlen(field);
-	/* the field at a line's start, then its colon */
-	while ((p = strstr(p, field)) &&
-	       ((p != text && p[-1] != '\n') || p[n] != ':'))
-		p += n;
-	if (!p)
-		return KV_EINVAL;
-	p += n + 1;
-	char *end;
-	unsigned long long kb = strtoull(p, &end, 10);
-	if (end == p)
-		return KV_EINVAL;
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (strncmp(end, "kB", 2) != 0)
-		return KV_EINVAL;
-	return kv_mul(kb, 1024, bytes);
-}
-
-int kv_mem_available(uint64_t *avail)
-{
-	char buf[8192];
-	FILE *f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return KV_EIO;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return kv_meminfo_parse(buf, avail);
-}
-
-int kv_run_memory(uint64_t *avail, uint64_t *usable, char *err)
-{
-	const char *env = getenv("KV_MEM_AVAILABLE");
-	*avail = *usable = 0;
-	if (env && *env) {
-		if (kv_parse_size(env, avail)) {
-			snprintf(err, KV_ERRLEN,
-				 "KV_MEM_AVAILABLE: not a size: '%s'", env);
-			return KV_EINVAL;
-		}
-	} else if (kv_mem_available(avail)) {
-		*avail = 0; /* unknown: the allocation decides */
-	}
-	*usable = *avail / 10 * 9;
-	return 0;
 }
 
 int kv_run_fits(const struct kv_model *m, const struct kv_engine_opts *o,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/decode.h"
 #include "kv/serve.h"
 #include "kv/sweep.h"
 #include "kv/units.h"
@@ -357,7 +358,7 @@ int kv_sweep_bytes(const struct kv_sweep *w, const struct kv_model *m,
 	/* quality's runs are ctx + gen - 1 positions long, not ctx: a
 	 * refusal (a checkpoint's learned positions) names their length */
 	if (p->bench == KV_BENCH_QUALITY)
-		return kv_quality_estimate(m, &o, p->ctx, w->gen, bytes, err);
+		return kv_decode_compare_bytes(m, &o, p->ctx, w->gen, bytes, err);
 	int e = kv_engine_estimate(m, &o, &sz, err);
 	*bytes = sz.total;
 	return e;

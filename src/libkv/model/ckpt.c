@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "kv/ckpt.h"
 #include "kv/kv.h"
 #include "kv/model.h"

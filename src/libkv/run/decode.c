@@ -238,6 +238,40 @@ uint32_t kv_decode_block_size(uint64_t prompt, uint64_t gen, bool drawn)
 	return drawn || fed >= 16 ? 16 : fed ? (uint32_t)fed : 1;
 }
 
+struct kv_engine_opts kv_decode_compare_opts(const struct kv_engine_opts *o,
+					     uint64_t prompt, uint64_t gen,
+					     bool f32)
+{
+	struct kv_engine_opts r = *o;
+	r.max_ctx = prompt + gen - 1; /* the last token is not fed */
+	r.max_chunk = prompt;
+	r.cache = true;
+	if (f32)
+		r.k_dtype = r.v_dtype = KV_DTYPE_F32;
+	return r;
+}
+
+int kv_decode_compare_bytes(const struct kv_model *m,
+			    const struct kv_engine_opts *o, uint64_t prompt,
+			    uint64_t gen, uint64_t *bytes, char *err)
+{
+	struct kv_engine_size a, b;
+	struct kv_engine_opts oa = kv_decode_compare_opts(o, prompt, gen, true);
+	struct kv_engine_opts ob = kv_decode_compare_opts(o, prompt, gen, false);
+	uint64_t vocab = o->vocab ? o->vocab : m->vocab, ref;
+	int e;
+	if ((e = kv_engine_estimate(m, &oa, &a, err)) ||
+	    (e = kv_engine_estimate(m, &ob, &b, err)))
+		return e;
+	if (kv_mul(o->users, gen, &ref) || kv_mul(ref, vocab, &ref) ||
+	    kv_mul(ref + vocab, sizeof(float), &ref) ||
+	    kv_add(a.total > b.total ? a.total : b.total, ref, bytes)) {
+		snprintf(err, KV_ERRLEN, "the run's bytes overflow 64 bits");
+		return KV_ERANGE;
+	}
+	return 0;
+}
+
 int kv_decode_estimate(const struct kv_model *m,
 		       const struct kv_engine_opts *o, uint64_t prompt,
 		       uint64_t gen, bool quality, struct kv_decode_size *s,
@@ -247,8 +281,8 @@ int kv_decode_estimate(const struct kv_model *m,
 	int e;
 	*s = (struct kv_decode_size){0};
 	if ((e = kv_engine_estimate(m, o, &s->engine, err)) ||
-	    (quality && (e = kv_quality_estimate(m, o, prompt, gen,
-						 &s->quality, err))))
+	    (quality && (e = kv_decode_compare_bytes(m, o, prompt, gen,
+						     &s->quality, err))))
 		return e;
 	uint64_t run = s->engine.total > s->quality ? s->engine.total
 						     : s->quality;

@@ -19,12 +19,6 @@
 /* Most blocks of 32 in a row of the AVX-512 kernels (head size 512). */
 #define ZMAXB 16
 
-/* A block of 32 query values for the integer dot products with an int8,
- * q8_0 or q4_0 K, as llama.cpp quantizes its activations to q8_0 for
- * them: dq = max |q| / 127 (kept in float), q8 = round(q / dq). Returns
- * dq. */
-float kvq_quant_q8(const float *q, int8_t *q8);
-
 typedef void kvq_scores_fn(const float *q, uint32_t g, const uint8_t *k,
 			   uint32_t krow, uint64_t n, uint32_t hd,
 			   float scale, float *s);

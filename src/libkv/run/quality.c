@@ -70,39 +70,6 @@ double kv_quality_mean_kl(const struct kv_quality *q)
 	return q->steps ? q->sum_kl / (double)q->steps : 0;
 }
 
-static struct kv_engine_opts run_opts(const struct kv_engine_opts *o,
-				      uint64_t prompt, uint64_t gen, bool f32)
-{
-	struct kv_engine_opts r = *o;
-	r.max_ctx = prompt + gen - 1; /* the last token is not fed */
-	r.max_chunk = prompt;
-	r.cache = true;
-	if (f32)
-		r.k_dtype = r.v_dtype = KV_DTYPE_F32;
-	return r;
-}
-
-int kv_quality_estimate(const struct kv_model *m,
-			const struct kv_engine_opts *o, uint64_t prompt,
-			uint64_t gen, uint64_t *bytes, char *err)
-{
-	struct kv_engine_size a, b;
-	struct kv_engine_opts oa = run_opts(o, prompt, gen, true);
-	struct kv_engine_opts ob = run_opts(o, prompt, gen, false);
-	uint64_t vocab = o->vocab ? o->vocab : m->vocab, ref;
-	int e;
-	if ((e = kv_engine_estimate(m, &oa, &a, err)) ||
-	    (e = kv_engine_estimate(m, &ob, &b, err)))
-		return e;
-	if (kv_mul(o->users, gen, &ref) || kv_mul(ref, vocab, &ref) ||
-	    kv_mul(ref + vocab, sizeof(float), &ref) ||
-	    kv_add(a.total > b.total ? a.total : b.total, ref, bytes)) {
-		snprintf(err, KV_ERRLEN, "the run's bytes overflow 64 bits");
-		return KV_ERANGE;
-	}
-	return 0;
-}
-
 /* One run over the prompt and gen steps: the reference (ref == NULL on
  * entry to tokens: it chooses them and keeps its logits in keep) or the
  * test (fed tokens, compared with keep). */
@@ -173,7 +140,7 @@ int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
 		   uint64_t top_k, uint64_t seed, struct kv_quality *q,
 		   struct kv_quality_step *steps, double *ms_test, char *err)
 {
-	struct pass p = {m, run_opts(o, prompt, gen, true), prompt, gen,
+	struct pass p = {m, kv_decode_compare_opts(o, prompt, gen, true), prompt, gen,
 			 o->users, seed, top_k, temperature, NULL, NULL};
 	uint64_t vocab = o->vocab ? o->vocab : m->vocab, cap = prompt + gen;
 	int rc;
@@ -196,7 +163,7 @@ int kv_quality_run(const struct kv_model *m, const struct kv_engine_opts *o,
 			p.text[u * cap + i] = kv_rand_token(seed, u, i, vocab);
 	if ((rc = one_pass(&p, false, q, steps, NULL, err)))
 		goto out;
-	p.o = run_opts(o, prompt, gen, false);
+	p.o = kv_decode_compare_opts(o, prompt, gen, false);
 	rc = one_pass(&p, true, q, steps, ms_test, err);
 out:
 	free(p.text);

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "kv/dtype.h"
 #include "kv/model.h"
 #include "kv/safetensors.h"

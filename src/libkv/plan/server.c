@@ -144,37 +144,3 @@ void kv_server_batch(const struct kv_server *s, uint64_t mem, const char *gpu,
 	*tokens = c.batched;
 	*seqs = c.seqs;
 }
-
-bool server_gpu_is(const char *gpu, const char *const *names)
-{
-	for (const char *const *g = names; gpu && *g; g++)
-		if (strcasestr(gpu, *g))
-			return true;
-	return false;
-}
-
-bool server_sm100(const char *gpu)
-{
-	static const char *const names[] = {"b200", "b300", "gb200", "gb300",
-					    NULL};
-	return server_gpu_is(gpu, names);
-}
-
-bool server_type_is(const struct kv_model *m, const char *const *types)
-{
-	for (const char *const *t = types; *t; t++)
-		if (!strcmp(m->model_type, *t))
-			return true;
-	return false;
-}
-
-bool server_arch_is(const struct kv_model *m, const char *const *archs,
-		    const char *const *types)
-{
-	if (!m->arch[0])
-		return server_type_is(m, types);
-	for (const char *const *a = archs; *a; a++)
-		if (!strcmp(m->arch, *a))
-			return true;
-	return false;
-}

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "kv/model.h"
 #include "kv/tokenizer.h"
 #include "pretok.h"

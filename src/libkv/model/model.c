@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "model_int.h"
 
 #define MAX_CONFIG_BYTES (64u << 20)

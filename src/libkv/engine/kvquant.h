@@ -126,4 +126,10 @@ bool kv_attnq_has_simd(uint32_t hd);
  * thread attends. */
 void kv_attnq_set_basic(bool on);
 
+/* A block of 32 query values for the integer dot products with an int8,
+ * q8_0 or q4_0 K, as llama.cpp quantizes its activations to q8_0 for
+ * them: dq = max |q| / 127 (kept in float), q8 = round(q / dq). Returns
+ * dq. */
+float kvq_quant_q8(const float *q, int8_t *q8);
+
 #endif

@@ -52,39 +52,6 @@ static int mac(uint64_t *acc, uint64_t a, uint64_t b)
 	return kv_mul(a, b, &t) || kv_add(*acc, t, acc) ? KV_ERANGE : 0;
 }
 
-/* A forward pass of `tokens` tokens at its peak, on one rank: at the MLP
- * the residual and its norm (2 x hidden) and the gate, up and activation
- * (3 x its width / tp; MoE: the top-k experts' and the shared ones'), in
- * 16 bits. An absurd shape is capped (a float past 2^64 has no cast). */
-uint64_t fit_forward_bytes(const struct fit_ctx *c, uint64_t tokens)
-{
-	const struct kv_model *m = c->in->m;
-	uint64_t width = m->intermediate;
-	if (m->n_experts)
-		width = m->layers[m->n_layers - 1].ffn_dim * m->n_experts_active +
-			m->shared_ffn_dim;
-	double tok = 2.0 * (double)m->hidden + 3.0 * (double)width / c->in->tp;
-	double b = (double)tokens * tok * 2;
-	return b < 0x1p62 ? (uint64_t)b : (uint64_t)0x1p62;
-}
-
-bool fit_layer_bytes(const struct fit_ctx *c, uint32_t i, struct kv_geom *g,
-		     uint64_t *tb)
-{
-	char err[KV_ERRLEN];
-	return !kv_layer_geom(c->in->m, i, &c->o, g, err) &&
-	       g->attn != KV_ATTN_NONE &&
-	       !kv_geom_token_bytes(g, &c->o, tb, err);
-}
-
-uint64_t fit_stage_state(const struct fit_ctx *c, const struct fit_stage *s)
-{
-	uint32_t ssm = 0;
-	for (uint32_t i = s->first; i < s->first + s->n; i++)
-		ssm += c->in->m->layers[i].ssm;
-	return ssm && c->ssm_layers ? c->state / c->ssm_layers * ssm : 0;
-}
-
 static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 		      bool last, char *err)
 {

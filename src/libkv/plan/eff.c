@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "kv/eff.h"
 #include "kv/model.h"
 
