@@ -269,6 +269,21 @@ int cli_list(const char *opt, const char *s, uint64_t max, uint64_t **vals,
 	return e;
 }
 
+int cli_users(const char *s, uint64_t **vals, size_t *n)
+{
+	int e;
+	free(*vals);
+	*vals = NULL;
+	if ((e = cli_sweep("--users", s, vals, n)))
+		return e;
+	for (size_t i = 0; i < *n; i++)
+		if ((*vals)[i] > KV_MAX_USERS)
+			return cli_usage("--users: each from 1 to 2^40, got "
+					 "'%s'",
+					 s);
+	return 0;
+}
+
 int cli_u64s(const char *opt, const char *s, uint64_t lo, uint64_t hi,
 	     uint64_t **vals, size_t *n)
 {
@@ -504,154 +519,15 @@ int cli_read_text(const char *path, char **out, size_t *len)
 	return 0;
 }
 
-int cli_tsv_split(char *buf, const char *src, struct cli_tsv *t)
+int cli_tsv_split(char *buf, const char *src, struct kv_tsv *t)
 {
-	*t = (struct cli_tsv){0};
-	size_t cap = 0, lineno = 0;
-	for (char *ln = buf, *next; ln; ln = next) {
-		next = strchr(ln, '\n');
-		if (next)
-			*next++ = '\0';
-		lineno++;
-		size_t len = strlen(ln);
-		if (len && ln[len - 1] == '\r')
-			ln[--len] = '\0';
-		if (!len)
-			continue;
-		size_t cells = 1;
-		for (const char *p = ln; (p = strchr(p, '\t')); p++)
-			cells++;
-		size_t r = t->ncol ? t->nrow + 1 : 0;
-		if (!t->ncol && cells > CLI_TSV_MAX_COLS) {
-			cli_error("%s: line %zu: a header of %zu columns, "
-				  "more than %d",
-				  src, lineno, cells, CLI_TSV_MAX_COLS);
-			return CLI_USAGE;
-		}
-		if (!t->ncol)
-			t->ncol = cells;
-		if (r >= cap) {
-			cap = cap ? 2 * cap : 16;
-			char **c = realloc(t->cell, cap * t->ncol * sizeof *c);
-			size_t *l = c ? realloc(t->line, cap * sizeof *l) : NULL;
-			size_t *w = l ? realloc(t->width, cap * sizeof *w) : NULL;
-			if (c)
-				t->cell = c;
-			if (l)
-				t->line = l;
-			if (!w) {
-				cli_error("out of memory");
-				cli_tsv_free(t);
-				return CLI_FAIL;
-			}
-			t->width = w;
-		}
-		char **row = t->cell + r * t->ncol;
-		size_t k = 0;
-		for (char *p = ln; p; k++) {
-			char *tab = strchr(p, '\t');
-			if (tab)
-				*tab++ = '\0';
-			if (k < t->ncol)
-				row[k] = p;
-			p = tab;
-		}
-		for (size_t j = k; j < t->ncol; j++)
-			row[j] = NULL;
-		t->line[r] = lineno;
-		t->width[r] = k;
-		if (r)
-			t->nrow++;
-	}
-	return 0;
-}
-
-int cli_tsv_col(const struct cli_tsv *t, const char *name)
-{
-	for (size_t i = 0; i < t->ncol; i++)
-		if (!strcmp(t->cell[i], name))
-			return (int)i;
-	return -1;
-}
-
-const char *cli_tsv_get(const struct cli_tsv *t, size_t row, int col)
-{
-	if (col < 0 || (size_t)col >= t->ncol || row > t->nrow)
-		return NULL;
-	return t->cell[row * t->ncol + (size_t)col];
-}
-
-void cli_tsv_free(struct cli_tsv *t)
-{
-	free(t->cell);
-	free(t->line);
-	free(t->width);
-	*t = (struct cli_tsv){0};
-}
-
-int cli_kvsize_rows(char *text, const char *src,
-		    struct cli_kvsize_row **rows, size_t *n)
-{
-	struct cli_tsv t;
-	int status = cli_tsv_split(text, src, &t);
-	*rows = NULL;
-	*n = 0;
-	if (status)
-		return status;
-	int im = cli_tsv_col(&t, "model"), id = cli_tsv_col(&t, "kv_dtype"),
-	    ic = cli_tsv_col(&t, "ctx"), iu = cli_tsv_col(&t, "users"),
-	    it = cli_tsv_col(&t, "tp"), ib = cli_tsv_col(&t, "block_size"),
-	    ij = cli_tsv_col(&t, "config"),
-	    ia = cli_tsv_col(&t, "kv_dtype_asked");
-	if (!t.ncol) {
-		cli_error("%s: empty input, expected a config or kvsize's rows",
-			  src);
-		status = CLI_USAGE;
-	} else if (im < 0 || id < 0 || ic < 0 ||
-		   cli_tsv_col(&t, "layer") >= 0) {
-		cli_error("%s: line %zu: not kvsize's header (model, kv_dtype, "
-			  "ctx; no --per-layer)",
-			  src, t.line[0]);
-		status = CLI_USAGE;
-	} else if (!t.nrow) {
-		cli_error("%s: kvsize's header and no rows", src);
-		status = CLI_USAGE;
-	} else if (!(*rows = calloc(t.nrow, sizeof **rows))) {
+	char err[KV_ERRLEN];
+	int e = kv_tsv_split(buf, t, err);
+	if (e == KV_ENOMEM)
 		cli_error("out of memory");
-		status = CLI_FAIL;
-	}
-	for (size_t r = 1; !status && r <= t.nrow; r++) {
-		enum kv_dtype k, v;
-		uint64_t ctx, users = 1, tp = 0, block = 0;
-		const char *asked = ia >= 0 ? cli_tsv_get(&t, r, ia) : "";
-		if (t.width[r] != t.ncol ||
-		    kv_dtype_kv_parse(cli_tsv_get(&t, r, id), &k, &v) ||
-		    kv_parse_u64(cli_tsv_get(&t, r, ic), &ctx) || ctx == 0 ||
-		    (iu >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, iu), &users) ||
-				 users == 0 || users > (1ULL << 40))) ||
-		    (it >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, it), &tp) ||
-				 tp == 0 || tp > CLI_MAX_RANKS)) ||
-		    (ib >= 0 && (kv_parse_u64(cli_tsv_get(&t, r, ib), &block) ||
-				 block > (1 << 20)))) {
-			cli_error("%s: line %zu: not a kvsize row", src,
-				  t.line[r]);
-			status = CLI_USAGE;
-			break;
-		}
-		const char *json = ij >= 0 ? cli_tsv_get(&t, r, ij) : NULL;
-		(*rows)[(*n)++] = (struct cli_kvsize_row){
-			cli_tsv_get(&t, r, im),
-			strcmp(asked, "auto") ? kv_dtype_pack(k, v) : -1, ctx,
-			users, tp, block, json && *json ? json : NULL,
-			t.line[r]};
-	}
-	if (status) {
-		free(*rows);
-		*rows = NULL;
-		*n = 0;
-	}
-	cli_tsv_free(&t);
-	return status;
+	else if (e)
+		cli_error("%s: %s", src, err);
+	return cli_status(e);
 }
 
 int cli_status(int kv_err)

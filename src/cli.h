@@ -11,6 +11,8 @@
 #include <stdio.h>
 
 #include "kv/model.h"
+#include "kv/rows.h"
+#include "kv/tsv.h"
 
 /* Exit status of every tool, documented in each man page. */
 enum cli_exit {
@@ -18,10 +20,6 @@ enum cli_exit {
 	CLI_FAIL = 1,  /* a check or requirement failed; a runtime failure */
 	CLI_USAGE = 2, /* bad usage or bad input */
 };
-
-/* The most ranks --tp and --pp take, in every tool and on kvsize's rows
- * read down a pipe. */
-#define CLI_MAX_RANKS (1 << 16)
 
 /* The exit status of a libkv error about the input: CLI_FAIL out of
  * memory, CLI_USAGE for the rest (bad, unreadable, unsupported or
@@ -130,6 +128,10 @@ int cli_sweep(const char *opt, const char *s, uint64_t **vals, size_t *n);
  * max. */
 int cli_list(const char *opt, const char *s, uint64_t max, uint64_t **vals,
 	     size_t *n);
+/* --users LIST: a sweep of counts from 1 to KV_MAX_USERS into *vals
+ * (freed first). Returns 0, CLI_USAGE or CLI_FAIL (said). */
+int cli_users(const char *s, uint64_t **vals, size_t *n);
+
 /* One whole number from lo to hi (said as cli_u64() says it), or a list
  * of them as cli_sweep() reads one (1,2,4 or lo:hi:xF or lo:hi:+S): into
  * *vals from malloc (freeing what it held), *n of them. */
@@ -170,22 +172,6 @@ int cli_kv_join(struct cli_kv *kv, int **vals, size_t *n);
  * a path). Prints the error and returns CLI_USAGE on failure. */
 int cli_load_model(const char *arg, struct kv_model **m);
 
-/*
- * A TSV text split in place: the first line that is not blank is the
- * header, each later one a row (blank lines skipped, a CR before the
- * newline dropped). cli_tsv_get(t, r, c) is row r's cell of column c (row
- * 0 the header), or NULL past the row's own cells.
- */
-struct cli_tsv {
-	char **cell;   /* (1 + nrow) x ncol cells, into the caller's text */
-	size_t *line;  /* each row's line number in the text, from 1 */
-	size_t *width; /* cells each row had (more than ncol when too many) */
-	size_t ncol;   /* the header's columns; 0 when the text has none */
-	size_t nrow;   /* rows after the header */
-};
-
-#define CLI_TSV_MAX_COLS 256
-
 /* The columns of a table named by an array of names. */
 #define CLI_NCOLS(a) (sizeof(a) / sizeof *(a))
 
@@ -195,38 +181,9 @@ struct cli_tsv {
  * 64 MiB (each said). */
 int cli_read_text(const char *path, char **out, size_t *len);
 
-/* Splits buf (NUL-terminated; the caller keeps it while t is read;
- * src names it in messages).
- * Returns 0, CLI_USAGE for a header of more than CLI_TSV_MAX_COLS
- * columns, or CLI_FAIL out of memory (each said). */
-int cli_tsv_split(char *buf, const char *src, struct cli_tsv *t);
-/* The header's column of that name, or -1. */
-int cli_tsv_col(const struct cli_tsv *t, const char *name);
-const char *cli_tsv_get(const struct cli_tsv *t, size_t row, int col);
-void cli_tsv_free(struct cli_tsv *t);
-
-/* A row of kvsize's TSV, what kvfit plans from. */
-struct cli_kvsize_row {
-	const char *model; /* as kvsize printed it, into the text */
-	int dtype;         /* K's and V's formats, packed (kv_dtype_pack);
-			      -1 where kvsize was asked auto (its
-			      kv_dtype_asked), which kvfit resolves by its
-			      engine's rule */
-	uint64_t ctx;      /* >= 1 */
-	uint64_t users;    /* sequences kvsize sized, >= 1 */
-	uint64_t tp;       /* its --tp, 0 when the rows do not say */
-	uint64_t block;    /* its --block-size, with tp (0: none) */
-	const char *config; /* the config itself, when kvsize read it from
-			     * stdin; else NULL */
-	size_t line;       /* in the text, for messages */
-};
-
-/* kvsize's rows in text (cut in place; `src` names it in messages): one
- * per row, *rows from malloc. Returns 0 with at least one row, or
- * CLI_USAGE (said: not kvsize's header, a row that is not kvsize's, a
- * header and no rows, no header) or CLI_FAIL. */
-int cli_kvsize_rows(char *text, const char *src,
-		    struct cli_kvsize_row **rows, size_t *n);
+/* kv_tsv_split() of buf, its errors said with src naming the text.
+ * Returns 0, CLI_USAGE or CLI_FAIL. */
+int cli_tsv_split(char *buf, const char *src, struct kv_tsv *t);
 
 /* The TSV / JSON writer: one header row, one record per line, flushed. */
 /* How a table is written: tab-separated (the default, for pipes),
@@ -274,6 +231,8 @@ void cli_put_u64(struct cli_table *t, uint64_t v);
 void cli_put_bytes(struct cli_table *t, uint64_t v);
 void cli_put_f(struct cli_table *t, double v, int prec);
 void cli_put_empty(struct cli_table *t);
+/* A cell of libkv's rows, by its kind (bytes in units with human). */
+void cli_put_cell(struct cli_table *t, const struct kv_cell *c);
 void cli_row_end(struct cli_table *t);
 void cli_table_end(struct cli_table *t);
 

@@ -220,6 +220,16 @@ void cli_put_f(struct cli_table *t, double v, int prec)
 	put_num(t, buf);
 }
 
+void cli_put_cell(struct cli_table *t, const struct kv_cell *c)
+{
+	switch (c->kind) {
+	case KV_CELL_STR: cli_put_str(t, c->s); break;
+	case KV_CELL_U64: cli_put_u64(t, c->u); break;
+	case KV_CELL_BYTES: cli_put_bytes(t, c->u); break;
+	default: cli_put_empty(t); break;
+	}
+}
+
 void cli_put_empty(struct cli_table *t)
 {
 	cell(t);

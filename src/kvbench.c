@@ -428,7 +428,7 @@ static int read_baseline(struct args *a, const char *path,
 {
 	char *text, err[KV_ERRLEN];
 	size_t len;
-	struct cli_tsv t = {0};
+	struct kv_tsv t = {0};
 	struct kv_sweep_cols c;
 	int status = cli_read_text(path, &text, &len);
 	if (status)
@@ -458,7 +458,7 @@ static int read_baseline(struct args *a, const char *path,
 		if (!status && kv_sweep_add(s, p))
 			status = CLI_FAIL;
 	}
-	cli_tsv_free(&t);
+	kv_tsv_free(&t);
 	free(text);
 	return status;
 }

@@ -101,7 +101,7 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	char list[256];
 	switch (c) {
 	case 'b':
-		return cli_u64s("--block-size", s, 1, 1 << 20, &o->blocks,
+		return cli_u64s("--block-size", s, 1, KV_MAX_BLOCK, &o->blocks,
 				&o->nblocks);
 	case 'g': a->gpu = s; return 0;
 	case OPT_GPU_FILE: a->gpu_file = s; return 0;
@@ -163,8 +163,8 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	case OPT_UTIL: return fraction(cli_opt_as(), s, &o->util);
 	case OPT_TP:
 		o->tp_given = true;
-		return cli_u64(cli_opt_as(), s, 1, CLI_MAX_RANKS, &o->tp);
-	case OPT_PP: return cli_u64(cli_opt_as(), s, 1, CLI_MAX_RANKS, &o->pp);
+		return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->tp);
+	case OPT_PP: return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->pp);
 	default: return NOT_MINE;
 	}
 }
@@ -194,7 +194,6 @@ static int engine(const char *s, struct kv_plan_opts *o)
 static int opt_rows(int c, const char *s, struct args *a)
 {
 	struct kv_plan_opts *o = &a->o;
-	int e;
 	switch (c) {
 	case 'c':
 		free(o->ctx);
@@ -205,15 +204,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 		free(o->dtypes);
 		return cli_dtypes(cli_opt_as(), s, &o->dtypes, &o->ndtypes);
 	case 'u':
-		free(o->users);
-		if ((e = cli_sweep("--users", s, &o->users, &o->nusers)))
-			return e;
-		for (size_t i = 0; i < o->nusers; i++)
-			if (!o->users[i] || o->users[i] > 1ULL << 40)
-				return cli_usage("--users: each from 1 to "
-						 "2^40, got '%s'",
-						 s);
-		return 0;
+		return cli_users(s, &o->users, &o->nusers);
 	case OPT_CTK:
 	case OPT_CTV:
 		return cli_cache_type(c == OPT_CTK, s, &a->kv);
@@ -225,7 +216,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 					 s);
 		return 0;
 	case OPT_MIN_USERS:
-		return cli_u64("--min-users", s, 1, 1ULL << 40, &a->min_users);
+		return cli_u64("--min-users", s, 1, KV_MAX_USERS, &a->min_users);
 	case OPT_ISL: return tokens_above0("--isl", s, &o->work.isl);
 	case OPT_OSL: return tokens_above0("--osl", s, &o->work.osl);
 	case OPT_NUM_PROMPTS:

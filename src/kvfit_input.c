@@ -145,13 +145,19 @@ static const char *given_text(const char *opt, const struct kv_plan_opts *o,
 static int read_rows(char *buf, const struct kv_plan_opts *o,
 		     struct kv_plan **pl, size_t *np)
 {
-	struct cli_kvsize_row *rows;
+	struct kv_srow *rows;
 	size_t n;
-	int status = cli_kvsize_rows(buf, "-", &rows, &n);
+	char err[KV_ERRLEN];
+	int status = kv_srows_read(buf, &rows, &n, err);
+	if (status == KV_ENOMEM)
+		cli_error("out of memory");
+	else if (status)
+		cli_error("-: %s", err);
+	status = cli_status(status);
 	for (size_t i = 0; !status && i < n; i++) {
-		const struct cli_kvsize_row *r = &rows[i];
+		const struct kv_srow *r = &rows[i];
 		struct kv_model *m;
-		char err[KV_ERRLEN], text[200];
+		char text[200];
 		uint64_t row, given;
 		const char *opt;
 		if (r->config) { /* the config came down the pipe */
@@ -165,7 +171,11 @@ static int read_rows(char *buf, const struct kv_plan_opts *o,
 		}
 		if ((status = push(pl, np,
 				   (struct kv_plan){
-					   m, r->dtype, r->ctx, KV_CKPT_NONE, 0,
+					   m,
+					   r->asked_auto
+						   ? -1
+						   : kv_dtype_pack(r->k, r->v),
+					   r->ctx, KV_CKPT_NONE, 0,
 					   r->users > 1 ? r->users : 0, r->tp,
 					   r->block})))
 			break;

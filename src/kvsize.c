@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "kv/layout.h"
+#include "kv/rows.h"
 #include "kv/units.h"
 
 static const char usage_head[] =
@@ -40,32 +41,6 @@ struct args {
 	struct cli_kv kv;   /* --cache-type-k and -v, until joined */
 };
 
-/* printed order: model kv_dtype layers kv_heads head_dim_k head_dim_v ctx
- * users bytes_per_token kv_bytes kv_dtype_asked [state_bytes]; the
- * format asked ("auto", resolved from the config's torch_dtype into
- * kv_dtype) goes down a pipe, so that kvfit resolves auto by its engine's
- * rule as it does for a config */
-static const char *const row_cols[] = {
-	"model", "kv_dtype", "layers", "kv_heads", "head_dim_k",
-	"head_dim_v", "ctx", "users", "bytes_per_token", "kv_bytes",
-	"kv_dtype_asked"};
-static const char *const layer_cols[] = {
-	"model", "kv_dtype", "layer", "kind", "kv_heads", "head_dim_k",
-	"head_dim_v", "window", "ctx", "tokens", "users", "bytes_per_token",
-	"kv_bytes"};
-
-/* A min..max pair as one cell: the number when both agree. */
-static void put_range(struct cli_table *t, uint32_t lo, uint32_t hi)
-{
-	char buf[32];
-	if (lo == hi) {
-		cli_put_u64(t, lo);
-		return;
-	}
-	snprintf(buf, sizeof buf, "%u..%u", lo, hi);
-	cli_put_str(t, buf);
-}
-
 /* One row per layer of model m for one format, context and user count;
  * with t == NULL it only checks that every row can be computed. */
 static int per_layer(struct cli_table *t, const struct kv_model *m,
@@ -73,91 +48,43 @@ static int per_layer(struct cli_table *t, const struct kv_model *m,
 {
 	char err[KV_ERRLEN];
 	for (uint32_t i = 0; i < m->n_layers; i++) {
-		struct kv_geom g;
-		uint64_t per, total;
-		if (kv_layer_geom(m, i, o, &g, err) ||
-		    kv_geom_token_bytes(&g, o, &per, err)) {
+		struct kv_lrow r;
+		struct kv_cell cell;
+		int e = kv_lrow_size(m, o, i, ctx, users, &r, err);
+		if (e) {
 			cli_error("%s", err);
-			return CLI_USAGE;
+			return cli_status(e);
 		}
-		uint64_t tokens = kv_geom_tokens(&g, ctx, o->block);
-		if (kv_mul(per, tokens, &total) ||
-		    kv_mul(total, users, &total)) {
-			cli_error("%s: %llu tokens x %llu users overflows 64 "
-				  "bits of bytes",
-				  m->name, (unsigned long long)ctx,
-				  (unsigned long long)users);
-			return CLI_USAGE;
+		for (int c = 0; t && c < KV_LROW_NCOLS; c++) {
+			kv_lrow_cell(&r, (enum kv_lrow_col)c, &cell);
+			cli_put_cell(t, &cell);
 		}
-		if (!t)
-			continue;
-		char kv[40];
-		cli_put_str(t, m->name);
-		cli_put_str(t, kv_dtype_kv_name(o->k_dtype, o->v_dtype, kv,
-						sizeof kv));
-		cli_put_u64(t, i);
-		cli_put_str(t, kv_attn_name(g.attn));
-		cli_put_u64(t, g.heads);
-		cli_put_u64(t, g.dim_k);
-		cli_put_u64(t, g.dim_v);
-		if (g.window)
-			cli_put_u64(t, g.window);
-		else
-			cli_put_empty(t);
-		cli_put_u64(t, ctx);
-		cli_put_u64(t, tokens);
-		cli_put_u64(t, users);
-		cli_put_bytes(t, per);
-		cli_put_bytes(t, total);
-		cli_row_end(t);
+		if (t)
+			cli_row_end(t);
 	}
 	return 0;
 }
 
-/* One summary row of model m; with t == NULL only the check. */
-static int row(struct cli_table *t, const struct kv_model *m,
-	       const struct kv_opts *o, bool asked_auto, uint64_t ctx,
-	       uint64_t users, bool state, bool plan)
+/* One summary row of model m, its columns cols; with t == NULL only the
+ * check. */
+static int row(struct cli_table *t, const enum kv_srow_col *cols,
+	       const struct kv_model *m, const struct kv_opts *o,
+	       bool asked_auto, uint64_t ctx, uint64_t users, bool state)
 {
-	char err[KV_ERRLEN], kv[40];
-	struct kv_summary s;
-	uint64_t per, total, st = 0;
-	int e;
-	if ((e = kv_model_summary(m, o, &s, err)) ||
-	    (e = kv_model_token_bytes(m, o, &per, err)) ||
-	    (e = kv_model_bytes(m, o, ctx, users, &total, err))) {
-		if (e == KV_ERANGE && !strstr(err, "overflow"))
-			snprintf(err, sizeof err, "%s: bytes overflow 64 bits",
-				 m->name);
+	char err[KV_ERRLEN];
+	struct kv_srow r;
+	struct kv_cell cell;
+	int e = kv_srow_size(m, o, asked_auto, ctx, users, state, &r, err);
+	if (e) {
 		cli_error("%s", err);
-		return CLI_USAGE;
-	}
-	if (state && kv_model_state_bytes(m, o, users, &st)) {
-		cli_error("%s: state bytes overflow 64 bits", m->name);
-		return CLI_USAGE;
+		return cli_status(e);
 	}
 	if (!t)
 		return 0;
-	kv_dtype_kv_name(o->k_dtype, o->v_dtype, kv, sizeof kv);
-	cli_put_str(t, m->name);
-	cli_put_str(t, kv);
-	cli_put_u64(t, s.layers);
-	put_range(t, s.heads_min, s.heads_max);
-	put_range(t, s.dim_k_min, s.dim_k_max);
-	put_range(t, s.dim_v_min, s.dim_v_max);
-	cli_put_u64(t, ctx);
-	cli_put_u64(t, users);
-	cli_put_bytes(t, per);
-	cli_put_bytes(t, total);
-	cli_put_str(t, asked_auto ? "auto" : kv);
-	if (state)
-		cli_put_bytes(t, st);
-	if (plan) { /* what kvfit continues the plan with */
-		cli_put_u64(t, o->tp);
-		cli_put_u64(t, o->block);
+	for (size_t c = 0; c < t->ncols; c++) {
+		kv_srow_cell(&r, cols[c], &cell);
+		cli_put_cell(t, &cell);
 	}
-	if (t->cell < t->ncols) /* the last column left: config */
-		cli_put_str(t, m->json ? m->json : "");
 	cli_row_end(t);
 	return 0;
 }
@@ -165,7 +92,7 @@ static int row(struct cli_table *t, const struct kv_model *m,
 /* Every row of the matrix config x format x context x users: printed into
  * t, or only checked when t is NULL (warnings are given on the check). */
 static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
-		struct cli_table *t, bool state)
+		struct cli_table *t, const enum kv_srow_col *cols, bool state)
 {
 	static const uint64_t one = 1, none = 0;
 	static const int auto_dtype = -1;
@@ -196,10 +123,9 @@ static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 					status = a->per_layer
 						? per_layer(t, m, &o, ctx[c],
 							    users[u])
-						: row(t, m, &o, dts[d] < 0,
-						      ctx[c],
-						      users[u], state,
-						      a->tp > 1 || a->blocks);
+						: row(t, cols, m, &o,
+						      dts[d] < 0, ctx[c],
+						      users[u], state);
 		}
 	}
 	return status;
@@ -280,7 +206,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case 'b':
-			if ((e = cli_list("--block-size", optarg, 1ULL << 32,
+			if ((e = cli_list("--block-size", optarg, KV_MAX_BLOCK,
 					  &a->blocks, &a->nblocks)))
 				return e;
 			break;
@@ -302,9 +228,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case 'u':
-			free(a->users);
-			if ((e = cli_sweep("--users", optarg, &a->users,
-					   &a->nusers)))
+			if ((e = cli_users(optarg, &a->users, &a->nusers)))
 				return e;
 			break;
 		case OPT_MHA: a->mha = true; break;
@@ -314,7 +238,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 				return e;
 			break;
 		case OPT_TP:
-			if ((e = cli_u64(cli_opt_as(), optarg, 1, CLI_MAX_RANKS, &v)))
+			if ((e = cli_u64(cli_opt_as(), optarg, 1, KV_MAX_RANKS, &v)))
 				return e;
 			a->tp = v;
 			break;
@@ -381,32 +305,26 @@ int main(int argc, char **argv)
 
 	/* every row is computed once before any is printed, so that bad
 	 * input (a tp that splits no head, an overflow) leaves stdout empty */
-	if ((status = rows(models, nmodels, &a, NULL, state)))
+	if ((status = rows(models, nmodels, &a, NULL, NULL, state)))
 		goto out;
-	struct cli_table t;
-	/* rows with --tp or --block-size carry them, for kvfit to go on */
-	const char *cols[CLI_NCOLS(row_cols) + 4];
-	size_t ncols = CLI_NCOLS(row_cols);
-	memcpy(cols, row_cols, sizeof row_cols);
-	if (state)
-		cols[ncols++] = "state_bytes";
-	if (a.tp > 1 || a.blocks) {
-		cols[ncols++] = "tp";
-		cols[ncols++] = "block_size";
-	}
-	/* a config from stdin goes on down a pipe (not to a terminal), on
-	 * its row */
+	/* rows with --tp or --block-size carry them, for kvfit to go on; a
+	 * config from stdin goes on down a pipe (not to a terminal), on its
+	 * row */
+	bool json = false;
 	for (size_t i = 0; i < nmodels && !isatty(fileno(stdout)); i++)
-		if (models[i]->json) {
-			cols[ncols++] = "config";
-			break;
-		}
+		json |= models[i]->json != NULL;
+	enum kv_srow_col cols[KV_SROW_NCOLS];
+	const char *names[KV_SROW_NCOLS];
+	size_t ncols = kv_srow_cols(state, a.tp > 1 || a.blocks, json, cols);
+	for (size_t c = 0; c < ncols; c++)
+		names[c] = kv_srow_names[cols[c]];
+	struct cli_table t;
 	if (a.per_layer)
-		cli_table_begin(&t, layer_cols, CLI_NCOLS(layer_cols), a.json,
+		cli_table_begin(&t, kv_lrow_names, KV_LROW_NCOLS, a.json,
 				a.header, a.human);
 	else
-		cli_table_begin(&t, cols, ncols, a.json, a.header, a.human);
-	status = rows(models, nmodels, &a, &t, state);
+		cli_table_begin(&t, names, ncols, a.json, a.header, a.human);
+	status = rows(models, nmodels, &a, &t, cols, state);
 	cli_table_end(&t);
 out:
 	for (size_t i = 0; i < nmodels; i++)

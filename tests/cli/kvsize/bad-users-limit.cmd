@@ -1,0 +1,1 @@
+kvsize llama-3.1-8b --ctx 128k --users 1000000000000000
