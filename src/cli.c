@@ -456,10 +456,9 @@ int cli_load_model(const char *arg, struct kv_model **m)
 				  arg);
 		return CLI_USAGE;
 	}
-	if (kv_model_load(path, m, err)) {
-		cli_error("%s", err);
-		return CLI_USAGE;
-	}
+	int e = kv_model_load(path, m, err);
+	if (e)
+		return cli_kv_error(e, err);
 	/* a name found in the search path is printed bare, so that another
 	 * tool can find it again; a path stays the path the user gave */
 	if (strcmp(path, arg) != 0) {
@@ -521,13 +520,10 @@ int cli_read_text(const char *path, char **out, size_t *len)
 
 int cli_tsv_split(char *buf, const char *src, struct kv_tsv *t)
 {
-	char err[KV_ERRLEN];
+	char err[KV_ERRLEN], msg[KV_ERRLEN + 256];
 	int e = kv_tsv_split(buf, t, err);
-	if (e == KV_ENOMEM)
-		cli_error("out of memory");
-	else if (e)
-		cli_error("%s: %s", src, err);
-	return cli_status(e);
+	snprintf(msg, sizeof msg, "%s: %s", src, err);
+	return cli_kv_error(e, msg);
 }
 
 int cli_status(int kv_err)
@@ -535,6 +531,15 @@ int cli_status(int kv_err)
 	return !kv_err		      ? CLI_OK
 	       : kv_err == KV_ENOMEM ? CLI_FAIL
 				     : CLI_USAGE;
+}
+
+int cli_kv_error(int e, const char *err)
+{
+	if (e == KV_ENOMEM)
+		cli_error("out of memory");
+	else if (e)
+		cli_error("%s", err);
+	return cli_status(e);
 }
 
 int cli_finish(int status)

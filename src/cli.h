@@ -21,10 +21,16 @@ enum cli_exit {
 	CLI_USAGE = 2, /* bad usage or bad input */
 };
 
-/* The exit status of a libkv error about the input: CLI_FAIL out of
- * memory, CLI_USAGE for the rest (bad, unreadable, unsupported or
- * overflowing input), CLI_OK for 0. */
+/* The one mapping of libkv's errors to exit statuses: CLI_OK for 0,
+ * CLI_FAIL for KV_ENOMEM (an allocation failed: the input was fine),
+ * CLI_USAGE for the rest (KV_EINVAL, KV_ERANGE, KV_EIO, KV_EUNSUP: input
+ * that is bad, overflows, cannot be read or is not supported; a run too
+ * large for the machine is KV_EINVAL). */
 int cli_status(int kv_err);
+
+/* Says libkv's error e (err, or "out of memory" for KV_ENOMEM) and returns
+ * cli_status(e); 0 for 0, saying nothing. */
+int cli_kv_error(int e, const char *err);
 
 /* Sets the program name messages start with ("kvsize"). */
 void cli_init(const char *prog);

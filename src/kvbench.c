@@ -561,8 +561,9 @@ int main(int argc, char **argv)
 		status = read_baseline(&a, a.baseline, &models, &nmodels, &s);
 	else
 		status = load_models(argc, argv, &models, &nmodels, &s, &a);
-	if (!status && kv_sweep_fits(&a.sw, models, &s, err))
-		status = cli_usage("%s", err); /* see kvbench(1), MEMORY */
+	if (!status) /* see kvbench(1), MEMORY */
+		status = cli_kv_error(kv_sweep_fits(&a.sw, models, &s, err),
+				      err);
 	if (status)
 		goto out;
 	if (kv_sweep_refs_new(&refs) ||

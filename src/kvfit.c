@@ -369,10 +369,9 @@ static int params_row(struct cli_table *t, const struct args *a,
 	struct kv_params p;
 	uint64_t bytes;
 	const char *src;
-	if (kv_plan_params(&a->o, pl, &p, &bytes, &src, err)) {
-		cli_error("%s", err);
-		return CLI_USAGE;
-	}
+	int e = kv_plan_params(&a->o, pl, &p, &bytes, &src, err);
+	if (e)
+		return cli_kv_error(e, err);
 	cli_put_str(t, pl->m->name);
 	cli_put_u64(t, p.total);
 	cli_put_u64(t, p.active);
@@ -696,10 +695,8 @@ static int row(struct cli_table *t, const struct args *a,
 		*below = true;
 		return 0;
 	}
-	if ((e = kv_plan_time(&a->o, r, err))) {
-		cli_error("%s", err);
-		return CLI_USAGE;
-	}
+	if ((e = kv_plan_time(&a->o, r, err)))
+		return cli_kv_error(e, err);
 	if (r->unserved) { /* the rate is more than the engine serves */
 		cli_error("%s", err);
 		*below = true;

@@ -40,22 +40,14 @@ static int load_gpus(const struct args *a, struct kv_gpus **g)
 {
 	char path[4200], err[KV_ERRLEN];
 	if (a->gpu_file) {
-		if (kv_gpus_load(a->gpu_file, g, err)) {
-			cli_error("%s", err);
-			return CLI_USAGE;
-		}
-		return 0;
+		return cli_kv_error(kv_gpus_load(a->gpu_file, g, err), err);
 	}
 	if (kv_gpus_find(path, sizeof path)) {
 		cli_error("gpus.json: not found in $KV_CONFIG_PATH or the "
 			  "data directories; give --gpu-mem SIZE");
 		return CLI_USAGE;
 	}
-	if (kv_gpus_load(path, g, err)) {
-		cli_error("%s", err);
-		return CLI_USAGE;
-	}
-	return 0;
+	return cli_kv_error(kv_gpus_load(path, g, err), err);
 }
 
 int kvfit_list_gpus(const struct args *a)
@@ -149,11 +141,11 @@ static int read_rows(char *buf, const struct kv_plan_opts *o,
 	size_t n;
 	char err[KV_ERRLEN];
 	int status = kv_srows_read(buf, &rows, &n, err);
-	if (status == KV_ENOMEM)
-		cli_error("out of memory");
-	else if (status)
-		cli_error("-: %s", err);
-	status = cli_status(status);
+	if (status) {
+		char msg[KV_ERRLEN + 8];
+		snprintf(msg, sizeof msg, "-: %s", err);
+		status = cli_kv_error(status, msg);
+	}
 	for (size_t i = 0; !status && i < n; i++) {
 		const struct kv_srow *r = &rows[i];
 		struct kv_model *m;
@@ -211,9 +203,8 @@ static int read_stdin(const struct kv_plan_opts *o, struct kv_plan **pl,
 		status = CLI_USAGE;
 	} else if (*s != '{') {
 		status = read_rows(buf, o, pl, np);
-	} else if (kv_model_parse(buf, len, "-", &m, err)) {
-		cli_error("%s", err);
-		status = CLI_USAGE;
+	} else if ((status = kv_model_parse(buf, len, "-", &m, err))) {
+		status = cli_kv_error(status, err);
 	} else {
 		status = push(pl, np, config(m));
 	}
@@ -232,10 +223,9 @@ static int efficiencies(struct args *a, const struct kv_gpus *gpus,
 	struct kv_serve_in *w = &a->o.work;
 	if (a->gpu_file || !w->isl || kv_effs_find(path, sizeof path))
 		return 0; /* nothing timed, or no table */
-	if (kv_effs_load(path, &a->effs, err)) {
-		cli_error("%s", err);
-		return CLI_USAGE;
-	}
+	int e = kv_effs_load(path, &a->effs, err);
+	if (e)
+		return cli_kv_error(e, err);
 	w->effs = a->effs;
 	if ((w->eff = kv_effs_lookup(a->effs, gpu->name))) {
 		w->source = "measured";
@@ -356,8 +346,10 @@ int kvfit_load(int argc, char **argv, const struct args *a,
 	for (size_t i = 0; i < *np; i++) {
 		struct kv_plan *p = &(*pl)[i];
 		char err[KV_ERRLEN];
-		if (kv_ckpt_bytes(p->m->path, &p->ckpt, &p->ckpt_bytes, err))
-			return cli_usage("%s", err);
+		int e = kv_ckpt_bytes(p->m->path, &p->ckpt, &p->ckpt_bytes,
+				      err);
+		if (e)
+			return cli_kv_error(e, err);
 		if (p->m->quant.fmt == KV_QUANT_UNKNOWN && !a->o.weights &&
 		    a->o.wdtype < 0)
 			cli_warn("%s: quantization_config: quant_method \"%s\" "

@@ -332,7 +332,8 @@ double kv_max_abs_diff(const float *a, const float *b, uint64_t n);
 
 /* Whether a run of m under o fits: `need` bytes (the engine's and the
  * caller's), `mine` of them the caller's own, against kv_run_memory's
- * figures. Returns 0 when it fits (or usable is 0), else KV_ENOMEM with
+ * figures. Returns 0 when it fits (or usable is 0), else KV_EINVAL (a run
+ * too large for the machine is bad input; nothing was allocated) with
  * err saying what it needs, what is available and what would fit:
  * --layers N, else --vocab N, else both, else fewer users or positions. */
 int kv_run_fits(const struct kv_model *m, const struct kv_engine_opts *o,

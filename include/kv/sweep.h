@@ -123,8 +123,8 @@ int kv_sweep_bytes(const struct kv_sweep *w, const struct kv_model *m,
 		   char *err);
 
 /* Whether every point of s fits in the memory a run may take
- * (kv_run_memory, kv_run_fits): 0, or KV_EINVAL / KV_ENOMEM with err
- * naming the first that does not ("decode gpt2-small at ctx 8192, 4
+ * (kv_run_memory, kv_run_fits): 0, or KV_EINVAL with err naming the
+ * first that does not ("decode gpt2-small at ctx 8192, 4
  * users: ..."), or a bandwidth probe larger than it. */
 int kv_sweep_fits(const struct kv_sweep *w, struct kv_model *const *models,
 		  const struct kv_sweep_points *s, char *err);

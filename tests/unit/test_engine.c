@@ -633,7 +633,7 @@ static void test_helpers(void)
 	struct kv_engine_opts o = kv_engine_opts_default();
 	CHECK(kv_run_fits(m, &o, 900, 0, 1000, 900, err) == 0);
 	CHECK(kv_run_fits(m, &o, 1ULL << 40, 0, 0, 0, err) == 0); /* unknown */
-	CHECK(kv_run_fits(m, &o, 901, 0, 1000, 900, err) == KV_ENOMEM);
+	CHECK(kv_run_fits(m, &o, 901, 0, 1000, 900, err) == KV_EINVAL);
 	CHECK(strstr(err, "the run needs 901 B") != NULL);
 	CHECK(strstr(err, "fewer users or positions are needed") != NULL);
 	kv_model_free(m);

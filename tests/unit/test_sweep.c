@@ -143,10 +143,10 @@ static void fits(struct kv_model *m)
 	setenv("KV_MEM_AVAILABLE", "1GiB", 1);
 	CHECK(kv_sweep_fits(&w, &m, &s, err) == 0);
 	setenv("KV_MEM_AVAILABLE", "512MiB", 1);
-	CHECK(kv_sweep_fits(&w, &m, &s, err) == KV_ENOMEM);
+	CHECK(kv_sweep_fits(&w, &m, &s, err) == KV_EINVAL);
 	CHECK_HAS(err, "--membw-size 512.00 MiB: more than the 460.80 MiB");
 	w.membw = 1 << 20;
-	CHECK(kv_sweep_fits(&w, &m, &s, err) == KV_ENOMEM);
+	CHECK(kv_sweep_fits(&w, &m, &s, err) == KV_EINVAL);
 	CHECK_HAS(err, "decode gpt2-small at ctx 1024, 1 users: ");
 	unsetenv("KV_MEM_AVAILABLE");
 	free(s.p);

@@ -136,5 +136,5 @@ int kv_run_fits(const struct kv_model *m, const struct kv_engine_opts *o,
 		 kv_format_iec(need, b1, sizeof b1),
 		 kv_format_iec(avail, b2, sizeof b2),
 		 kv_format_iec(usable, b3, sizeof b3), hint);
-	return KV_ENOMEM;
+	return KV_EINVAL;
 }

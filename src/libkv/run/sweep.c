@@ -380,7 +380,7 @@ int kv_sweep_fits(const struct kv_sweep *w, struct kv_model *const *models,
 				 kv_format_iec(w->membw, b1, sizeof b1),
 				 kv_format_iec(usable, b2, sizeof b2),
 				 kv_format_iec(avail, b3, sizeof b3));
-			return KV_ENOMEM;
+			return KV_EINVAL;
 		}
 		if (p->bench == KV_BENCH_MEMBW || p->bench == KV_BENCH_SGEMM)
 			continue;
