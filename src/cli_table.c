@@ -226,6 +226,7 @@ void cli_put_cell(struct cli_table *t, const struct kv_cell *c)
 	case KV_CELL_STR: cli_put_str(t, c->s); break;
 	case KV_CELL_U64: cli_put_u64(t, c->u); break;
 	case KV_CELL_BYTES: cli_put_bytes(t, c->u); break;
+	case KV_CELL_REAL: cli_put_f(t, c->d, c->prec); break;
 	default: cli_put_empty(t); break;
 	}
 }

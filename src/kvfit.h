@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "cli.h"
 #include "kv/gpu.h"
 #include "kv/plan.h"
 
@@ -50,5 +51,14 @@ int kvfit_load(int argc, char **argv, const struct args *a,
  * written to --save-gpu. */
 int kvfit_calibrate(const struct args *a, const struct kv_plan *pl,
 		    const struct kv_gpus *gpus, const char *gpu_name);
+
+/* The rows of every plan, solved, printed and held to the targets
+ * (kvfit_rows.c): 0, 1 where a row fell below a target or --min-users,
+ * or 2 for bad input (said, nothing printed). */
+int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
+	       const char *gpu_name);
+
+/* --params: each plan's parameters and weight bytes. */
+int kvfit_params(const struct args *a, const struct kv_plan *pl, size_t np);
 
 #endif

@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "params.h"
 #include "serve.h"
+#include "tsv.h"
 
 /* What a row solves for (kvfit --solve). */
 enum kv_plan_solve {
@@ -112,6 +113,8 @@ struct kv_plan_row {
 				served (kv_plan_time's err says why) */
 	double usd_per_mtok; /* dollars per million output tokens; NAN
 				without a cost */
+	char why[KV_ERRLEN]; /* kv_plan_run: why it failed, or why the
+				rate is unserved */
 };
 
 /* A walk over one plan's rows, in the order kvfit prints them. ctx and
@@ -157,6 +160,13 @@ int kv_plan_check(const struct kv_plan_opts *o, struct kv_plan_row *r,
  * held set (where --solve ctx finds none, f is the row at its shortest
  * context, to say why), or KV_E* with err filled (held may be set). */
 int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err);
+
+/* A row checked, solved as o's solve asks and timed, once:
+ * kv_plan_check (whose solve is the answer for --solve users), then
+ * kv_plan_solve for --solve ctx or tp, then kv_plan_time unless no
+ * answer was found (r->none). Returns 0 or as those, err filled. */
+int kv_plan_run(const struct kv_plan_opts *o, struct kv_plan_row *r,
+		char *err);
 
 /*
  * Times a solved row's workload (o->work; nothing where its isl is 0) at
@@ -223,5 +233,85 @@ const char *kv_plan_disagrees(const struct kv_plan_opts *o,
 int kv_plan_params(const struct kv_plan_opts *o, const struct kv_plan *p,
 		   struct kv_params *out, uint64_t *bytes, const char **src,
 		   char *err);
+
+
+/* --- kvfit's columns (plan_cols.c) --- */
+
+/* Every column of kvfit's rows, in the order written: the memory's, then
+ * from KV_PROW_ISL a timed row's (--isl and --osl). */
+enum kv_prow_col {
+	KV_PROW_MODEL,
+	KV_PROW_GPU,
+	KV_PROW_GPUS,
+	KV_PROW_TP,
+	KV_PROW_PP,
+	KV_PROW_ENGINE,
+	KV_PROW_ENGINE_RULES,
+	KV_PROW_BLOCK,
+	KV_PROW_KV_DTYPE,
+	KV_PROW_CTX,
+	KV_PROW_WEIGHTS_BYTES,
+	KV_PROW_WEIGHTS_SOURCE,
+	KV_PROW_RUNTIME_BYTES,
+	KV_PROW_ACTIVATION_BYTES,
+	KV_PROW_SAMPLER_BYTES,
+	KV_PROW_GRAPH_BYTES,
+	KV_PROW_NONTORCH_BYTES,
+	KV_PROW_FREE_KV_BYTES,
+	KV_PROW_BYTES_PER_TOKEN,
+	KV_PROW_DUP_BYTES_PER_TOKEN,
+	KV_PROW_KV_TOKENS,
+	KV_PROW_NUM_BLOCKS,
+	KV_PROW_MAX_CONCURRENCY,
+	KV_PROW_MAX_NUM_SEQS,
+	KV_PROW_BATCHED_TOKENS,
+	KV_PROW_USERS,
+	KV_PROW_USERS_WHOLE,
+	KV_PROW_KV_BYTES,
+	KV_PROW_DUP_BYTES,
+	KV_PROW_STEP_USERS,
+	KV_PROW_STEP_FITS,
+	KV_PROW_STEP_WEIGHT_BYTES,
+	KV_PROW_STEP_KV_BYTES,
+	KV_PROW_KV_WEIGHT_RATIO,
+	KV_PROW_KV_SHARE,
+	KV_PROW_STEP_MS,
+	KV_PROW_TOKENS_PER_S,
+	KV_PROW_COMPUTE_MS,
+	KV_PROW_BOUND,
+	KV_PROW_ISL,
+	KV_PROW_OSL,
+	KV_PROW_PREFILL_CHUNK,
+	KV_PROW_PREFILL_MS,
+	KV_PROW_DECODE_MS,
+	KV_PROW_TTFT_MS,
+	KV_PROW_TPOT_MS,
+	KV_PROW_LATENCY_MS,
+	KV_PROW_OUT_TOKENS_PER_S,
+	KV_PROW_OUT_TOKENS_PER_S_GPU,
+	KV_PROW_PREFILL_BOUND,
+	KV_PROW_DECODE_BOUND,
+	KV_PROW_MEETS_TARGET,
+	KV_PROW_USD_PER_MTOK,
+	KV_PROW_ARRIVALS,
+	KV_PROW_TIME_SOURCE,
+	KV_PROW_NCOLS
+};
+
+extern const char *const kv_prow_names[KV_PROW_NCOLS];
+
+/* The columns o's rows have: all of them with a workload (o->work.isl),
+ * else those before KV_PROW_ISL. */
+size_t kv_prow_ncols(const struct kv_plan_opts *o);
+
+/* Row r's cell of column c, on the GPU named gpu; the time's cells empty
+ * where the row was not timed (isl and osl still given). s may point
+ * into out->buf. */
+void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
+		  const char *gpu, enum kv_prow_col c, struct kv_cell *out);
+
+/* Whether o gives a latency target to time rows against (a workload and
+ * --max-ttft or --max-tpot). */
+bool kv_plan_target(const struct kv_plan_opts *o);
 
 #endif

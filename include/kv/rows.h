@@ -12,6 +12,7 @@
 
 #include "layout.h"
 #include "model.h"
+#include "tsv.h"
 
 /* What a row, and every tool's option of the same name, may say. */
 #define KV_MAX_RANKS (1 << 16)    /* --tp and --pp */
@@ -68,17 +69,6 @@ struct kv_srow {
 int kv_srow_size(const struct kv_model *m, const struct kv_opts *o,
 		 bool asked_auto, uint64_t ctx, uint64_t users, bool state,
 		 struct kv_srow *r, char *err);
-
-/* What a cell holds: text, a count, a byte count (which a table for
- * people writes in units), or nothing. */
-enum kv_cell_kind { KV_CELL_STR, KV_CELL_U64, KV_CELL_BYTES, KV_CELL_EMPTY };
-
-struct kv_cell {
-	enum kv_cell_kind kind;
-	const char *s; /* KV_CELL_STR: the row's own text, or buf */
-	uint64_t u;    /* KV_CELL_U64, KV_CELL_BYTES */
-	char buf[48];  /* a range "lo..hi", a pair of formats "k/v" */
-};
 
 /* Row r's cell of column c. s may point into out->buf: read it there. */
 void kv_srow_cell(const struct kv_srow *r, enum kv_srow_col c,

@@ -6,6 +6,7 @@
 #define KV_TSV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kv.h"
 
@@ -35,5 +36,25 @@ int kv_tsv_split(char *buf, struct kv_tsv *t, char *err);
 int kv_tsv_col(const struct kv_tsv *t, const char *name);
 const char *kv_tsv_get(const struct kv_tsv *t, size_t row, int col);
 void kv_tsv_free(struct kv_tsv *t);
+
+/* What a table's cell holds: text, a count, a byte count (which a table
+ * for people writes in units), a real to prec decimals (empty where it is
+ * not finite), or nothing. */
+enum kv_cell_kind {
+	KV_CELL_STR,
+	KV_CELL_U64,
+	KV_CELL_BYTES,
+	KV_CELL_REAL,
+	KV_CELL_EMPTY
+};
+
+struct kv_cell {
+	enum kv_cell_kind kind;
+	const char *s; /* KV_CELL_STR: the row's own text, or buf */
+	uint64_t u;    /* KV_CELL_U64, KV_CELL_BYTES */
+	double d;      /* KV_CELL_REAL, to prec decimals */
+	int prec;
+	char buf[64];  /* text made for the cell ("lo..hi", "k/v") */
+};
 
 #endif

@@ -399,6 +399,19 @@ int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
 	return kv_fit_solve(in, &r->f, err);
 }
 
+int kv_plan_run(const struct kv_plan_opts *o, struct kv_plan_row *r,
+		char *err)
+{
+	int e;
+	r->none = false;
+	r->held = 0;
+	if ((e = kv_plan_check(o, r, err)) ||
+	    (o->solve != KV_PLAN_USERS &&
+	     (e = kv_plan_solve(o->solve, r, err))))
+		return e;
+	return r->none ? 0 : kv_plan_time(o, r, err);
+}
+
 const char *kv_plan_bound(const struct kv_fit *f)
 {
 	if (f->missing)

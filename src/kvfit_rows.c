@@ -1,0 +1,410 @@
+/*
+ * kvfit_rows.c - kvfit's rows: each checked, solved and timed once before
+ * any is printed, then written with what it says on stderr (a refusal,
+ * the bar, a target missed), and the verdict the exit status gives; and
+ * --params's rows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "kvfit.h"
+#include "kv/units.h"
+
+/* a table on a terminal: the answer first */
+static const char *const brief_cols[] = {
+	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
+	"weights_bytes", "runtime_bytes", "free_kv_bytes", "kv_bytes",
+	"step_users", "step_fits", "step_ms", "tokens_per_s"};
+static const char *const brief_time_cols[] = {
+	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
+	"step_users", "step_fits", "ttft_ms", "tpot_ms",
+	"out_tokens_per_s_gpu",
+	"decode_bound", "meets_target", "usd_per_mtok"};
+
+/* What the rows come to: whether one fell below a target or
+ * --min-users (exit 1); with --users and a latency target, the most
+ * users of a row that met it, and the first row's times where none
+ * did. */
+struct verdict {
+	bool below;
+	uint64_t best;
+	bool any;
+	struct kv_serve first;
+	const char *model;
+};
+
+static int params_row(struct cli_table *t, const struct args *a,
+		      const struct kv_plan *pl)
+{
+	char err[KV_ERRLEN];
+	struct kv_params p;
+	uint64_t bytes;
+	const char *src;
+	int e = kv_plan_params(&a->o, pl, &p, &bytes, &src, err);
+	if (e)
+		return cli_kv_error(e, err);
+	cli_put_str(t, pl->m->name);
+	cli_put_u64(t, p.total);
+	cli_put_u64(t, p.active);
+	cli_put_bytes(t, bytes);
+	cli_put_str(t, src);
+	cli_row_end(t);
+	if (p.mtp)
+		cli_warn("%s: %llu parameters of multi-token-prediction "
+			 "layers are not counted",
+			 pl->m->name, (unsigned long long)p.mtp);
+	return 0;
+}
+
+int kvfit_params(const struct args *a, const struct kv_plan *pl, size_t np)
+{
+	static const char *const cols[] = {"model", "params", "params_active",
+					   "weights_bytes", "weights_source"};
+	struct cli_table t;
+	int status = 0;
+	cli_table_begin(&t, cols, CLI_NCOLS(cols), a->json, a->header,
+			a->human);
+	for (size_t i = 0; i < np && !status; i++)
+		status = params_row(&t, a, &pl[i]);
+	cli_table_end(&t);
+	return status;
+}
+
+/* Why a row's weights miss, into buf: what they need and what the
+ * engine may use, and which --tp (llama.cpp: --pp) would fit them. */
+static const char *weights_why(const struct kv_fit_in *in,
+			       const struct kv_fit *f,
+			       const struct kv_plan_refusal *r, char *buf,
+			       size_t n)
+{
+	char hint[96], need[32], miss[32], budget[32];
+	bool lcpp = in->server->by_layers;
+	if (r->tp || r->pp)
+		snprintf(hint, sizeof hint, "--%s %u would fit",
+			 r->pp ? "pp" : "tp", r->pp ? r->pp : r->tp);
+	else
+		snprintf(hint, sizeof hint, "no --%s up to the %s count fits "
+			 "one sequence", lcpp ? "pp" : "tp",
+			 lcpp ? "layer" : "head");
+	snprintf(buf, n, "weights%s need %s per GPU, %s more than the %s the "
+		 "engine may use; %s",
+		 in->reserve   ? " and --reserve"
+		 : f->runtime ? " and the engine's own memory"
+			      : "",
+		 kv_format_iec(r->need, need, sizeof need),
+		 kv_format_iec(f->missing, miss, sizeof miss),
+		 kv_format_iec(f->budget, budget, sizeof budget), hint);
+	return buf;
+}
+
+/* What a row that serves no sequence says: which --tp would fit weights
+ * that miss, or that vLLM would not start. */
+static void refusal(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	struct kv_plan_refusal r = kv_plan_refusal(in, f);
+	char why[512];
+	if (r.why == KV_PLAN_VLLM)
+		cli_warn("%s: vllm would not start: one request of %llu "
+			 "tokens needs %.2f GiB of KV cache, more than the "
+			 "%.2f GiB it has; the longest that fits is %llu "
+			 "tokens (its estimated maximum model length)",
+			 in->m->name, (unsigned long long)in->ctx,
+			 (double)r.need / (1 << 30),
+			 (double)f->free_kv / (1 << 30),
+			 (unsigned long long)r.ctx);
+	if (r.why == KV_PLAN_WEIGHTS)
+		cli_error("%s: %s", in->m->name,
+			  weights_why(in, f, &r, why, sizeof why));
+}
+
+/* Why --solve ctx found no context for a row's users: f is the row at
+ * its shortest context. */
+static void no_context(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	struct kv_plan_refusal r = kv_plan_refusal(in, f);
+	char why[512];
+	uint64_t u = in->users;
+	if (r.why == KV_PLAN_WEIGHTS)
+		weights_why(in, f, &r, why, sizeof why);
+	else if (f->max_seqs && u > f->max_seqs)
+		snprintf(why, sizeof why, "%s runs at most %llu at once "
+			 "(max_num_seqs)", in->server->name,
+			 (unsigned long long)f->max_seqs);
+	else
+		snprintf(why, sizeof why, "at %llu token%s each, %llu fit",
+			 (unsigned long long)in->ctx, in->ctx == 1 ? "" : "s",
+			 (unsigned long long)f->users_whole);
+	cli_error("%s: %llu user%s at no context: %s", in->m->name,
+		  (unsigned long long)u, u == 1 ? " fits" : "s fit", why);
+}
+
+static void bar(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	char cells[61], w[32], k[32], fr[32], r[32];
+	uint64_t kv = f->kv_bytes;
+	uint64_t used = f->weights + f->free_kv;
+	fprintf(stderr, "%s %llu [%s] W %s  K %llu users %s  . %s  R %s\n",
+		in->m->name, (unsigned long long)in->ctx,
+		kv_fit_bar(in, f, 60, cells),
+		kv_format_iec(f->weights, w, sizeof w),
+		(unsigned long long)f->users_whole,
+		kv_format_iec(kv, k, sizeof k),
+		kv_format_iec(f->free_kv - (kv < f->free_kv ? kv : f->free_kv),
+			      fr, sizeof fr),
+		kv_format_iec(in->mem > used ? in->mem - used : 0, r, sizeof r));
+}
+
+/* What a row that misses a latency target says: the closest point. */
+static void missed(const struct args *a, const struct kv_plan_row *r,
+		   struct verdict *v)
+{
+	const struct kv_plan_opts *o = &a->o;
+	const struct kv_fit_in *in = &r->in;
+	if (!kv_plan_target(o))
+		return;
+	if (in->users && o->users) { /* a --users row: said at the end */
+		if (r->timed && !v->any) {
+			v->first = r->s;
+			v->model = in->m->name;
+		}
+		v->any |= r->timed;
+		uint64_t served = kv_plan_served(o, r);
+		if (served > v->best)
+			v->best = served;
+		return;
+	}
+	if (r->meets)
+		return;
+	v->below = true;
+	if (!r->timed) {
+		cli_error("%s: no user fits at %llu tokens, so none meets "
+			  "the latency target",
+			  in->m->name, (unsigned long long)in->ctx);
+		return;
+	}
+	cli_error("%s: no concurrency meets %s%s%s: one user has a time to "
+		  "first token of %.1f ms and %.2f ms per output token",
+		  in->m->name, o->max_ttft > 0 ? "--max-ttft" : "",
+		  o->max_ttft > 0 && o->max_tpot > 0 ? " and " : "",
+		  o->max_tpot > 0 ? "--max-tpot" : "", r->s.ttft_ms,
+		  r->s.tpot_ms);
+}
+
+/* The targets given, as "--max-ttft 500 and --max-tpot 15". */
+static const char *targets(const struct kv_plan_opts *o, char *buf, size_t n)
+{
+	int k = 0;
+	buf[0] = '\0';
+	if (o->max_ttft > 0)
+		k = snprintf(buf, n, "--max-ttft %g", o->max_ttft);
+	if (o->max_tpot > 0 && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "%s--max-tpot %g",
+			 k ? " and " : "", o->max_tpot);
+	return buf;
+}
+
+/* --min-users on one row: the users it serves within every target given
+ * (those that fit, without one). A --users list with a target is held
+ * to the best of its rows, at the end. */
+static void gate(const struct args *a, const struct kv_plan_row *r,
+		 const char *gpu_name, struct verdict *v)
+{
+	const struct kv_fit_in *in = &r->in;
+	uint64_t served = kv_plan_served(&a->o, r), g = in->tp * in->pp;
+	char tg[96], of[64] = "";
+	if (!a->min_users || served >= a->min_users ||
+	    (kv_plan_target(&a->o) && a->o.users))
+		return;
+	if (kv_plan_target(&a->o))
+		snprintf(of, sizeof of, ", of the %llu that fit",
+			 (unsigned long long)r->f.users_whole);
+	cli_error("%s: %llu user%s %s%s at %llu tokens (%s, %llu GPU%s, %s)%s"
+		  ", below --min-users %llu",
+		  in->m->name, (unsigned long long)served,
+		  served == 1 ? "" : "s",
+		  !kv_plan_target(&a->o) ? (served == 1 ? "fits" : "fit")
+		  : served == 1  ? "meets "
+				 : "meet ",
+		  kv_plan_target(&a->o) ? targets(&a->o, tg, sizeof tg) : "",
+		  (unsigned long long)in->ctx, gpu_name,
+		  (unsigned long long)g, g > 1 ? "s" : "",
+		  in->server->name, of,
+		  (unsigned long long)a->min_users);
+	v->below = true;
+}
+
+/* The cells of a solved row, every column o's rows have. */
+static void put_row(struct cli_table *t, const char *gpu_name,
+		    const struct kv_plan_opts *o, const struct kv_plan_row *r)
+{
+	struct kv_cell cell;
+	for (size_t c = 0; c < t->ncols; c++) {
+		kv_prow_cell(r, o, gpu_name, (enum kv_prow_col)c, &cell);
+		cli_put_cell(t, &cell);
+	}
+	cli_row_end(t);
+}
+
+/* One solved row: what it says on stderr, its cells, the targets. */
+static void row(struct cli_table *t, const struct args *a,
+		const char *gpu_name, const struct kv_plan_row *r,
+		struct verdict *v)
+{
+	const struct kv_fit_in *in = &r->in;
+	const struct kv_fit *f = &r->f;
+	if (r->held)
+		cli_warn("%s: memory holds %llu tokens for %llu users; the "
+			 "config's %llu positions are the longest context",
+			 in->m->name, (unsigned long long)r->held,
+			 (unsigned long long)in->users,
+			 (unsigned long long)in->m->max_pos);
+	if (r->none && a->o.solve == KV_PLAN_CTX)
+		no_context(in, f);
+	else if (r->none)
+		cli_error("%s: no tensor-parallel degree up to %u fits %llu "
+			  "user%s at %llu tokens",
+			  in->m->name, kv_plan_max_tp(in->m),
+			  (unsigned long long)in->users,
+			  in->users == 1 ? "" : "s",
+			  (unsigned long long)in->ctx);
+	if (r->none) {
+		v->below = true;
+		return;
+	}
+	if (r->unserved) { /* the rate is more than the engine serves */
+		cli_error("%s", r->why);
+		v->below = true;
+		return;
+	}
+	put_row(t, gpu_name, &a->o, r);
+	missed(a, r, v);
+	if (a->human && isatty(fileno(stderr)))
+		bar(in, f);
+	refusal(in, f);
+	bool queued = a->o.work.isl && a->o.work.arrivals == KV_ARRIVE_BURST;
+	if (in->users && f->users_whole < in->users &&
+	    a->o.solve == KV_PLAN_USERS)
+		cli_warn("%s: --users %llu: only %llu fit at %llu tokens; %s",
+			 in->m->name, (unsigned long long)in->users,
+			 (unsigned long long)f->users_whole,
+			 (unsigned long long)in->ctx,
+			 queued ? "the engine runs those, the others wait in "
+				  "its queue"
+				: "the step is sized for them all anyway");
+	gate(a, r, gpu_name, v);
+}
+
+/* What a --users list with a latency target comes to, at the end: the
+ * most users that met it, or the first row's times where none did. */
+static void say_verdict(const struct args *a, struct verdict *v)
+{
+	if (v->any && !v->best) {
+		cli_error("%s: no --users meets the latency target: the first "
+			  "has a time to first token of %.1f ms and %.2f ms per "
+			  "output token",
+			  v->model, v->first.ttft_ms,
+			  v->first.tpot_ms);
+		v->below = true;
+	} else if (v->best) {
+		fprintf(stderr, "%s: %llu user%s the most of --users that "
+			"meets the latency target\n",
+			cli_prog(), (unsigned long long)v->best,
+			v->best == 1 ? " is" : "s is");
+	}
+	if (v->any && a->min_users && v->best < a->min_users) {
+		char tg[96];
+		cli_error("%s: %llu user%s %s %s among --users, below "
+			  "--min-users %llu",
+			  v->model, (unsigned long long)v->best,
+			  v->best == 1 ? "" : "s",
+			  v->best == 1 ? "meets" : "meet",
+			  targets(&a->o, tg, sizeof tg),
+			  (unsigned long long)a->min_users);
+		v->below = true;
+	}
+}
+
+/* Every row of every plan (model x KV format x block size x context x
+ * users x engine) checked, solved and timed into *out, before any is
+ * printed: bad input fails with nothing on stdout. */
+static int solve(const struct args *a, const struct kv_plan *pl, size_t np,
+		 struct kv_plan_row **out, size_t *n)
+{
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < np; i++) {
+		struct kv_plan_iter it;
+		struct kv_plan_row r;
+		kv_plan_begin(&it, &a->o, &pl[i]);
+		while (kv_plan_next(&it, &r)) {
+			int e = kv_plan_run(&a->o, &r, r.why);
+			if (e)
+				return cli_kv_error(e, r.why);
+			if (*n == cap) {
+				struct kv_plan_row *p = realloc(
+					*out, (cap = cap ? 2 * cap : 16) *
+						      sizeof *p);
+				if (!p)
+					return cli_kv_error(KV_ENOMEM, "");
+				*out = p;
+			}
+			(*out)[(*n)++] = r;
+		}
+	}
+	return 0;
+}
+
+/* The rows solved, printed plan by plan in the order solved, with what
+ * each plan says around them. */
+static void print(struct cli_table *t, const struct args *a,
+		  const struct kv_plan *pl, size_t np, const char *gpu_name,
+		  const struct kv_plan_row *rows, struct verdict *v)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct kv_model *m = pl[i].m;
+		struct kv_plan_iter it;
+		struct kv_plan_row r;
+		kv_plan_begin(&it, &a->o, &pl[i]);
+		/* kvsize's rows: kvsize said it of them */
+		if (a->o.solve != KV_PLAN_CTX &&
+		    pl[i].dtype == KV_PLAN_OPTIONS)
+			cli_warn_beyond(m->name, it.ctx, it.nctx, m->max_pos);
+		/* a reader that went away (| head) ends the rows: each row
+		 * is flushed, so its write error shows at once */
+		while (!ferror(stdout) && kv_plan_next(&it, &r))
+			row(t, a, gpu_name, &rows[k++], v);
+		for (int e = 0; e < KV_SERVER_KINDS; e++)
+			if (it.left_out[e][0])
+				cli_warn("%s: --engine all: %s; its rows are "
+					 "left out",
+					 m->name, it.left_out[e]);
+	}
+}
+
+int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
+	       const char *gpu_name)
+{
+	struct kv_plan_row *rows;
+	struct cli_table t;
+	struct verdict v = {0};
+	size_t n;
+	int status = solve(a, pl, np, &rows, &n);
+	if (!status) {
+		size_t ncols = kv_prow_ncols(&a->o);
+		cli_table_begin(&t, kv_prow_names, ncols, a->json, a->header,
+				a->human);
+		if (ncols == KV_PROW_NCOLS)
+			cli_table_brief(&t, brief_time_cols,
+					CLI_NCOLS(brief_time_cols));
+		else
+			cli_table_brief(&t, brief_cols, CLI_NCOLS(brief_cols));
+		print(&t, a, pl, np, gpu_name, rows, &v);
+		cli_table_end(&t);
+		say_verdict(a, &v);
+	}
+	free(rows);
+	return status ? status : v.below ? CLI_FAIL : 0;
+}
