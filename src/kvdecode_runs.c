@@ -1,7 +1,7 @@
 /*
  * kvdecode_runs.c - kvdecode's walks over the runs of its lists (but
- * --ppl's, kvdecode_ppl.c): the decode loop's, each run estimated and
- * checked before any runs, then each on an engine of its own; and
+ * --ppl's, kvdecode_ppl.c): the decode loop's, each run estimated once
+ * and checked before any runs, then each on an engine of its own; and
  * --lengths', each run counted before any row prints. What a run prints
  * is kvdecode_report.c's.
  */
@@ -99,13 +99,17 @@ static int run(const struct kvd_run *r, const struct kv_model *m,
 int kvdecode_runs(const struct kvd_opts *a, struct kvd_state *s,
 		  const struct kv_model *m)
 {
-	struct kv_decode_size sz;
+	struct kv_decode_size *sz = calloc(a->nruns, sizeof *sz);
 	struct kvd_run r;
 	uint64_t ctx = 0;
 	int status = 0;
+	if (!sz) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
 	for (kvd_run_first(&r, a, s); kvd_run_more(&r) && !status;
 	     kvd_run_next(&r)) {
-		status = estimate(&r, m, &sz);
+		status = estimate(&r, m, &sz[r.k]);
 		ctx = r.o.max_ctx;
 	}
 	/* the context does not vary with the lists: one warning */
@@ -116,24 +120,24 @@ int kvdecode_runs(const struct kvd_opts *a, struct kvd_state *s,
 			 (unsigned long long)m->max_pos);
 	for (kvd_run_first(&r, a, s); kvd_run_more(&r) && !status;
 	     kvd_run_next(&r))
-		if (!(status = estimate(&r, m, &sz)))
-			status = a->dry_run ? kvdecode_plan(&r, m, &sz.engine)
-					    : check_memory(&r, m, &sz);
-	if (status || a->dry_run)
-		return status;
-	if (a->summary && !a->e.prefix &&
+		status = a->dry_run ? kvdecode_plan(&r, m, &sz[r.k].engine)
+				    : check_memory(&r, m, &sz[r.k]);
+	if (!status && !a->dry_run && a->summary && !a->e.prefix &&
 	    !(s->summary_f = fopen(a->summary, "w"))) {
 		cli_error("%s: %s", a->summary, strerror(errno));
-		return CLI_USAGE;
+		status = CLI_USAGE;
+	}
+	if (status || a->dry_run) {
+		free(sz);
+		return status;
 	}
 	for (kvd_run_first(&r, a, s); kvd_run_more(&r) && status != CLI_USAGE;
 	     kvd_run_next(&r)) {
-		int st = estimate(&r, m, &sz);
-		if (st)
-			return st;
-		if ((st = run(&r, m, &sz)) > status)
+		int st = run(&r, m, &sz[r.k]);
+		if (st > status)
 			status = st;
 	}
+	free(sz);
 	return status;
 }
 
