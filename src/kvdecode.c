@@ -7,9 +7,10 @@
  * With blocks the cache is paged; --prefix-reuse runs a short script of
  * requests over one pool (prompt caching), --lengths weighs paged blocks
  * against reserved sequences, --ppl scores a text's perplexity per cache
- * format. --users, --block-size and --threads take lists: a run each
- * (kvdecode_runs.c). Parses options, finds the checkpoint and tokenizer
- * beside the config, asks libkv's engine; kvdecode_report.c prints.
+ * format. --users, --block-size and --threads take lists: a run each.
+ * Parses options, finds the checkpoint and tokenizer beside the config,
+ * and hands the runs to kvdecode_runs.c (or kvdecode_ppl.c), which ask
+ * libkv's engine.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static const char usage_foot[] =
 	"kvdecode(1).\n";
 
 /* --lengths: "uniform:LO:HI" or "L1,L2,...", token counts >= 1. */
-static int parse_lengths(const char *s, struct args *a)
+static int parse_lengths(const char *s, struct kvd_opts *a)
 {
 	char err[KV_ERRLEN];
 	int rc = kv_lengths_parse(s, KV_DECODE_MAX_POS, &a->len, err);
@@ -52,7 +53,7 @@ static int parse_lengths(const char *s, struct args *a)
 }
 
 /* --prompt-ids: a list of token ids, the prompt's length. */
-static int parse_ids(const char *s, struct args *a)
+static int parse_ids(const char *s, struct kvd_opts *a)
 {
 	size_t n = 1;
 	char tok[32];
@@ -82,13 +83,13 @@ static int parse_ids(const char *s, struct args *a)
 }
 
 /* --weights-dtype: the types the engine keeps weights in. */
-static int parse_wdtype(const char *s, struct args *a)
+static int parse_wdtype(const char *s, struct kvd_opts *a)
 {
 	enum kv_dtype t;
 	if (kv_dtype_parse(s, &t) || !kv_engine_weights_type(t))
 		return cli_usage("--weights-dtype: f32, bf16 or f16, got '%s'",
 				 s);
-	a->wdtype = (int)t;
+	a->e.weights_dtype = (int)t;
 	return 0;
 }
 
@@ -103,8 +104,8 @@ static int parse_format(const char *opt, const char *s, enum kv_dtype *out)
 }
 
 /* An option that takes a whole number: its range, and where it goes
- * (--users, --block-size and --threads: or a list, kvdecode_list). */
-static int count(int c, struct args *a)
+ * (--users, --block-size and --threads: or a list, kvd_list). */
+static int count(int c, struct kvd_opts *a)
 {
 	const struct {
 		int key;
@@ -112,19 +113,19 @@ static int count(int c, struct args *a)
 		uint64_t lo, hi, *v;
 	} n[] = {
 		{'k', "--top-k", 0, UINT32_MAX, &a->top_k},
-		{'s', "--seed", 0, UINT64_MAX, &a->seed},
+		{'s', "--seed", 0, UINT64_MAX, &a->e.seed},
 		{OPT_POOL_BLOCKS, "--pool-blocks", 1, UINT32_MAX - 1,
-		 &a->pool_blocks},
-		{OPT_LAYERS, "--layers", 1, 4096, &a->layers},
-		{OPT_VOCAB, "--vocab", 1, 2147483647, &a->vocab},
-		{OPT_KV_HEADS, "--kv-heads", 1, 1 << 16, &a->kv_heads},
-		{OPT_MLA, "--mla", 1, 1 << 20, &a->mla},
-		{OPT_MLA_ROPE, "--mla-rope", 1, 1 << 16, &a->mla_rope},
+		 &a->e.pool_blocks},
+		{OPT_LAYERS, "--layers", 1, 4096, &a->e.layers},
+		{OPT_VOCAB, "--vocab", 1, 2147483647, &a->e.vocab},
+		{OPT_KV_HEADS, "--kv-heads", 1, 1 << 16, &a->e.kv_heads},
+		{OPT_MLA, "--mla", 1, 1 << 20, &a->e.mla},
+		{OPT_MLA_ROPE, "--mla-rope", 1, 1 << 16, &a->e.mla_rope},
 	};
 	int e;
 	a->users_set |= c == 'u';
 	a->block_set |= c == 'b';
-	if ((e = kvdecode_list(c, optarg, a)) >= 0)
+	if ((e = kvd_list(c, optarg, a)) >= 0)
 		return e;
 	for (size_t i = 0; i < CLI_NCOLS(n); i++)
 		if (n[i].key == c)
@@ -134,7 +135,7 @@ static int count(int c, struct args *a)
 }
 
 /* One option of the command line (not a whole number's). */
-static int option(int c, struct args *a, bool *done)
+static int option(int c, struct kvd_opts *a, bool *done)
 {
 	int e = 0;
 	switch (c) {
@@ -176,24 +177,25 @@ static int option(int c, struct args *a, bool *done)
 			e = cli_stored("--kv-dtype",
 				       (enum kv_dtype)a->fmts[i]);
 		}
-		a->k_dtype = a->v_dtype = (enum kv_dtype)a->fmts[0];
+		a->e.k_dtype = a->e.v_dtype = (enum kv_dtype)a->fmts[0];
 		return e;
 	case OPT_PPL: a->ppl = optarg; return 0;
 	case OPT_K_DTYPE:
-		return parse_format("--k-dtype", optarg, &a->k_dtype);
+		return parse_format("--k-dtype", optarg, &a->e.k_dtype);
 	case OPT_V_DTYPE:
-		return parse_format("--v-dtype", optarg, &a->v_dtype);
+		return parse_format("--v-dtype", optarg, &a->e.v_dtype);
 	case OPT_LOGIT_SCALE:
 		return cli_double("--logit-scale", optarg, 1e-6, 1e6,
-				  &a->logit_scale);
+				  &a->e.logit_scale);
 	case OPT_LAYOUT:
 		if (strcmp(optarg, "paged") && strcmp(optarg, "contiguous"))
 			return cli_usage("--layout: paged or contiguous, got "
 					 "'%s'",
 					 optarg);
-		a->layout = !strcmp(optarg, "paged");
+		a->e.paged = !strcmp(optarg, "paged");
+		a->layout_set = true;
 		return 0;
-	case OPT_PREFIX_REUSE: a->prefix = true; return 0;
+	case OPT_PREFIX_REUSE: a->e.prefix = true; return 0;
 	case OPT_PROMPT_IDS: return parse_ids(optarg, a);
 	case OPT_WDTYPE: return parse_wdtype(optarg, a);
 	case OPT_RANDOM_WEIGHTS: a->random = true; return 0;
@@ -216,10 +218,11 @@ static int option(int c, struct args *a, bool *done)
 
 /* The first of --users' values (its list's, or the one) that is not
  * want (above it, when `above`); 0 when there is none. */
-static uint64_t users_but(const struct args *a, uint64_t want, bool above)
+static uint64_t users_but(const struct kvd_opts *a, uint64_t want,
+			  bool above)
 {
 	const uint64_t *u = a->list[KVD_USERS] ? a->list[KVD_USERS]
-					       : &a->users;
+					       : &a->e.users;
 	size_t n = a->list[KVD_USERS] ? a->nlist[KVD_USERS] : 1;
 	for (size_t i = 0; i < n; i++)
 		if (above ? u[i] > want : u[i] != want)
@@ -229,17 +232,17 @@ static uint64_t users_but(const struct args *a, uint64_t want, bool above)
 
 /* The options together: what one refuses of another, and what one
  * implies for another. */
-static int check(struct args *a)
+static int check(struct kvd_opts *a)
 {
 	uint64_t u;
-	a->nruns = kvdecode_count(a);
+	a->nruns = kvd_count(a);
 	if (a->ppl && a->list[KVD_USERS])
 		return cli_usage("--ppl scores one sequence; --users takes "
 				 "one value with it");
 	if (a->nfmts > 1 && !a->ppl)
 		return cli_usage("--kv-dtype: one format, or a list with "
 				 "--ppl");
-	if (a->ppl && (a->prefix || a->lengths || a->dry_run))
+	if (a->ppl && (a->e.prefix || a->lengths || a->dry_run))
 		return cli_usage("--ppl is a run of its own; not with "
 				 "--prefix-reuse, --lengths or --dry-run");
 	if (a->ids_given && a->prompt_given)
@@ -250,9 +253,9 @@ static int check(struct args *a)
 	if (compact(a) && !a->with)
 		return cli_usage("--cache off keeps no cache for the format "
 				 "%s to store",
-				 kv_dtype_name(a->k_dtype != KV_DTYPE_F32
-						       ? a->k_dtype
-						       : a->v_dtype));
+				 kv_dtype_name(a->e.k_dtype != KV_DTYPE_F32
+						       ? a->e.k_dtype
+						       : a->e.v_dtype));
 	if (a->prompt > KV_DECODE_MAX_POS ||
 	    a->gen > KV_DECODE_MAX_POS - a->prompt)
 		return cli_usage("--prompt + --new: at most %llu positions, "
@@ -262,16 +265,16 @@ static int check(struct args *a)
 				 (unsigned long long)a->gen);
 	if (a->summary && !a->summary[0])
 		return cli_usage("--summary: needs a file name, got ''");
-	if (a->prefix && a->summary)
+	if (a->e.prefix && a->summary)
 		return cli_usage("--summary: --prefix-reuse reports its runs "
 				 "on stderr, not as a summary row");
-	if (a->prefix && a->lengths)
+	if (a->e.prefix && a->lengths)
 		return cli_usage("--prefix-reuse and --lengths are two runs; "
 				 "choose one");
-	if (a->prefix && !a->with)
+	if (a->e.prefix && !a->with)
 		return cli_usage("--prefix-reuse reuses cached prompts; --cache "
 				 "off keeps none");
-	if (a->prefix && (u = users_but(a, 1, true)))
+	if (a->e.prefix && (u = users_but(a, 1, true)))
 		return cli_usage("--prefix-reuse: requests run one at a time, "
 				 "got --users %llu",
 				 (unsigned long long)u);
@@ -280,25 +283,26 @@ static int check(struct args *a)
 				 (unsigned long long)a->len.n,
 				 (unsigned long long)u);
 	if (a->len.lens)
-		a->users = a->len.n;
-	if (a->layout < 0)
-		a->layout = a->block_set || a->pool_blocks || a->prefix ||
-			    a->lengths;
-	if (!a->block_set && a->layout == 1)
-		a->block_size = kv_decode_block_size(a->prompt, a->gen,
-						     a->lengths);
+		a->e.users = a->len.n;
+	if (!a->layout_set)
+		a->e.paged = a->block_set || a->e.pool_blocks ||
+			     a->e.prefix || a->lengths;
+	if (!a->block_set && a->e.paged)
+		a->e.block_size = kv_decode_block_size(a->prompt, a->gen,
+						       a->lengths);
 	return 0;
 }
 
-static int parse(int argc, char **argv, struct args *a, bool *done)
+static int parse(int argc, char **argv, struct kvd_opts *a, bool *done)
 {
 	int c, e;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	*a = (struct args){.prompt = 128, .gen = 32, .users = 1, .tol = 1e-4,
-			   .with = true, .without = true, .header = true,
-			   .layout = -1, .logit_scale = 1, .wdtype = -1,
-			   .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32};
-	a->threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
+	*a = (struct kvd_opts){
+		.prompt = 128, .gen = 32, .tol = 1e-4, .with = true,
+		.without = true, .header = true,
+		.e = {.users = 1, .logit_scale = 1, .weights_dtype = -1,
+		      .k_dtype = KV_DTYPE_F32, .v_dtype = KV_DTYPE_F32}};
+	a->e.threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (uint64_t)cpus;
 	while ((c = cli_getopt(argc, argv)) != -1) {
 		if ((e = count(c, a)) < 0)
 			e = option(c, a, done);
@@ -314,16 +318,17 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 }
 
 /* --prompt TEXT as ids, through the tokenizer beside the config. */
-static int read_text(struct args *a, const struct kv_model *m)
+static int read_text(struct kvd_opts *a, const struct kv_tok *tok,
+		     const struct kv_model *m)
 {
 	size_t n;
-	if (!a->tok)
+	if (!tok)
 		return cli_usage("--prompt: '%.60s' is not a token count, and "
 				 "%s has no tokenizer.json to read it as text",
 				 a->text, m->name);
 	free(a->ids);
 	a->ids = NULL;
-	if (kv_tok_encode(a->tok, a->text, strlen(a->text), true, &a->ids,
+	if (kv_tok_encode(tok, a->text, strlen(a->text), true, &a->ids,
 			  &n)) {
 		cli_error("out of memory");
 		return CLI_FAIL;
@@ -337,28 +342,29 @@ static int read_text(struct args *a, const struct kv_model *m)
 /* The checkpoint and the tokenizer beside the config (the checkpoint
  * unless --random-weights): the checkpoint's tensors held to the config,
  * then the tokenizer's ids to the vocabulary, then the prompt's ids. */
-static int weights(struct args *a, const struct kv_model *m)
+static int weights(struct kvd_opts *a, struct kvd_state *s,
+		   const struct kv_model *m)
 {
 	char err[KV_ERRLEN], whose[4200];
-	uint64_t vocab = a->vocab ? a->vocab : m->vocab;
+	uint64_t vocab = a->e.vocab ? a->e.vocab : m->vocab;
 	int rc = 0;
-	if (a->vocab)
+	if (a->e.vocab)
 		snprintf(whose, sizeof whose, "--vocab");
 	else
 		snprintf(whose, sizeof whose, "%s's vocab_size", m->path);
 	if ((!a->random && a->config &&
-	     ((rc = kv_st_beside(m->path, 1, &a->ckpt, err)) ||
-	      (a->ckpt && (rc = kv_engine_ckpt_check(m, a->ckpt, err))))) ||
-	    (a->config && (rc = kv_tok_beside(m->path, &a->tok, err))) ||
-	    (a->tok && (rc = kv_tok_check(a->tok, vocab, whose, err)))) {
+	     ((rc = kv_st_beside(m->path, 1, &s->ckpt, err)) ||
+	      (s->ckpt && (rc = kv_engine_ckpt_check(m, s->ckpt, err))))) ||
+	    (a->config && (rc = kv_tok_beside(m->path, &s->tok, err))) ||
+	    (s->tok && (rc = kv_tok_check(s->tok, vocab, whose, err)))) {
 		cli_error("%s", err);
 		return cli_status(rc);
 	}
-	if (a->text && (rc = read_text(a, m)))
+	if (a->text && (rc = read_text(a, s->tok, m)))
 		return rc;
-	if (a->text && !a->block_set && a->layout == 1)
-		a->block_size = kv_decode_block_size(a->prompt, a->gen,
-						     a->lengths);
+	if (a->text && !a->block_set && a->e.paged)
+		a->e.block_size = kv_decode_block_size(a->prompt, a->gen,
+						       a->lengths);
 	for (uint64_t i = 0; a->ids && !a->text && i < a->prompt; i++)
 		if (a->ids[i] >= vocab)
 			return cli_usage("--prompt-ids: %u is not below the "
@@ -367,43 +373,16 @@ static int weights(struct args *a, const struct kv_model *m)
 	return 0;
 }
 
-struct kv_engine_opts kvdecode_engine_opts(const struct args *a)
-{
-	struct kv_engine_opts o = kv_engine_opts_default();
-	o.layers = (uint32_t)a->layers;
-	o.vocab = a->vocab;
-	o.kv_heads = (uint32_t)a->kv_heads;
-	o.mla_rank = (uint32_t)a->mla;
-	o.mla_rope = (uint32_t)a->mla_rope;
-	o.users = (uint32_t)a->users;
-	o.seed = a->seed;
-	o.threads = (uint32_t)a->threads;
-	o.k_dtype = a->k_dtype;
-	o.v_dtype = a->v_dtype;
-	o.logit_scale = (float)a->logit_scale;
-	o.block_size = (uint32_t)a->block_size;
-	o.paged = a->layout == 1;
-	o.pool_blocks = a->pool_blocks;
-	o.prefix = a->prefix;
-	o.ckpt = a->ckpt;
-	o.weights_dtype = a->wdtype >= 0 ? (enum kv_dtype)a->wdtype
-			  : a->ckpt	 ? kv_st_weights_dtype(a->ckpt)
-					 : KV_DTYPE_F32;
-	kv_decode_engine_opts(&o, a->prompt, a->gen, a->with, a->without);
-	return o;
-}
-
 int main(int argc, char **argv)
 {
-	struct args a;
-	struct kvdecode_out out = {0};
+	struct kvd_opts a;
+	struct kvd_state s = {0};
 	struct kv_model *m = NULL;
 	bool done = false;
 	int status;
 
 	cli_init("kvdecode");
 	status = parse(argc, argv, &a, &done);
-	a.out = &out;
 	if (status || done)
 		goto out;
 	if (a.config) {
@@ -414,21 +393,21 @@ int main(int argc, char **argv)
 		status = CLI_FAIL;
 		goto out;
 	}
-	if ((status = weights(&a, m)))
+	if ((status = weights(&a, &s, m)))
 		goto out;
-	status = a.ppl       ? kvdecode_ppl(&a, m)
-		 : a.lengths ? kvdecode_lengths(&a, m)
-			     : kvdecode_runs(&a, m);
+	status = a.ppl       ? kvdecode_ppl(&a, &s, m)
+		 : a.lengths ? kvdecode_lengths(&a, &s, m)
+			     : kvdecode_runs(&a, &s, m);
 out:
 	/* the rows of a run that failed, and of those before it, intact */
-	kvdecode_table_close(&out);
-	if (a.summary_f && (ferror(a.summary_f) | fclose(a.summary_f))) {
+	kvd_table_close(&s);
+	if (s.summary_f && (ferror(s.summary_f) | fclose(s.summary_f))) {
 		cli_error("%s: write error", a.summary);
 		status = status ? status : CLI_FAIL;
 	}
 	kv_model_free(m);
-	kv_st_close(a.ckpt);
-	kv_tok_free(a.tok);
+	kv_st_close(s.ckpt);
+	kv_tok_free(s.tok);
 	kv_lengths_free(&a.len);
 	free(a.ids);
 	free(a.fmts);

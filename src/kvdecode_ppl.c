@@ -11,21 +11,21 @@
 
 /* The text of FILE as ids, the first of them the template's; at most
  * the model's positions and 1,024, said when cut. */
-static int ppl_ids(const struct args *a, const struct kv_model *m,
-		   uint32_t **ids, size_t *n)
+static int ppl_ids(const struct kvd_opts *a, const struct kv_tok *tok,
+		   const struct kv_model *m, uint32_t **ids, size_t *n)
 {
 	char *text;
 	size_t len;
 	int status = cli_read_text(a->ppl, &text, &len);
 	if (status)
 		return status;
-	if (!a->tok) {
+	if (!tok) {
 		free(text);
 		return cli_usage("--ppl: %s has no tokenizer.json to read "
 				 "%s with",
 				 m->name, a->ppl);
 	}
-	if (kv_tok_encode(a->tok, text, len, true, ids, n)) {
+	if (kv_tok_encode(tok, text, len, true, ids, n)) {
 		free(text);
 		cli_error("out of memory");
 		return CLI_FAIL;
@@ -44,24 +44,24 @@ static int ppl_ids(const struct args *a, const struct kv_model *m,
 	return 0;
 }
 
-/* Run a->run's f32 engine for the n tokens. */
-static struct kv_engine_opts ppl_opts(const struct args *a, size_t n)
+/* Run r's f32 engine for the n tokens. */
+static struct kv_engine_opts ppl_opts(const struct kvd_run *r, size_t n)
 {
-	struct kv_engine_opts o = kvdecode_engine_opts(a);
-	struct kv_engine_opts e = kv_ppl_opts(&o, n);
+	struct kv_engine_opts e = kv_ppl_opts(&r->o, n);
 	e.k_dtype = e.v_dtype = KV_DTYPE_F32;
 	return e;
 }
 
-/* Run a->run's f32 engine into *e, checked (and every format's) before
- * any runs: 0, or CLI_USAGE naming the run (said). */
-static int ppl_check(const struct args *a, const struct kv_model *m,
+/* Run r's f32 engine into *e, checked (and every format's) before any
+ * runs: 0, or CLI_USAGE naming the run (said). */
+static int ppl_check(const struct kvd_run *r, const struct kv_model *m,
 		     size_t n, struct kv_engine_opts *e)
 {
+	const struct kvd_opts *a = r->a;
 	char err[KV_ERRLEN], about[128];
 	uint64_t avail, usable, need;
-	*e = ppl_opts(a, n);
-	kvdecode_about(a, about, sizeof about);
+	*e = ppl_opts(r, n);
+	kvd_about(r, about, sizeof about);
 	if (kv_run_memory(&avail, &usable, err) ||
 	    kv_ppl_estimate(m, e, n, true, &need, err) ||
 	    kv_run_fits(m, e, need, 0, avail, usable, err))
@@ -75,53 +75,54 @@ static int ppl_check(const struct args *a, const struct kv_model *m,
 	return 0;
 }
 
-/* Run a->run on e: the f32 reference (its logits into ref) and its row,
- * then each format's row, then the perplexity on stderr. */
-static int ppl_run(const struct args *a, const struct kv_model *m,
-		   struct kv_engine_opts e, const uint32_t *ids, size_t n,
-		   float *ref)
+/* Run r: the f32 reference (its logits into ref) and its row, then
+ * each format's row, then the perplexity on stderr. */
+static int ppl_run(const struct kvd_run *r, const struct kv_model *m,
+		   const uint32_t *ids, size_t n, float *ref)
 {
 	static const char *const pcols[] = {
 		"kv_dtype", "tokens", "nll", "ppl", "top1_agree", "mean_kl",
 		"max_abs_logit_diff", "ms"};
+	const struct kvd_opts *a = r->a;
+	struct kv_engine_opts e = ppl_opts(r, n);
 	char err[KV_ERRLEN];
 	struct kv_ppl base;
-	kvdecode_say_run(a);
+	kvd_say_run(r);
 	int rc = kv_ppl_run(m, &e, ids, n, NULL, ref, &base, err);
 	if (rc) {
 		cli_error("%s", err);
 		return cli_status(rc);
 	}
-	struct cli_table *t = kvdecode_table(a, pcols, CLI_NCOLS(pcols));
+	struct cli_table *t = kvd_table(r, pcols, CLI_NCOLS(pcols));
 	for (size_t i = 0; i <= a->nfmts; i++) {
-		struct kv_ppl r = base;
+		struct kv_ppl p = base;
 		enum kv_dtype f = i ? (enum kv_dtype)a->fmts[i - 1]
 				    : KV_DTYPE_F32;
 		if (i && f == KV_DTYPE_F32)
 			continue; /* the reference, already its row */
 		e.k_dtype = e.v_dtype = f;
-		if (i && (rc = kv_ppl_run(m, &e, ids, n, ref, NULL, &r, err))) {
+		if (i && (rc = kv_ppl_run(m, &e, ids, n, ref, NULL, &p, err))) {
 			cli_error("%s", err);
 			return cli_status(rc);
 		}
-		kvdecode_lead(a, t);
+		kvd_lead(r, t);
 		cli_put_str(t, kv_dtype_name(f));
-		cli_put_u64(t, r.tokens);
-		cli_put_f(t, r.nll, 4);
-		cli_put_f(t, kv_ppl_value(&r), 4);
+		cli_put_u64(t, p.tokens);
+		cli_put_f(t, p.nll, 4);
+		cli_put_f(t, kv_ppl_value(&p), 4);
 		if (i) {
-			cli_put_f(t, kv_quality_top1(&r.q), 4);
-			cli_put_f(t, kv_quality_mean_kl(&r.q), 9);
-			cli_put_f(t, r.q.max_abs, 6);
+			cli_put_f(t, kv_quality_top1(&p.q), 4);
+			cli_put_f(t, kv_quality_mean_kl(&p.q), 9);
+			cli_put_f(t, p.q.max_abs, 6);
 		} else {
 			cli_put_empty(t);
 			cli_put_empty(t);
 			cli_put_empty(t);
 		}
-		cli_put_f(t, r.ms, 3);
+		cli_put_f(t, p.ms, 3);
 		cli_row_end(t);
 	}
-	kvdecode_table_done(a);
+	kvd_table_done(r);
 	fflush(stdout);
 	fprintf(stderr, "kvdecode: %s, perplexity over %zu tokens of "
 		"%s: %.4f with an f32 cache\n",
@@ -129,7 +130,8 @@ static int ppl_run(const struct args *a, const struct kv_model *m,
 	return 0;
 }
 
-int kvdecode_ppl(struct args *a, const struct kv_model *m)
+int kvdecode_ppl(const struct kvd_opts *a, struct kvd_state *s,
+		 const struct kv_model *m)
 {
 	char err[KV_ERRLEN];
 	uint32_t *ids = NULL;
@@ -137,11 +139,11 @@ int kvdecode_ppl(struct args *a, const struct kv_model *m)
 	float *ref = NULL;
 	struct kv_engine_opts e;
 	struct kv_model *eff = NULL;
-	int status = ppl_ids(a, m, &ids, &n);
-	for (size_t k = 0; k < a->nruns && !status; k++) {
-		kvdecode_at(a, k);
-		status = ppl_check(a, m, n, &e);
-	}
+	struct kvd_run r;
+	int status = ppl_ids(a, s->tok, m, &ids, &n);
+	for (kvd_run_first(&r, a, s); kvd_run_more(&r) && !status;
+	     kvd_run_next(&r))
+		status = ppl_check(&r, m, n, &e);
 	/* the vocabulary does not vary with the lists */
 	if (!status && kv_engine_model(m, &e, &eff, err))
 		status = cli_usage("%s", err);
@@ -151,9 +153,9 @@ int kvdecode_ppl(struct args *a, const struct kv_model *m)
 	}
 	kv_model_free(eff);
 	/* a run that fails leaves the others to run: the worst status */
-	for (size_t k = 0; k < a->nruns && ref; k++) {
-		kvdecode_at(a, k);
-		int st = ppl_run(a, m, ppl_opts(a, n), ids, n, ref);
+	for (kvd_run_first(&r, a, s); kvd_run_more(&r) && ref;
+	     kvd_run_next(&r)) {
+		int st = ppl_run(&r, m, ids, n, ref);
 		if (st > status)
 			status = st;
 	}

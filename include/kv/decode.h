@@ -113,6 +113,34 @@ double kv_decode_speedup(const struct kv_decode_result *r);
 
 /* --- before a run: the engine it takes and the bytes it needs --- */
 
+/* A run's engine as a tool's options (kvdecode's) or a sweep's point
+ * (kv_sweep_engine_opts) ask for it, each count in 64 bits as parsed and
+ * the weights' type left to the checkpoint; kv_decode_ask_opts() makes
+ * it the engine's options, in one place for both. */
+struct kv_decode_ask {
+	uint64_t layers, vocab, kv_heads; /* 0: the model's */
+	uint64_t mla;         /* latent rank; 0: the model's attention */
+	uint64_t mla_rope;    /* MLA's rotary key; 0: the default */
+	uint64_t users;       /* sequences decoded together, >= 1 */
+	uint64_t threads;     /* engine threads, >= 1 */
+	uint64_t seed;        /* the weights' */
+	uint64_t block_size;  /* positions a block; 0: one contiguous run */
+	bool paged;           /* the blocks from a pool */
+	uint64_t pool_blocks; /* blocks of the pool; 0: what users need */
+	bool prefix;          /* paged: full blocks kept for prefix reuse */
+	enum kv_dtype k_dtype, v_dtype; /* the cache's formats */
+	int weights_dtype;    /* enum kv_dtype, as kept in memory; -1: the
+				 checkpoint's, else f32 */
+	double logit_scale;   /* the head's output multiplied by this */
+	const struct kv_st *ckpt; /* the weights read; NULL: drawn */
+};
+
+/* The engine options of a: kv_engine_opts_default()'s with a's values,
+ * each count narrowed to the engine's field (the caller keeps it in
+ * range) and the weights' type resolved; context, chunk and cache left
+ * at the defaults, for kv_decode_engine_opts() or a bench to set. */
+struct kv_engine_opts kv_decode_ask_opts(const struct kv_decode_ask *a);
+
 /* Sets o's context, chunk and cache for a session of prompt + gen tokens
  * (the last token is not fed) run with the cache if cache, without it if
  * nocache; with o->prefix (kv_prefix_reuse), with the cache, prefilling

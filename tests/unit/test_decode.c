@@ -1,9 +1,10 @@
 /*
  * test_decode.c - what kvdecode asks of libkv beside the steps: a whole
- * session's sums and verdict (kv_decode_run), the engine options, block
- * size, bytes and dry-run numbers of a run, the --lengths distribution
- * and report, the prefix script's per-request counts, and the two
- * formatters of its summary. Tiny shapes, numbers worked by hand.
+ * session's sums and verdict (kv_decode_run), the engine options (of a
+ * run as asked, and its context), block size, bytes and dry-run numbers
+ * of a run, the --lengths distribution and report, the prefix script's
+ * per-request counts, and the two formatters of its summary. Tiny
+ * shapes, numbers worked by hand.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "kv/dtype.h"
 #include "kv/engine.h"
 #include "kv/quality.h"
+#include "kv/safetensors.h"
 #include "kv/units.h"
 #include "test.h"
 
@@ -160,6 +162,51 @@ static void test_engine_opts(void)
 	CHECK_U64(kv_decode_block_size(16, 2, false), 16);
 	CHECK_U64(kv_decode_block_size(1, 1, false), 1);
 	CHECK_U64(kv_decode_block_size(1, 1, true), 16);
+}
+
+/* A run as asked, made the engine's options: each value where the
+ * engine keeps it, the context left at the default's 160; the weights'
+ * type as given, else tests/ckpt/tiny's own (its tensors are F16), else
+ * f32. */
+static void test_ask_opts(void)
+{
+	char err[KV_ERRLEN];
+	struct kv_model *m;
+	struct kv_st *ck = NULL;
+	struct kv_decode_ask a = {
+		.layers = 2, .vocab = 50, .kv_heads = 2, .mla = 16,
+		.mla_rope = 8, .users = 3, .threads = 4, .seed = 7,
+		.block_size = 5, .paged = true, .pool_blocks = 12,
+		.prefix = true, .k_dtype = KV_DTYPE_F16,
+		.v_dtype = KV_DTYPE_Q8_0, .weights_dtype = -1,
+		.logit_scale = 2.5};
+	struct kv_engine_opts o = kv_decode_ask_opts(&a);
+	CHECK_U64(o.layers, 2);
+	CHECK_U64(o.vocab, 50);
+	CHECK_U64(o.kv_heads, 2);
+	CHECK_U64(o.mla_rank, 16);
+	CHECK_U64(o.mla_rope, 8);
+	CHECK_U64(o.users, 3);
+	CHECK_U64(o.threads, 4);
+	CHECK_U64(o.seed, 7);
+	CHECK_U64(o.block_size, 5);
+	CHECK(o.paged && o.prefix);
+	CHECK_U64(o.pool_blocks, 12);
+	CHECK(o.k_dtype == KV_DTYPE_F16 && o.v_dtype == KV_DTYPE_Q8_0);
+	CHECK(o.logit_scale == 2.5f);
+	CHECK(o.weights_dtype == KV_DTYPE_F32 && !o.ckpt);
+	CHECK_U64(o.max_ctx, 160);
+	CHECK_U64(o.max_chunk, 0);
+	CHECK(o.cache);
+	CHECK(kv_model_load("tests/ckpt/tiny/config.json", &m, err) == 0);
+	CHECK(kv_st_beside(m->path, 1, &ck, err) == 0 && ck);
+	a.ckpt = ck;
+	o = kv_decode_ask_opts(&a);
+	CHECK(o.ckpt == ck && o.weights_dtype == KV_DTYPE_F16);
+	a.weights_dtype = KV_DTYPE_BF16;
+	CHECK(kv_decode_ask_opts(&a).weights_dtype == KV_DTYPE_BF16);
+	kv_st_close(ck);
+	kv_model_free(m);
 }
 
 static void test_estimate_plan(void)
@@ -345,6 +392,7 @@ int main(void)
 	test_run_fails();
 	test_verdict();
 	test_engine_opts();
+	test_ask_opts();
 	test_estimate_plan();
 	test_lengths_parse();
 	test_lengths_report();

@@ -19,6 +19,7 @@
 #include "kv/layout.h"
 #include "kv/paged.h"
 #include "kv/quality.h"
+#include "kv/safetensors.h"
 
 struct kv_decode {
 	struct kv_engine *e;
@@ -219,6 +220,32 @@ bool kv_decode_differ(const struct kv_decode_result *r, double tol)
 double kv_decode_speedup(const struct kv_decode_result *r)
 {
 	return r->compared && r->ms[1] > 0 ? r->ms[0] / r->ms[1] : NAN;
+}
+
+struct kv_engine_opts kv_decode_ask_opts(const struct kv_decode_ask *a)
+{
+	struct kv_engine_opts o = kv_engine_opts_default();
+	o.layers = (uint32_t)a->layers;
+	o.vocab = a->vocab;
+	o.kv_heads = (uint32_t)a->kv_heads;
+	o.mla_rank = (uint32_t)a->mla;
+	o.mla_rope = (uint32_t)a->mla_rope;
+	o.users = (uint32_t)a->users;
+	o.threads = (uint32_t)a->threads;
+	o.seed = a->seed;
+	o.block_size = (uint32_t)a->block_size;
+	o.paged = a->paged;
+	o.pool_blocks = a->pool_blocks;
+	o.prefix = a->prefix;
+	o.k_dtype = a->k_dtype;
+	o.v_dtype = a->v_dtype;
+	o.logit_scale = (float)a->logit_scale;
+	o.ckpt = a->ckpt;
+	o.weights_dtype = a->weights_dtype >= 0
+				  ? (enum kv_dtype)a->weights_dtype
+			  : a->ckpt ? kv_st_weights_dtype(a->ckpt)
+				    : KV_DTYPE_F32;
+	return o;
 }
 
 void kv_decode_engine_opts(struct kv_engine_opts *o, uint64_t prompt,

@@ -322,27 +322,23 @@ int kv_sweep_row(const struct kv_sweep_cols *c, char **cells, size_t nc,
 struct kv_engine_opts kv_sweep_engine_opts(const struct kv_sweep *w,
 					   const struct kv_sweep_point *p)
 {
-	struct kv_engine_opts o = kv_engine_opts_default();
-	o.layers = (uint32_t)w->layers;
-	o.vocab = w->vocab;
-	o.kv_heads = (uint32_t)p->kv_heads;
-	o.mla_rank = (uint32_t)p->mla;
-	o.mla_rope = (uint32_t)w->mla_rope;
-	o.users = (uint32_t)p->users;
-	o.max_ctx = p->ctx;
-	o.max_chunk = p->bench == KV_BENCH_NOCACHE ? p->ctx : 1;
-	o.cache = p->bench != KV_BENCH_NOCACHE;
-	o.seed = w->seed;
-	o.threads = (uint32_t)p->threads;
-	o.block_size = (uint32_t)p->block_size;
-	o.paged = p->layout == KV_SWEEP_PAGED;
-	o.k_dtype = o.v_dtype = p->dtype;
-	o.weights_dtype = p->wt;
-	o.logit_scale = (float)w->logit_scale;
+	struct kv_decode_ask a = {
+		.layers = w->layers, .vocab = w->vocab,
+		.kv_heads = p->kv_heads, .mla = p->mla,
+		.mla_rope = w->mla_rope, .users = p->users,
+		.threads = p->threads, .seed = w->seed,
+		.block_size = p->block_size,
+		.paged = p->layout == KV_SWEEP_PAGED,
+		.k_dtype = p->dtype, .v_dtype = p->dtype,
+		.weights_dtype = (int)p->wt, .logit_scale = w->logit_scale};
 	/* the timed benches read weights whatever their values; quality's
 	 * answers are the checkpoint's own */
 	if (p->bench == KV_BENCH_QUALITY && w->model_ckpt)
-		o.ckpt = w->model_ckpt[p->model];
+		a.ckpt = w->model_ckpt[p->model];
+	struct kv_engine_opts o = kv_decode_ask_opts(&a);
+	o.max_ctx = p->ctx;
+	o.max_chunk = p->bench == KV_BENCH_NOCACHE ? p->ctx : 1;
+	o.cache = p->bench != KV_BENCH_NOCACHE;
 	return o;
 }
 
