@@ -526,7 +526,7 @@ int cli_tsv_split(char *buf, const char *src, struct kv_tsv *t)
 	return cli_kv_error(e, msg);
 }
 
-int cli_status(int kv_err)
+int cli_exit(int kv_err)
 {
 	return !kv_err		      ? CLI_OK
 	       : kv_err == KV_ENOMEM ? CLI_FAIL
@@ -539,7 +539,7 @@ int cli_kv_error(int e, const char *err)
 		cli_error("out of memory");
 	else if (e)
 		cli_error("%s", err);
-	return cli_status(e);
+	return cli_exit(e);
 }
 
 int cli_finish(int status)

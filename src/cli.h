@@ -15,7 +15,7 @@
 #include "kv/tsv.h"
 
 /* Exit status of every tool, documented in each man page. */
-enum cli_exit {
+enum cli_code {
 	CLI_OK = 0,    /* success */
 	CLI_FAIL = 1,  /* a check or requirement failed; a runtime failure */
 	CLI_USAGE = 2, /* bad usage or bad input */
@@ -25,11 +25,13 @@ enum cli_exit {
  * CLI_FAIL for KV_ENOMEM (an allocation failed: the input was fine),
  * CLI_USAGE for the rest (KV_EINVAL, KV_ERANGE, KV_EIO, KV_EUNSUP: input
  * that is bad, overflows, cannot be read or is not supported; a run too
- * large for the machine is KV_EINVAL). */
-int cli_status(int kv_err);
+ * large for the machine is KV_EINVAL). A run that fails once under way,
+ * its input checked (a forward pass, a pool out of blocks, a write), is
+ * CLI_FAIL whatever its code, as every tool's EXIT STATUS says. */
+int cli_exit(int kv_err);
 
 /* Says libkv's error e (err, or "out of memory" for KV_ENOMEM) and returns
- * cli_status(e); 0 for 0, saying nothing. */
+ * cli_exit(e); 0 for 0, saying nothing. */
 int cli_kv_error(int e, const char *err);
 
 /* Sets the program name messages start with ("kvsize"). */

@@ -369,7 +369,7 @@ static int open_ckpt(struct args *a, size_t i, const struct kv_model *m,
 	if (rc) {
 		kv_st_close(ck);
 		cli_error("%s", err);
-		return cli_status(rc);
+		return cli_exit(rc);
 	}
 	a->wt[i] = ck ? kv_st_weights_dtype(ck) : KV_DTYPE_F32;
 	if (map && !a->random)

@@ -358,7 +358,7 @@ static int weights(struct kvd_opts *a, struct kvd_state *s,
 	    (a->config && (rc = kv_tok_beside(m->path, &s->tok, err))) ||
 	    (s->tok && (rc = kv_tok_check(s->tok, vocab, whose, err)))) {
 		cli_error("%s", err);
-		return cli_status(rc);
+		return cli_exit(rc);
 	}
 	if (a->text && (rc = read_text(a, s->tok, m)))
 		return rc;

@@ -62,15 +62,22 @@ static int ppl_check(const struct kvd_run *r, const struct kv_model *m,
 	uint64_t avail, usable, need;
 	*e = ppl_opts(r, n);
 	kvd_about(r, about, sizeof about);
-	if (kv_run_memory(&avail, &usable, err) ||
-	    kv_ppl_estimate(m, e, n, true, &need, err) ||
-	    kv_run_fits(m, e, need, 0, avail, usable, err))
-		return cli_usage("%s%s: %s", about, m->name, err);
+	int rc;
+	if ((rc = kv_run_memory(&avail, &usable, err)) ||
+	    (rc = kv_ppl_estimate(m, e, n, true, &need, err)) ||
+	    (rc = kv_run_fits(m, e, need, 0, avail, usable, err))) {
+		char msg[2 * KV_ERRLEN];
+		snprintf(msg, sizeof msg, "%s%s: %s", about, m->name, err);
+		return cli_kv_error(rc, msg);
+	}
 	for (size_t i = 0; i < a->nfmts; i++) {
 		struct kv_engine_opts f = *e;
 		f.k_dtype = f.v_dtype = (enum kv_dtype)a->fmts[i];
-		if (kv_ppl_estimate(m, &f, n, false, &need, err))
-			return cli_usage("%s%s", about, err);
+		if ((rc = kv_ppl_estimate(m, &f, n, false, &need, err))) {
+			char msg[2 * KV_ERRLEN];
+			snprintf(msg, sizeof msg, "%s%s", about, err);
+			return cli_kv_error(rc, msg);
+		}
 	}
 	return 0;
 }
@@ -91,7 +98,7 @@ static int ppl_run(const struct kvd_run *r, const struct kv_model *m,
 	int rc = kv_ppl_run(m, &e, ids, n, NULL, ref, &base, err);
 	if (rc) {
 		cli_error("%s", err);
-		return cli_status(rc);
+		return cli_exit(rc);
 	}
 	struct cli_table *t = kvd_table(r, pcols, CLI_NCOLS(pcols));
 	for (size_t i = 0; i <= a->nfmts; i++) {
@@ -103,7 +110,7 @@ static int ppl_run(const struct kvd_run *r, const struct kv_model *m,
 		e.k_dtype = e.v_dtype = f;
 		if (i && (rc = kv_ppl_run(m, &e, ids, n, ref, NULL, &p, err))) {
 			cli_error("%s", err);
-			return cli_status(rc);
+			return cli_exit(rc);
 		}
 		kvd_lead(r, t);
 		cli_put_str(t, kv_dtype_name(f));
@@ -145,8 +152,8 @@ int kvdecode_ppl(const struct kvd_opts *a, struct kvd_state *s,
 	     kvd_run_next(&r))
 		status = ppl_check(&r, m, n, &e);
 	/* the vocabulary does not vary with the lists */
-	if (!status && kv_engine_model(m, &e, &eff, err))
-		status = cli_usage("%s", err);
+	if (!status)
+		status = cli_kv_error(kv_engine_model(m, &e, &eff, err), err);
 	if (!status && !(ref = malloc((n - 1) * eff->vocab * sizeof *ref))) {
 		cli_error("out of memory");
 		status = CLI_FAIL;

@@ -314,10 +314,9 @@ int kvdecode_plan(const struct kvd_run *r, const struct kv_model *m,
 	const struct kvd_opts *a = r->a;
 	char err[KV_ERRLEN];
 	struct kv_decode_plan p;
-	if (kv_decode_plan(m, &r->o, a->prompt, a->gen, &p, err)) {
-		cli_error("%s", err);
-		return CLI_USAGE;
-	}
+	int e = kv_decode_plan(m, &r->o, a->prompt, a->gen, &p, err);
+	if (e)
+		return cli_kv_error(e, err);
 	struct cli_table *t = kvd_table(r, pcols, CLI_NCOLS(pcols));
 	kvd_lead(r, t);
 	cli_put_u64(t, a->prompt);

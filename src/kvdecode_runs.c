@@ -20,11 +20,16 @@ static int check_memory(const struct kvd_run *r, const struct kv_model *m,
 {
 	char err[KV_ERRLEN], about[128];
 	uint64_t avail, usable;
-	if (kv_run_memory(&avail, &usable, err))
-		return cli_usage("%s", err);
-	if (kv_run_fits(m, &r->o, sz->need, sz->loop, avail, usable, err))
-		return cli_usage("%s%s: %s", kvd_about(r, about, sizeof about),
-				 m->name, err);
+	int e = kv_run_memory(&avail, &usable, err);
+	if (e)
+		return cli_kv_error(e, err);
+	if ((e = kv_run_fits(m, &r->o, sz->need, sz->loop, avail, usable,
+			     err))) {
+		char msg[2 * KV_ERRLEN];
+		snprintf(msg, sizeof msg, "%s%s: %s",
+			 kvd_about(r, about, sizeof about), m->name, err);
+		return cli_kv_error(e, msg);
+	}
 	return 0;
 }
 
@@ -71,7 +76,7 @@ static int estimate(const struct kvd_run *r, const struct kv_model *m,
 				    compact(r->a), sz, err);
 	if (rc) {
 		cli_error("%s%s", kvd_about(r, about, sizeof about), err);
-		return cli_status(rc);
+		return cli_exit(rc);
 	}
 	return 0;
 }
@@ -87,7 +92,7 @@ static int run(const struct kvd_run *r, const struct kv_model *m,
 	kvd_say_run(r);
 	if ((rc = kv_engine_new(m, &r->o, &e, err))) {
 		cli_error("%s", err);
-		st = cli_status(rc);
+		st = cli_exit(rc);
 	} else {
 		st = r->a->e.prefix ? kvdecode_prefix(r, e)
 				    : decode(r, m, sz, &e);
@@ -160,7 +165,7 @@ int kvdecode_lengths(const struct kvd_opts *a, struct kvd_state *s,
 			cli_error("%s%s", kvd_about(&r, about, sizeof about),
 				  err);
 			free(x);
-			return cli_status(rc);
+			return cli_exit(rc);
 		}
 	}
 	for (kvd_run_first(&r, a, s); kvd_run_more(&r); kvd_run_next(&r))

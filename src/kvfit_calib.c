@@ -36,7 +36,7 @@ static int read_runs(const struct args *a, struct kv_result *runs,
 		int e = kv_results_load(a->calib[f], got, MAX_RUNS, &k, err);
 		if (e) {
 			cli_error("--calibrate: %s", err);
-			return cli_status(e);
+			return cli_exit(e);
 		}
 		for (size_t i = 0; i < k; i++) {
 			if (*n == MAX_RUNS)
@@ -148,12 +148,12 @@ int kvfit_calibrate(const struct args *a, const struct kv_plan *pl,
 	int e = kv_calib_fit(&r.in, &a->o.work, runs, n, &c, err);
 	if (e && !c.terms) {
 		cli_error("--calibrate: %s", err);
-		return cli_status(e);
+		return cli_exit(e);
 	}
 	put_runs(a, runs, names, n, &c);
 	if (e) {
 		cli_error("--calibrate: %s; nothing written", err);
-		return cli_status(e);
+		return cli_exit(e);
 	}
 	fprintf(stderr,
 		"%s: %s, %s: bandwidth_efficiency %.3g, flops_efficiency "

@@ -53,7 +53,7 @@ static int per_layer(struct cli_table *t, const struct kv_model *m,
 		int e = kv_lrow_size(m, o, i, ctx, users, &r, err);
 		if (e) {
 			cli_error("%s", err);
-			return cli_status(e);
+			return cli_exit(e);
 		}
 		for (int c = 0; t && c < KV_LROW_NCOLS; c++) {
 			kv_lrow_cell(&r, (enum kv_lrow_col)c, &cell);
@@ -77,7 +77,7 @@ static int row(struct cli_table *t, const enum kv_srow_col *cols,
 	int e = kv_srow_size(m, o, asked_auto, ctx, users, state, &r, err);
 	if (e) {
 		cli_error("%s", err);
-		return cli_status(e);
+		return cli_exit(e);
 	}
 	if (!t)
 		return 0;

@@ -140,6 +140,19 @@ static void parses(void)
 	CHECK(optind == 6);
 }
 
+/* The one mapping of libkv's errors to exit statuses (cli_exit), every
+ * code of kv.h: out of memory 1, bad input of any kind 2. */
+static void exit_statuses(void)
+{
+	CHECK_U64(cli_exit(0), CLI_OK);
+	CHECK_U64(cli_exit(KV_ENOMEM), CLI_FAIL);
+	CHECK_U64(cli_exit(KV_EINVAL), CLI_USAGE);
+	CHECK_U64(cli_exit(KV_ERANGE), CLI_USAGE);
+	CHECK_U64(cli_exit(KV_EIO), CLI_USAGE);
+	CHECK_U64(cli_exit(KV_EUNSUP), CLI_USAGE);
+	CHECK_U64(cli_kv_error(0, "unsaid"), CLI_OK);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "names")) {
@@ -151,6 +164,7 @@ int main(int argc, char **argv)
 	}
 	one_vocabulary();
 	aliases();
+	exit_statuses();
 	for (size_t k = 0; k < 4; k++)
 		help_in_step(k);
 	parses();
