@@ -130,6 +130,26 @@ static const char *engine_flag(const char *arg)
 	return NULL;
 }
 
+int cli_common(int c, const char *arg, const char *head, const char *foot,
+	       bool *json, bool *header, bool *done)
+{
+	switch (c) {
+	case 'h':
+		cli_help(stdout, head, foot);
+		*done = true;
+		return 0;
+	case OPT_VERSION:
+		printf("%s %s\n", prog, KV_VERSION);
+		*done = true;
+		return 0;
+	case OPT_JSON: *json = true; return 0;
+	case 'o': return cli_output(arg, json);
+	case 'v': cli_verbose(); return 0;
+	case OPT_NO_HEADER: *header = false; return 0;
+	default: return CLI_NOT_MINE;
+	}
+}
+
 int cli_single_dash(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {

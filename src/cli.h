@@ -49,6 +49,16 @@ void cli_warn_beyond(const char *name, const uint64_t *ctx, size_t n,
 /* A usage error, one line as every error; returns CLI_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* What an option reader returns for an option that is not its own. */
+#define CLI_NOT_MINE (-1)
+
+/* The options every tool shares, c as cli_getopt() gave it: -h (the help:
+ * head, the option table, foot), --version, -o, -v, --json, --no-header
+ * (into *json and *header). Returns 0 (*done set after --help and
+ * --version), CLI_USAGE (said), or CLI_NOT_MINE for any other option. */
+int cli_common(int c, const char *arg, const char *head, const char *foot,
+	       bool *json, bool *header, bool *done);
+
 /* An engine's single-dash long flag among the arguments (-tp 4, -ctk
  * q8_0, -ngl 99), which getopt would read as letters: one line naming
  * what kvtools has for it. Returns CLI_USAGE, or 0 when there is none. */

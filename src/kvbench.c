@@ -196,10 +196,6 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			e = cli_list(cli_opt_as(), optarg, UINT64_MAX, &w->ctx,
 				     &w->nctx);
 			break;
-		case 'h':
-			cli_help(stdout, usage_head, usage_foot);
-			*done = true;
-			return 0;
 		case 'j':
 			e = cli_list("--threads", optarg, 256, &w->threads,
 				     &w->nthreads);
@@ -295,16 +291,13 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			e = cli_double("--max-regress", optarg, 0, 1e6,
 				       &a->max_regress);
 			break;
-		case OPT_JSON: a->json = true; break;
-		case 'o': e = cli_output(optarg, &a->json); break;
-		case 'v': cli_verbose(); break;
-		case OPT_NO_HEADER: a->header = false; break;
-		case OPT_VERSION:
-			printf("kvbench %s\n", KV_VERSION);
-			*done = true;
-			return 0;
-		default: /* said by cli_getopt */
-			return CLI_USAGE;
+		default:
+			e = cli_common(c, optarg, usage_head, usage_foot,
+				       &a->json, &a->header, done);
+			if (e == CLI_NOT_MINE) /* said by cli_getopt */
+				return CLI_USAGE;
+			if (*done)
+				return e;
 		}
 	}
 	bool ctkv = a->kv.k || a->kv.v;

@@ -148,10 +148,6 @@ static int option(int c, struct kvd_opts *a, bool *done)
 		a->without = strcmp(optarg, "on") != 0;
 		a->mode_given = true;
 		return 0;
-	case 'h':
-		cli_help(stdout, usage_head, usage_foot);
-		*done = true;
-		return 0;
 	case 'n': return cli_tokens("--new", optarg, &a->gen);
 	case 'p':
 		/* a token count, else text for the tokenizer */
@@ -203,16 +199,10 @@ static int option(int c, struct kvd_opts *a, bool *done)
 	case OPT_TOL: return cli_double("--tol", optarg, 0, 1e30, &a->tol);
 	case OPT_SUMMARY: a->summary = optarg; return 0;
 	case OPT_DRY_RUN: a->dry_run = true; return 0;
-	case OPT_JSON: a->json = true; return 0;
-	case 'o': return cli_output(optarg, &a->json);
-	case 'v': cli_verbose(); return 0;
-	case OPT_NO_HEADER: a->header = false; return 0;
-	case OPT_VERSION:
-		printf("kvdecode %s\n", KV_VERSION);
-		*done = true;
-		return 0;
-	default: /* said by cli_getopt */
-		return CLI_USAGE;
+	default:
+		e = cli_common(c, optarg, usage_head, usage_foot, &a->json,
+			       &a->header, done);
+		return e == CLI_NOT_MINE ? CLI_USAGE : e; /* said by getopt */
 	}
 }
 

@@ -30,9 +30,6 @@ static const char usage_foot[] =
 	"found nothing), 2 bad usage or input. See kvfit(1).\n";
 
 
-/* What an option group's reader returns for another group's option. */
-#define NOT_MINE (-1)
-
 /* A size that must be above 0 (--gpu-mem, --weights, --kv-memory). */
 static int size_above0(const char *opt, const char *s, uint64_t *out)
 {
@@ -61,7 +58,7 @@ static int fraction(const char *opt, const char *s, double *out)
 }
 
 /* The GPU's options and how the engine spends its memory. Returns 0,
- * CLI_USAGE (said) or NOT_MINE. */
+ * CLI_USAGE (said) or CLI_NOT_MINE. */
 static int opt_gpu(int c, const char *s, struct args *a)
 {
 	struct kv_plan_opts *o = &a->o;
@@ -132,7 +129,7 @@ static int opt_gpu(int c, const char *s, struct args *a)
 		o->tp_given = true;
 		return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->tp);
 	case OPT_PP: return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->pp);
-	default: return NOT_MINE;
+	default: return CLI_NOT_MINE;
 	}
 }
 
@@ -157,7 +154,7 @@ static int engine(const char *s, struct kv_plan_opts *o)
 }
 
 /* What the rows are: formats, contexts, users, engines, the solve.
- * Returns 0, CLI_USAGE (said) or NOT_MINE. */
+ * Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
 static int opt_rows(int c, const char *s, struct args *a)
 {
 	struct kv_plan_opts *o = &a->o;
@@ -221,7 +218,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 		return cli_double("--max-ttft", s, 1e-9, 1e12, &o->max_ttft);
 	case OPT_MAX_TPOT:
 		return cli_double("--max-tpot", s, 1e-9, 1e12, &o->max_tpot);
-	default: return NOT_MINE;
+	default: return CLI_NOT_MINE;
 	}
 }
 
@@ -297,30 +294,18 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			   .header = true};
 	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
-		case 'h':
-			cli_help(stdout, usage_head, usage_foot);
-			*done = true;
-			return 0;
-		case OPT_VERSION:
-			printf("kvfit %s\n", KV_VERSION);
-			*done = true;
-			return 0;
 		case 'H': a->human = true; break;
 		case OPT_PARAMS: a->params = true; break;
 		case OPT_LIST_GPUS: a->list_gpus = true; break;
-		case OPT_JSON: a->json = true; break;
-		case 'o':
-			if ((e = cli_output(optarg, &a->json)))
-				return e;
-			break;
-		case 'v': cli_verbose(); break;
-		case OPT_NO_HEADER: a->header = false; break;
 		default:
-			if ((e = opt_gpu(c, optarg, a)) == NOT_MINE)
+			e = cli_common(c, optarg, usage_head, usage_foot,
+				       &a->json, &a->header, done);
+			if (e == CLI_NOT_MINE &&
+			    (e = opt_gpu(c, optarg, a)) == CLI_NOT_MINE)
 				e = opt_rows(c, optarg, a);
-			if (e == NOT_MINE) /* said by cli_getopt */
+			if (e == CLI_NOT_MINE) /* said by cli_getopt */
 				return CLI_USAGE;
-			if (e)
+			if (e || *done)
 				return e;
 		}
 	}

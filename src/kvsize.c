@@ -216,10 +216,6 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 					     &a->nctx)))
 				return e;
 			break;
-		case 'h':
-			cli_help(stdout, usage_head, usage_foot);
-			*done = true;
-			return 0;
 		case 'H': a->human = true; break;
 		case 't':
 			free(a->dtypes);
@@ -243,20 +239,14 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			a->tp = v;
 			break;
 		case OPT_PER_LAYER: a->per_layer = true; break;
-		case OPT_JSON: a->json = true; break;
-		case 'o':
-			if ((e = cli_output(optarg, &a->json)))
-				return e;
-			break;
-		case 'v': cli_verbose(); break;
-		case OPT_NO_HEADER: a->header = false; break;
 		case OPT_LIST: a->list = true; break;
-		case OPT_VERSION:
-			printf("kvsize %s\n", KV_VERSION);
-			*done = true;
-			return 0;
-		default: /* said by cli_getopt */
-			return CLI_USAGE;
+		default:
+			e = cli_common(c, optarg, usage_head, usage_foot,
+				       &a->json, &a->header, done);
+			if (e == CLI_NOT_MINE) /* said by cli_getopt */
+				return CLI_USAGE;
+			if (e || *done)
+				return e;
 		}
 	}
 	if ((e = cli_kv_join(&a->kv, &a->dtypes, &a->ndtypes)))
