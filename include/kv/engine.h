@@ -1,7 +1,8 @@
 /*
- * engine.h - the decode engine: a transformer with float32 random weights,
- * run over a real KV cache, so the cache's exactness, its bytes and its
- * speed are measured rather than asserted.
+ * engine.h - the decode engine: a transformer, its weights drawn from a
+ * seed or read from a checkpoint (float32, or kept in bf16 or f16), run
+ * over a real KV cache in any stored format, so the cache's exactness,
+ * its bytes and its speed are measured rather than asserted.
  *
  * Two blocks, chosen from the model's family: GPT-2 (LayerNorm, GELU MLP,
  * learned positions, output head tied to the embedding, biases) and

@@ -64,6 +64,14 @@ uint64_t kv_geom_tokens(const struct kv_geom *g, uint64_t ctx, uint64_t block);
 int kv_model_token_bytes(const struct kv_model *m, const struct kv_opts *o,
 			 uint64_t *out, char *err);
 
+/* The tokens a layer of geometry g keeps of ctx (in pages of block) and
+ * their bytes for users sequences, b bytes a token. Returns 0, or
+ * KV_ERANGE with err ("NAME: CTX tokens x USERS users overflows 64 bits
+ * of bytes"). */
+int kv_geom_ctx_bytes(const struct kv_model *m, const struct kv_geom *g,
+		      uint64_t b, uint64_t ctx, uint64_t users, uint64_t block,
+		      uint64_t *tokens, uint64_t *bytes, char *err);
+
 /* Exact KV bytes on one rank for `users` sequences of ctx tokens each.
  * Returns 0, KV_EINVAL, or KV_ERANGE (err says the total overflows). */
 int kv_model_bytes(const struct kv_model *m, const struct kv_opts *o,

@@ -1,4 +1,6 @@
-/* kv.c - error strings and checked arithmetic shared by every module. */
+/*
+ * kv.c - error strings and checked arithmetic shared by every module.
+ */
 #include "kv/kv.h"
 
 const char *kv_strerror(int err)

@@ -893,6 +893,14 @@ void kv_attn_merge(float *o, float *m, float *l, const float *po,
 	}
 }
 
+void kv_attn_part_empty(float *pm, float *pl, uint32_t g)
+{
+	for (uint32_t i = 0; i < g; i++) {
+		pm[i] = -INFINITY;
+		pl[i] = 0;
+	}
+}
+
 void kv_attn_merge_parts(float *out, const float *part, uint32_t parts,
 			 uint32_t g, uint32_t hd)
 {

@@ -521,10 +521,7 @@ static void attn_task(void *arg, unsigned tid, unsigned nth)
 			attend_range(e, j, u, kh, q, G, G, a, b, sc, o, pm, pl,
 				     po, tb);
 		} else { /* an empty part weighs nothing */
-			for (uint32_t g = 0; g < G; g++) {
-				pm[g] = -INFINITY;
-				pl[g] = 0;
-			}
+			kv_attn_part_empty(pm, pl, G);
 		}
 	}
 }

@@ -177,6 +177,10 @@ void kv_linear(const struct kv_ops *o, const float *x, uint64_t m,
 	       uint64_t n, float beta, enum kv_act act, const void *w2,
 	       const void *b2);
 
+/* A part of a split step that saw no position: its g maxima -inf and
+ * its g sums 0, so that kv_attn_merge_parts counts it for nothing. */
+void kv_attn_part_empty(float *pm, float *pl, uint32_t g);
+
 /* Merges `parts` results of a step split over positions, each g rows of
  * hd weighted sums, then g maxima, then g sums (g (hd + 2) floats apart),
  * into out (g rows of hd), normalised. A part that saw nothing (sum 0)

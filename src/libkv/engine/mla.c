@@ -870,10 +870,7 @@ static void lat_task(void *arg, unsigned tid, unsigned nth)
 			kv_mla_attn_part(q, H, c + a * D, b - a, rank, d->rope,
 					 s, o, pm, pl, m->ops->simd);
 		} else { /* an empty range weighs nothing */
-			for (uint32_t h = 0; h < H; h++) {
-				pm[h] = -INFINITY;
-				pl[h] = 0;
-			}
+			kv_attn_part_empty(pm, pl, H);
 		}
 	}
 }

@@ -155,6 +155,26 @@ int kv_model_token_bytes(const struct kv_model *m, const struct kv_opts *o,
 	return 0;
 }
 
+/* The error of a count of bytes past 64 bits at ctx tokens x users. */
+static int too_many(const struct kv_model *m, uint64_t ctx, uint64_t users,
+		    char *err)
+{
+	snprintf(err, KV_ERRLEN,
+		 "%s: %llu tokens x %llu users overflows 64 bits of bytes",
+		 m->name, (unsigned long long)ctx, (unsigned long long)users);
+	return KV_ERANGE;
+}
+
+int kv_geom_ctx_bytes(const struct kv_model *m, const struct kv_geom *g,
+		      uint64_t b, uint64_t ctx, uint64_t users, uint64_t block,
+		      uint64_t *tokens, uint64_t *bytes, char *err)
+{
+	*tokens = kv_geom_tokens(g, ctx, block);
+	if (kv_mul(b, *tokens, bytes) || kv_mul(*bytes, users, bytes))
+		return too_many(m, ctx, users, err);
+	return 0;
+}
+
 int kv_model_bytes(const struct kv_model *m, const struct kv_opts *o,
 		   uint64_t ctx, uint64_t users, uint64_t *out, char *err)
 {
@@ -171,16 +191,12 @@ int kv_model_bytes(const struct kv_model *m, const struct kv_opts *o,
 		int e = layer_bytes(m, i, o, &g, &b, err);
 		if (e)
 			return e;
-		uint64_t tokens = kv_geom_tokens(&g, ctx, o->block);
-		if (kv_mul(b, tokens, &t) || kv_mul(t, users, &t) ||
-		    kv_add(total, t, &total)) {
-			snprintf(err, KV_ERRLEN,
-				 "%s: %llu tokens x %llu users overflows 64 "
-				 "bits of bytes",
-				 m->name, (unsigned long long)ctx,
-				 (unsigned long long)users);
-			return KV_ERANGE;
-		}
+		uint64_t tokens;
+		if ((e = kv_geom_ctx_bytes(m, &g, b, ctx, users, o->block,
+					   &tokens, &t, err)))
+			return e;
+		if (kv_add(total, t, &total))
+			return too_many(m, ctx, users, err);
 	}
 	*out = total;
 	return 0;

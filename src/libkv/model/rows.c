@@ -225,17 +225,8 @@ int kv_lrow_size(const struct kv_model *m, const struct kv_opts *o,
 	if ((e = kv_layer_geom(m, layer, o, &r->g, err)) ||
 	    (e = kv_geom_token_bytes(&r->g, o, &r->bytes_per_token, err)))
 		return e;
-	r->tokens = kv_geom_tokens(&r->g, ctx, o->block);
-	if (kv_mul(r->bytes_per_token, r->tokens, &r->kv_bytes) ||
-	    kv_mul(r->kv_bytes, users, &r->kv_bytes)) {
-		snprintf(err, KV_ERRLEN,
-			 "%s: %llu tokens x %llu users overflows 64 bits of "
-			 "bytes",
-			 m->name, (unsigned long long)ctx,
-			 (unsigned long long)users);
-		return KV_ERANGE;
-	}
-	return 0;
+	return kv_geom_ctx_bytes(m, &r->g, r->bytes_per_token, ctx, users,
+				 o->block, &r->tokens, &r->kv_bytes, err);
 }
 
 void kv_lrow_cell(const struct kv_lrow *r, enum kv_lrow_col c,
