@@ -1,6 +1,7 @@
 /*
- * kvbench.h - what kvbench's two files share: a point's row and the
- * progress line (kvbench_rows.c).
+ * kvbench.h - what kvbench's files share: its options, the models and
+ * checkpoints it reads (kvbench_input.c), a point's row and the progress
+ * line (kvbench_rows.c), and --profile (kvbench_profile.c).
  */
 #ifndef KVBENCH_H
 #define KVBENCH_H
@@ -10,6 +11,35 @@
 #include "cli.h"
 #include "kv/gpu.h"
 #include "kv/sweep.h"
+
+/* The options: the sweep, and what the tool keeps of each model. */
+struct args {
+	struct kv_sweep sw; /* what the sweep asks for */
+	struct cli_kv kv;   /* --cache-type-k and -v, until joined */
+	double max_regress; /* < 0: no gate */
+	enum kv_dtype *wt;  /* each model's own weights' type */
+	struct kv_st **ck;  /* each model's checkpoint, mapped for its quality
+			     * points, or NULL */
+	const char *baseline;
+	const char *profile;     /* --profile FILE */
+	const char *not_profile; /* an option a profile does not take */
+	bool json, header;
+	bool random;        /* --random-weights */
+};
+
+/* The configs named (none: GPT-2 small), each one's weights' type and
+ * checkpoint (where one lies beside it; kept for the quality points), and
+ * the sweep's points over them. Returns 0, CLI_USAGE or CLI_FAIL
+ * (said). */
+int kvbench_load(int argc, char **argv, struct kv_model ***models,
+		 size_t *nmodels, struct kv_sweep_points *s, struct args *a);
+
+/* --baseline FILE: the points of a saved run (its header names the
+ * columns), the models they name and their checkpoints. Returns 0,
+ * CLI_USAGE or CLI_FAIL (said). */
+int kvbench_baseline(struct args *a, const char *path,
+		     struct kv_model ***models, size_t *nmodels,
+		     struct kv_sweep_points *s);
 
 /* Point p's row into t, as measured in o; ratio and the baseline's time
  * with baseline (its two columns). */
