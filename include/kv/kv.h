@@ -32,6 +32,11 @@ const char *kv_strerror(int err);
 int kv_mul(uint64_t a, uint64_t b, uint64_t *out);
 int kv_add(uint64_t a, uint64_t b, uint64_t *out);
 
+/* An enum's names, names[i] the name of value i (NULL: none): the value
+ * named s, or -1; and value i's name, "?" out of range. */
+int kv_name_find(const char *const *names, int n, const char *s);
+const char *kv_name_of(const char *const *names, int n, int i);
+
 /* Length of the message buffers filled by libkv. */
 #define KV_ERRLEN 1024
 

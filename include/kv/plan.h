@@ -75,6 +75,8 @@ struct kv_plan_opts {
 int kv_plan_engine_parse(const char *s, const struct kv_server **out);
 /* "steady" or "burst". */
 int kv_plan_arrivals_parse(const char *s, enum kv_arrivals *out);
+/* The arrivals' name (the arrivals column): steady, burst or rate. */
+const char *kv_plan_arrivals_name(enum kv_arrivals a);
 /* "users", "ctx" or "tp". */
 int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out);
 /* The weights' format: a storage format (o->wdtype), or a quantization

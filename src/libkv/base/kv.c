@@ -1,6 +1,8 @@
 /*
  * kv.c - error strings and checked arithmetic shared by every module.
  */
+#include <string.h>
+
 #include "kv/kv.h"
 
 const char *kv_strerror(int err)
@@ -24,4 +26,17 @@ int kv_mul(uint64_t a, uint64_t b, uint64_t *out)
 int kv_add(uint64_t a, uint64_t b, uint64_t *out)
 {
 	return __builtin_add_overflow(a, b, out) ? KV_ERANGE : 0;
+}
+
+int kv_name_find(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s && i < n; i++)
+		if (names[i] && !strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+const char *kv_name_of(const char *const *names, int n, int i)
+{
+	return i >= 0 && i < n && names[i] ? names[i] : "?";
 }

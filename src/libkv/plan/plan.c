@@ -18,28 +18,31 @@ int kv_plan_engine_parse(const char *s, const struct kv_server **out)
 	return 0;
 }
 
+static const char *const arrivals_names[] = {
+	[KV_ARRIVE_STEADY] = "steady", [KV_ARRIVE_BURST] = "burst",
+	[KV_ARRIVE_RATE] = "rate"};
+#define N_ARRIVALS (int)(sizeof arrivals_names / sizeof *arrivals_names)
+
 int kv_plan_arrivals_parse(const char *s, enum kv_arrivals *out)
 {
-	if (!strcmp(s, "steady"))
-		*out = KV_ARRIVE_STEADY;
-	else if (!strcmp(s, "burst"))
-		*out = KV_ARRIVE_BURST;
-	else if (!strcmp(s, "rate"))
-		*out = KV_ARRIVE_RATE;
-	else
-		return KV_EINVAL;
-	return 0;
+	int i = kv_name_find(arrivals_names, N_ARRIVALS, s);
+	*out = i < 0 ? *out : (enum kv_arrivals)i;
+	return i < 0 ? KV_EINVAL : 0;
+}
+
+const char *kv_plan_arrivals_name(enum kv_arrivals a)
+{
+	return kv_name_of(arrivals_names, N_ARRIVALS, (int)a);
 }
 
 int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out)
 {
-	static const char *const names[] = {"users", "ctx", "tp"};
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(s, names[i])) {
-			*out = (enum kv_plan_solve)i;
-			return 0;
-		}
-	return KV_EINVAL;
+	static const char *const names[] = {
+		[KV_PLAN_USERS] = "users", [KV_PLAN_CTX] = "ctx",
+		[KV_PLAN_TP] = "tp"};
+	int i = kv_name_find(names, 3, s);
+	*out = i < 0 ? *out : (enum kv_plan_solve)i;
+	return i < 0 ? KV_EINVAL : 0;
 }
 
 int kv_plan_weights_parse(const char *s, struct kv_plan_opts *o)

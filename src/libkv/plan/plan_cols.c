@@ -102,9 +102,6 @@ size_t kv_prow_ncols(const struct kv_plan_opts *o)
 void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 		  const char *gpu, enum kv_prow_col c, struct kv_cell *out)
 {
-	static const char *const arrivals[] = {
-		[KV_ARRIVE_STEADY] = "steady", [KV_ARRIVE_BURST] = "burst",
-		[KV_ARRIVE_RATE] = "rate"};
 	const struct kv_fit_in *in = &r->in;
 	const struct kv_fit *f = &r->f;
 	const struct kv_serve *s = &r->s;
@@ -174,7 +171,7 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 			str(out, r->meets ? "yes" : "no");
 		break;
 	case KV_PROW_USD_PER_MTOK: real(out, r->usd_per_mtok, 4); break;
-	case KV_PROW_ARRIVALS: str(out, arrivals[o->work.arrivals]); break;
+	case KV_PROW_ARRIVALS: str(out, kv_plan_arrivals_name(o->work.arrivals)); break;
 	case KV_PROW_TIME_SOURCE: str(out, s->source); break;
 	default: break;
 	}

@@ -247,17 +247,14 @@ static const char *const bench_names[KV_BENCH_COUNT] = {
 
 const char *kv_bench_name(enum kv_bench b)
 {
-	return (unsigned)b < KV_BENCH_COUNT ? bench_names[b] : "?";
+	return kv_name_of(bench_names, KV_BENCH_COUNT, (int)b);
 }
 
 int kv_bench_parse(const char *s, enum kv_bench *out)
 {
-	for (int b = 0; b < KV_BENCH_COUNT; b++)
-		if (!strcmp(s, bench_names[b])) {
-			*out = (enum kv_bench)b;
-			return 0;
-		}
-	return KV_EINVAL;
+	int b = kv_name_find(bench_names, KV_BENCH_COUNT, s);
+	*out = b < 0 ? *out : (enum kv_bench)b;
+	return b < 0 ? KV_EINVAL : 0;
 }
 
 /* One repetition of a bench on the engine, already prepared. */

@@ -21,17 +21,14 @@ static const char *const layout_names[KV_SWEEP_LAYOUTS] = {
 
 const char *kv_sweep_layout_name(enum kv_sweep_layout l)
 {
-	return (unsigned)l < KV_SWEEP_LAYOUTS ? layout_names[l] : "?";
+	return kv_name_of(layout_names, KV_SWEEP_LAYOUTS, (int)l);
 }
 
 int kv_sweep_layout_parse(const char *s, enum kv_sweep_layout *out)
 {
-	for (int l = 0; l < KV_SWEEP_LAYOUTS; l++)
-		if (!strcmp(s, layout_names[l])) {
-			*out = (enum kv_sweep_layout)l;
-			return 0;
-		}
-	return KV_EINVAL;
+	int l = kv_name_find(layout_names, KV_SWEEP_LAYOUTS, s);
+	*out = l < 0 ? *out : (enum kv_sweep_layout)l;
+	return l < 0 ? KV_EINVAL : 0;
 }
 
 int kv_sweep_add(struct kv_sweep_points *s, struct kv_sweep_point p)
