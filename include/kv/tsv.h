@@ -57,4 +57,10 @@ struct kv_cell {
 	char buf[64];  /* text made for the cell ("lo..hi", "k/v") */
 };
 
+/* A cell of each kind. */
+void kv_cell_str(struct kv_cell *out, const char *s);
+void kv_cell_num(struct kv_cell *out, enum kv_cell_kind kind, uint64_t u);
+void kv_cell_real(struct kv_cell *out, double d, int prec);
+void kv_cell_empty(struct kv_cell *out);
+
 #endif

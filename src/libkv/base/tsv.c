@@ -1,6 +1,7 @@
 /*
- * tsv.c - tab-separated text cut into cells in place, the header first:
- * how kvfit reads kvsize's rows and kvbench its own.
+ * tsv.c - tab-separated text cut into cells in place, the header first
+ * (how kvfit reads kvsize's rows and kvbench its own), and the cells
+ * libkv's tables hand a writer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,4 +92,24 @@ void kv_tsv_free(struct kv_tsv *t)
 	free(t->line);
 	free(t->width);
 	*t = (struct kv_tsv){0};
+}
+
+void kv_cell_str(struct kv_cell *out, const char *s)
+{
+	*out = (struct kv_cell){.kind = KV_CELL_STR, .s = s};
+}
+
+void kv_cell_num(struct kv_cell *out, enum kv_cell_kind kind, uint64_t u)
+{
+	*out = (struct kv_cell){.kind = kind, .u = u};
+}
+
+void kv_cell_real(struct kv_cell *out, double d, int prec)
+{
+	*out = (struct kv_cell){.kind = KV_CELL_REAL, .d = d, .prec = prec};
+}
+
+void kv_cell_empty(struct kv_cell *out)
+{
+	*out = (struct kv_cell){.kind = KV_CELL_EMPTY};
 }

@@ -87,20 +87,10 @@ int kv_srow_size(const struct kv_model *m, const struct kv_opts *o,
 	return 0;
 }
 
-static void str(struct kv_cell *out, const char *s)
-{
-	*out = (struct kv_cell){.kind = KV_CELL_STR, .s = s};
-}
-
-static void num(struct kv_cell *out, enum kv_cell_kind kind, uint64_t u)
-{
-	*out = (struct kv_cell){.kind = kind, .u = u};
-}
-
 /* A min..max pair as one cell: the number when both agree. */
 static void range(struct kv_cell *out, uint32_t lo, uint32_t hi)
 {
-	num(out, KV_CELL_U64, lo);
+	kv_cell_num(out, KV_CELL_U64, lo);
 	if (lo != hi) {
 		out->kind = KV_CELL_STR;
 		snprintf(out->buf, sizeof out->buf, "%u..%u", lo, hi);
@@ -110,7 +100,7 @@ static void range(struct kv_cell *out, uint32_t lo, uint32_t hi)
 
 static void formats(struct kv_cell *out, enum kv_dtype k, enum kv_dtype v)
 {
-	str(out, NULL);
+	kv_cell_str(out, NULL);
 	out->s = kv_dtype_kv_name(k, v, out->buf, sizeof out->buf);
 }
 
@@ -118,29 +108,29 @@ void kv_srow_cell(const struct kv_srow *r, enum kv_srow_col c,
 		  struct kv_cell *out)
 {
 	switch (c) {
-	case KV_SROW_MODEL: str(out, r->model); break;
+	case KV_SROW_MODEL: kv_cell_str(out, r->model); break;
 	case KV_SROW_KV_DTYPE: formats(out, r->k, r->v); break;
-	case KV_SROW_LAYERS: num(out, KV_CELL_U64, r->s.layers); break;
+	case KV_SROW_LAYERS: kv_cell_num(out, KV_CELL_U64, r->s.layers); break;
 	case KV_SROW_KV_HEADS: range(out, r->s.heads_min, r->s.heads_max); break;
 	case KV_SROW_HEAD_DIM_K: range(out, r->s.dim_k_min, r->s.dim_k_max); break;
 	case KV_SROW_HEAD_DIM_V: range(out, r->s.dim_v_min, r->s.dim_v_max); break;
-	case KV_SROW_CTX: num(out, KV_CELL_U64, r->ctx); break;
-	case KV_SROW_USERS: num(out, KV_CELL_U64, r->users); break;
+	case KV_SROW_CTX: kv_cell_num(out, KV_CELL_U64, r->ctx); break;
+	case KV_SROW_USERS: kv_cell_num(out, KV_CELL_U64, r->users); break;
 	case KV_SROW_BYTES_PER_TOKEN:
-		num(out, KV_CELL_BYTES, r->bytes_per_token);
+		kv_cell_num(out, KV_CELL_BYTES, r->bytes_per_token);
 		break;
-	case KV_SROW_KV_BYTES: num(out, KV_CELL_BYTES, r->kv_bytes); break;
+	case KV_SROW_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, r->kv_bytes); break;
 	case KV_SROW_KV_DTYPE_ASKED:
 		if (r->asked_auto)
-			str(out, "auto");
+			kv_cell_str(out, "auto");
 		else
 			formats(out, r->k, r->v);
 		break;
-	case KV_SROW_STATE_BYTES: num(out, KV_CELL_BYTES, r->state_bytes); break;
-	case KV_SROW_TP: num(out, KV_CELL_U64, r->tp); break;
-	case KV_SROW_BLOCK_SIZE: num(out, KV_CELL_U64, r->block); break;
-	case KV_SROW_CONFIG: str(out, r->config ? r->config : ""); break;
-	default: str(out, ""); break;
+	case KV_SROW_STATE_BYTES: kv_cell_num(out, KV_CELL_BYTES, r->state_bytes); break;
+	case KV_SROW_TP: kv_cell_num(out, KV_CELL_U64, r->tp); break;
+	case KV_SROW_BLOCK_SIZE: kv_cell_num(out, KV_CELL_U64, r->block); break;
+	case KV_SROW_CONFIG: kv_cell_str(out, r->config ? r->config : ""); break;
+	default: kv_cell_str(out, ""); break;
 	}
 }
 
@@ -233,26 +223,26 @@ void kv_lrow_cell(const struct kv_lrow *r, enum kv_lrow_col c,
 		  struct kv_cell *out)
 {
 	switch (c) {
-	case KV_LROW_MODEL: str(out, r->model); break;
+	case KV_LROW_MODEL: kv_cell_str(out, r->model); break;
 	case KV_LROW_KV_DTYPE: formats(out, r->k, r->v); break;
-	case KV_LROW_LAYER: num(out, KV_CELL_U64, r->layer); break;
-	case KV_LROW_KIND: str(out, kv_attn_name(r->g.attn)); break;
-	case KV_LROW_KV_HEADS: num(out, KV_CELL_U64, r->g.heads); break;
-	case KV_LROW_HEAD_DIM_K: num(out, KV_CELL_U64, r->g.dim_k); break;
-	case KV_LROW_HEAD_DIM_V: num(out, KV_CELL_U64, r->g.dim_v); break;
+	case KV_LROW_LAYER: kv_cell_num(out, KV_CELL_U64, r->layer); break;
+	case KV_LROW_KIND: kv_cell_str(out, kv_attn_name(r->g.attn)); break;
+	case KV_LROW_KV_HEADS: kv_cell_num(out, KV_CELL_U64, r->g.heads); break;
+	case KV_LROW_HEAD_DIM_K: kv_cell_num(out, KV_CELL_U64, r->g.dim_k); break;
+	case KV_LROW_HEAD_DIM_V: kv_cell_num(out, KV_CELL_U64, r->g.dim_v); break;
 	case KV_LROW_WINDOW:
 		if (r->g.window)
-			num(out, KV_CELL_U64, r->g.window);
+			kv_cell_num(out, KV_CELL_U64, r->g.window);
 		else
-			*out = (struct kv_cell){.kind = KV_CELL_EMPTY};
+			kv_cell_empty(out);
 		break;
-	case KV_LROW_CTX: num(out, KV_CELL_U64, r->ctx); break;
-	case KV_LROW_TOKENS: num(out, KV_CELL_U64, r->tokens); break;
-	case KV_LROW_USERS: num(out, KV_CELL_U64, r->users); break;
+	case KV_LROW_CTX: kv_cell_num(out, KV_CELL_U64, r->ctx); break;
+	case KV_LROW_TOKENS: kv_cell_num(out, KV_CELL_U64, r->tokens); break;
+	case KV_LROW_USERS: kv_cell_num(out, KV_CELL_U64, r->users); break;
 	case KV_LROW_BYTES_PER_TOKEN:
-		num(out, KV_CELL_BYTES, r->bytes_per_token);
+		kv_cell_num(out, KV_CELL_BYTES, r->bytes_per_token);
 		break;
-	case KV_LROW_KV_BYTES: num(out, KV_CELL_BYTES, r->kv_bytes); break;
-	default: str(out, ""); break;
+	case KV_LROW_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, r->kv_bytes); break;
+	default: kv_cell_str(out, ""); break;
 	}
 }

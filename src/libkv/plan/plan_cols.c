@@ -65,28 +65,13 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_TIME_SOURCE] = "time_source",
 };
 
-static void str(struct kv_cell *out, const char *s)
-{
-	*out = (struct kv_cell){.kind = KV_CELL_STR, .s = s};
-}
-
-static void num(struct kv_cell *out, enum kv_cell_kind kind, uint64_t u)
-{
-	*out = (struct kv_cell){.kind = kind, .u = u};
-}
-
-static void real(struct kv_cell *out, double d, int prec)
-{
-	*out = (struct kv_cell){.kind = KV_CELL_REAL, .d = d, .prec = prec};
-}
-
 /* A count, or an empty cell where the engine has none. */
 static void some(struct kv_cell *out, uint64_t u)
 {
 	if (u)
-		num(out, KV_CELL_U64, u);
+		kv_cell_num(out, KV_CELL_U64, u);
 	else
-		*out = (struct kv_cell){.kind = KV_CELL_EMPTY};
+		kv_cell_empty(out);
 }
 
 bool kv_plan_target(const struct kv_plan_opts *o)
@@ -105,74 +90,74 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	const struct kv_fit_in *in = &r->in;
 	const struct kv_fit *f = &r->f;
 	const struct kv_serve *s = &r->s;
-	*out = (struct kv_cell){.kind = KV_CELL_EMPTY};
+	kv_cell_empty(out);
 	if (c > KV_PROW_OSL && !r->timed)
 		return; /* a row not timed: only isl and osl */
 	switch (c) {
-	case KV_PROW_MODEL: str(out, in->m->name); break;
-	case KV_PROW_GPU: str(out, gpu); break;
-	case KV_PROW_GPUS: num(out, KV_CELL_U64, (uint64_t)in->tp * in->pp); break;
-	case KV_PROW_TP: num(out, KV_CELL_U64, in->tp); break;
-	case KV_PROW_PP: num(out, KV_CELL_U64, in->pp); break;
-	case KV_PROW_ENGINE: str(out, in->server->name); break;
+	case KV_PROW_MODEL: kv_cell_str(out, in->m->name); break;
+	case KV_PROW_GPU: kv_cell_str(out, gpu); break;
+	case KV_PROW_GPUS: kv_cell_num(out, KV_CELL_U64, (uint64_t)in->tp * in->pp); break;
+	case KV_PROW_TP: kv_cell_num(out, KV_CELL_U64, in->tp); break;
+	case KV_PROW_PP: kv_cell_num(out, KV_CELL_U64, in->pp); break;
+	case KV_PROW_ENGINE: kv_cell_str(out, in->server->name); break;
 	case KV_PROW_ENGINE_RULES:
-		str(out, NULL);
+		kv_cell_str(out, NULL);
 		out->s = kv_server_rules(in->server, out->buf, sizeof out->buf);
 		break;
-	case KV_PROW_BLOCK: num(out, KV_CELL_U64, f->block); break;
+	case KV_PROW_BLOCK: kv_cell_num(out, KV_CELL_U64, f->block); break;
 	case KV_PROW_KV_DTYPE:
-		str(out, NULL);
+		kv_cell_str(out, NULL);
 		out->s = kv_dtype_kv_name(in->kv_dtype, kv_fit_v_dtype(in), out->buf, sizeof out->buf);
 		break;
-	case KV_PROW_CTX: num(out, KV_CELL_U64, in->ctx); break;
-	case KV_PROW_WEIGHTS_BYTES: num(out, KV_CELL_BYTES, f->weights); break;
-	case KV_PROW_WEIGHTS_SOURCE: str(out, r->wsrc); break;
-	case KV_PROW_RUNTIME_BYTES: num(out, KV_CELL_BYTES, f->runtime); break;
-	case KV_PROW_ACTIVATION_BYTES: num(out, KV_CELL_BYTES, f->rt.activation); break;
-	case KV_PROW_SAMPLER_BYTES: num(out, KV_CELL_BYTES, f->rt.sampler); break;
-	case KV_PROW_GRAPH_BYTES: num(out, KV_CELL_BYTES, f->rt.graphs); break;
-	case KV_PROW_NONTORCH_BYTES: num(out, KV_CELL_BYTES, f->rt.nontorch); break;
-	case KV_PROW_FREE_KV_BYTES: num(out, KV_CELL_BYTES, f->free_kv); break;
-	case KV_PROW_BYTES_PER_TOKEN: num(out, KV_CELL_BYTES, f->bytes_per_token); break;
-	case KV_PROW_DUP_BYTES_PER_TOKEN: num(out, KV_CELL_BYTES, f->dup_per_token); break;
-	case KV_PROW_KV_TOKENS: num(out, KV_CELL_U64, f->kv_tokens); break;
+	case KV_PROW_CTX: kv_cell_num(out, KV_CELL_U64, in->ctx); break;
+	case KV_PROW_WEIGHTS_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->weights); break;
+	case KV_PROW_WEIGHTS_SOURCE: kv_cell_str(out, r->wsrc); break;
+	case KV_PROW_RUNTIME_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->runtime); break;
+	case KV_PROW_ACTIVATION_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->rt.activation); break;
+	case KV_PROW_SAMPLER_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->rt.sampler); break;
+	case KV_PROW_GRAPH_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->rt.graphs); break;
+	case KV_PROW_NONTORCH_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->rt.nontorch); break;
+	case KV_PROW_FREE_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->free_kv); break;
+	case KV_PROW_BYTES_PER_TOKEN: kv_cell_num(out, KV_CELL_BYTES, f->bytes_per_token); break;
+	case KV_PROW_DUP_BYTES_PER_TOKEN: kv_cell_num(out, KV_CELL_BYTES, f->dup_per_token); break;
+	case KV_PROW_KV_TOKENS: kv_cell_num(out, KV_CELL_U64, f->kv_tokens); break;
 	case KV_PROW_NUM_BLOCKS: some(out, f->num_blocks); break;
-	case KV_PROW_MAX_CONCURRENCY: real(out, kv_fit_users_shown(f->max_concurrency), 2); break;
+	case KV_PROW_MAX_CONCURRENCY: kv_cell_real(out, kv_fit_users_shown(f->max_concurrency), 2); break;
 	case KV_PROW_MAX_NUM_SEQS: some(out, f->max_seqs); break;
 	case KV_PROW_BATCHED_TOKENS: some(out, f->batched_tokens); break;
-	case KV_PROW_USERS: real(out, kv_fit_users_shown(f->users), 2); break;
-	case KV_PROW_USERS_WHOLE: num(out, KV_CELL_U64, f->users_whole); break;
-	case KV_PROW_KV_BYTES: num(out, KV_CELL_BYTES, f->kv_bytes); break;
-	case KV_PROW_DUP_BYTES: num(out, KV_CELL_BYTES, f->dup_bytes); break;
-	case KV_PROW_STEP_USERS: num(out, KV_CELL_U64, f->step_users); break;
-	case KV_PROW_STEP_FITS: str(out, kv_fit_step_fits(f) ? "yes" : "no"); break;
-	case KV_PROW_STEP_WEIGHT_BYTES: num(out, KV_CELL_BYTES, f->step_weight_bytes); break;
-	case KV_PROW_STEP_KV_BYTES: num(out, KV_CELL_BYTES, f->step_kv_bytes); break;
-	case KV_PROW_KV_WEIGHT_RATIO: real(out, f->kv_weight_ratio, 2); break;
-	case KV_PROW_KV_SHARE: real(out, f->kv_share, 2); break;
-	case KV_PROW_STEP_MS: real(out, f->step_ms, 3); break;
-	case KV_PROW_TOKENS_PER_S: real(out, f->tokens_per_s, 1); break;
-	case KV_PROW_COMPUTE_MS: real(out, f->compute_ms, 3); break;
-	case KV_PROW_BOUND: str(out, kv_plan_bound(f)); break;
-	case KV_PROW_ISL: num(out, KV_CELL_U64, o->work.isl); break;
-	case KV_PROW_OSL: num(out, KV_CELL_U64, o->work.osl); break;
-	case KV_PROW_PREFILL_CHUNK: num(out, KV_CELL_U64, s->chunk); break;
-	case KV_PROW_PREFILL_MS: real(out, s->prefill.ms, 3); break;
-	case KV_PROW_DECODE_MS: real(out, s->decode.ms, 3); break;
-	case KV_PROW_TTFT_MS: real(out, s->ttft_ms, 3); break;
-	case KV_PROW_TPOT_MS: real(out, s->tpot_ms, 3); break;
-	case KV_PROW_LATENCY_MS: real(out, s->latency_ms, 1); break;
-	case KV_PROW_OUT_TOKENS_PER_S: real(out, s->tokens_per_s, 1); break;
-	case KV_PROW_OUT_TOKENS_PER_S_GPU: real(out, s->tokens_per_s_gpu, 1); break;
-	case KV_PROW_PREFILL_BOUND: str(out, s->prefill.bound); break;
-	case KV_PROW_DECODE_BOUND: str(out, s->decode.bound); break;
+	case KV_PROW_USERS: kv_cell_real(out, kv_fit_users_shown(f->users), 2); break;
+	case KV_PROW_USERS_WHOLE: kv_cell_num(out, KV_CELL_U64, f->users_whole); break;
+	case KV_PROW_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->kv_bytes); break;
+	case KV_PROW_DUP_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->dup_bytes); break;
+	case KV_PROW_STEP_USERS: kv_cell_num(out, KV_CELL_U64, f->step_users); break;
+	case KV_PROW_STEP_FITS: kv_cell_str(out, kv_fit_step_fits(f) ? "yes" : "no"); break;
+	case KV_PROW_STEP_WEIGHT_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->step_weight_bytes); break;
+	case KV_PROW_STEP_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->step_kv_bytes); break;
+	case KV_PROW_KV_WEIGHT_RATIO: kv_cell_real(out, f->kv_weight_ratio, 2); break;
+	case KV_PROW_KV_SHARE: kv_cell_real(out, f->kv_share, 2); break;
+	case KV_PROW_STEP_MS: kv_cell_real(out, f->step_ms, 3); break;
+	case KV_PROW_TOKENS_PER_S: kv_cell_real(out, f->tokens_per_s, 1); break;
+	case KV_PROW_COMPUTE_MS: kv_cell_real(out, f->compute_ms, 3); break;
+	case KV_PROW_BOUND: kv_cell_str(out, kv_plan_bound(f)); break;
+	case KV_PROW_ISL: kv_cell_num(out, KV_CELL_U64, o->work.isl); break;
+	case KV_PROW_OSL: kv_cell_num(out, KV_CELL_U64, o->work.osl); break;
+	case KV_PROW_PREFILL_CHUNK: kv_cell_num(out, KV_CELL_U64, s->chunk); break;
+	case KV_PROW_PREFILL_MS: kv_cell_real(out, s->prefill.ms, 3); break;
+	case KV_PROW_DECODE_MS: kv_cell_real(out, s->decode.ms, 3); break;
+	case KV_PROW_TTFT_MS: kv_cell_real(out, s->ttft_ms, 3); break;
+	case KV_PROW_TPOT_MS: kv_cell_real(out, s->tpot_ms, 3); break;
+	case KV_PROW_LATENCY_MS: kv_cell_real(out, s->latency_ms, 1); break;
+	case KV_PROW_OUT_TOKENS_PER_S: kv_cell_real(out, s->tokens_per_s, 1); break;
+	case KV_PROW_OUT_TOKENS_PER_S_GPU: kv_cell_real(out, s->tokens_per_s_gpu, 1); break;
+	case KV_PROW_PREFILL_BOUND: kv_cell_str(out, s->prefill.bound); break;
+	case KV_PROW_DECODE_BOUND: kv_cell_str(out, s->decode.bound); break;
 	case KV_PROW_MEETS_TARGET:
 		if (kv_plan_target(o))
-			str(out, r->meets ? "yes" : "no");
+			kv_cell_str(out, r->meets ? "yes" : "no");
 		break;
-	case KV_PROW_USD_PER_MTOK: real(out, r->usd_per_mtok, 4); break;
-	case KV_PROW_ARRIVALS: str(out, kv_plan_arrivals_name(o->work.arrivals)); break;
-	case KV_PROW_TIME_SOURCE: str(out, s->source); break;
+	case KV_PROW_USD_PER_MTOK: kv_cell_real(out, r->usd_per_mtok, 4); break;
+	case KV_PROW_ARRIVALS: kv_cell_str(out, kv_plan_arrivals_name(o->work.arrivals)); break;
+	case KV_PROW_TIME_SOURCE: kv_cell_str(out, s->source); break;
 	default: break;
 	}
 }
