@@ -68,6 +68,7 @@ struct kv_model {
 	char arch[96];         /* its architectures[0] (the wrapper's class,
 				  Llama4ForConditionalGeneration), "" if
 				  absent */
+	bool gguf;             /* read from a GGUF file (llama.cpp's) */
 	bool vision;           /* it has a vision tower (vision_config) */
 	uint32_t vit_layers;   /* its layers (num_hidden_layers, 24 if
 				  not given) */
