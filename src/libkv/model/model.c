@@ -1338,16 +1338,13 @@ static const char *not_config(const unsigned char *b, size_t len)
 	return NULL;
 }
 
-/* A GGUF: its header's metadata made the config its family reads, and
- * that config read as any other; named as the file, less ".gguf". */
-static int load_gguf(const char *path, struct kv_model **out, char *err)
+int kv_model_from_gguf(const struct kv_gguf *g, const char *path,
+		       struct kv_model **out, char *err)
 {
-	struct kv_gguf *g;
 	cJSON *cfg = NULL;
-	int e = kv_gguf_open(path, &g, err);
-	if (!e)
-		e = kv_gguf_config(g, path, &cfg, err);
-	kv_gguf_free(g);
+	*out = NULL;
+	err[0] = '\0';
+	int e = kv_gguf_config(g, path, &cfg, err);
 	if (e)
 		return e;
 	char *text = cJSON_PrintUnformatted(cfg);
@@ -1365,6 +1362,17 @@ static int load_gguf(const char *path, struct kv_model **out, char *err)
 	if (nl > 5 && !strcmp((*out)->name + nl - 5, ".gguf"))
 		(*out)->name[nl - 5] = '\0';
 	return 0;
+}
+
+/* A GGUF file: its header, then its model. */
+static int load_gguf(const char *path, struct kv_model **out, char *err)
+{
+	struct kv_gguf *g;
+	int e = kv_gguf_open(path, &g, err);
+	if (!e)
+		e = kv_model_from_gguf(g, path, out, err);
+	kv_gguf_free(g);
+	return e;
 }
 
 int kv_model_load(const char *path, struct kv_model **out, char *err)
