@@ -115,7 +115,8 @@ ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama",
         "gpt_oss": "gpt-oss", "falcon": "falcon", "gpt2": "gpt2",
         "starcoder2": "starcoder2", "cohere": "command-r",
         "cohere2": "cohere2", "olmo2": "olmo2", "olmo3": "olmo2",
-        "llama4": "llama4", "llama4_text": "llama4", "mamba": "mamba"}
+        "llama4": "llama4", "llama4_text": "llama4", "mamba": "mamba",
+        "jamba": "jamba"}
 
 
 def from_config(cfg, name, tokens=False, old_mla=False):
@@ -178,8 +179,24 @@ def from_config(cfg, name, tokens=False, old_mla=False):
               get("max_position_embeddings", "n_positions"))
         g.add(a + "feed_forward_length", U32, ffn)
         g.add(a + "attention.head_count", U32, heads)
-        g.add(a + "attention.head_count_kv", U32,
-              1 if arch == "deepseek2" and not old_mla else kv)
+        if mt == "jamba":  # 0: a Mamba layer, as llama.cpp marks them
+            period = get("attn_layer_period", default=8)
+            offset = get("attn_layer_offset", default=4)
+            g.add(a + "attention.head_count_kv", ARR,
+                  (U32, [kv if i % period == offset else 0
+                         for i in range(layers)]))
+            g.add(a + "ssm.conv_kernel", U32, get("mamba_d_conv", default=4))
+            g.add(a + "ssm.inner_size", U32,
+                  get("mamba_expand", default=2) * hidden)
+            g.add(a + "ssm.state_size", U32, get("mamba_d_state", default=16))
+            g.add(a + "ssm.time_step_rank", U32,
+                  get("mamba_dt_rank", default=(hidden + 15) // 16))
+            g.add(a + "expert_count", U32, get("num_experts", default=16))
+            g.add(a + "expert_used_count", U32,
+                  get("num_experts_per_tok", default=2))
+        else:
+            g.add(a + "attention.head_count_kv", U32,
+                  1 if arch == "deepseek2" and not old_mla else kv)
         if get("rope_theta") is not None:
             g.add(a + "rope.freq_base", F32, float(get("rope_theta")))
         eps = get("rms_norm_eps")

@@ -544,6 +544,86 @@ static void test_models(const char *dir)
 	}
 	kv_model_free(m);
 
+	/* falcon-h1: attention and a Mamba-2 mixer in every layer, 32
+	 * heads (time_step_rank) of 64 of its 2048 channels */
+	keys(&b, "falcon-h1", 11, 4, 1024, 8, 2);
+	kv_u32(&b, "falcon-h1.ssm.inner_size", 2048);
+	kv_u32(&b, "falcon-h1.ssm.state_size", 128);
+	kv_u32(&b, "falcon-h1.ssm.conv_kernel", 4);
+	kv_u32(&b, "falcon-h1.ssm.time_step_rank", 32);
+	CHECK(load(&b, path, &m, err) == 0);
+	if (m) {
+		CHECK(m->layers[3].attn == KV_ATTN_FULL && m->layers[3].ssm);
+		CHECK_U64(m->layers[3].kv_heads * m->layers[3].head_dim_k, 256);
+		CHECK_U64(m->ssm_version, 2);
+		CHECK_U64(m->ssm_heads, 32);
+		CHECK_U64(m->ssm_d_inner, 2048);
+		CHECK_U64(m->ssm_d_state, 128);
+		CHECK(m->ssm_dtype == KV_DTYPE_F32);
+	}
+	kv_model_free(m);
+
+	/* jamba: head_count_kv 0 marks the Mamba layers; the routers'
+	 * tensors name the MoE layers (1 and 3: every 2nd from 1) */
+	uint32_t jk[4] = {0, 0, 8, 0};
+	keys(&b, "jamba", 13, 4, 1024, 16, 0);
+	kv_arr_u32(&b, "jamba.attention.head_count_kv", jk, 4);
+	kv_u32(&b, "jamba.ssm.inner_size", 2048);
+	kv_u32(&b, "jamba.ssm.state_size", 16);
+	kv_u32(&b, "jamba.ssm.conv_kernel", 4);
+	kv_u32(&b, "jamba.ssm.time_step_rank", 64);
+	kv_u32(&b, "jamba.expert_count", 4);
+	kv_u32(&b, "jamba.expert_used_count", 2);
+	b.p[8] = 2; /* two tensors */
+	tensor(&b, "blk.1.ffn_gate_inp.weight", 1024, 4, 0, 0);
+	tensor(&b, "blk.3.ffn_gate_inp.weight", 1024, 4, 0, 16384);
+	data(&b, 32768);
+	CHECK(load(&b, path, &m, err) == 0);
+	if (m) {
+		CHECK(m->layers[0].attn == KV_ATTN_NONE && m->layers[0].ssm);
+		CHECK(m->layers[2].attn == KV_ATTN_FULL && !m->layers[2].ssm);
+		CHECK_U64(m->layers[2].kv_heads, 8);
+		CHECK(m->layers[0].mlp == KV_MLP_DENSE);
+		CHECK(m->layers[1].mlp == KV_MLP_MOE);
+		CHECK(m->layers[3].mlp == KV_MLP_MOE);
+		CHECK_U64(m->ssm_d_inner, 2048);
+	}
+	kv_model_free(m);
+
+	/* mamba2: no attention; 16 heads of 64 over 1024 channels, and
+	 * channels that are not whole heads refused */
+	head(&b, 0, 10);
+	kv_str(&b, "general.architecture", "mamba2");
+	kv_u32(&b, "mamba2.block_count", 2);
+	kv_u32(&b, "mamba2.context_length", 1048576);
+	kv_u32(&b, "mamba2.embedding_length", 512);
+	kv_u32(&b, "mamba2.vocab_size", 1000);
+	kv_u32(&b, "mamba2.ssm.inner_size", 1024);
+	kv_u32(&b, "mamba2.ssm.state_size", 128);
+	kv_u32(&b, "mamba2.ssm.conv_kernel", 4);
+	kv_u32(&b, "mamba2.ssm.time_step_rank", 16);
+	kv_u32(&b, "mamba2.ssm.group_count", 1);
+	CHECK(load(&b, path, &m, err) == 0);
+	if (m) {
+		CHECK(m->layers[1].attn == KV_ATTN_NONE && m->layers[1].ssm);
+		CHECK_U64(m->ssm_heads, 16);
+		CHECK_U64(m->ssm_d_inner, 1024);
+	}
+	kv_model_free(m);
+	head(&b, 0, 9);
+	kv_str(&b, "general.architecture", "mamba2");
+	kv_u32(&b, "mamba2.block_count", 2);
+	kv_u32(&b, "mamba2.context_length", 1048576);
+	kv_u32(&b, "mamba2.embedding_length", 512);
+	kv_u32(&b, "mamba2.vocab_size", 1000);
+	kv_u32(&b, "mamba2.ssm.inner_size", 1000);
+	kv_u32(&b, "mamba2.ssm.state_size", 128);
+	kv_u32(&b, "mamba2.ssm.conv_kernel", 4);
+	kv_u32(&b, "mamba2.ssm.time_step_rank", 16);
+	CHECK(load(&b, path, &m, err) == KV_EINVAL);
+	CHECK_HAS(err, "mamba2.ssm.inner_size: 1000 channels are not 16 heads "
+		       "(its time_step_rank) of a whole size");
+
 	/* head_count_kv one per layer: alike, as one number; else not
 	 * mapped */
 	uint32_t kvh[2] = {8, 8};

@@ -5,7 +5,8 @@
  * llama.cpp names (general.architecture) and a family here covers: its
  * model_type, and how llama.cpp's loader (src/llama-model.cpp,
  * load_hparams) reads its keys into layers: which slide and by what
- * pattern, which keep no KV. An architecture not in the table is refused
+ * pattern (set_swa_pattern), which keep no KV (a hybrid's head_count_kv
+ * of 0), what its Mamba mixers hold. An architecture not in the table is refused
  * by name; a key of the wrong type, or of a shape the family cannot hold,
  * is refused naming the key.
  */
@@ -173,9 +174,19 @@ static int arch_layers(struct tr *t, const char *suffix, bool need,
 
 /* --- the config being made --- */
 
+/* field: v (replacing what an earlier step set). */
 static int put_num(struct tr *t, const char *field, double v)
 {
-	return cJSON_AddNumberToObject(t->root, field, v) ? 0 : KV_ENOMEM;
+	cJSON *x = cJSON_CreateNumber(v);
+	if (!x)
+		return KV_ENOMEM;
+	if (cJSON_GetObjectItemCaseSensitive(t->root, field))
+		return cJSON_ReplaceItemInObjectCaseSensitive(t->root, field, x)
+			   ? 0
+			   : (cJSON_Delete(x), KV_ENOMEM);
+	return cJSON_AddItemToObject(t->root, field, x)
+		   ? 0
+		   : (cJSON_Delete(x), KV_ENOMEM);
 }
 
 static int put_str(struct tr *t, const char *field, const char *v)
@@ -268,14 +279,23 @@ static int qwen_moe_layers(struct tr *t)
 
 /* --- the architectures --- */
 
+/* Phi-3's, StarCoder 2's and Mixtral's windows: llama.cpp keeps the whole
+ * context ("Phi SWA is currently disabled"; starcoder2 and llama set
+ * none). */
+static int window_off(struct tr *t)
+{
+	return cJSON_AddNullToObject(t->root, "sliding_window") ? 0
+							       : KV_ENOMEM;
+}
+
 static int arch_llama(struct tr *t)
 {
 	uint64_t n;
 	int e = experts(t, "num_local_experts", &n);
-	if (!e && n) {
+	if (!e && n) { /* Mixtral's class; llama.cpp keeps no window */
 		cJSON_ReplaceItemInObject(t->root, "model_type",
 					  cJSON_CreateString("mixtral"));
-		e = put_num(t, "sliding_window", 0);
+		e = window_off(t);
 	}
 	return e;
 }
@@ -308,13 +328,6 @@ static int no_window(struct tr *t)
 	return put_bool(t, "use_sliding_window", false);
 }
 
-/* Phi-3's and StarCoder 2's windows: llama.cpp keeps the whole context
- * ("Phi SWA is currently disabled"; starcoder2 sets none). */
-static int window_off(struct tr *t)
-{
-	return cJSON_AddNullToObject(t->root, "sliding_window") ? 0
-							       : KV_ENOMEM;
-}
 
 static int arch_gemma2(struct tr *t)
 {
@@ -486,7 +499,145 @@ static int arch_mamba(struct tr *t)
 	    (e = put_num(t, "conv_kernel", (double)conv)) ||
 	    (e = put_num(t, "time_step_rank", (double)dt)))
 		return e;
+	/* llama.cpp keeps both states, the convolution's and the scan's, in
+	 * float32 (llama-memory-recurrent.cpp) */
+	cJSON_ReplaceItemInObject(t->root, "torch_dtype",
+				  cJSON_CreateString("float32"));
+	return 0;
+}
+
+/* A Mamba mixer's sizes (ssm.*), its channels a whole number of heads
+ * (Mamba-2: ssm.time_step_rank of them) or of the embedding (expand). */
+struct ssm {
+	uint64_t inner, state, conv, dt, groups, expand;
+};
+
+static int ssm_keys(struct tr *t, bool v2, struct ssm *x)
+{
+	char k[160];
+	uint64_t hidden = 0;
+	int e;
+	cJSON *h = cJSON_GetObjectItemCaseSensitive(t->root, "hidden_size");
+	if (h)
+		hidden = (uint64_t)h->valuedouble;
+	if ((e = arch_uint(t, "ssm.inner_size", true, 0, 1, MAX_FFN,
+			   &x->inner, NULL)) ||
+	    (e = arch_uint(t, "ssm.state_size", true, 0, 1, 1 << 16, &x->state,
+			   NULL)) ||
+	    (e = arch_uint(t, "ssm.conv_kernel", true, 0, 1, 1 << 10, &x->conv,
+			   NULL)) ||
+	    (e = arch_uint(t, "ssm.time_step_rank", true, 0, 1, MAX_HIDDEN,
+			   &x->dt, NULL)) ||
+	    (e = arch_uint(t, "ssm.group_count", false, 1, 1, 1 << 16,
+			   &x->groups, NULL)))
+		return e;
+	if (v2 && x->inner % x->dt)
+		return fail(t, "%s: %llu channels are not %llu heads (its "
+			    "time_step_rank) of a whole size",
+			    name(t, "ssm.inner_size", k, sizeof k),
+			    (unsigned long long)x->inner,
+			    (unsigned long long)x->dt);
+	x->expand = hidden && x->inner % hidden == 0 ? x->inner / hidden : 0;
+	/* llama.cpp keeps the scan's state in float32 */
 	return put_str(t, "mamba_ssm_dtype", "float32");
+}
+
+/* The expand a family without a field for the channels needs. */
+static int whole_expand(struct tr *t, const struct ssm *x)
+{
+	char k[160];
+	if (x->expand)
+		return 0;
+	return fail(t, "%s: %llu channels, not a whole multiple of the "
+		    "embedding length",
+		    name(t, "ssm.inner_size", k, sizeof k),
+		    (unsigned long long)x->inner);
+}
+
+/* Mamba-2: heads of inner / time_step_rank channels. */
+static int arch_mamba2(struct tr *t)
+{
+	struct ssm x;
+	int e;
+	if ((e = ssm_keys(t, true, &x)) || (e = whole_expand(t, &x)) ||
+	    (e = put_num(t, "num_heads", (double)x.dt)) ||
+	    (e = put_num(t, "head_dim", (double)(x.inner / x.dt))) ||
+	    (e = put_num(t, "n_groups", (double)x.groups)) ||
+	    (e = put_num(t, "state_size", (double)x.state)) ||
+	    (e = put_num(t, "conv_kernel", (double)x.conv)))
+		return e;
+	return put_num(t, "expand", (double)x.expand);
+}
+
+/* Falcon-H1: attention and a Mamba-2 mixer side by side in every
+ * layer. */
+static int arch_falcon_h1(struct tr *t)
+{
+	struct ssm x;
+	int e;
+	if ((e = ssm_keys(t, true, &x)) ||
+	    (e = put_num(t, "mamba_d_ssm", (double)x.inner)) ||
+	    (e = put_num(t, "mamba_n_heads", (double)x.dt)) ||
+	    (e = put_num(t, "mamba_d_head", (double)(x.inner / x.dt))) ||
+	    (e = put_num(t, "mamba_n_groups", (double)x.groups)) ||
+	    (e = put_num(t, "mamba_d_state", (double)x.state)))
+		return e;
+	return put_num(t, "mamba_d_conv", (double)x.conv);
+}
+
+/* The layers whose tensors name a router (blk.N.ffn_gate_inp.weight):
+ * Jamba's MoE layers as expert_layer_period and _offset; none when the
+ * file has no tensors (the family's own layout stands). */
+static int jamba_experts(struct tr *t)
+{
+	uint32_t first = UINT32_MAX, period = 0, count = 0, last = 0;
+	char want[64];
+	for (uint32_t i = 0; i < t->n; i++) {
+		snprintf(want, sizeof want, "blk.%u.ffn_gate_inp.weight", i);
+		bool moe = false;
+		for (size_t j = 0; j < t->g->n_t && !moe; j++)
+			moe = !strcmp(t->g->t[j].name, want);
+		if (!moe)
+			continue;
+		if (first == UINT32_MAX)
+			first = i;
+		else if (!period)
+			period = i - first;
+		else if (i - last != period)
+			return fail(t, "blk.%u.ffn_gate_inp.weight: its experts' "
+				    "layers are not every %u-th", i, period);
+		last = i;
+		count++;
+	}
+	if (!count)
+		return 0;
+	if (!period)
+		period = t->n;
+	int e = put_num(t, "expert_layer_period", period);
+	return e ? e : put_num(t, "expert_layer_offset", first % period);
+}
+
+/* Jamba: attention on the layers with K/V heads, a Mamba mixer on the
+ * others (head_count_kv 0, as llama.cpp marks them). */
+static int arch_jamba(struct tr *t)
+{
+	struct ssm x;
+	uint64_t n;
+	const char **k = calloc(t->n, sizeof *k);
+	if (!k)
+		return KV_ENOMEM;
+	for (uint32_t i = 0; i < t->n; i++)
+		k[i] = t->kvh[i] ? "attention" : "mamba";
+	int e = put_kinds(t, "layer_types", k);
+	free(k);
+	if (e || (e = ssm_keys(t, false, &x)) || (e = whole_expand(t, &x)) ||
+	    (e = put_num(t, "mamba_d_state", (double)x.state)) ||
+	    (e = put_num(t, "mamba_d_conv", (double)x.conv)) ||
+	    (e = put_num(t, "mamba_expand", (double)x.expand)) ||
+	    (e = put_num(t, "mamba_dt_rank", (double)x.dt)) ||
+	    (e = experts(t, "num_experts", &n)))
+		return e;
+	return jamba_experts(t);
 }
 
 /* The architectures mapped: llama.cpp's name, the model_type and class
@@ -494,35 +645,39 @@ static int arch_mamba(struct tr *t)
  * past the shape every one shares. */
 static const struct gguf_arch {
 	const char *arch, *model_type, *cls;
-	bool attends;
+	enum { NONE, ALL, SOME } attends; /* SOME: head_count_kv 0 marks a
+					     layer without */
 	int (*more)(struct tr *t);
 } ARCHS[] = {
-	{"llama", "llama", "LlamaForCausalLM", true, arch_llama},
-	{"llama4", "llama4_text", "Llama4ForCausalLM", true, arch_llama4},
-	{"mistral3", "mistral3", "Mistral3ForConditionalGeneration", true,
+	{"llama", "llama", "LlamaForCausalLM", ALL, arch_llama},
+	{"llama4", "llama4_text", "Llama4ForCausalLM", ALL, arch_llama4},
+	{"mistral3", "mistral3", "Mistral3ForConditionalGeneration", ALL,
 	 NULL},
-	{"qwen2", "qwen2", "Qwen2ForCausalLM", true, no_window},
-	{"qwen2moe", "qwen2_moe", "Qwen2MoeForCausalLM", true, arch_qwen2moe},
-	{"qwen3", "qwen3", "Qwen3ForCausalLM", true, no_window},
-	{"qwen3moe", "qwen3_moe", "Qwen3MoeForCausalLM", true, arch_qwen3moe},
-	{"gemma", "gemma", "GemmaForCausalLM", true, NULL},
-	{"gemma2", "gemma2", "Gemma2ForCausalLM", true, arch_gemma2},
-	{"gemma3", "gemma3_text", "Gemma3ForCausalLM", true, arch_gemma3},
-	{"phi3", "phi3", "Phi3ForCausalLM", true, window_off},
-	{"deepseek2", "deepseek_v2", "DeepseekV2ForCausalLM", true,
+	{"qwen2", "qwen2", "Qwen2ForCausalLM", ALL, no_window},
+	{"qwen2moe", "qwen2_moe", "Qwen2MoeForCausalLM", ALL, arch_qwen2moe},
+	{"qwen3", "qwen3", "Qwen3ForCausalLM", ALL, no_window},
+	{"qwen3moe", "qwen3_moe", "Qwen3MoeForCausalLM", ALL, arch_qwen3moe},
+	{"gemma", "gemma", "GemmaForCausalLM", ALL, NULL},
+	{"gemma2", "gemma2", "Gemma2ForCausalLM", ALL, arch_gemma2},
+	{"gemma3", "gemma3_text", "Gemma3ForCausalLM", ALL, arch_gemma3},
+	{"phi3", "phi3", "Phi3ForCausalLM", ALL, window_off},
+	{"deepseek2", "deepseek_v2", "DeepseekV2ForCausalLM", ALL,
 	 arch_deepseek2},
-	{"gpt-oss", "gpt_oss", "GptOssForCausalLM", true, arch_gpt_oss},
-	{"falcon", "falcon", "FalconForCausalLM", true, arch_falcon},
-	{"gpt2", "gpt2", "GPT2LMHeadModel", true, arch_gpt2},
-	{"starcoder2", "starcoder2", "Starcoder2ForCausalLM", true,
+	{"gpt-oss", "gpt_oss", "GptOssForCausalLM", ALL, arch_gpt_oss},
+	{"falcon", "falcon", "FalconForCausalLM", ALL, arch_falcon},
+	{"gpt2", "gpt2", "GPT2LMHeadModel", ALL, arch_gpt2},
+	{"starcoder2", "starcoder2", "Starcoder2ForCausalLM", ALL,
 	 window_off},
-	{"command-r", "cohere", "CohereForCausalLM", true, NULL},
-	{"cohere2", "cohere2", "Cohere2ForCausalLM", true, arch_cohere2},
-	{"olmo", "olmo", "OlmoForCausalLM", true, NULL},
-	{"olmo2", "olmo2", "Olmo2ForCausalLM", true, arch_olmo2},
-	{"granite", "granite", "GraniteForCausalLM", true, NULL},
-	{"glm4", "glm4", "Glm4ForCausalLM", true, NULL},
-	{"mamba", "mamba", "MambaForCausalLM", false, arch_mamba},
+	{"command-r", "cohere", "CohereForCausalLM", ALL, NULL},
+	{"cohere2", "cohere2", "Cohere2ForCausalLM", ALL, arch_cohere2},
+	{"olmo", "olmo", "OlmoForCausalLM", ALL, NULL},
+	{"olmo2", "olmo2", "Olmo2ForCausalLM", ALL, arch_olmo2},
+	{"granite", "granite", "GraniteForCausalLM", ALL, NULL},
+	{"glm4", "glm4", "Glm4ForCausalLM", ALL, NULL},
+	{"mamba", "mamba", "MambaForCausalLM", NONE, arch_mamba},
+	{"mamba2", "mamba2", "Mamba2ForCausalLM", NONE, arch_mamba2},
+	{"jamba", "jamba", "JambaForCausalLM", SOME, arch_jamba},
+	{"falcon-h1", "falcon_h1", "FalconH1ForCausalLM", ALL, arch_falcon_h1},
 };
 
 static const struct gguf_arch *arch_named(const char *a)
@@ -630,6 +785,8 @@ static int shape(struct tr *t, const struct gguf_arch *a)
 		return fail(t, "%s: no layer has attention heads",
 			    name(t, "attention.head_count", k, sizeof k));
 	for (uint32_t i = 0; a->attends && i < n; i++) {
+		if (a->attends == SOME && (!t->kvh[i] || !t->heads[i]))
+			continue;
 		if (!t->kvh[i] || !t->heads[i])
 			return fail(t, "%s: layer %u keeps no K and V, which "
 				    "%s's layers all do",
