@@ -6,7 +6,7 @@
 # kind, heads, head sizes, window and bytes, and the summary's bytes per
 # token and per context (f16 both, the GGUF's default), at each context
 # (a hybrid's Mamba state apart: float32 in llama.cpp).
-# Where llama.cpp keeps a window the config's reference does not (Mistral
+# Where the config's reference keeps a window llama.cpp does not (Mistral
 # 7B v0.1 converts as llama, Phi-3's window is off, StarCoder 2 sets none),
 # the two agree up to the window and the GGUF keeps every token past it.
 # Then the committed GGUFs (tests/gguf/, tests/bad/gguf-*) are written
