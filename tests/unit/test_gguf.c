@@ -529,8 +529,14 @@ static void test_models(const char *dir)
 	}
 	kv_model_free(m);
 
-	/* qwen3moe: experts of expert_feed_forward_length on every layer */
-	keys(&b, "qwen3moe", 11, 2, 2048, 32, 4);
+	/* qwen3moe: experts of expert_feed_forward_length on every layer;
+	 * YaRN 4x over 32,768 positions */
+	keys(&b, "qwen3moe", 14, 2, 2048, 32, 4);
+	kv_str(&b, "qwen3moe.rope.scaling.type", "yarn");
+	str(&b, "qwen3moe.rope.scaling.factor");
+	u32(&b, KV_GGUF_F32);
+	u32(&b, 0x40800000u); /* 4.0f */
+	kv_u32(&b, "qwen3moe.rope.scaling.original_context_length", 32768);
 	kv_u32(&b, "qwen3moe.attention.key_length", 128);
 	kv_u32(&b, "qwen3moe.expert_count", 128);
 	kv_u32(&b, "qwen3moe.expert_used_count", 8);
@@ -541,6 +547,9 @@ static void test_models(const char *dir)
 		CHECK(m->layers[1].mlp == KV_MLP_MOE);
 		CHECK_U64(m->layers[1].ffn_dim, 768);
 		CHECK_U64(m->head_dim, 128);
+		CHECK_STR(m->rope_scaling.type, "yarn");
+		CHECK_NEAR(m->rope_scaling.factor, 4, 0);
+		CHECK_U64(m->rope_scaling.original_max, 32768);
 	}
 	kv_model_free(m);
 

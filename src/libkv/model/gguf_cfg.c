@@ -746,6 +746,38 @@ static int uniform(struct tr *t, const char *suffix, const uint64_t *a,
 	return 0;
 }
 
+/* rope.scaling.*: its type (linear, yarn, longrope; none or absent: no
+ * scaling), factor and original context, as rope_scaling. */
+static int rope_scaling(struct tr *t)
+{
+	char k[160], got[96];
+	double f = 1;
+	bool has;
+	uint64_t orig;
+	const struct kv_gguf_kv *x =
+	    kv_gguf_find(t->g, name(t, "rope.scaling.type", k, sizeof k));
+	if (!x)
+		return 0;
+	if (x->type != KV_GGUF_STRING || !x->str)
+		return fail(t, "%s: must be a string, got %s", k,
+			    what(x, got, sizeof got));
+	if (!strcmp(x->str, "none"))
+		return 0;
+	int e = arch_num(t, "rope.scaling.factor", &f, &has);
+	if (!e)
+		e = arch_uint(t, "rope.scaling.original_context_length", false,
+			      0, 1, MAX_POS, &orig, &has);
+	if (e)
+		return e;
+	cJSON *r = cJSON_AddObjectToObject(t->root, "rope_scaling");
+	if (!r || !cJSON_AddStringToObject(r, "rope_type", x->str) ||
+	    !cJSON_AddNumberToObject(r, "factor", f) ||
+	    (has && !cJSON_AddNumberToObject(
+			r, "original_max_position_embeddings", (double)orig)))
+		return KV_ENOMEM;
+	return 0;
+}
+
 /* The shape every architecture shares, as the config's fields. */
 static int shape(struct tr *t, const struct gguf_arch *a)
 {
@@ -844,6 +876,8 @@ static int shape(struct tr *t, const struct gguf_arch *a)
 	    (has && (e = put_num(t, "rms_norm_eps", d))) ||
 	    (e = arch_num(t, "attention.layer_norm_epsilon", &d, &has)) ||
 	    (has && (e = put_num(t, "layer_norm_epsilon", d))))
+		return e;
+	if ((e = rope_scaling(t)))
 		return e;
 	/* the head: its own matrix, or the embedding's (no output.weight) */
 	bool out = false;
