@@ -163,6 +163,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 		free(o->ctx);
 		return cli_sweep(cli_opt_as(), s, &o->ctx, &o->nctx);
 	case 'e':
+		a->engine_given = true;
 		return engine(s, o);
 	case 't':
 		free(o->dtypes);
@@ -336,6 +337,12 @@ int main(int argc, char **argv)
 				   sizeof gpu_name)) ||
 	    (status = kvfit_load(argc, argv, &a, &pl, &np)))
 		goto out;
+	/* GGUFs alone: llama.cpp's rules, unless --engine names others */
+	bool gguf = np > 0;
+	for (size_t i = 0; i < np; i++)
+		gguf = gguf && pl[i].m->gguf;
+	if (gguf && !a.engine_given)
+		a.o.server = kv_server_get(KV_SERVER_LLAMACPP);
 	if (a.ncalib)
 		status = kvfit_calibrate(&a, pl, gpus, gpu_name);
 	else if (a.params)

@@ -25,6 +25,7 @@ struct args {
 	bool arrivals_given; /* --arrivals */
 	bool prompts_given;  /* --num-prompts */
 	bool rate_given;     /* --request-rate */
+	bool engine_given;   /* --engine (else vllm, or llamacpp for GGUFs) */
 	struct cli_kv kv;   /* --cache-type-k and -v, until joined */
 	struct kv_effs *effs; /* efficiency.json, owned */
 	const char *calib[16]; /* --calibrate: result files */

@@ -68,6 +68,7 @@ struct kv_model {
 	char arch[96];         /* its architectures[0] (the wrapper's class,
 				  Llama4ForConditionalGeneration), "" if
 				  absent */
+	bool gguf;             /* read from a GGUF file (llama.cpp's) */
 	bool vision;           /* it has a vision tower (vision_config) */
 	uint32_t vit_layers;   /* its layers (num_hidden_layers, 24 if
 				  not given) */
@@ -162,8 +163,8 @@ struct kv_model {
 	char note[512];          /* something a person should know, or "" */
 };
 
-/* Reads a config from a file (or stdin when path is "-") and builds the
- * model. On success returns 0 and *out must be freed with kv_model_free().
+/* Reads a config from a file (or stdin when path is "-"), or the header
+ * of a GGUF file (kv_model_from_gguf), and builds the model. On success returns 0 and *out must be freed with kv_model_free().
  * On failure returns KV_EINVAL, KV_EIO or KV_ENOMEM and writes one line into
  * err (KV_ERRLEN bytes): "path: field: problem, got X". */
 int kv_model_load(const char *path, struct kv_model **out, char *err);
@@ -172,6 +173,15 @@ int kv_model_load(const char *path, struct kv_model **out, char *err);
  * messages. Same contract as kv_model_load(). */
 int kv_model_parse(const char *json, size_t len, const char *path,
 		   struct kv_model **out, char *err);
+
+/* Builds the model a GGUF's header describes (struct kv_gguf, from
+ * gguf.h): its metadata read as the config.json its architecture's family
+ * reads, its layers as llama.cpp's loader makes them; `path` names it
+ * (the name is its last part, less ".gguf"). Same contract as
+ * kv_model_load(); an architecture not mapped is KV_EINVAL naming it. */
+struct kv_gguf;
+int kv_model_from_gguf(const struct kv_gguf *g, const char *path,
+		       struct kv_model **out, char *err);
 
 /* The built-in shape of the articles' model: GPT-2 small (12 layers, width
  * 768, 12 heads of 64, MLP 3072, vocabulary 50257, 1024 positions, f32).

@@ -3,14 +3,16 @@
  * index of a sharded safetensors checkpoint, or the header of a single
  * file (an 8-byte little-endian length, then a JSON table of each
  * tensor's dtype, shape and [begin, end) byte offsets into the data that
- * follows).
+ * follows), or a GGUF's own tensors.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "base/json.h"
 #include "kv/ckpt.h"
+#include "kv/gguf.h"
 #include "kv/kv.h"
 #include "kv/model.h"
 #include "kv/safetensors.h"
@@ -19,8 +21,9 @@
 
 const char *kv_ckpt_source_name(enum kv_ckpt_source s)
 {
-	return s == KV_CKPT_INDEX ? "index"
+	return s == KV_CKPT_INDEX	  ? "index"
 	       : s == KV_CKPT_SAFETENSORS ? "safetensors"
+	       : s == KV_CKPT_GGUF	  ? "gguf"
 					  : "";
 }
 
@@ -58,6 +61,17 @@ static int read_index(const char *path, uint64_t *bytes, char *err)
 	return e;
 }
 
+/* Whether path is a file that begins as a GGUF does. */
+static bool is_gguf(const char *path)
+{
+	unsigned char b[4];
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+	size_t got = f ? fread(b, 1, sizeof b, f) : 0;
+	if (f)
+		fclose(f);
+	return kv_gguf_magic(b, got);
+}
+
 int kv_ckpt_bytes(const char *config_path, enum kv_ckpt_source *src,
 		  uint64_t *bytes, char *err)
 {
@@ -65,6 +79,16 @@ int kv_ckpt_bytes(const char *config_path, enum kv_ckpt_source *src,
 	struct stat st;
 	*src = KV_CKPT_NONE;
 	*bytes = 0;
+	if (is_gguf(config_path)) {
+		struct kv_gguf *g;
+		int e = kv_gguf_open(config_path, &g, err);
+		if (!e && g->bytes) {
+			*src = KV_CKPT_GGUF;
+			*bytes = g->bytes;
+		}
+		kv_gguf_free(g);
+		return e;
+	}
 	if (kv_config_beside(config_path, "model.safetensors.index.json", path,
 		   sizeof path) && stat(path, &st) == 0) {
 		*src = KV_CKPT_INDEX;

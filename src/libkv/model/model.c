@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "base/json.h"
+#include "kv/gguf.h"
 #include "model_int.h"
 
 #define MAX_CONFIG_BYTES (64u << 20)
@@ -1320,10 +1321,9 @@ done:
  * length, then its JSON header), other binary data; NULL for text. */
 static const char *not_config(const unsigned char *b, size_t len)
 {
-	if (len >= 4 && !memcmp(b, "GGUF", 4))
+	if (kv_gguf_magic(b, len)) /* a file's is read by load_gguf() */
 		return "a GGUF file (llama.cpp's model format), which kvtools "
-		       "does not read yet: give the model's config.json, or "
-		       "the Hugging Face snapshot folder it was made from";
+		       "reads by its path, not from stdin";
 	if (len >= 9 && b[8] == '{' && !b[6] && !b[7])
 		return "a safetensors file (a checkpoint's tensors): give the "
 		       "config.json beside it, or their folder";
@@ -1336,6 +1336,43 @@ static const char *not_config(const unsigned char *b, size_t len)
 	    memchr(b, 0, len < 4096 ? len : 4096))
 		return "binary data, not a JSON config";
 	return NULL;
+}
+
+int kv_model_from_gguf(const struct kv_gguf *g, const char *path,
+		       struct kv_model **out, char *err)
+{
+	cJSON *cfg = NULL;
+	*out = NULL;
+	err[0] = '\0';
+	int e = kv_gguf_config(g, path, &cfg, err);
+	if (e)
+		return e;
+	char *text = cJSON_PrintUnformatted(cfg);
+	cJSON_Delete(cfg);
+	if (!text) {
+		snprintf(err, KV_ERRLEN, "%.300s: out of memory", path);
+		return KV_ENOMEM;
+	}
+	e = kv_model_parse(text, strlen(text), path, out, err);
+	cJSON_free(text);
+	if (e)
+		return e;
+	(*out)->gguf = true;
+	size_t nl = strlen((*out)->name);
+	if (nl > 5 && !strcmp((*out)->name + nl - 5, ".gguf"))
+		(*out)->name[nl - 5] = '\0';
+	return 0;
+}
+
+/* A GGUF file: its header, then its model. */
+static int load_gguf(const char *path, struct kv_model **out, char *err)
+{
+	struct kv_gguf *g;
+	int e = kv_gguf_open(path, &g, err);
+	if (!e)
+		e = kv_model_from_gguf(g, path, out, err);
+	kv_gguf_free(g);
+	return e;
 }
 
 int kv_model_load(const char *path, struct kv_model **out, char *err)
@@ -1352,6 +1389,15 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 		fclose(f);
 		snprintf(err, KV_ERRLEN, "%s: %s", path, strerror(EISDIR));
 		return KV_EIO;
+	}
+	if (f != stdin) {
+		unsigned char magic[4];
+		size_t got = fread(magic, 1, sizeof magic, f);
+		if (kv_gguf_magic(magic, got)) {
+			fclose(f);
+			return load_gguf(path, out, err);
+		}
+		rewind(f);
 	}
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);

@@ -4,7 +4,7 @@
  * the readers that check them (cfg.c), the model families as data
  * (family.c), and the parts of a model read apart: its Mamba and linear
  * mixers (model_ssm.c), its weights' dtype and quantization
- * (model_quant.c).
+ * (model_quant.c), a GGUF's metadata made a config (gguf_cfg.c).
  */
 #ifndef KV_MODEL_INT_H
 #define KV_MODEL_INT_H
@@ -277,5 +277,12 @@ int build_ssm(struct cfg *c, struct kv_model *m, const struct family *f);
 /* model_quant.c */
 int read_dtype(struct cfg *c, struct kv_model *m, const struct family *f);
 int read_quant(struct cfg *c, struct kv_model *m);
+
+/* gguf_cfg.c: a GGUF's metadata as the config.json its family reads
+ * (*out freed by the caller with cJSON_Delete); 0, or KV_EINVAL with err
+ * naming path and the key, or KV_ENOMEM. */
+struct kv_gguf;
+int kv_gguf_config(const struct kv_gguf *g, const char *path, cJSON **out,
+		   char *err);
 
 #endif

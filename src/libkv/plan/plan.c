@@ -73,7 +73,8 @@ static enum kv_dtype weights_dtype(const struct kv_plan_opts *o,
 /* Where a plan's weights come from under engine sv, in the order that
  * wins: --weights, --weights-dtype (parameters x that format), the
  * checkpoint's own index or header (when the engine runs it as stored:
- * not a float32 checkpoint it runs in 16 bits), its quantization_config,
+ * not a float32 checkpoint it runs in 16 bits) or a GGUF's tensors, its
+ * quantization_config,
  * the config (parameters x the dtype the engine runs). Sets in->weights or
  * in->stored; returns the weights_source column's word. */
 static const char *weights_from(const struct kv_plan_opts *o,
@@ -91,8 +92,10 @@ static const char *weights_from(const struct kv_plan_opts *o,
 	}
 	if (o->wdtype >= 0)
 		return "--weights-dtype";
-	if (p->ckpt != KV_CKPT_NONE &&
-	    kv_server_weights_dtype(sv, m->dtype) == m->dtype) {
+	/* a GGUF's tensors are what every engine that reads it loads */
+	if (p->ckpt == KV_CKPT_GGUF ||
+	    (p->ckpt != KV_CKPT_NONE &&
+	     kv_server_weights_dtype(sv, m->dtype) == m->dtype)) {
 		in->weights = p->ckpt_bytes;
 		return kv_ckpt_source_name(p->ckpt);
 	}

@@ -1,0 +1,1 @@
+kvfit tests/bad/gguf-split-00003-of-00003.gguf --params

@@ -1,0 +1,1 @@
+kvfit tests/bad/gguf-tensor-past-end.gguf --gpu h100

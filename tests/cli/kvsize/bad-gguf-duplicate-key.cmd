@@ -1,0 +1,1 @@
+kvsize tests/bad/gguf-duplicate-key.gguf
