@@ -20,8 +20,10 @@ static const char usage_head[] =
 	"Usage: kvfit [OPTIONS] CONFIG...\n"
 	"       kvfit --params CONFIG...\n"
 	"How many sequences of each model fit beside its weights on a GPU,\n"
-	"and the bytes and time of one decode step. CONFIG is a path, a\n"
-	"config name, or - for stdin (a config, or kvsize's TSV rows).\n"
+	"and the bytes and time of one decode step. CONFIG is a path (a\n"
+	"config.json, a snapshot, or a GGUF file: llama.cpp's rules by\n"
+	"default), a config name, or - for stdin (a config, or kvsize's TSV\n"
+	"rows).\n"
 	"\n";
 /* between the two, the options of options.c's table */
 static const char usage_foot[] =

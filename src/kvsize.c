@@ -17,7 +17,8 @@
 static const char usage_head[] =
 	"Usage: kvsize [OPTIONS] CONFIG...\n"
 	"KV-cache bytes per token and per context of each model, from its\n"
-	"Hugging Face config.json (a path, a name from --list, or - for stdin).\n"
+	"Hugging Face config.json (a path, a name from --list, or - for stdin)\n"
+	"or its GGUF file (llama.cpp's, a path).\n"
 	"\n";
 /* between the two, the options of options.c's table */
 static const char usage_foot[] =
