@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "kv/ollama.h"
 #include "kv/units.h"
 
 static const char *prog = "kvtools";
@@ -181,10 +182,25 @@ int cli_bad_option(char **argv, int c)
 
 int cli_load_model(const char *arg, struct kv_model **m)
 {
-	char path[8192], err[KV_ERRLEN];
-	if (kv_config_find(arg, path, sizeof path)) {
-		struct stat st;
-		if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+	char path[8192], err[KV_ERRLEN] = "", store[4096];
+	struct kv_ollama o = {.num_gpu = -1};
+	int e = kv_config_find(arg, path, sizeof path) ? KV_EIO : 0;
+	struct stat st;
+	bool dir = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
+	/* no config, or a path to no file: an Ollama model in its store
+	 * (kv/ollama.h), else what the search or the loader says */
+	if ((e || stat(path, &st) != 0) && !dir && kv_ollama_name(arg) &&
+	    kv_ollama_store(store, sizeof store)) {
+		int oe = kv_ollama_find(arg, store, &o, err);
+		if (oe && oe != KV_EIO)
+			return cli_kv_error(oe, err);
+		if (!oe) {
+			snprintf(path, sizeof path, "%s", o.blob);
+			e = 0;
+		}
+	}
+	if (e) {
+		if (dir)
 			cli_error("%s: a folder without config.json", arg);
 		else if (strchr(arg, '/'))
 			cli_error("%s: no such file or folder, and no snapshot "
@@ -192,6 +208,14 @@ int cli_load_model(const char *arg, struct kv_model **m)
 				  "($HF_HUB_CACHE, $HF_HOME/hub, "
 				  "~/.cache/huggingface/hub)",
 				  arg);
+		else if (strchr(arg, ':'))
+			cli_error("%s: no such file, no config of that name, "
+				  "and %s",
+				  arg, err[0] ? err + strlen(arg) + 2
+				  : kv_ollama_name(arg)
+					  ? "no Ollama store ($OLLAMA_MODELS, "
+					    "~/.ollama/models)"
+					  : "not an Ollama model name");
 		else
 			cli_error("%s: no such file, and no config of that "
 				  "name in $KV_CONFIG_PATH or the data "
@@ -199,9 +223,9 @@ int cli_load_model(const char *arg, struct kv_model **m)
 				  arg);
 		return CLI_USAGE;
 	}
-	int e = kv_model_load(path, m, err);
-	if (e)
+	if ((e = kv_model_load(path, m, err)))
 		return cli_kv_error(e, err);
+	(*m)->run_ctx = o.num_ctx;
 	/* a name found in the search path is printed bare, so that another
 	 * tool can find it again; a path stays the path the user gave */
 	if (strcmp(path, arg) != 0) {

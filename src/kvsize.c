@@ -106,9 +106,12 @@ static int rows(struct kv_model **models, size_t nmodels, const struct args *a,
 	int status = 0;
 	for (size_t mi = 0; mi < nmodels && !status; mi++) {
 		const struct kv_model *m = models[mi];
-		uint64_t defctx[2] = {1, m->max_pos};
+		/* by default 1 and the longest context: the one its runner
+		 * is set to (an Ollama model's num_ctx), else the config's */
+		uint64_t top = m->run_ctx ? m->run_ctx : m->max_pos;
+		uint64_t defctx[2] = {1, top};
 		const uint64_t *ctx = a->ctx ? a->ctx : defctx;
-		size_t nctx = a->ctx ? a->nctx : (m->max_pos > 1 ? 2 : 1);
+		size_t nctx = a->ctx ? a->nctx : (top > 1 ? 2 : 1);
 		if (!t)
 			cli_warn_beyond(m->name, ctx, nctx, m->max_pos);
 		for (size_t d = 0; d < ndts && !status; d++)

@@ -69,6 +69,9 @@ struct kv_model {
 				  Llama4ForConditionalGeneration), "" if
 				  absent */
 	bool gguf;             /* read from a GGUF file (llama.cpp's) */
+	uint64_t run_ctx;      /* the context its runner is set to (an
+				  Ollama model's num_ctx), the tools'
+				  default; 0: none */
 	bool vision;           /* it has a vision tower (vision_config) */
 	uint32_t vit_layers;   /* its layers (num_hidden_layers, 24 if
 				  not given) */

@@ -163,6 +163,7 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 	*it = (struct kv_plan_iter){
 		.o = o, .p = p, .auto_dtype = -1,
 		.defctx = o->work.isl ? o->work.isl + o->work.osl
+		: p->m->run_ctx ? p->m->run_ctx
 		: p->m->max_pos ? p->m->max_pos : 4096};
 	it->dtypes = row ? &p->dtype : o->dtypes ? o->dtypes : &it->auto_dtype;
 	it->ndtypes = row || !o->dtypes ? 1 : o->ndtypes;

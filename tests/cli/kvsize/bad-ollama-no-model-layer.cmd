@@ -1,0 +1,1 @@
+OLLAMA_MODELS=tests/ollama/models kvsize broken:nolayer
