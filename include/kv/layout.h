@@ -28,7 +28,8 @@ struct kv_opts {
 	enum kv_state state;   /* how a recurrent layer's state is kept */
 };
 
-/* Options for a model: its own dtype for K and V, no MHA, tp 1, no pages. */
+/* Options for a model: its own dtype for K and V (fp8 where its checkpoint
+ * declares an fp8 cache), no MHA, tp 1, no pages. */
 struct kv_opts kv_opts_default(const struct kv_model *m);
 
 /* One layer as one rank stores it. */

@@ -48,6 +48,9 @@ struct kv_quant {
 	bool experts_only;    /* only routed experts are quantized (mxfp4) */
 	bool packed;          /* ints packed in int32 words (compressed-
 			       * tensors' pack-quantized) */
+	bool kv_fp8;          /* the checkpoint declares an fp8 (e4m3) KV
+			       * cache (ModelOpt's kv_cache_quant_algo or
+			       * kv_cache_scheme): what auto keeps */
 	uint32_t n_ignore;
 	char **ignore;        /* modules left unquantized, as the config
 			       * lists them; owned by the model */

@@ -112,12 +112,16 @@ char *kv_server_formats(const struct kv_server *s, char *buf, size_t n);
 
 /* What s runs a model of dtype `model` in when no format is asked: for
  * its weights, a float32 checkpoint in 16 bits (vLLM, SGLang and
- * TensorRT-LLM in bf16, a GGUF in f16); for its cache, the same, and
- * llama.cpp's f16 whatever the model. The ideal engine keeps the model's. */
+ * TensorRT-LLM in bf16, a GGUF in f16); for m's cache, llama.cpp's f16
+ * whatever the model, else fp8 where m's checkpoint declares an fp8 cache
+ * (vLLM's resolve_kv_cache_dtype_string, SGLang's
+ * configure_kv_cache_dtype and TensorRT-LLM's kv_cache_quant_algo all
+ * take it for auto), else the weights'. The ideal engine keeps the
+ * model's. */
 enum kv_dtype kv_server_weights_dtype(const struct kv_server *s,
 				      enum kv_dtype model);
 enum kv_dtype kv_server_kv_dtype(const struct kv_server *s,
-				 enum kv_dtype model);
+				 const struct kv_model *m);
 
 /* s's default fraction of a GPU of `mem` bytes under tp x pp ranks for a
  * model whose attention is latent (mla) or not: vLLM's

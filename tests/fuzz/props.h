@@ -91,7 +91,7 @@ static double props_users(const struct kv_model *m,
 	struct kv_fit f;
 	struct kv_fit_in in = {
 		.m = m,
-		.kv_dtype = kv_server_kv_dtype(e, m->dtype),
+		.kv_dtype = kv_server_kv_dtype(e, m),
 		.w_dtype = kv_server_weights_dtype(e, m->dtype),
 		.weights = weights,
 		.mem = mem,

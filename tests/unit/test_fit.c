@@ -175,14 +175,22 @@ static void test_engines(const struct kv_model *m)
 	char list[160];
 	CHECK_STR(kv_server_formats(SGLANG, list, sizeof list),
 		  "f32, f16, bf16, fp8, fp8_e5m2");
-	CHECK(kv_server_kv_dtype(IDEAL, KV_DTYPE_F32) ==
-	      KV_DTYPE_F32);
-	CHECK(kv_server_kv_dtype(VLLM, KV_DTYPE_F32) ==
-	      KV_DTYPE_BF16);
-	CHECK(kv_server_kv_dtype(VLLM, KV_DTYPE_F16) ==
-	      KV_DTYPE_F16);
-	CHECK(kv_server_kv_dtype(LLAMACPP, KV_DTYPE_BF16) ==
-	      KV_DTYPE_F16);
+	struct kv_model dm = {.dtype = KV_DTYPE_F32};
+	CHECK(kv_server_kv_dtype(IDEAL, &dm) == KV_DTYPE_F32);
+	CHECK(kv_server_kv_dtype(VLLM, &dm) == KV_DTYPE_BF16);
+	dm.dtype = KV_DTYPE_F16;
+	CHECK(kv_server_kv_dtype(VLLM, &dm) == KV_DTYPE_F16);
+	dm.dtype = KV_DTYPE_BF16;
+	CHECK(kv_server_kv_dtype(LLAMACPP, &dm) == KV_DTYPE_F16);
+	/* a checkpoint that declares an fp8 cache: auto keeps it, but in
+	 * llama.cpp (vllm/utils/torch_utils.py resolve_kv_cache_dtype_string,
+	 * SGLang's configure_kv_cache_dtype) */
+	dm.quant.kv_fp8 = true;
+	CHECK(kv_server_kv_dtype(VLLM, &dm) == KV_DTYPE_FP8);
+	CHECK(kv_server_kv_dtype(SGLANG, &dm) == KV_DTYPE_FP8);
+	CHECK(kv_server_kv_dtype(TRTLLM, &dm) == KV_DTYPE_FP8);
+	CHECK(kv_server_kv_dtype(IDEAL, &dm) == KV_DTYPE_FP8);
+	CHECK(kv_server_kv_dtype(LLAMACPP, &dm) == KV_DTYPE_F16);
 	CHECK(kv_server_weights_dtype(LLAMACPP, KV_DTYPE_BF16) ==
 	      KV_DTYPE_BF16);
 	CHECK(kv_server_weights_dtype(TRTLLM, KV_DTYPE_F32) ==

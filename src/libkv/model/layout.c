@@ -9,7 +9,8 @@
 
 struct kv_opts kv_opts_default(const struct kv_model *m)
 {
-	struct kv_opts o = {m->dtype, m->dtype, false, 1, 0, KV_STATE_REF};
+	enum kv_dtype t = m->quant.kv_fp8 ? KV_DTYPE_FP8 : m->dtype;
+	struct kv_opts o = {t, t, false, 1, 0, KV_STATE_REF};
 	return o;
 }
 

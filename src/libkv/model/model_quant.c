@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "kv/quant.h"
 #include "model_int.h"
@@ -200,6 +201,37 @@ static int quant_ct(struct cfg *q, const struct kv_model *m,
 	return 0;
 }
 
+/* Whether a ModelOpt quantization_config declares an fp8 KV cache, as
+ * vLLM reads it (get_kv_cache_quant_algo_string in vllm/utils/
+ * torch_utils.py): the first of kv_cache_scheme and kv_cache_quant_algo
+ * found, in its "quantization" object and then at its top, "FP8" in any
+ * case, or a scheme {"dynamic": false, "num_bits": 8, "type": "float"};
+ * anything else leaves the cache to the model's dtype. */
+static bool declares_fp8_cache(const cJSON *q)
+{
+	static const char *const keys[] = {"kv_cache_scheme",
+					   "kv_cache_quant_algo"};
+	const cJSON *in = cJSON_GetObjectItemCaseSensitive(q, "quantization");
+	const cJSON *v = NULL;
+	if (!cJSON_IsObject(in))
+		in = q;
+	for (int k = 0; k < 2 && (!v || cJSON_IsNull(v)); k++) {
+		v = cJSON_GetObjectItemCaseSensitive(in, keys[k]);
+		if (!v || cJSON_IsNull(v))
+			v = cJSON_GetObjectItemCaseSensitive(q, keys[k]);
+	}
+	if (cJSON_IsString(v))
+		return !strcasecmp(v->valuestring, "fp8");
+	if (!cJSON_IsObject(v))
+		return false;
+	const cJSON *dyn = cJSON_GetObjectItemCaseSensitive(v, "dynamic");
+	const cJSON *bits = cJSON_GetObjectItemCaseSensitive(v, "num_bits");
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(v, "type");
+	return cJSON_IsFalse(dyn) && cJSON_IsNumber(bits) &&
+	       bits->valuedouble == 8 && cJSON_IsString(type) &&
+	       !strcmp(type->valuestring, "float");
+}
+
 /*
  * The checkpoint's quantization_config (at the top level or in the text
  * model's): which matrices are stored how, and which modules are left as
@@ -282,5 +314,7 @@ int read_quant(struct cfg *c, struct kv_model *m)
 			k->fmt = KV_QUANT_NVFP4;
 		}
 	}
+	if (!strncmp(method, "modelopt", 8))
+		k->kv_fp8 = declares_fp8_cache(q.text);
 	return 0;
 }

@@ -115,7 +115,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 {
 	const struct kv_model *m = p->m;
 	enum kv_dtype w = weights_dtype(o, m, sv);
-	enum kv_dtype k = kv_server_kv_dtype(sv, m->dtype), v = k;
+	enum kv_dtype k = kv_server_kv_dtype(sv, m), v = k;
 	/* the products' format: a --weights-dtype's (its quantization, or
 	 * the plain format), else the checkpoint's quantization */
 	const struct kv_quant *q = o->wquant	  ? &o->wq

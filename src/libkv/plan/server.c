@@ -118,11 +118,13 @@ enum kv_dtype kv_server_weights_dtype(const struct kv_server *s,
 }
 
 enum kv_dtype kv_server_kv_dtype(const struct kv_server *s,
-				 enum kv_dtype model)
+				 const struct kv_model *m)
 {
 	if (s->kv_auto != KV_DTYPE_COUNT)
 		return s->kv_auto;
-	return kv_server_weights_dtype(s, model);
+	if (m->quant.kv_fp8)
+		return KV_DTYPE_FP8;
+	return kv_server_weights_dtype(s, m->dtype);
 }
 
 double kv_server_frac(const struct kv_server *s, uint64_t mem, uint32_t tp,
