@@ -414,8 +414,20 @@ static void curve_at(const struct curve *c, double x, double *attn,
 		*attn = *kv = 0;
 		return;
 	}
-	while (i + 2 < c->n && c->ctx[i + 1] < x)
-		i++;
+	/* the first i (up to n - 2) with ctx[i + 1] >= x: a burst asks it
+	 * of every cohort in every step, so from where the contexts' even
+	 * spacing puts x, then a step or two to the exact one */
+	if (c->n > 2) {
+		double at = (x - c->ctx[0]) / (c->ctx[c->n - 1] - c->ctx[0]) *
+			    (double)(c->n - 1);
+		i = c->n - 2;
+		if (at < (double)i)
+			i = at > 0 ? (size_t)at : 0;
+		while (i > 0 && c->ctx[i] >= x)
+			i--;
+		while (i + 2 < c->n && c->ctx[i + 1] < x)
+			i++;
+	}
 	if (c->n == 1 || x <= c->ctx[0]) {
 		*attn = c->t[0].attn * x / c->ctx[0];
 		*kv = c->t[0].kv * x / c->ctx[0];
@@ -600,9 +612,10 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		bool prompts = v.qn > 0 &&
 			       (v.head_done > 0 || v.busy + 1 <= slots);
 		bool decodes = !(alone && prompts);
-		for (size_t k = 0; decodes && k < v.cn; k++) {
-			const struct cohort *c = &v.co[(v.ch + k) % v.cap];
+		for (size_t k = 0, j = v.ch; decodes && k < v.cn; k++) {
+			const struct cohort *c = &v.co[j];
 			double attn, kv;
+			j = j + 1 < v.cap ? j + 1 : 0; /* the ring's next */
 			curve_at(&cv, (double)(isl + c->out), &attn, &kv);
 			d += c->n;
 			s.attn += c->n * attn;
@@ -636,8 +649,10 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		/* the decodes' tokens; the cohorts that end free their
 		 * users, who send their next requests now */
 		double freed = 0;
-		for (size_t k = 0; decodes && k < v.cn; k++)
-			v.co[(v.ch + k) % v.cap].out++;
+		for (size_t k = 0, j = v.ch; decodes && k < v.cn; k++) {
+			v.co[j].out++;
+			j = j + 1 < v.cap ? j + 1 : 0;
+		}
 		while (v.cn && v.co[v.ch].out >= osl) {
 			const struct cohort *c = &v.co[v.ch];
 			v.end += c->n * now - c->arrived;
