@@ -1,4 +1,5 @@
-/* kv.c - error strings and checked arithmetic shared by every module. */
+/* kv.c - error strings shared by every module (the checked arithmetic is
+ * inline, in kv.h). */
 #include "kv/kv.h"
 
 const char *kv_strerror(int err)
@@ -12,14 +13,4 @@ const char *kv_strerror(int err)
 	case KV_EUNSUP: return "not supported";
 	}
 	return "unknown error";
-}
-
-int kv_mul(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return __builtin_mul_overflow(a, b, out) ? KV_ERANGE : 0;
-}
-
-int kv_add(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return __builtin_add_overflow(a, b, out) ? KV_ERANGE : 0;
 }

@@ -293,6 +293,8 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	return kv_layer_params_as(m, &m->quant, i, p);
 }
 
+/* The count of layer i. What it reads of i beyond m->layers[i] (the
+ * modules' names, Zamba2's turn) kv_params_memo_init() must know of. */
 int kv_layer_params_as(const struct kv_model *m, const struct kv_quant *q,
 		       uint32_t i, struct kv_params *p)
 {
@@ -487,8 +489,18 @@ int kv_params_memo_init(struct kv_params_memo *c, const struct kv_model *m,
 				&c->last_bytes);
 	if (!e)
 		e = kv_model_lookup_bytes(m, q, &c->lookup, &c->lookup_bytes);
+	/* a layer counts from its fields and the model's, its index only
+	 * naming its modules for an ignore list and taking its turn at
+	 * Zamba2's shared block: one alike byte for byte with the layer
+	 * before counts as it does (most models: every layer) */
+	bool by_index = q->n_ignore || m->n_mem_blocks;
 	for (uint32_t i = 0; !e && i < m->n_layers; i++)
-		e = kv_layer_params_as(m, q, i, &c->layers[i]);
+		if (i && !by_index &&
+		    !memcmp(&m->layers[i], &m->layers[i - 1],
+			    sizeof m->layers[i]))
+			c->layers[i] = c->layers[i - 1];
+		else
+			e = kv_layer_params_as(m, q, i, &c->layers[i]);
 	/* the model's own format: the layers just counted, where q is it */
 	if (!e)
 		e = model_params(m, &m->quant, q == &m->quant ? c->layers : NULL,
