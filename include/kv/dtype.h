@@ -79,7 +79,8 @@ char *kv_dtype_list(char *buf, size_t n, int kv_only);
 
 /* Whether the decode engine can keep its cache in format t (1) or only
  * sizes it (0): f32, f16, bf16, fp8 (e4m3), int8, q8_0, q4_0 and q4_1
- * are stored; the encoders live with the engine (kvquant.c). */
+ * are stored; the encoders live with the engine (kvquant.c), this list
+ * here, for the front ends' checks and the readers below the engine. */
 int kv_dtype_stored(enum kv_dtype t);
 /* The names of the stored formats, "f32, f16, ..., q4_1", into buf. */
 char *kv_dtype_stored_list(char *buf, size_t n);

@@ -13,6 +13,7 @@
 #define KV_FIT_H
 
 #include "layout.h"
+#include "params.h"
 #include "server.h"
 
 /* What is asked. Sizes are bytes per GPU unless said otherwise. */
@@ -73,6 +74,10 @@ struct kv_fit_in {
 				    unknown (kv_gpu_peak picks it) */
 	enum kv_compute compute; /* the format the products compute in
 				    (kv_gpu_compute) */
+	const struct kv_params_memo *counts; /* m's parameter counts with
+				    quant, derived once (kv_fit_memo); NULL,
+				    or those of another model or format:
+				    derived on each solve */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
@@ -172,6 +177,13 @@ bool kv_fit_step_fits(const struct kv_fit *f);
  * cache format the engine does not keep): true with the reason in err.
  * kv_fit_solve() refuses those with it; --engine all leaves them out. */
 bool kv_fit_refuses(const struct kv_fit_in *in, char *err);
+
+/* Where in carries no counts of its model and format, derives them into
+ * c and points in at them, for the many solves of one row to come;
+ * where that fails in goes without (each solve derives them, and says
+ * what failed). Either way kv_params_memo_free(c) once in is done with
+ * them (in->counts then dangles: set it back). */
+void kv_fit_memo(struct kv_fit_in *in, struct kv_params_memo *c);
 
 /* Sizes one configuration. Returns 0, or KV_EINVAL with err filled (tp
  * that splits no head evenly, pp above the layers, reserve above memory,

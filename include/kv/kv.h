@@ -28,9 +28,18 @@ enum kv_error {
 /* A static description of a KV_E* code. */
 const char *kv_strerror(int err);
 
-/* Checked 64-bit arithmetic: 0 on success, KV_ERANGE on overflow. */
-int kv_mul(uint64_t a, uint64_t b, uint64_t *out);
-int kv_add(uint64_t a, uint64_t b, uint64_t *out);
+/* Checked 64-bit arithmetic: 0 on success, KV_ERANGE on overflow. Inline:
+ * a fit counts each layer's bytes and parameters through them, and as
+ * calls they were a quarter of kvfit's time. */
+static inline int kv_mul(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return __builtin_mul_overflow(a, b, out) ? KV_ERANGE : 0;
+}
+
+static inline int kv_add(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return __builtin_add_overflow(a, b, out) ? KV_ERANGE : 0;
+}
 
 /* An enum's names, names[i] the name of value i (NULL: none): the value
  * named s, or -1; and value i's name, "?" out of range. */

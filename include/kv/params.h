@@ -70,6 +70,41 @@ int kv_model_params(const struct kv_model *m, struct kv_params *p,
 int kv_model_params_as(const struct kv_model *m, const struct kv_quant *q,
 		       struct kv_params *p, char *err);
 
+/*
+ * The counts above for one model, its matrices stored as one format says,
+ * derived once. kv_fit_solve() asks every layer's count on each call, and
+ * a caller that solves one model many times (a --calibrate fit, the time
+ * model's probes, --solve ctx and tp) spent most of its time deriving
+ * them again, each matrix named and matched against the quantization's
+ * list of modules left as they are. The memo points at m and q, which
+ * must outlive it and not change; it owns `layers`.
+ */
+struct kv_params_memo {
+	const struct kv_model *m; /* counted (not owned); NULL: empty */
+	const struct kv_quant *q; /* the matrices' format (not owned) */
+	struct kv_params model;   /* kv_model_params(m): m's own format */
+	uint64_t first, last;     /* kv_model_edge_bytes(m, q): parameters */
+	uint64_t first_bytes, last_bytes; /* and bytes */
+	uint64_t lookup, lookup_bytes; /* kv_model_lookup_bytes(m, q) */
+	struct kv_params *layers; /* (m->n_layers) kv_layer_params_as(m, q,
+				     i) */
+};
+
+/* Derives m's counts, its matrices as q says (NULL: its own), into c:
+ * each equal to what the function named beside its field returns.
+ * Returns 0; or KV_ENOMEM, or the KV_ERANGE of a count that overflows,
+ * with c empty (those functions, called directly, say which). */
+int kv_params_memo_init(struct kv_params_memo *c, const struct kv_model *m,
+			const struct kv_quant *q);
+
+/* Whether c holds the counts of m with its matrices as q says (NULL: its
+ * own). */
+bool kv_params_memo_of(const struct kv_params_memo *c,
+		       const struct kv_model *m, const struct kv_quant *q);
+
+/* Frees c's layers and empties it; an empty memo, or NULL, is a no-op. */
+void kv_params_memo_free(struct kv_params_memo *c);
+
 /* Bytes of n parameters stored in format t: n x bytes per value, block
  * formats counted in whole blocks of 32 (int4 and q4_0: 18 bytes per 32
  * values, q8_0 34). Per-row or per-tensor scales of int8/fp8 weights are

@@ -1,7 +1,10 @@
 /*
  * test_params.c - parameter counts of the shipped configs against the
- * sizes their publishers state, and weight bytes per format.
+ * sizes their publishers state, weight bytes per format, and the counts
+ * memoized once per model (kv_params_memo) against those derived anew.
  */
+#include <dirent.h>
+
 #include "kv/params.h"
 #include "test.h"
 
@@ -17,8 +20,114 @@ static struct kv_params count(const char *name)
 	return p;
 }
 
+/* The memo's counts against the functions that derive them, for m with
+ * its matrices as q says (NULL: its own). */
+static void memo_agrees(const struct kv_model *m, const struct kv_quant *q)
+{
+	char err[KV_ERRLEN];
+	struct kv_params_memo c;
+	struct kv_params p;
+	uint64_t f, l, fb, lb, np, nb;
+	const struct kv_quant *own = q ? q : &m->quant;
+	if (kv_params_memo_init(&c, m, q)) {
+		/* only where a direct count fails too */
+		CHECK(kv_model_params_as(m, own, &p, err) ||
+		      kv_model_params(m, &p, err));
+		return;
+	}
+	CHECK(kv_params_memo_of(&c, m, q));
+	CHECK(kv_params_memo_of(&c, m, own));
+	if (q)
+		CHECK(!kv_params_memo_of(&c, m, NULL));
+	CHECK(kv_model_params(m, &p, err) == 0);
+	CHECK(!memcmp(&c.model, &p, sizeof p));
+	CHECK(kv_model_edge_bytes(m, q, &f, &l, &fb, &lb) == 0);
+	CHECK_U64(c.first, f);
+	CHECK_U64(c.last, l);
+	CHECK_U64(c.first_bytes, fb);
+	CHECK_U64(c.last_bytes, lb);
+	CHECK(kv_model_lookup_bytes(m, q, &np, &nb) == 0);
+	CHECK_U64(c.lookup, np);
+	CHECK_U64(c.lookup_bytes, nb);
+	int bad = 0;
+	for (uint32_t i = 0; i < m->n_layers; i++) {
+		struct kv_params lp;
+		CHECK(kv_layer_params_as(m, own, i, &lp) == 0);
+		bad += memcmp(&c.layers[i], &lp, sizeof lp) != 0;
+	}
+	if (bad)
+		fprintf(stderr, "%s: %d layers counted otherwise\n", m->name,
+			bad);
+	CHECK(bad == 0);
+	kv_params_memo_free(&c);
+	CHECK(c.m == NULL && c.layers == NULL);
+	kv_params_memo_free(&c); /* emptied: a no-op */
+	kv_params_memo_free(NULL);
+}
+
+/* Every config of dir (from the source top) counted through the memo as
+ * directly: in its own format, as MXFP4 and int4 matrices, and int4 with
+ * an ignore list that names modules of one layer, of every layer and by
+ * a regular expression (each matrix's name decides). */
+static void memo_dir(const char *dir)
+{
+	struct kv_quant mx, i4, ig;
+	CHECK(kv_quant_parse("mxfp4", &mx) == 0);
+	CHECK(kv_quant_parse("int4-g128", &i4) == 0);
+	CHECK(kv_quant_parse("int4-g32", &ig) == 0);
+	CHECK(kv_quant_ignore_add(&ig, "model.layers.1.mlp") == 0);
+	CHECK(kv_quant_ignore_add(&ig, "*.self_attn.o_proj") == 0);
+	CHECK(kv_quant_ignore_add(&ig, "re:layers\\.[0-9]*[05]\\.") == 0);
+	DIR *d = opendir(dir);
+	CHECK(d != NULL);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char path[512], err[KV_ERRLEN];
+		struct kv_model *m = NULL;
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json") ||
+		    !strcmp(e->d_name, "gpus.json") ||
+		    !strcmp(e->d_name, "efficiency.json"))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (kv_model_load(path, &m, err)) {
+			fprintf(stderr, "load: %s\n", err);
+			test_failures++;
+			continue;
+		}
+		memo_agrees(m, NULL);
+		memo_agrees(m, &mx);
+		memo_agrees(m, &i4);
+		memo_agrees(m, &ig);
+		kv_model_free(m);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	CHECK(n > 10);
+	/* the names count: Llama 3.1 8B's layer 1 keeps its MLP in bf16,
+	 * layer 5 everything but its norms, layer 2 only its o_proj */
+	struct kv_model *m = !strcmp(dir, "configs") ? test_load("llama-3.1-8b")
+						      : NULL;
+	struct kv_params_memo c;
+	if (m && !kv_params_memo_init(&c, m, &ig)) {
+		CHECK(c.layers[1].bytes > c.layers[2].bytes);
+		CHECK(c.layers[5].bytes > c.layers[1].bytes);
+		CHECK_U64(c.layers[3].bytes, c.layers[2].bytes);
+		kv_params_memo_free(&c);
+	}
+	kv_model_free(m);
+	kv_quant_free(&mx);
+	kv_quant_free(&i4);
+	kv_quant_free(&ig);
+}
+
 int main(void)
 {
+	memo_dir("configs");
+	memo_dir("tests/configs");
+
 	struct kv_params p;
 
 	/* exact counts, worked by hand in the man page */

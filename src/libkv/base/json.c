@@ -171,8 +171,11 @@ static int next_number(const char *json, size_t len, size_t *pos,
 			*pos = j ? j : i + 1;
 			*notint = !j || j - i >= sizeof buf;
 			for (size_t k = i; k < j && !*notint; k++)
-				*notint = strchr(".eE", json[k]) != NULL;
-			if (!*notint) {
+				*notint = json[k] == '.' || json[k] == 'e' ||
+					  json[k] == 'E';
+			/* 15 digits are below 2^53: only a longer one is
+			 * read to know */
+			if (!*notint && j - i - (json[i] == '-') > 15) {
 				memcpy(buf, json + i, j - i);
 				buf[j - i] = '\0';
 				errno = 0;

@@ -1,5 +1,6 @@
 /*
- * kv.c - error strings and checked arithmetic shared by every module.
+ * kv.c - error strings and an enum's names shared by every module (the
+ * checked arithmetic is inline, in kv.h).
  */
 #include <string.h>
 
@@ -16,16 +17,6 @@ const char *kv_strerror(int err)
 	case KV_EUNSUP: return "not supported";
 	}
 	return "unknown error";
-}
-
-int kv_mul(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return __builtin_mul_overflow(a, b, out) ? KV_ERANGE : 0;
-}
-
-int kv_add(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return __builtin_add_overflow(a, b, out) ? KV_ERANGE : 0;
 }
 
 int kv_name_find(const char *const *names, int n, const char *s)

@@ -13,43 +13,9 @@
  * of its minimum to f16 more for a value below the stored minimum.
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "kvquant.h"
-
-int kv_dtype_stored(enum kv_dtype t)
-{
-	switch (t) {
-	case KV_DTYPE_F32:
-	case KV_DTYPE_F16:
-	case KV_DTYPE_BF16:
-	case KV_DTYPE_FP8:
-	case KV_DTYPE_INT8:
-	case KV_DTYPE_Q8_0:
-	case KV_DTYPE_Q4_0:
-	case KV_DTYPE_Q4_1:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-char *kv_dtype_stored_list(char *buf, size_t n)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (int t = 0; t < KV_DTYPE_COUNT; t++) {
-		if (!kv_dtype_stored((enum kv_dtype)t))
-			continue;
-		int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "",
-				 kv_dtype_name((enum kv_dtype)t));
-		if (w < 0 || (size_t)w >= n - len)
-			break;
-		len += (size_t)w;
-	}
-	return buf;
-}
 
 static uint32_t bits_of(float x)
 {

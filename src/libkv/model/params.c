@@ -5,6 +5,7 @@
  * size of the model.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kv/params.h"
@@ -292,6 +293,8 @@ int kv_layer_params(const struct kv_model *m, uint32_t i,
 	return kv_layer_params_as(m, &m->quant, i, p);
 }
 
+/* The count of layer i. What it reads of i beyond m->layers[i] (the
+ * modules' names, Zamba2's turn) kv_params_memo_init() must know of. */
 int kv_layer_params_as(const struct kv_model *m, const struct kv_quant *q,
 		       uint32_t i, struct kv_params *p)
 {
@@ -428,8 +431,10 @@ int kv_model_params(const struct kv_model *m, struct kv_params *p,
 	return kv_model_params_as(m, &m->quant, p, err);
 }
 
-int kv_model_params_as(const struct kv_model *m, const struct kv_quant *q,
-		       struct kv_params *p, char *err)
+/* kv_model_params_as, each layer's count from layers (NULL: derived) */
+static int model_params(const struct kv_model *m, const struct kv_quant *q,
+			const struct kv_params *layers, struct kv_params *p,
+			char *err)
 {
 	uint64_t first, last, fb, lb;
 	int e = kv_model_edge_bytes(m, q, &first, &last, &fb, &lb);
@@ -441,8 +446,11 @@ int kv_model_params_as(const struct kv_model *m, const struct kv_quant *q,
 		p->active = p->total;
 	for (uint32_t i = 0; !e && i < m->n_layers; i++) {
 		struct kv_params lp;
-		if ((e = kv_layer_params_as(m, q, i, &lp)) ||
-		    (e = kv_add(p->total, lp.total, &p->total)) ||
+		if (layers)
+			lp = layers[i];
+		else if ((e = kv_layer_params_as(m, q, i, &lp)))
+			break;
+		if ((e = kv_add(p->total, lp.total, &p->total)) ||
 		    (e = kv_add(p->bytes, lp.bytes, &p->bytes)) ||
 		    (e = kv_add(p->active, lp.active, &p->active)) ||
 		    (e = kv_add(p->routed, lp.routed, &p->routed)))
@@ -458,6 +466,66 @@ int kv_model_params_as(const struct kv_model *m, const struct kv_quant *q,
 		snprintf(err, KV_ERRLEN,
 			 "%s: parameter count overflows 64 bits", m->name);
 	return e;
+}
+
+int kv_model_params_as(const struct kv_model *m, const struct kv_quant *q,
+		       struct kv_params *p, char *err)
+{
+	return model_params(m, q, NULL, p, err);
+}
+
+int kv_params_memo_init(struct kv_params_memo *c, const struct kv_model *m,
+			const struct kv_quant *q)
+{
+	char err[KV_ERRLEN];
+	int e;
+	*c = (struct kv_params_memo){0};
+	if (!q)
+		q = &m->quant;
+	c->layers = calloc(m->n_layers ? m->n_layers : 1, sizeof *c->layers);
+	if (!c->layers)
+		return KV_ENOMEM;
+	e = kv_model_edge_bytes(m, q, &c->first, &c->last, &c->first_bytes,
+				&c->last_bytes);
+	if (!e)
+		e = kv_model_lookup_bytes(m, q, &c->lookup, &c->lookup_bytes);
+	/* a layer counts from its fields and the model's, its index only
+	 * naming its modules for an ignore list and taking its turn at
+	 * Zamba2's shared block: one alike byte for byte with the layer
+	 * before counts as it does (most models: every layer) */
+	bool by_index = q->n_ignore || m->n_mem_blocks;
+	for (uint32_t i = 0; !e && i < m->n_layers; i++)
+		if (i && !by_index &&
+		    !memcmp(&m->layers[i], &m->layers[i - 1],
+			    sizeof m->layers[i]))
+			c->layers[i] = c->layers[i - 1];
+		else
+			e = kv_layer_params_as(m, q, i, &c->layers[i]);
+	/* the model's own format: the layers just counted, where q is it */
+	if (!e)
+		e = model_params(m, &m->quant, q == &m->quant ? c->layers : NULL,
+				 &c->model, err);
+	if (e) {
+		kv_params_memo_free(c);
+		return e;
+	}
+	c->m = m;
+	c->q = q;
+	return 0;
+}
+
+bool kv_params_memo_of(const struct kv_params_memo *c,
+		       const struct kv_model *m, const struct kv_quant *q)
+{
+	return c && c->m && c->m == m && c->q == (q ? q : &m->quant);
+}
+
+void kv_params_memo_free(struct kv_params_memo *c)
+{
+	if (!c)
+		return;
+	free(c->layers);
+	*c = (struct kv_params_memo){0};
 }
 
 int kv_weight_bytes(uint64_t n, enum kv_dtype t, uint64_t *out)

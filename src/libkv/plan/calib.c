@@ -158,9 +158,10 @@ static int section(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	return 0;
 }
 
-int kv_calib_fit(const struct kv_fit_in *in, const struct kv_serve_in *w,
-		 const struct kv_result *runs, size_t n, struct kv_calib *out,
-		 char *err)
+/* kv_calib_fit's search, in's counts derived */
+static int calib_fit(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		     const struct kv_result *runs, size_t n,
+		     struct kv_calib *out, char *err)
 {
 	double x[2] = {log(0.5), log(0.5)}, sum;
 	int e;
@@ -206,4 +207,17 @@ int kv_calib_fit(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		return KV_EINVAL;
 	}
 	return 0;
+}
+
+int kv_calib_fit(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		 const struct kv_result *runs, size_t n, struct kv_calib *out,
+		 char *err)
+{
+	/* the same model solved at each of the fit's thousands of points */
+	struct kv_fit_in x = *in;
+	struct kv_params_memo c;
+	kv_fit_memo(&x, &c);
+	int e = calib_fit(&x, w, runs, n, out, err);
+	kv_params_memo_free(&c);
+	return e;
 }

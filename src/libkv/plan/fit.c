@@ -52,25 +52,51 @@ static int mac(uint64_t *acc, uint64_t a, uint64_t b)
 	return kv_mul(a, b, &t) || kv_add(*acc, t, acc) ? KV_ERANGE : 0;
 }
 
+/* in's counts, where it carries those of its model and format; else
+ * NULL (derived here) */
+static const struct kv_params_memo *counted(const struct kv_fit_in *in)
+{
+	return kv_params_memo_of(in->counts, in->m, in->quant) ? in->counts
+							      : NULL;
+}
+
+void kv_fit_memo(struct kv_fit_in *in, struct kv_params_memo *c)
+{
+	*c = (struct kv_params_memo){0};
+	if (!counted(in) && !kv_params_memo_init(c, in->m, in->quant))
+		in->counts = c;
+}
+
 static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 		      bool last, char *err)
 {
 	const struct kv_fit_in *in = c->in;
 	const struct kv_model *m = in->m;
+	const struct kv_params_memo *cn = counted(in);
 	uint64_t f, l, fb, lb;
 	uint32_t ssm = 0;
 	int e;
-	if ((e = kv_model_edge_bytes(m, in->quant, &f, &l, &fb, &lb)))
+	if (cn) {
+		f = cn->first;
+		l = cn->last;
+		fb = cn->first_bytes;
+		lb = cn->last_bytes;
+	} else if ((e = kv_model_edge_bytes(m, in->quant, &f, &l, &fb, &lb))) {
 		return e;
+	}
 	s->params = (first ? f : 0) + (last ? l : 0);
 	s->stored = (first ? fb : 0) + (last ? lb : 0);
 	for (uint32_t i = s->first; i < s->first + s->n; i++) {
 		struct kv_params lp;
 		struct kv_geom g;
 		uint64_t tb, pv, sh, rp, rs;
-		if ((e = kv_layer_params_as(m, in->quant ? in->quant : &m->quant,
-					    i, &lp)) ||
-		    (e = kv_add(s->params, lp.total, &s->params)) ||
+		if (cn)
+			lp = cn->layers[i];
+		else if ((e = kv_layer_params_as(m, in->quant ? in->quant
+							      : &m->quant,
+						 i, &lp)))
+			return e;
+		if ((e = kv_add(s->params, lp.total, &s->params)) ||
 		    (e = kv_add(s->stored, lp.bytes, &s->stored)) ||
 		    (e = kv_add(s->routed, lp.routed, &s->routed)))
 			return e;
@@ -155,8 +181,13 @@ static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 				    : 0;
 	if (first) { /* the same rule for the lookup tables' bytes */
 		uint64_t np, nb;
-		if ((e = kv_model_lookup_bytes(m, in->quant, &np, &nb)))
+		if (cn) {
+			np = cn->lookup;
+			nb = cn->lookup_bytes;
+		} else if ((e = kv_model_lookup_bytes(m, in->quant, &np,
+						      &nb))) {
 			return e;
+		}
 		if (in->weights)
 			nb = c->total_params ? fit_muldiv(in->weights, np,
 						      c->total_params)
@@ -352,7 +383,8 @@ static int step(const struct fit_stage *s, uint64_t b, struct kv_fit *f)
 	return 0;
 }
 
-int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
+/* kv_fit_solve, in's counts derived or not */
+static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 {
 	const struct kv_model *m = in->m;
 	const struct kv_server *sv = in->server;
@@ -387,7 +419,9 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	if (in->max_seqs)
 		c.seqs = in->max_seqs;
 	c.ctx = fit_round_up(in->ctx, sv->ctx_pad);
-	if ((e = kv_model_params(m, &p, err)))
+	if (counted(in))
+		p = in->counts->model;
+	else if ((e = kv_model_params(m, &p, err)))
 		return e;
 	c.total_params = p.total;
 	if (kv_model_state_bytes(m, &c.o, 1, &c.state))
@@ -469,6 +503,21 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	return 0;
 }
 
+int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
+{
+	/* the model's total, then each stage twice (its users, then the
+	 * step), from counts derived once: the caller's, kept for many
+	 * solves, or these */
+	if (counted(in))
+		return fit_solve(in, f, err);
+	struct kv_fit_in x = *in;
+	struct kv_params_memo c;
+	kv_fit_memo(&x, &c);
+	int e = fit_solve(&x, f, err);
+	kv_params_memo_free(&c);
+	return e;
+}
+
 /* Whether `users` whole sequences fit; errors other than a bad layout
  * count as not fitting (a context so long its bytes overflow). */
 static int fits(const struct kv_fit_in *in, uint64_t users, bool *ok,
@@ -480,52 +529,69 @@ static int fits(const struct kv_fit_in *in, uint64_t users, bool *ok,
 	return e == KV_ERANGE ? 0 : e;
 }
 
+/* kv_fit_solve_ctx's search, x's counts derived */
+static int solve_ctx(struct kv_fit_in *x, uint64_t users, uint64_t *ctx,
+		     char *err)
+{
+	uint64_t lo = x->prefix ? x->prefix : 1, hi = 1ULL << 40;
+	bool ok;
+	int e;
+	*ctx = 0;
+	x->ctx = lo;
+	if ((e = fits(x, users, &ok, err)) || !ok)
+		return e;
+	while (lo < hi) {
+		x->ctx = lo + (hi - lo + 1) / 2;
+		if ((e = fits(x, users, &ok, err)))
+			return e;
+		if (ok)
+			lo = x->ctx;
+		else
+			hi = x->ctx - 1;
+	}
+	*ctx = lo;
+	return 0;
+}
+
 int kv_fit_solve_ctx(const struct kv_fit_in *in, uint64_t users,
 		     uint64_t *ctx, char *err)
 {
 	struct kv_fit_in x = *in;
-	uint64_t lo = in->prefix ? in->prefix : 1, hi = 1ULL << 40;
-	bool ok;
-	int e;
-	*ctx = 0;
-	x.ctx = lo;
-	if ((e = fits(&x, users, &ok, err)) || !ok)
-		return e;
-	while (lo < hi) {
-		x.ctx = lo + (hi - lo + 1) / 2;
-		if ((e = fits(&x, users, &ok, err)))
-			return e;
-		if (ok)
-			lo = x.ctx;
-		else
-			hi = x.ctx - 1;
-	}
-	*ctx = lo;
-	return 0;
+	struct kv_params_memo c;
+	kv_fit_memo(&x, &c);
+	int e = solve_ctx(&x, users, ctx, err);
+	kv_params_memo_free(&c);
+	return e;
 }
 
 int kv_fit_solve_tp(const struct kv_fit_in *in, uint64_t users,
 		    uint32_t max_tp, uint32_t *tp, char *err)
 {
 	struct kv_fit_in x = *in;
+	struct kv_params_memo c;
 	char scratch[KV_ERRLEN];
+	int e = 0;
 	*tp = 0;
+	kv_fit_memo(&x, &c);
 	for (uint32_t t = 1; t <= max_tp; t++) {
 		struct kv_fit f;
 		x.tp = t;
-		int e = kv_fit_solve(&x, &f, scratch);
-		if (e == KV_EINVAL && t > 1)
+		e = kv_fit_solve(&x, &f, scratch);
+		if (e == KV_EINVAL && t > 1) {
+			e = 0;
 			continue; /* this tp splits no head evenly */
+		}
 		if (e) {
 			memcpy(err, scratch, KV_ERRLEN);
-			return e;
+			break;
 		}
 		if (f.users_whole >= users) {
 			*tp = t;
-			return 0;
+			break;
 		}
 	}
-	return 0;
+	kv_params_memo_free(&c);
+	return e;
 }
 
 char *kv_fit_bar(const struct kv_fit_in *in, const struct kv_fit *f,

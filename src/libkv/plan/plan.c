@@ -370,7 +370,8 @@ uint32_t kv_plan_max_tp(const struct kv_model *m)
 	return m->n_heads > 1024 ? 1024 : m->n_heads ? m->n_heads : 1;
 }
 
-int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
+/* kv_plan_solve, r->in's counts derived */
+static int plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
 {
 	struct kv_fit_in *in = &r->in;
 	int e;
@@ -419,6 +420,18 @@ int kv_plan_run(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	return r->none ? 0 : kv_plan_time(o, r, err);
 }
 
+int kv_plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
+{
+	/* the search and the row's own solve count the model once */
+	const struct kv_params_memo *was = r->in.counts;
+	struct kv_params_memo c;
+	kv_fit_memo(&r->in, &c);
+	int e = plan_solve(s, r, err);
+	r->in.counts = was;
+	kv_params_memo_free(&c);
+	return e;
+}
+
 const char *kv_plan_bound(const struct kv_fit *f)
 {
 	if (f->missing)
@@ -437,13 +450,16 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 	if (f->missing && in->server->by_layers) {
 		/* llama.cpp splits layers over GPUs, not heads */
 		struct kv_fit_in x = *in;
+		struct kv_params_memo c;
 		struct kv_fit g;
 		r.why = KV_PLAN_WEIGHTS;
 		r.need = f->weights + in->reserve + f->runtime;
+		kv_fit_memo(&x, &c);
 		for (x.pp = in->pp + 1; x.pp <= in->m->n_layers && !r.pp;
 		     x.pp++)
 			if (!kv_fit_solve(&x, &g, err) && g.users_whole)
 				r.pp = x.pp;
+		kv_params_memo_free(&c);
 	} else if (f->missing) {
 		r.why = KV_PLAN_WEIGHTS;
 		r.need = f->weights + in->reserve + f->runtime;

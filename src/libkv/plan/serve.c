@@ -414,8 +414,20 @@ static void curve_at(const struct curve *c, double x, double *attn,
 		*attn = *kv = 0;
 		return;
 	}
-	while (i + 2 < c->n && c->ctx[i + 1] < x)
-		i++;
+	/* the first i (up to n - 2) with ctx[i + 1] >= x: a burst asks it
+	 * of every cohort in every step, so from where the contexts' even
+	 * spacing puts x, then a step or two to the exact one */
+	if (c->n > 2) {
+		double at = (x - c->ctx[0]) / (c->ctx[c->n - 1] - c->ctx[0]) *
+			    (double)(c->n - 1);
+		i = c->n - 2;
+		if (at < (double)i)
+			i = at > 0 ? (size_t)at : 0;
+		while (i > 0 && c->ctx[i] >= x)
+			i--;
+		while (i + 2 < c->n && c->ctx[i + 1] < x)
+			i++;
+	}
 	if (c->n == 1 || x <= c->ctx[0]) {
 		*attn = c->t[0].attn * x / c->ctx[0];
 		*kv = c->t[0].kv * x / c->ctx[0];
@@ -600,9 +612,10 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		bool prompts = v.qn > 0 &&
 			       (v.head_done > 0 || v.busy + 1 <= slots);
 		bool decodes = !(alone && prompts);
-		for (size_t k = 0; decodes && k < v.cn; k++) {
-			const struct cohort *c = &v.co[(v.ch + k) % v.cap];
+		for (size_t k = 0, j = v.ch; decodes && k < v.cn; k++) {
+			const struct cohort *c = &v.co[j];
 			double attn, kv;
+			j = j + 1 < v.cap ? j + 1 : 0; /* the ring's next */
 			curve_at(&cv, (double)(isl + c->out), &attn, &kv);
 			d += c->n;
 			s.attn += c->n * attn;
@@ -636,8 +649,10 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		/* the decodes' tokens; the cohorts that end free their
 		 * users, who send their next requests now */
 		double freed = 0;
-		for (size_t k = 0; decodes && k < v.cn; k++)
-			v.co[(v.ch + k) % v.cap].out++;
+		for (size_t k = 0, j = v.ch; decodes && k < v.cn; k++) {
+			v.co[j].out++;
+			j = j + 1 < v.cap ? j + 1 : 0;
+		}
 		while (v.cn && v.co[v.ch].out >= osl) {
 			const struct cohort *c = &v.co[v.ch];
 			v.end += c->n * now - c->arrived;
@@ -825,8 +840,9 @@ static int decode_step(const struct kv_fit_in *in,
 	return 0;
 }
 
-int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
-		   struct kv_serve *out, char *err)
+/* kv_serve_solve, in's counts derived */
+static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		       struct kv_serve *out, char *err)
 {
 	*out = (struct kv_serve){0};
 	/* the steps as the engine runs them: at most its slots */
@@ -894,6 +910,18 @@ int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		      err);
 }
 
+int kv_serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		   struct kv_serve *out, char *err)
+{
+	/* a prompt's chunks and a burst's cohorts probe the one model */
+	struct kv_fit_in x = *in;
+	struct kv_params_memo c;
+	kv_fit_memo(&x, &c);
+	int e = serve_solve(&x, w, out, err);
+	kv_params_memo_free(&c);
+	return e;
+}
+
 /* w's decode step of `users` at serial share s and decode rate t
  * (10^12 FLOP/s), into *ms: the step alone, not the request. */
 static int dec_ms(const struct kv_fit_in *in, const struct kv_serve_in *w,
@@ -951,10 +979,10 @@ static int miss_b(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	return 0;
 }
 
-int kv_serve_fit_decode(const struct kv_fit_in *in,
-			const struct kv_serve_in *w, uint64_t users_a,
-			double ms_a, uint64_t users_b, double ms_b,
-			double *serial, double *tflops, char *err)
+/* kv_serve_fit_decode's search, in's counts derived */
+static int fit_decode(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		      uint64_t users_a, double ms_a, uint64_t users_b,
+		      double ms_b, double *serial, double *tflops, char *err)
 {
 	double lo = 0, hi = 1, m_lo, m_hi, m;
 	int e;
@@ -985,6 +1013,20 @@ int kv_serve_fit_decode(const struct kv_fit_in *in,
 	return 0;
 }
 
+int kv_serve_fit_decode(const struct kv_fit_in *in,
+			const struct kv_serve_in *w, uint64_t users_a,
+			double ms_a, uint64_t users_b, double ms_b,
+			double *serial, double *tflops, char *err)
+{
+	struct kv_fit_in x = *in;
+	struct kv_params_memo c;
+	kv_fit_memo(&x, &c);
+	int e = fit_decode(&x, w, users_a, ms_a, users_b, ms_b, serial, tflops,
+			   err);
+	kv_params_memo_free(&c);
+	return e;
+}
+
 double kv_serve_cost(double usd_per_hour, uint32_t gpus, double tokens_per_s)
 {
 	if (!(tokens_per_s > 0))
@@ -998,23 +1040,25 @@ static bool meets(const struct kv_serve *s, double ttft, double tpot)
 	       (!(tpot > 0) || s->tpot_ms <= tpot);
 }
 
-int kv_serve_best(const struct kv_fit_in *in, const struct kv_serve_in *w,
-		  uint64_t max_users, double max_ttft_ms, double max_tpot_ms,
-		  uint64_t *users, struct kv_serve *closest, char *err)
+/* kv_serve_best's search, in's counts derived */
+static int serve_best(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		      uint64_t max_users, double max_ttft_ms,
+		      double max_tpot_ms, uint64_t *users,
+		      struct kv_serve *closest, char *err)
 {
 	struct kv_serve_in x = *w;
 	struct kv_serve s;
 	int e;
 	*users = 0;
 	x.users = 1;
-	if ((e = kv_serve_solve(in, &x, closest, err)))
+	if ((e = serve_solve(in, &x, closest, err)))
 		return e;
 	if (!max_users || !meets(closest, max_ttft_ms, max_tpot_ms))
 		return 0;
 	uint64_t lo = 1, hi = max_users; /* lo meets */
 	while (lo < hi) {
 		x.users = lo + (hi - lo + 1) / 2;
-		if ((e = kv_serve_solve(in, &x, &s, err)))
+		if ((e = serve_solve(in, &x, &s, err)))
 			return e;
 		if (meets(&s, max_ttft_ms, max_tpot_ms))
 			lo = x.users;
@@ -1025,6 +1069,19 @@ int kv_serve_best(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	return 0;
 }
 
+int kv_serve_best(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  uint64_t max_users, double max_ttft_ms, double max_tpot_ms,
+		  uint64_t *users, struct kv_serve *closest, char *err)
+{
+	struct kv_fit_in x = *in;
+	struct kv_params_memo c;
+	kv_fit_memo(&x, &c);
+	int e = serve_best(&x, w, max_users, max_ttft_ms, max_tpot_ms, users,
+			   closest, err);
+	kv_params_memo_free(&c);
+	return e;
+}
+
 /* The steady state of n users of w, into *s. */
 static int steady_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		     uint64_t n, struct kv_serve *s, char *err)
@@ -1032,11 +1089,12 @@ static int steady_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	struct kv_serve_in x = *w;
 	x.users = n;
 	x.arrivals = KV_ARRIVE_STEADY;
-	return kv_serve_solve(in, &x, s, err);
+	return serve_solve(in, &x, s, err);
 }
 
-int kv_serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
-		  uint64_t max_users, struct kv_serve *out, char *err)
+/* kv_serve_rate's search, in's counts derived */
+static int serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		      uint64_t max_users, struct kv_serve *out, char *err)
 {
 	const double lam = w->rate / 1e3; /* requests a millisecond */
 	struct kv_serve a, b, one;
@@ -1110,4 +1168,15 @@ int kv_serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->ttft_ms += out->queue_ms;
 	out->latency_ms += out->queue_ms;
 	return 0;
+}
+
+int kv_serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		  uint64_t max_users, struct kv_serve *out, char *err)
+{
+	struct kv_fit_in x = *in;
+	struct kv_params_memo c;
+	kv_fit_memo(&x, &c);
+	int e = serve_rate(&x, w, max_users, out, err);
+	kv_params_memo_free(&c);
+	return e;
 }
