@@ -287,9 +287,10 @@ int cli_read_text(const char *path, char **out, size_t *len)
 
 int cli_tsv_split(char *buf, const char *src, struct kv_tsv *t)
 {
-	char err[KV_ERRLEN], msg[KV_ERRLEN + 256];
+	char err[KV_ERRLEN] = "", msg[KV_ERRLEN + 256] = "";
 	int e = kv_tsv_split(buf, t, err);
-	snprintf(msg, sizeof msg, "%s: %s", src, err);
+	if (e == KV_EINVAL)
+		snprintf(msg, sizeof msg, "%s: %s", src, err);
 	return cli_kv_error(e, msg);
 }
 

@@ -41,6 +41,11 @@ static inline int kv_add(uint64_t a, uint64_t b, uint64_t *out)
 	return __builtin_add_overflow(a, b, out) ? KV_ERANGE : 0;
 }
 
+/* floor(a x f) for f in [0, 1], exact: the product of a and f's binary
+ * value, in 128 bits (long double rounds it, and differs by machine and
+ * under valgrind); a for f >= 1, 0 for f <= 0 or NaN. */
+uint64_t kv_floor_frac(uint64_t a, double f);
+
 /* An enum's names, names[i] the name of value i (NULL: none): the value
  * named s, or -1; and value i's name, "?" out of range. */
 int kv_name_find(const char *const *names, int n, const char *s);

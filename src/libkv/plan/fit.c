@@ -214,15 +214,13 @@ static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 	} else if (sv->of_free) {
 		uint64_t avail = in->mem > need ? in->mem - need : 0;
 		s->missing = in->mem < need ? need - in->mem : 0;
-		s->free_kv = (uint64_t)floorl((long double)avail * frac);
+		s->free_kv = kv_floor_frac(avail, frac);
 		s->budget = s->missing ? in->mem : need + s->free_kv;
 	} else {
 		/* of the memory free when the engine measures it */
 		uint64_t mem = in->mem > sv->startup ? in->mem - sv->startup
 						     : 0;
-		s->budget = frac > 0 ? (uint64_t)floorl((long double)mem *
-							frac)
-				     : mem;
+		s->budget = frac > 0 ? kv_floor_frac(mem, frac) : mem;
 		s->free_kv = s->budget > need ? s->budget - need : 0;
 		s->missing = s->budget < need ? need - s->budget : 0;
 	}
