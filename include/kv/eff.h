@@ -26,11 +26,13 @@
  *                    causal attention's share of the bf16 peak by the
  *                    prompt's length
  *   "moe"            {"floor_us", "tpe": [tokens per expert...], "bf16":
- *                    [...], "fp8": [...], "fp4": [...]}: an MoE layer's
- *                    grouped products, floor_us + their roofline (the
- *                    touched experts' weights against their FLOPs, and
- *                    the routed activations' traffic) over the curve at
- *                    the tokens each expert takes
+ *                    [...], "fp8": [...], "fp4": [...], "mxfp4": [...]}:
+ *                    an MoE layer's grouped products, floor_us + their
+ *                    roofline (the touched experts' weights against
+ *                    their FLOPs, and the routed activations' traffic)
+ *                    over the curve at the tokens each expert takes;
+ *                    "mxfp4" for experts stored in mxfp4 (gpt-oss's),
+ *                    computed in the format kv_gpu_compute gives them
  *   "allreduce_us"   {"bytes": [...], "2": [...], "4": [...], "8": [...]}
  * Every number is checked: a field that is present but wrong is one line
  * naming the file, the entry and the field.
@@ -55,6 +57,10 @@ struct kv_curve {
  * FlashAttention and FlashInfer kernels of the others). */
 enum kv_kernels { KV_KERNELS_VLLM, KV_KERNELS_TRTLLM, KV_KERNELS_COUNT };
 
+/* kv_eff's moe[] beyond the computing formats: experts stored in
+ * mxfp4, whose kernels reach their own share of the peak. */
+#define KV_MOE_MXFP4 3
+
 struct kv_eff {
 	char gpu[32];
 	char source[512];
@@ -63,7 +69,8 @@ struct kv_eff {
 	double attn_floor_us[KV_KERNELS_COUNT]; /* 0 with bw 0: none */
 	double attn_bw[KV_KERNELS_COUNT];
 	struct kv_curve prefill[KV_KERNELS_COUNT];
-	struct kv_curve moe[3];    /* by enum kv_compute, n 0: none */
+	struct kv_curve moe[4];    /* by enum kv_compute, then
+				      KV_MOE_MXFP4; n 0: none */
 	double moe_floor_us;
 	struct kv_curve allreduce[3]; /* tp 2, 4, 8: us by bytes */
 };

@@ -74,6 +74,8 @@ struct kv_fit_in {
 				    unknown (kv_gpu_peak picks it) */
 	enum kv_compute compute; /* the format the products compute in
 				    (kv_gpu_compute) */
+	bool mx_experts;         /* the experts stored in mxfp4: their
+				    kernels' own measured efficiency */
 	const struct kv_params_memo *counts; /* m's parameter counts with
 				    quant, derived once (kv_fit_memo); NULL,
 				    or those of another model or format:

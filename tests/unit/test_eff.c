@@ -21,7 +21,7 @@ static const char good[] =
 	"   \"prefill\": {\"vllm\": {\"seq\": [1024, 4096],"
 	"                            \"eff\": [0.25, 0.5]}},"
 	"   \"moe\": {\"floor_us\": 22, \"tpe\": [1, 64],"
-	"            \"bf16\": [0.8, 0.6]},"
+	"            \"bf16\": [0.8, 0.6], \"mxfp4\": [0.4, 0.3]},"
 	"   \"allreduce_us\": {\"bytes\": [512, 4096], \"2\": [2.5, 3],"
 	"                     \"8\": [3, 4]}}]}";
 
@@ -45,6 +45,9 @@ static void test_read(void)
 	CHECK_U64(h->prefill[KV_KERNELS_TRTLLM].n, 0);
 	CHECK_NEAR(h->moe_floor_us, 22, 0);
 	CHECK_NEAR(h->moe[KV_COMPUTE_BF16].y[1], 0.6, 0);
+	CHECK_U64(h->moe[KV_COMPUTE_FP8].n, 0);
+	CHECK_NEAR(h->moe[KV_MOE_MXFP4].y[1], 0.3, 0);
+	CHECK_NEAR(h->moe[KV_MOE_MXFP4].x[1], 64, 0);
 	CHECK_U64(h->allreduce[0].n, 2);
 	CHECK_U64(h->allreduce[1].n, 0);
 	CHECK_NEAR(h->allreduce[2].x[1], 4096, 0);
@@ -78,6 +81,11 @@ static void test_shipped(void)
 		CHECK(g && g->gemm[KV_COMPUTE_BF16].n > 0);
 		CHECK(g && g->moe[KV_COMPUTE_BF16].n > 0);
 	}
+	/* gpt-oss's mxfp4 experts measured where aiconfigurator has them:
+	 * Hopper's and Blackwell's, not A100's */
+	CHECK(kv_effs_lookup(e, "h200")->moe[KV_MOE_MXFP4].n > 0);
+	CHECK(kv_effs_lookup(e, "b200")->moe[KV_MOE_MXFP4].n > 0);
+	CHECK_U64(kv_effs_lookup(e, "a100-80gb")->moe[KV_MOE_MXFP4].n, 0);
 	kv_effs_free(e);
 }
 
@@ -120,6 +128,10 @@ static void test_bad(void)
 	    "t.json: gpus[0].moe.floor_us: missing");
 	bad(GPU(GEMM ", \"moe\": {\"floor_us\": 1, \"tpe\": [1]}"),
 	    "t.json: gpus[0].moe.bf16: missing");
+	bad(GPU(GEMM ", \"moe\": {\"floor_us\": 1, \"tpe\": [1], "
+		     "\"bf16\": [0.5], \"mxfp4\": [0.5, 0.4]}"),
+	    "t.json: gpus[0].moe.mxfp4: must have 1 numbers, as its x has, "
+	    "got 2");
 	bad(GPU(GEMM ", \"allreduce_us\": {\"bytes\": [1], \"2\": [1, 2]}"),
 	    "t.json: gpus[0].allreduce_us.2: must have 1 numbers, as its x "
 	    "has, got 2");

@@ -470,7 +470,9 @@ static void test_moe(void)
  *              3.56 us
  *   fixed      2 layers x (4 x 1 + 4 x 1) + 2 x 2 = 20 us
  *   engine     100 + 2 x 5 = 110 us
- * 440.44 us in all.
+ * 440.44 us in all. Experts stored in mxfp4 (gpt-oss's) at their own
+ * measured 0.25: the expert's 196.608 us and its activations' 4.096
+ * twice over, where the table has that curve, else as before.
  */
 static void test_measured_moe(void)
 {
@@ -504,6 +506,15 @@ static void test_measured_moe(void)
 	w.layer_us = 0;
 	s = run(&in, &w);
 	CHECK_REL(s.decode.ms, 0.44044 - 0.11);
+	in.mx_experts = true; /* no mxfp4 curve: the format's */
+	s = run(&in, &w);
+	CHECK_REL(s.decode.ms, 0.33044);
+	g.moe[KV_MOE_MXFP4] = (struct kv_curve){1, {1}, {0.25}};
+	s = run(&in, &w);
+	CHECK_REL(s.decode.ms, 0.33044 + 0.196608 + 0.004096);
+	in.mx_experts = false; /* the curve is for mxfp4 experts alone */
+	s = run(&in, &w);
+	CHECK_REL(s.decode.ms, 0.33044);
 	kv_model_free(m);
 }
 

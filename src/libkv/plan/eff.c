@@ -82,13 +82,14 @@ static int curve(const cJSON *o, const char *xs, const char *ys,
 }
 
 static const char *const KERNELS[KV_KERNELS_COUNT] = {"vllm", "trtllm"};
-static const char *const FORMATS[3] = {"bf16", "fp8", "fp4"};
+static const char *const FORMATS[4] = {"bf16", "fp8", "fp4", "mxfp4"};
 
-/* A GPU's curves per format by x (its "gemm" by "m", its "moe" by
- * "tpe"), the name's object o: bf16's required, each at most 1. */
+/* A GPU's curves per format by x (its "gemm" by "m" in the first three
+ * FORMATS, its "moe" by "tpe" in all four), the name's object o: bf16's
+ * required, each at most 1. */
 static int formats(const cJSON *o, const char *name, const char *xs,
-		   struct kv_curve c[3], const char *path, const char *where,
-		   char *err)
+		   struct kv_curve *c, int nc, const char *path,
+		   const char *where, char *err)
 {
 	char w[160];
 	double x[KV_CURVE_POINTS];
@@ -99,7 +100,7 @@ static int formats(const cJSON *o, const char *name, const char *xs,
 			    name);
 	int e = list(cJSON_GetObjectItemCaseSensitive(o, xs), x, &nx, 0, true,
 		     path, w, err);
-	for (int k = 0; !e && k < 3; k++) {
+	for (int k = 0; !e && k < nc; k++) {
 		const cJSON *y = cJSON_GetObjectItemCaseSensitive(o, FORMATS[k]);
 		if (!y && k)
 			continue;
@@ -124,7 +125,7 @@ static int moe(const cJSON *g, struct kv_eff *f, const char *path,
 	char w[160];
 	if (!o)
 		return 0;
-	int e = formats(o, "moe", "tpe", f->moe, path, where, err);
+	int e = formats(o, "moe", "tpe", f->moe, 4, path, where, err);
 	snprintf(w, sizeof w, "%s.moe", where);
 	return e ? e
 		 : num(o, "floor_us", true, true, &f->moe_floor_us, path, w,
@@ -216,7 +217,7 @@ static int entry(const cJSON *g, struct kv_eff *f, const char *path,
 	it = cJSON_GetObjectItemCaseSensitive(g, "gemm");
 	if (!it)
 		return kv_fail(err, path, "%s.gemm: missing", where);
-	int e = formats(it, "gemm", "m", f->gemm, path, where, err);
+	int e = formats(it, "gemm", "m", f->gemm, 3, path, where, err);
 	if (!e)
 		e = num(g, "gemm_floor_us", false, true, &f->gemm_floor_us,
 			path, where, err);

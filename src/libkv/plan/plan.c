@@ -153,6 +153,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.bandwidth_gbps = o->bandwidth,
 		.tflops = o->tflops > 0 ? o->tflops : kv_gpu_peak(o->gpu, c),
 		.compute = c,
+		.mx_experts = q && q->fmt == KV_QUANT_MXFP4,
 	};
 }
 

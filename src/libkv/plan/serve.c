@@ -758,8 +758,11 @@ static void measured_rates(const struct kv_fit_in *in,
 			ffn = m->layers[i].ffn_dim;
 		}
 	if (moe && e->moe[0].n) {
-		r->moe = e->moe[in->compute].n ? &e->moe[in->compute]
-					       : &e->moe[0];
+		enum kv_compute c = in->compute;
+		r->moe = in->mx_experts && e->moe[KV_MOE_MXFP4].n
+				 ? &e->moe[KV_MOE_MXFP4]
+			 : e->moe[c].n ? &e->moe[c]
+				       : &e->moe[0];
 		/* a routed row in, its gate, up and activation out, and
 		 * back, in 16 bits */
 		r->moe_row = (double)moe / in->pp * m->n_experts_active *
