@@ -256,6 +256,58 @@ static void wired(void)
 	CHECK(kv_gpu_usable(&card, 1000, &b) == KV_EINVAL);
 }
 
+/* The cards added for local models, as their sources give them. */
+static void new_cards(const struct kv_gpus *g)
+{
+	const struct kv_gpu *x = kv_gpus_lookup(g, "rtx-5090");
+	CHECK(x != NULL);
+	if (x) { /* nvidia-smi's 32607 MiB; 3352 AI TOPS (FP4, sparse) */
+		CHECK_U64(x->memory_bytes, 32607ULL << 20);
+		CHECK_NEAR(x->bandwidth_gbps, 1792, 0);
+		CHECK_NEAR(x->bf16_tflops, 3352 / 16.0, 0); /* FP32 accum. */
+		CHECK_NEAR(x->fp8_tflops, 3352 / 8.0, 0);
+		CHECK_NEAR(x->fp4_tflops, 3352 / 2.0, 0);
+		CHECK_NEAR(x->interconnect_gbps, 64, 0); /* PCIe 5.0 x16 */
+		CHECK_STR(x->efficiency_like, "l40s");
+		CHECK(!x->unified);
+	}
+	CHECK(kv_gpus_lookup(g, "5090") == x);
+	/* the GB206 cards have eight PCIe 5.0 lanes */
+	x = kv_gpus_lookup(g, "rtx-5060-ti");
+	CHECK(x && x->memory_bytes == 16311ULL << 20 &&
+	      x->interconnect_gbps == 32);
+	x = kv_gpus_lookup(g, "rtx-5060-ti-8gb");
+	CHECK(x && x->memory_bytes == 8151ULL << 20);
+	/* GeForce Blackwell: FP8 twice, FP4 eight times its bf16 rate */
+	static const char *const geforce[] = {
+		"rtx-5090", "rtx-5080", "rtx-5070-ti", "rtx-5070",
+		"rtx-5060-ti", "rtx-5060-ti-8gb", "rtx-5060", NULL};
+	for (const char *const *n = geforce; *n; n++) {
+		x = kv_gpus_lookup(g, *n);
+		CHECK(x != NULL);
+		if (!x)
+			continue;
+		CHECK_NEAR(x->fp8_tflops, 2 * x->bf16_tflops, 0.15);
+		CHECK_NEAR(x->fp4_tflops, 8 * x->bf16_tflops, 0.5);
+	}
+	/* the RTX PRO 6000's editions: the same 97887 MiB; the server's
+	 * memory slower */
+	const struct kv_gpu *ws = kv_gpus_lookup(g, "rtx-pro-6000"),
+			    *se = kv_gpus_lookup(g, "rtx-pro-6000-server");
+	CHECK(ws && se && ws->memory_bytes == 97887ULL << 20 &&
+	      se->memory_bytes == ws->memory_bytes);
+	CHECK(ws && se && ws->bandwidth_gbps == 1792 &&
+	      se->bandwidth_gbps == 1597);
+	CHECK(ws && ws->bf16_tflops == 500); /* full rate: 4000 / 8 */
+	/* a Mac: its RAM, unified, no links */
+	x = kv_gpus_lookup(g, "m4-max-128gb");
+	CHECK(x && x->unified && x->memory_bytes == 128ULL << 30 &&
+	      x->bandwidth_gbps == 546 && x->interconnect_gbps == 0);
+	x = kv_gpus_lookup(g, "m3-ultra-512gb");
+	CHECK(x && x->unified && x->bandwidth_gbps == 819);
+	CHECK(x && kv_gpu_wired_default(x->memory_bytes) == 384ULL << 30);
+}
+
 int main(void)
 {
 	char err[KV_ERRLEN], list[1024];
@@ -320,11 +372,15 @@ int main(void)
 		CHECK(kv_gpus_lookup(g, *n) != NULL);
 	CHECK(kv_gpus_lookup(g, "tpu-v5") == NULL);
 	for (size_t i = 0; i < g->n; i++) {
-		CHECK(g->gpu[i].source[0] != '\0');
-		/* every datasheet entry says its links */
-		CHECK(g->gpu[i].interconnect_gbps > 0);
-		CHECK(g->gpu[i].interconnect[0] != '\0');
+		const struct kv_gpu *x = &g->gpu[i];
+		CHECK(x->source[0] != '\0');
+		/* every discrete GPU says its links; a Mac has none */
+		CHECK(x->unified || x->interconnect_gbps > 0);
+		CHECK(x->unified || x->interconnect[0] != '\0');
+		CHECK(!x->unified || (!x->interconnect_gbps &&
+				      !x->fp8_tflops && !x->fp4_tflops));
 	}
+	new_cards(g);
 	/* a PCIe card as it comes: PCIe 4.0 x16, 32 GB/s each way */
 	CHECK_NEAR(kv_gpus_lookup(g, "a100-80gb-pcie")->interconnect_gbps, 32,
 		   0);
