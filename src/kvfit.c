@@ -74,6 +74,10 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	case 'm':
 		a->mem_text = s;
 		return size_above0("--gpu-mem", s, &o->mem);
+	case OPT_WIRED:
+		a->wired_given = true;
+		return cli_u64("--wired-limit-mb", s, 0, KV_GPU_WIRED_MAX_MB,
+			       &a->wired_mb);
 	case 'r':
 		o->reserve_given = true;
 		return cli_size("--reserve", s, &o->reserve);
@@ -247,6 +251,12 @@ static int check(int argc, const struct args *a)
 				 "give no --isl or --osl");
 	if (!a->gpu && !a->o.mem)
 		return cli_usage("no GPU: give --gpu NAME or --gpu-mem SIZE");
+	if (a->wired_given && !a->gpu)
+		return cli_usage("--wired-limit-mb: a Mac's; give --gpu NAME "
+				 "of one (m4-max-128gb)");
+	if (a->wired_given && a->mem_text)
+		return cli_usage("--wired-limit-mb and --gpu-mem both say the "
+				 "GPU's memory; give one");
 	if (a->o.solve != KV_PLAN_USERS && !a->o.nusers)
 		return cli_usage("--solve %s: needs --users N",
 				 a->o.solve == KV_PLAN_CTX ? "ctx" : "tp");
@@ -339,11 +349,12 @@ int main(int argc, char **argv)
 				   sizeof gpu_name)) ||
 	    (status = kvfit_load(argc, argv, &a, &pl, &np)))
 		goto out;
-	/* GGUFs alone: llama.cpp's rules, unless --engine names others */
+	/* GGUFs alone, or a Mac's unified memory (what Ollama and LM Studio
+	 * run there): llama.cpp's rules, unless --engine names others */
 	bool gguf = np > 0;
 	for (size_t i = 0; i < np; i++)
 		gguf = gguf && pl[i].m->gguf;
-	if (gguf && !a.engine_given)
+	if ((gguf || (a.o.gpu && a.o.gpu->unified)) && !a.engine_given)
 		a.o.server = kv_server_get(KV_SERVER_LLAMACPP);
 	if (a.ncalib)
 		status = kvfit_calibrate(&a, pl, gpus, gpu_name);

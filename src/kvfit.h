@@ -16,6 +16,11 @@
 struct args {
 	struct kv_plan_opts o;
 	const char *gpu, *mem_text;
+	uint64_t wired_mb;  /* --wired-limit-mb: a Mac's GPU wired limit,
+			     * MiB; 0: macOS's default */
+	bool wired_given;
+	char mem_note[256]; /* what memory a Mac's GPU is planned with, said
+			     * on stderr before the rows; "" */
 	const char *gpu_file; /* --gpu-file: instead of gpus.json */
 	uint64_t min_users;
 	bool params, list_gpus, json, header, human;

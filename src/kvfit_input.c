@@ -16,14 +16,15 @@
 #include "kv/units.h"
 
 static const char *const gpu_cols[] = {
-	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
-	"fp4_tflops", "interconnect_gbps", "bandwidth_efficiency",
-	"flops_efficiency", "decode_tflops", "serial_fraction", "threads",
-	"label", "interconnect"};
+	"gpu", "memory_bytes", "wired_limit_bytes", "bandwidth_gbps",
+	"bf16_tflops", "fp8_tflops", "fp4_tflops", "interconnect_gbps",
+	"bandwidth_efficiency", "flops_efficiency", "decode_tflops",
+	"serial_fraction", "threads", "label", "interconnect"};
 /* a table on a terminal: the datasheet's figures */
 static const char *const gpu_brief[] = {
-	"gpu", "memory_bytes", "bandwidth_gbps", "bf16_tflops", "fp8_tflops",
-	"fp4_tflops", "interconnect_gbps", "label"};
+	"gpu", "memory_bytes", "wired_limit_bytes", "bandwidth_gbps",
+	"bf16_tflops", "fp8_tflops", "fp4_tflops", "interconnect_gbps",
+	"label"};
 
 /* A figure, or an empty cell where the table has none; prec 0: as many
  * decimals as keep 4 digits (a CPU's 0.0615 TFLOP/s), at least one. */
@@ -64,6 +65,11 @@ int kvfit_list_gpus(const struct args *a)
 		const struct kv_gpu *x = &g->gpu[i];
 		cli_put_str(&t, x->name);
 		cli_put_bytes(&t, x->memory_bytes);
+		if (x->unified) /* macOS's default */
+			cli_put_bytes(&t,
+				      kv_gpu_wired_default(x->memory_bytes));
+		else
+			cli_put_empty(&t);
 		put_some_f(&t, x->bandwidth_gbps, 0);
 		put_some_f(&t, x->bf16_tflops, 0);
 		put_some_f(&t, x->fp8_tflops, 0);
@@ -212,9 +218,33 @@ static int read_stdin(const struct kv_plan_opts *o, struct kv_plan **pl,
 	return status;
 }
 
+/* The measured GPU nearest gpu in bandwidth and bf16 rate into *out
+ * (NULL: none). Returns 0, or CLI_FAIL out of memory (said). */
+static int nearest(const struct kv_effs *effs, const struct kv_gpus *gpus,
+		   const struct kv_gpu *gpu, const struct kv_eff **out)
+{
+	double (*rates)[2] = calloc(effs->n, sizeof *rates);
+	if (!rates) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (size_t i = 0; i < effs->n; i++) {
+		const struct kv_gpu *x = kv_gpus_lookup(gpus, effs->eff[i].gpu);
+		if (x) {
+			rates[i][0] = x->bandwidth_gbps;
+			rates[i][1] = x->bf16_tflops;
+		}
+	}
+	*out = kv_effs_nearest(effs, (const double(*)[2])rates,
+			       gpu->bandwidth_gbps, gpu->bf16_tflops);
+	free(rates);
+	return 0;
+}
+
 /* The measured efficiencies of gpu (efficiency.json where gpus.json is
- * found), or of the measured GPU nearest it, scaled to its datasheet (a
- * note says which): into a->o.work, where a row is timed. None found: its
+ * found), or of the measured GPU its entry names (efficiency_like), or of
+ * the one nearest it in rates, scaled to its datasheet (a note says
+ * which): into a->o.work, where a row is timed. None found: its
  * datasheet's rates. */
 static int efficiencies(struct args *a, const struct kv_gpus *gpus,
 			const struct kv_gpu *gpu)
@@ -231,28 +261,60 @@ static int efficiencies(struct args *a, const struct kv_gpus *gpus,
 		w->source = "measured";
 		return 0;
 	}
-	double (*rates)[2] = calloc(a->effs->n, sizeof *rates);
-	if (!rates) {
-		cli_error("out of memory");
-		return CLI_FAIL;
-	}
-	for (size_t i = 0; i < a->effs->n; i++) {
-		const struct kv_gpu *x = kv_gpus_lookup(gpus,
-							a->effs->eff[i].gpu);
-		if (x) {
-			rates[i][0] = x->bandwidth_gbps;
-			rates[i][1] = x->bf16_tflops;
-		}
-	}
-	w->eff = kv_effs_nearest(a->effs, (const double(*)[2])rates,
-				 gpu->bandwidth_gbps, gpu->bf16_tflops);
-	free(rates);
+	/* the GPU its entry says it is like, else the nearest */
+	const char *nm = gpu->efficiency_like;
+	const struct kv_gpu *like = nm[0] ? kv_gpus_lookup(gpus, nm) : NULL;
+	if (!(w->eff = like ? kv_effs_lookup(a->effs, like->name) : NULL) &&
+	    (e = nearest(a->effs, gpus, gpu, &w->eff)))
+		return e;
 	if (w->eff) {
 		w->source = "scaled";
 		cli_warn("%s: no measured efficiencies; those of %s, scaled "
 			 "to its datasheet",
 			 gpu->name, w->eff->gpu);
 	}
+	return 0;
+}
+
+/* The memory the GPU may use, where --gpu-mem gives none: its own, or on
+ * a Mac's unified memory its wired limit (--wired-limit-mb, else macOS's
+ * default), which a->mem_note says for the rows. */
+static int usable_memory(struct args *a, const struct kv_gpu *gpu)
+{
+	char w[32], r[32];
+	uint64_t bytes;
+	int e = a->wired_given && !gpu->unified /* 0 too */
+			? KV_EINVAL
+			: kv_gpu_usable(gpu, a->wired_mb, &bytes);
+	if (e == KV_EINVAL)
+		return cli_usage("--wired-limit-mb: %s has no unified memory "
+				 "(a Mac's); give --gpu-mem SIZE",
+				 gpu->name);
+	if (e)
+		return cli_usage("--wired-limit-mb: %llu MiB is more than "
+				 "%s's %s of memory",
+				 (unsigned long long)a->wired_mb, gpu->name,
+				 kv_format_iec(gpu->memory_bytes, r, sizeof r));
+	if (a->o.mem)
+		return 0; /* --gpu-mem */
+	a->o.mem = bytes;
+	if (!gpu->unified)
+		return 0;
+	kv_format_iec(bytes, w, sizeof w);
+	kv_format_iec(gpu->memory_bytes, r, sizeof r);
+	if (a->wired_mb)
+		snprintf(a->mem_note, sizeof a->mem_note,
+			 "%s: %s: unified memory: planned with "
+			 "--wired-limit-mb %llu, %s of its %s",
+			 cli_prog(), gpu->name,
+			 (unsigned long long)a->wired_mb, w, r);
+	else
+		snprintf(a->mem_note, sizeof a->mem_note,
+			 "%s: %s: unified memory: planned with macOS's GPU "
+			 "wired limit, %s of its %s (sudo sysctl "
+			 "iogpu.wired_limit_mb=N raises it: give "
+			 "--wired-limit-mb N)",
+			 cli_prog(), gpu->name, w, r);
 	return 0;
 }
 
@@ -276,8 +338,8 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 						      sizeof list));
 		snprintf(name, n, "%s", gpu->name);
 		a->o.gpu = gpu;
-		if (!a->o.mem)
-			a->o.mem = gpu->memory_bytes;
+		if ((status = usable_memory(a, gpu)))
+			return status;
 		if (!a->o.bandwidth)
 			a->o.bandwidth = gpu->bandwidth_gbps;
 		/* the time's: its links, and what a profile measured */

@@ -392,6 +392,8 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 	struct verdict v = {0};
 	size_t n;
 	int status = solve(a, pl, np, &rows, &n);
+	if (!status && a->mem_note[0])
+		fprintf(stderr, "%s\n", a->mem_note);
 	if (!status) {
 		size_t ncols = kv_prow_ncols(&a->o);
 		cli_table_begin(&t, kv_prow_names, ncols, a->json, a->header,

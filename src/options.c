@@ -60,6 +60,10 @@ const struct cli_opt cli_opts[] = {
 	    "kvbench writes one of this machine)"),
 	OPT(T_FIT, "gpu-mem", 'm', "SIZE",
 	    "memory of one GPU (80GB, 80GiB)"),
+	OPT(T_FIT, "wired-limit-mb", OPT_WIRED, "N",
+	    "a Mac's GPU wired limit in MiB, as sudo\n"
+	    "sysctl iogpu.wired_limit_mb=N sets it (0,\n"
+	    "the default: macOS's, 2/3 or 3/4 of RAM)"),
 	OPT(T_FIT, "bandwidth", OPT_BANDWIDTH, "GBPS",
 	    "memory bandwidth, 10^9 B/s (default: --gpu's)"),
 	OPT(T_FIT, "tflops", OPT_TFLOPS, "T",

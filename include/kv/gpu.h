@@ -30,6 +30,14 @@
  *                        products' shorter side (reads or FLOPs) that
  *                        ran after the longer, not beside it; absent: 0
  *   "threads"            a CPU profile's thread count (1 to 65536)
+ *   "unified_memory"     true for a GPU that shares the machine's memory
+ *                        (Apple silicon): memory_bytes is then the RAM,
+ *                        of which the GPU may wire only its wired limit
+ *                        (kv_gpu_wired_default, or iogpu.wired_limit_mb)
+ *   "efficiency_like"    the measured GPU (a name of this table) whose
+ *                        efficiencies (efficiency.json) it borrows,
+ *                        scaled to its own datasheet, where it has none
+ *                        of its own; absent: the nearest in rates
  * Other fields ("note", "_comment") are ignored.
  */
 #ifndef KV_GPU_H
@@ -71,11 +79,35 @@ struct kv_gpu {
 	bool fitted;              /* the efficiencies were fitted to serving
 				   * benchmarks (kvfit --calibrate), not
 				   * profiled */
+	bool unified;             /* memory shared with the CPU (Apple
+				   * silicon): memory_bytes is the RAM, and
+				   * the GPU wires at most its wired limit */
+	char efficiency_like[32]; /* the measured GPU whose efficiencies it
+				   * borrows, scaled; "": the nearest */
 };
 
 /* The most a measured efficiency may be: a step twice its probe's rate
  * is a probe that measured something else. */
 #define KV_GPU_EFF_MAX 2.0
+
+/* The most MiB a wired limit may be: 2^40 (an exbibyte), far past any
+ * Mac, so that MiB x 2^20 stays within 64 bits. */
+#define KV_GPU_WIRED_MAX_MB (1ULL << 40)
+
+/* macOS's default GPU wired limit on a Mac of `ram` bytes: what Metal's
+ * recommendedMaxWorkingSetSize reports while iogpu.wired_limit_mb is 0.
+ * Two thirds of the RAM, rounded up to the 16 KiB page, up to 32 GiB;
+ * three quarters above (llama.cpp's logs of it, macOS 13 to 15: 16 GiB
+ * 10922.67 MiB, 32 GiB 21845.34 MiB, 36 GiB 28991.03 MB, 64 GiB 49152.00
+ * MiB, 96 GiB 73728.00 MiB, 128 GiB 103079.22 MB; see kvfit(1)). 0 for
+ * 0. */
+uint64_t kv_gpu_wired_default(uint64_t ram);
+
+/* The bytes g's GPU may hold: its memory_bytes, or on unified memory its
+ * wired limit, wired_mb MiB (sysctl iogpu.wired_limit_mb) or, for 0,
+ * macOS's default. Returns 0; KV_EINVAL when wired_mb is given for a GPU
+ * without unified memory, KV_ERANGE when wired_mb MiB exceed its RAM. */
+int kv_gpu_usable(const struct kv_gpu *g, uint64_t wired_mb, uint64_t *out);
 
 /* x to `digits` significant digits, as the nearest double to that
  * decimal (so that it prints as written); 0 for x <= 0. */

@@ -206,6 +206,108 @@ static void profile_table(void)
 	free(text);
 }
 
+/* macOS's default GPU wired limit, against what llama.cpp logged of
+ * Metal's recommendedMaxWorkingSetSize (MiB before 2024, 10^6 B after). */
+static void wired(void)
+{
+	char buf[32];
+	/* 16 GiB, M1 Pro (abetlen/llama-cpp-python#687): "10922.67 MB";
+	 * 2/3 x 17179869184 = 11453246122.67, up to the 16 KiB page:
+	 * 699051 x 16384 */
+	CHECK_U64(kv_gpu_wired_default(16ULL << 30), 11453251584ULL);
+	snprintf(buf, sizeof buf, "%.2f",
+		 kv_gpu_wired_default(16ULL << 30) / 1048576.0);
+	CHECK_STR(buf, "10922.67");
+	/* 32 GiB, M2 Max (ollama/ollama#434): "21845.34 MB"; two thirds
+	 * alone are 21845.33 MiB: 1398102 pages of 16 KiB */
+	CHECK_U64(kv_gpu_wired_default(32ULL << 30), 22906503168ULL);
+	snprintf(buf, sizeof buf, "%.2f",
+		 kv_gpu_wired_default(32ULL << 30) / 1048576.0);
+	CHECK_STR(buf, "21845.34");
+	/* 36 GiB, an M4 Max (llama.cpp b7690): "28991.03 MB" of 10^6 B,
+	 * 3/4 x 38654705664 = 28991029248: three quarters from 36 GiB */
+	CHECK_U64(kv_gpu_wired_default(36ULL << 30), 28991029248ULL);
+	/* 64 GiB, M1 Max (ggml-org/llama.cpp#1870): "49152.00 MiB" */
+	CHECK_U64(kv_gpu_wired_default(64ULL << 30), 49152ULL << 20);
+	/* 96 GiB, M2 Max (llama.cpp#3213): "73728,00 MB" */
+	CHECK_U64(kv_gpu_wired_default(96ULL << 30), 73728ULL << 20);
+	/* 128 GiB, M3 Max: "103079.22 MB" of 10^6 B */
+	CHECK_U64(kv_gpu_wired_default(128ULL << 30), 103079215104ULL);
+	CHECK_U64(kv_gpu_wired_default(0), 0);
+	/* no overflow at the top: 3/4 of 2^64 - 1, rounded up, is 3 x 2^62 */
+	CHECK_U64(kv_gpu_wired_default(UINT64_MAX), 3ULL << 62);
+
+	/* the memory a GPU may use */
+	struct kv_gpu mac = {.memory_bytes = 128ULL << 30, .unified = true},
+		      card = {.memory_bytes = 81559ULL << 20};
+	uint64_t b;
+	CHECK(kv_gpu_usable(&mac, 0, &b) == 0);
+	CHECK_U64(b, 96ULL << 30);
+	/* iogpu.wired_limit_mb=114688: Metal reports 112.00 GiB
+	 * (antirez/ds4#893, an M5 Max of 128 GB) */
+	CHECK(kv_gpu_usable(&mac, 114688, &b) == 0);
+	CHECK_U64(b, 112ULL << 30);
+	CHECK(kv_gpu_usable(&mac, 131072, &b) == 0); /* all of it */
+	CHECK_U64(b, 128ULL << 30);
+	CHECK(kv_gpu_usable(&mac, 131073, &b) == KV_ERANGE);
+	CHECK(kv_gpu_usable(&mac, KV_GPU_WIRED_MAX_MB + 1, &b) == KV_ERANGE);
+	CHECK(kv_gpu_usable(&card, 0, &b) == 0);
+	CHECK_U64(b, 81559ULL << 20);
+	CHECK(kv_gpu_usable(&card, 1000, &b) == KV_EINVAL);
+}
+
+/* The cards added for local models, as their sources give them. */
+static void new_cards(const struct kv_gpus *g)
+{
+	const struct kv_gpu *x = kv_gpus_lookup(g, "rtx-5090");
+	CHECK(x != NULL);
+	if (x) { /* nvidia-smi's 32607 MiB; 3352 AI TOPS (FP4, sparse) */
+		CHECK_U64(x->memory_bytes, 32607ULL << 20);
+		CHECK_NEAR(x->bandwidth_gbps, 1792, 0);
+		CHECK_NEAR(x->bf16_tflops, 3352 / 16.0, 0); /* FP32 accum. */
+		CHECK_NEAR(x->fp8_tflops, 3352 / 8.0, 0);
+		CHECK_NEAR(x->fp4_tflops, 3352 / 2.0, 0);
+		CHECK_NEAR(x->interconnect_gbps, 64, 0); /* PCIe 5.0 x16 */
+		CHECK_STR(x->efficiency_like, "l40s");
+		CHECK(!x->unified);
+	}
+	CHECK(kv_gpus_lookup(g, "5090") == x);
+	/* the GB206 cards have eight PCIe 5.0 lanes */
+	x = kv_gpus_lookup(g, "rtx-5060-ti");
+	CHECK(x && x->memory_bytes == 16311ULL << 20 &&
+	      x->interconnect_gbps == 32);
+	x = kv_gpus_lookup(g, "rtx-5060-ti-8gb");
+	CHECK(x && x->memory_bytes == 8151ULL << 20);
+	/* GeForce Blackwell: FP8 twice, FP4 eight times its bf16 rate */
+	static const char *const geforce[] = {
+		"rtx-5090", "rtx-5080", "rtx-5070-ti", "rtx-5070",
+		"rtx-5060-ti", "rtx-5060-ti-8gb", "rtx-5060", NULL};
+	for (const char *const *n = geforce; *n; n++) {
+		x = kv_gpus_lookup(g, *n);
+		CHECK(x != NULL);
+		if (!x)
+			continue;
+		CHECK_NEAR(x->fp8_tflops, 2 * x->bf16_tflops, 0.15);
+		CHECK_NEAR(x->fp4_tflops, 8 * x->bf16_tflops, 0.5);
+	}
+	/* the RTX PRO 6000's editions: the same 97887 MiB; the server's
+	 * memory slower */
+	const struct kv_gpu *ws = kv_gpus_lookup(g, "rtx-pro-6000"),
+			    *se = kv_gpus_lookup(g, "rtx-pro-6000-server");
+	CHECK(ws && se && ws->memory_bytes == 97887ULL << 20 &&
+	      se->memory_bytes == ws->memory_bytes);
+	CHECK(ws && se && ws->bandwidth_gbps == 1792 &&
+	      se->bandwidth_gbps == 1597);
+	CHECK(ws && ws->bf16_tflops == 500); /* full rate: 4000 / 8 */
+	/* a Mac: its RAM, unified, no links */
+	x = kv_gpus_lookup(g, "m4-max-128gb");
+	CHECK(x && x->unified && x->memory_bytes == 128ULL << 30 &&
+	      x->bandwidth_gbps == 546 && x->interconnect_gbps == 0);
+	x = kv_gpus_lookup(g, "m3-ultra-512gb");
+	CHECK(x && x->unified && x->bandwidth_gbps == 819);
+	CHECK(x && kv_gpu_wired_default(x->memory_bytes) == 384ULL << 30);
+}
+
 int main(void)
 {
 	char err[KV_ERRLEN], list[1024];
@@ -270,11 +372,15 @@ int main(void)
 		CHECK(kv_gpus_lookup(g, *n) != NULL);
 	CHECK(kv_gpus_lookup(g, "tpu-v5") == NULL);
 	for (size_t i = 0; i < g->n; i++) {
-		CHECK(g->gpu[i].source[0] != '\0');
-		/* every datasheet entry says its links */
-		CHECK(g->gpu[i].interconnect_gbps > 0);
-		CHECK(g->gpu[i].interconnect[0] != '\0');
+		const struct kv_gpu *x = &g->gpu[i];
+		CHECK(x->source[0] != '\0');
+		/* every discrete GPU says its links; a Mac has none */
+		CHECK(x->unified || x->interconnect_gbps > 0);
+		CHECK(x->unified || x->interconnect[0] != '\0');
+		CHECK(!x->unified || (!x->interconnect_gbps &&
+				      !x->fp8_tflops && !x->fp4_tflops));
 	}
+	new_cards(g);
 	/* a PCIe card as it comes: PCIe 4.0 x16, 32 GB/s each way */
 	CHECK_NEAR(kv_gpus_lookup(g, "a100-80gb-pcie")->interconnect_gbps, 32,
 		   0);
@@ -390,8 +496,34 @@ int main(void)
 		CHECK_STR(err, bad[i].msg);
 	}
 
+	/* unified memory, and whose efficiencies an entry borrows */
+	const char *mac = "[{\"name\":\"x\",\"source\":\"s\","
+			  "\"memory_bytes\":1,\"bandwidth_gbps\":1,"
+			  "\"unified_memory\":true,\"efficiency_like\":\"Y\"},"
+			  "{\"name\":\"y\",\"source\":\"s\","
+			  "\"memory_bytes\":1,\"bandwidth_gbps\":1}]";
+	CHECK(kv_gpus_parse(mac, strlen(mac), "t.json", &g, err) == 0);
+	if (g) {
+		CHECK(g->gpu[0].unified && !g->gpu[1].unified);
+		CHECK_STR(g->gpu[0].efficiency_like, "Y");
+		CHECK(!g->gpu[1].efficiency_like[0]);
+	}
+	kv_gpus_free(g);
+	CHECK(parse_err(ONE(",\"unified_memory\":\"yes\""), err) ==
+	      KV_EINVAL);
+	CHECK_STR(err, "t.json: gpus[0].unified_memory: must be true or "
+		       "false");
+	CHECK(parse_err(ONE(",\"efficiency_like\":\"h100\""), err) ==
+	      KV_EINVAL);
+	CHECK_STR(err, "t.json: gpus[0].efficiency_like: 'h100' is no GPU "
+		       "of this table");
+	CHECK(parse_err(ONE(",\"efficiency_like\":3"), err) == KV_EINVAL);
+	CHECK_STR(err, "t.json: gpus[0].efficiency_like: must be a string "
+		       "of 1 to 31 characters");
+
 	CHECK(kv_gpus_load("/nonexistent/gpus.json", &g, err) == KV_EIO);
 	CHECK(g == NULL);
+	wired();
 	local_machine();
 	profile_entry();
 	profile_table();

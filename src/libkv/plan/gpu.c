@@ -101,8 +101,20 @@ static int get_threads(const cJSON *e, uint32_t *out, const char *path,
 	return 0;
 }
 
-/* The optional fields: the links between GPUs, and what a profile
- * measured. */
+/* true or false; absent gives false. */
+static int get_bool(const cJSON *e, const char *f, bool *out,
+		    const char *path, size_t i, char *err)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(e, f);
+	if (it && !cJSON_IsBool(it))
+		return kv_fail(err, path, "gpus[%zu].%s: must be true or false",
+			       i, f);
+	*out = cJSON_IsTrue(it);
+	return 0;
+}
+
+/* The optional fields: the links between GPUs, what a profile measured,
+ * unified memory, and whose efficiencies the GPU borrows. */
 static int entry_more(const cJSON *e, struct kv_gpu *g, const char *path,
 		      size_t i, char *err)
 {
@@ -120,11 +132,11 @@ static int entry_more(const cJSON *e, struct kv_gpu *g, const char *path,
 	    (r = get_unit(e, "serial_fraction", true, &g->serial_fraction,
 			  path, i, err)))
 		return r;
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, "fitted");
-	if (f && !cJSON_IsBool(f))
-		return kv_fail(err, path, "gpus[%zu].fitted: must be true or false",
-			    i);
-	g->fitted = cJSON_IsTrue(f);
+	if ((r = get_bool(e, "fitted", &g->fitted, path, i, err)) ||
+	    (r = get_bool(e, "unified_memory", &g->unified, path, i, err)) ||
+	    (r = get_str(e, "efficiency_like", false, g->efficiency_like,
+			 sizeof g->efficiency_like, path, i, err)))
+		return r;
 	return get_threads(e, &g->threads, path, i, err);
 }
 
@@ -215,9 +227,17 @@ int kv_gpus_parse(const char *json, size_t len, const char *path,
 			goto done;
 		g->n++;
 	}
-	/* a name must not mean two GPUs */
+	/* a name must not mean two GPUs; a borrowed GPU's name, one */
 	for (size_t i = 0; i < g->n; i++) {
 		const struct kv_gpu *x = &g->gpu[i];
+		if (x->efficiency_like[0] &&
+		    !kv_gpus_lookup(g, x->efficiency_like)) {
+			r = kv_fail(err, path,
+				    "gpus[%zu].efficiency_like: '%s' is no "
+				    "GPU of this table",
+				    i, x->efficiency_like);
+			goto done;
+		}
 		for (int a = -1; a < KV_GPU_ALIASES; a++) {
 			const char *nm = a < 0 ? x->name : x->aliases[a];
 			if (!nm[0])
@@ -433,6 +453,44 @@ int kv_gpu_local(struct kv_gpu *g, char *err)
 	return 0;
 }
 
+uint64_t kv_gpu_wired_default(uint64_t ram)
+{
+	/* Metal's recommendedMaxWorkingSetSize as llama.cpp logs it
+	 * (ggml-metal, "recommendedMaxWorkingSetSize = %8.2f MB", in MiB
+	 * before 2024 and in 10^6 B after), macOS 13 to 15: 16 GiB
+	 * 10922.67 (abetlen/llama-cpp-python#687, M1 Pro), 32 GiB 21845.34
+	 * (ollama/ollama#434, M2 Max; ggml-org/llama.cpp#2011, M1 Max), 64
+	 * GiB 49152.00 (llama.cpp#1870, M1 Max), 96 GiB 73728.00
+	 * (llama.cpp#3213, M2 Max); in 10^6 B, 36 GiB 28991.03 (an M4 Max,
+	 * llama.cpp b7690) and 128 GiB 103079.22 (an M3 Max). Two thirds of
+	 * 32 GiB is 21845.33 MiB: the logged .34 is the third rounded up to
+	 * a page (16 KiB on Apple silicon; 4 KiB gives the same logs). No
+	 * Mac has between 32 and 36 GiB, so where two thirds turn to three
+	 * quarters in between is unobserved. */
+	const uint64_t page = 16384;
+	bool big = ram > 32ULL << 30;
+	uint64_t num = big ? 3 : 2, den = big ? 4 : 3;
+	/* ram x num / den rounded up, without overflow; then to the page */
+	uint64_t w = ram / den * num + (ram % den * num + den - 1) / den;
+	return (w + page - 1) / page * page;
+}
+
+int kv_gpu_usable(const struct kv_gpu *g, uint64_t wired_mb, uint64_t *out)
+{
+	*out = g->memory_bytes;
+	if (!g->unified)
+		return wired_mb ? KV_EINVAL : 0;
+	if (!wired_mb) {
+		*out = kv_gpu_wired_default(g->memory_bytes);
+		return 0;
+	}
+	if (wired_mb > KV_GPU_WIRED_MAX_MB ||
+	    wired_mb << 20 > g->memory_bytes)
+		return KV_ERANGE;
+	*out = wired_mb << 20;
+	return 0;
+}
+
 double kv_gpu_sig(double x, int digits)
 {
 	if (!(x > 0) || !isfinite(x))
@@ -520,6 +578,10 @@ static bool add_entry(cJSON *arr, const struct kv_gpu *g, const char *note)
 	     add_num(o, "serial_fraction", g->serial_fraction, false) &&
 	     add_num(o, "threads", g->threads, false) &&
 	     (!g->fitted || cJSON_AddTrueToObject(o, "fitted")) &&
+	     (!g->unified || cJSON_AddTrueToObject(o, "unified_memory")) &&
+	     (!g->efficiency_like[0] ||
+	      cJSON_AddStringToObject(o, "efficiency_like",
+				      g->efficiency_like)) &&
 	     add_str(o, "source", g->source);
 	if (ok && note)
 		ok = cJSON_AddStringToObject(o, "note", note) != NULL;

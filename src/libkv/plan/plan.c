@@ -237,13 +237,19 @@ static int time_check(const struct kv_plan_opts *o, enum kv_plan_solve s,
 	if (!w->isl)
 		return 0;
 	if (!(in->bandwidth_gbps > 0) || !(in->tflops > 0)) {
-		snprintf(err, KV_ERRLEN,
-			 "%s: timing needs the GPU's %s: give --gpu, or "
-			 "--bandwidth and --tflops",
-			 in->m->name,
-			 in->bandwidth_gbps > 0 ? "FLOP rate (--tflops)"
-						: "memory bandwidth "
-						  "(--bandwidth)");
+		const char *what = in->bandwidth_gbps > 0
+					   ? "FLOP rate (--tflops)"
+					   : "memory bandwidth (--bandwidth)";
+		if (o->gpu) /* a GPU of the table without the rate */
+			snprintf(err, KV_ERRLEN,
+				 "%s: timing needs the GPU's %s: %s's entry "
+				 "has none",
+				 in->m->name, what, o->gpu->name);
+		else
+			snprintf(err, KV_ERRLEN,
+				 "%s: timing needs the GPU's %s: give --gpu, "
+				 "or --bandwidth and --tflops",
+				 in->m->name, what);
 		return KV_EINVAL;
 	}
 	if (s != KV_PLAN_CTX && w->isl + w->osl > in->ctx) {

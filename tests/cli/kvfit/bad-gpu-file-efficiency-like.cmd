@@ -1,0 +1,1 @@
+kvfit --gpu-file tests/cli/kvfit/data/bad-gpu-file/efficiency-like.json --list-gpus

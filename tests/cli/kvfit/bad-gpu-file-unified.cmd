@@ -1,0 +1,1 @@
+kvfit --gpu-file tests/cli/kvfit/data/bad-gpu-file/unified.json --list-gpus
