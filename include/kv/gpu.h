@@ -30,6 +30,10 @@
  *                        products' shorter side (reads or FLOPs) that
  *                        ran after the longer, not beside it; absent: 0
  *   "threads"            a CPU profile's thread count (1 to 65536)
+ *   "host_link_gbps"     what one GPU moves to or from host memory at
+ *                        once, one direction, 10^9 B/s (its PCIe link,
+ *                        or NVLink-C2C to a Grace CPU): what a host
+ *                        tier of KV loads back over
  * Other fields ("note", "_comment") are ignored.
  */
 #ifndef KV_GPU_H
@@ -71,6 +75,8 @@ struct kv_gpu {
 	bool fitted;              /* the efficiencies were fitted to serving
 				   * benchmarks (kvfit --calibrate), not
 				   * profiled */
+	double host_link_gbps;    /* GPU to host memory (PCIe, NVLink-C2C),
+				   * one direction, 10^9 B/s; 0: unknown */
 };
 
 /* The most a measured efficiency may be: a step twice its probe's rate
