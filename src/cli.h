@@ -95,6 +95,10 @@ enum cli_key {
 	OPT_DEC_TFLOPS,
 	OPT_ATTN_WINDOW, OPT_ARRIVALS, OPT_NUM_PROMPTS, OPT_STEP_US,
 	OPT_LAYER_US, OPT_CALIBRATE, OPT_SAVE_GPU, OPT_RATE, OPT_WIRED,
+	/* kvfit's LoRA and host tier of KV */
+	OPT_MAX_LORAS, OPT_LORA_RANK, OPT_CPU_LORAS, OPT_LORA_MODULES,
+	OPT_KV_OFFLOAD, OPT_KV_OFFLOAD_GIB, OPT_HICACHE_SIZE,
+	OPT_HICACHE_RATIO, OPT_HOST_CACHE_SIZE, OPT_PREFIX_HIT, OPT_HOST_LINK,
 };
 
 struct cli_opt {
@@ -219,6 +223,8 @@ int cli_output(const char *s, bool *json);
 /* -v, --verbose: a table on a terminal shows every column. */
 void cli_verbose(void);
 
+#define CLI_TABLE_COLS 96 /* the most columns a terminal's table shows */
+
 struct cli_table {
 	const char *const *cols; /* column names */
 	size_t ncols;
@@ -233,7 +239,7 @@ struct cli_table {
 	char **text;
 	bool *num;
 	size_t ntext, cap;
-	int show[64];
+	int show[CLI_TABLE_COLS];
 	size_t nshow;
 };
 

@@ -71,7 +71,7 @@ void cli_table_begin(struct cli_table *t, const char *const *cols,
 	*t = (struct cli_table){.cols = cols, .ncols = ncols, .fmt = fmt,
 				.json = json, .header = header,
 				.human = (human && !json) || fmt == CLI_TABLE};
-	for (size_t i = 0; i < ncols && i < 64; i++)
+	for (size_t i = 0; i < ncols && i < CLI_TABLE_COLS; i++)
 		t->show[t->nshow++] = (int)i;
 	if (json) {
 		fputs("[", stdout);
@@ -260,7 +260,7 @@ void cli_table_brief(struct cli_table *t, const char *const *names,
 	if (t->fmt != CLI_TABLE || verbose)
 		return;
 	t->nshow = 0;
-	for (size_t i = 0; i < n && t->nshow < 64; i++)
+	for (size_t i = 0; i < n && t->nshow < CLI_TABLE_COLS; i++)
 		for (size_t c = 0; c < t->ncols; c++)
 			if (!strcmp(names[i], t->cols[c]))
 				t->show[t->nshow++] = (int)c;
@@ -270,7 +270,7 @@ void cli_table_brief(struct cli_table *t, const char *const *names,
  * right, two spaces apart. */
 static void print_table(struct cli_table *t)
 {
-	size_t w[64] = {0}, n = t->ntext / (t->ncols ? t->ncols : 1);
+	size_t w[CLI_TABLE_COLS] = {0}, n = t->ntext / (t->ncols ? t->ncols : 1);
 	for (size_t k = 0; k < t->nshow; k++) {
 		size_t c = (size_t)t->show[k];
 		w[k] = t->header ? strlen(t->cols[c]) : 0;

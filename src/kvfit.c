@@ -139,6 +139,105 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	}
 }
 
+/* LoRA's options. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
+static int opt_lora(int c, const char *s, struct args *a)
+{
+	struct kv_lora *l = &a->lora;
+	uint64_t r;
+	char bad[64];
+	switch (c) {
+	case OPT_MAX_LORAS:
+		a->lora_given = true;
+		return cli_u64(cli_opt_as(), s, 1, 1ULL << 20, &l->max_loras);
+	case OPT_LORA_RANK:
+		a->lora_given = true;
+		if (cli_u64("--max-lora-rank", s, 1, 1ULL << 16, &r))
+			return CLI_USAGE;
+		l->rank = (uint32_t)r;
+		return 0;
+	case OPT_CPU_LORAS:
+		a->lora_given = true;
+		return cli_u64(cli_opt_as(), s, 1, 1ULL << 20, &l->cpu_loras);
+	case OPT_LORA_MODULES:
+		a->lora_given = true;
+		if (kv_lora_modules_parse(s, &l->modules, bad, sizeof bad))
+			return cli_usage("--lora-target-modules: unknown module "
+					 "'%s'; valid: q_proj, k_proj, v_proj, "
+					 "qkv_proj, o_proj, gate_proj, up_proj, "
+					 "gate_up_proj, down_proj, experts, gate, "
+					 "embed_tokens, lm_head, all",
+					 bad);
+		return 0;
+	default: return CLI_NOT_MINE;
+	}
+}
+
+/* The host tier, given once under one of its names, each in its unit:
+ * ours a size with a unit; vLLM's GiB over every rank, SGLang's GB of
+ * each rank or a ratio of its GPU pool, TensorRT-LLM's bytes. */
+static int tier(int c, const char *s, struct args *a)
+{
+	struct kv_offload *t = &a->off;
+	const char *opt = cli_opt_as();
+	double v;
+	uint64_t u;
+	int e;
+	if (a->tier_opt && strcmp(a->tier_opt, opt))
+		return cli_usage("%s and %s: one host tier; give one",
+				 a->tier_opt, opt);
+	a->tier_opt = c == OPT_KV_OFFLOAD	? "--kv-offload"
+		      : c == OPT_KV_OFFLOAD_GIB ? "--kv-offloading-size"
+		      : c == OPT_HICACHE_SIZE	? "--hicache-size"
+		      : c == OPT_HICACHE_RATIO	? "--hicache-ratio"
+						: "--host_cache_size";
+	*t = (struct kv_offload){.hit = t->hit, .hit_given = t->hit_given,
+				 .link_gbps = t->link_gbps};
+	switch (c) {
+	case OPT_KV_OFFLOAD: return size_above0(opt, s, &t->bytes);
+	case OPT_KV_OFFLOAD_GIB: /* vLLM's: GiB, over every rank */
+		if ((e = cli_double(opt, s, 1e-9, 1e9, &v)))
+			return e;
+		t->bytes = (uint64_t)(v * (double)(1ULL << 30));
+		t->total = true;
+		return t->bytes ? 0 : cli_usage("%s: must be above 0", opt);
+	case OPT_HICACHE_SIZE: /* SGLang's: whole GB of each rank */
+		if ((e = cli_u64(opt, s, 1, 1ULL << 24, &u)))
+			return e;
+		t->bytes = u * 1000000000ULL;
+		return 0;
+	case OPT_HICACHE_RATIO:
+		if ((e = cli_double(opt, s, -1e300, 1e6, &t->ratio)))
+			return e;
+		return t->ratio > 0 ? 0
+				    : cli_usage("%s: must be above 0, got '%s'",
+						opt, s);
+	default: /* TensorRT-LLM's: bytes */
+		return cli_u64(opt, s, 1, UINT64_MAX, &t->bytes);
+	}
+}
+
+/* The host tier of KV and the prompt's hits. Returns 0, CLI_USAGE (said)
+ * or CLI_NOT_MINE. */
+static int opt_offload(int c, const char *s, struct args *a)
+{
+	switch (c) {
+	case OPT_KV_OFFLOAD:
+	case OPT_KV_OFFLOAD_GIB:
+	case OPT_HICACHE_SIZE:
+	case OPT_HICACHE_RATIO:
+	case OPT_HOST_CACHE_SIZE:
+		return tier(c, s, a);
+	case OPT_PREFIX_HIT:
+		a->off.hit_given = true;
+		return cli_double("--prefix-hit", s, 0, 1, &a->off.hit);
+	case OPT_HOST_LINK:
+		a->link_host_given = true;
+		return cli_double("--host-link", s, 1e-3, 1e9,
+				  &a->off.link_gbps);
+	default: return CLI_NOT_MINE;
+	}
+}
+
 /* --engine NAME[@RELEASE] or all. */
 static int engine(const char *s, struct kv_plan_opts *o)
 {
@@ -289,6 +388,9 @@ static int check(int argc, const struct args *a)
 	if (a->prompts_given && o->work.arrivals != KV_ARRIVE_BURST)
 		return cli_usage("--num-prompts: a burst's requests; give "
 				 "--arrivals burst");
+	if (a->off.hit_given && !o->work.isl)
+		return cli_usage("--prefix-hit: needs --isl and --osl, the "
+				 "prompt it is a share of");
 	if (!o->work.isl && (o->max_ttft || o->max_tpot || o->usd_per_hour))
 		return cli_usage("%s: needs --isl and --osl, the request it "
 				 "times",
@@ -314,8 +416,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			e = cli_common(c, optarg, usage_head, usage_foot,
 				       &a->json, &a->header, done);
 			if (e == CLI_NOT_MINE &&
-			    (e = opt_gpu(c, optarg, a)) == CLI_NOT_MINE)
-				e = opt_rows(c, optarg, a);
+			    (e = opt_gpu(c, optarg, a)) == CLI_NOT_MINE &&
+			    (e = opt_rows(c, optarg, a)) == CLI_NOT_MINE &&
+			    (e = opt_lora(c, optarg, a)) == CLI_NOT_MINE)
+				e = opt_offload(c, optarg, a);
 			if (e == CLI_NOT_MINE) /* said by cli_getopt */
 				return CLI_USAGE;
 			if (e || *done)
@@ -324,6 +428,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	}
 	if ((e = cli_kv_join(&a->kv, &a->o.dtypes, &a->o.ndtypes)))
 		return e;
+	a->o.lora = a->lora_given ? &a->lora : NULL;
+	a->o.offload = a->tier_opt || a->off.hit_given ? &a->off : NULL;
 	return check(argc, a);
 }
 

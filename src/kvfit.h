@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "kv/gpu.h"
+#include "kv/lora.h"
+#include "kv/offload.h"
 #include "kv/plan.h"
 
 /* The options: what every row shares, and the tool's own. */
@@ -36,6 +38,11 @@ struct args {
 	const char *calib[16]; /* --calibrate: result files */
 	size_t ncalib;
 	const char *save_gpu;  /* --save-gpu: where the fit is written */
+	struct kv_lora lora;   /* --max-loras and the rest (o.lora) */
+	bool lora_given;
+	struct kv_offload off; /* --kv-offload, --prefix-hit (o.offload) */
+	const char *tier_opt;  /* the option that gave the host tier */
+	bool link_host_given;  /* --host-link */
 };
 
 /* --list-gpus: the table of gpus.json. */

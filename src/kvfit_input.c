@@ -355,6 +355,8 @@ int kvfit_gpu_of(struct args *a, struct kv_gpus **gpus, char *name,
 			return status;
 		if (!a->link_given)
 			w->link_gbps = gpu->interconnect_gbps;
+		if (!a->link_host_given)
+			a->off.link_gbps = gpu->host_link_gbps;
 		if (!a->ar_given && gpu->interconnect_gbps > 0)
 			kv_allreduce_latency(gpu->interconnect,
 					     &w->ar_base_us, &w->ar_step_us);

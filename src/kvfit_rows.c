@@ -11,15 +11,17 @@
 #include "kvfit.h"
 #include "kv/units.h"
 
-/* a table on a terminal: the answer first */
+/* a table on a terminal: the answer first (LoRA's slots, a host tier's
+ * tokens and a prompt's hits where the row has them) */
 static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
-	"weights_bytes", "runtime_bytes", "free_kv_bytes", "kv_bytes",
-	"step_users", "step_fits", "step_ms", "tokens_per_s"};
+	"weights_bytes", "runtime_bytes", "lora_bytes", "free_kv_bytes",
+	"kv_bytes", "host_kv_tokens", "step_users", "step_fits", "step_ms",
+	"tokens_per_s"};
 static const char *const brief_time_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
-	"step_users", "step_fits", "ttft_ms", "tpot_ms",
-	"out_tokens_per_s_gpu",
+	"step_users", "step_fits", "hit_tokens", "load_ms", "ttft_ms",
+	"tpot_ms", "out_tokens_per_s_gpu",
 	"decode_bound", "meets_target", "usd_per_mtok"};
 
 /* What the rows come to: whether one fell below a target or
@@ -238,9 +240,11 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 static void put_row(struct cli_table *t, const char *gpu_name,
 		    const struct kv_plan_opts *o, const struct kv_plan_row *r)
 {
+	enum kv_prow_col cols[KV_PROW_NCOLS];
 	struct kv_cell cell;
-	for (size_t c = 0; c < t->ncols; c++) {
-		kv_prow_cell(r, o, gpu_name, (enum kv_prow_col)c, &cell);
+	size_t n = kv_prow_cols(o, cols);
+	for (size_t c = 0; c < n; c++) {
+		kv_prow_cell(r, o, gpu_name, cols[c], &cell);
 		cli_put_cell(t, &cell);
 	}
 	cli_row_end(t);
@@ -395,10 +399,14 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 	if (!status && a->mem_note[0])
 		fprintf(stderr, "%s\n", a->mem_note);
 	if (!status) {
-		size_t ncols = kv_prow_ncols(&a->o);
-		cli_table_begin(&t, kv_prow_names, ncols, a->json, a->header,
+		enum kv_prow_col cols[KV_PROW_NCOLS];
+		const char *names[KV_PROW_NCOLS];
+		size_t ncols = kv_prow_cols(&a->o, cols);
+		for (size_t c = 0; c < ncols; c++)
+			names[c] = kv_prow_names[cols[c]];
+		cli_table_begin(&t, names, ncols, a->json, a->header,
 				a->human);
-		if (ncols == KV_PROW_NCOLS)
+		if (a->o.work.isl)
 			cli_table_brief(&t, brief_time_cols,
 					CLI_NCOLS(brief_time_cols));
 		else

@@ -142,6 +142,28 @@ const struct cli_opt cli_opts[] = {
 	    "vllm, sglang, trtllm, llamacpp, ideal (exact\n"
 	    "bytes, no engine's rules) or all (default:\n"
 	    "vllm)"),
+	OPT(T_FIT, "max-loras", OPT_MAX_LORAS, "N",
+	    "LoRA: adapters a batch holds, whose slots\n"
+	    "the engine keeps beside the weights\n"
+	    "(default: the engine's, vLLM 1, SGLang 8)"),
+	OPT(T_FIT, "max-lora-rank", OPT_LORA_RANK, "R",
+	    "LoRA: the adapters' largest rank\n"
+	    "(default: vLLM's 16)"),
+	OPT(T_FIT, "max-cpu-loras", OPT_CPU_LORAS, "N",
+	    "LoRA: adapters cached in host memory\n"
+	    "(default: --max-loras)"),
+	OPT(T_FIT, "lora-target-modules", OPT_LORA_MODULES, "LIST",
+	    "LoRA: the matrices adapted, q_proj,...,\n"
+	    "lm_head or all (default: the engine's)"),
+	OPT(T_FIT, "kv-offload", OPT_KV_OFFLOAD, "SIZE",
+	    "host memory for KV of each GPU (64GiB): a\n"
+	    "tier beside the GPU's pool"),
+	OPT(T_FIT, "prefix-hit", OPT_PREFIX_HIT, "F",
+	    "share of a prompt found in a cache tier,\n"
+	    "[0,1]: not computed, loaded back (--isl)"),
+	OPT(T_FIT, "host-link", OPT_HOST_LINK, "GBPS",
+	    "GPU-to-host bandwidth, one direction,\n"
+	    "10^9 B/s (default: --gpu's)"),
 	OPT(T_FIT, "solve", OPT_SOLVE, "WHAT",
 	    "users (default), ctx (longest context for\n"
 	    "--users), tp (fewest GPUs for --users)"),
@@ -375,6 +397,8 @@ const struct cli_opt cli_opts[] = {
 	ALIAS(T_ALL, "kv-cache-dtype", 't', "LIST", "vLLM", "kv-dtype"),
 	ALIAS(T_FIT, "kv-cache-memory", OPT_KV_MEMORY, "SIZE", "vLLM",
 	      "kv-memory"),
+	ALIAS(T_FIT, "kv-offloading-size", OPT_KV_OFFLOAD_GIB, "GIB", "vLLM",
+	      "kv-offload"),
 	ALIAS(T_SIZE | T_FIT | T_BENCH, "ctx-size", 'c', "LIST", "llama.cpp",
 	      "ctx"),
 	ALIAS(T_SIZE | T_FIT | T_BENCH, "cache-type-k", OPT_CTK, "F",
@@ -395,6 +419,14 @@ const struct cli_opt cli_opts[] = {
 	ALIAS(T_FIT, "chunked-prefill-size", OPT_BATCHED, "N", "SGLang",
 	      "max-num-batched-tokens"),
 	ALIAS(T_FIT, "page-size", 'b', "LIST", "SGLang", "block-size"),
+	ALIAS(T_FIT, "max-loras-per-batch", OPT_MAX_LORAS, "N", "SGLang",
+	      "max-loras"),
+	ALIAS(T_FIT, "max-loaded-loras", OPT_CPU_LORAS, "N", "SGLang",
+	      "max-cpu-loras"),
+	ALIAS(T_FIT, "hicache-size", OPT_HICACHE_SIZE, "GB", "SGLang",
+	      "kv-offload"),
+	ALIAS(T_FIT, "hicache-ratio", OPT_HICACHE_RATIO, "F", "SGLang",
+	      "kv-offload"),
 	ALIAS(T_FIT, "max_batch_size", OPT_SEQS, "N", "TensorRT-LLM",
 	      "max-num-seqs"),
 	ALIAS(T_FIT, "max_num_tokens", OPT_BATCHED, "N", "TensorRT-LLM",
@@ -402,6 +434,8 @@ const struct cli_opt cli_opts[] = {
 	ALIAS(T_FIT, "max_seq_len", 'c', "LIST", "TensorRT-LLM", "ctx"),
 	ALIAS(T_FIT, "kv_cache_free_gpu_memory_fraction", OPT_UTIL, "F",
 	      "TensorRT-LLM", "util"),
+	ALIAS(T_FIT, "host_cache_size", OPT_HOST_CACHE_SIZE, "BYTES",
+	      "TensorRT-LLM", "kv-offload"),
 };
 
 const size_t cli_nopts = sizeof cli_opts / sizeof *cli_opts;

@@ -16,6 +16,9 @@
 #include "params.h"
 #include "server.h"
 
+struct kv_lora;    /* lora.h */
+struct kv_offload; /* offload.h */
+
 /* What is asked. Sizes are bytes per GPU unless said otherwise. */
 struct kv_fit_in {
 	const struct kv_model *m;
@@ -80,6 +83,10 @@ struct kv_fit_in {
 				    quant, derived once (kv_fit_memo); NULL,
 				    or those of another model or format:
 				    derived on each solve */
+	const struct kv_lora *lora; /* LoRA adapters the engine makes room
+				    for (lora.h); NULL: none */
+	const struct kv_offload *offload; /* a host tier of KV and the
+				    prompt hits (offload.h); NULL: none */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
@@ -165,6 +172,16 @@ struct kv_fit {
 	uint64_t step_token_bytes; /* KV bytes one token adds on one rank,
 				      all stages (what a step writes per
 				      token) */
+	/* LoRA (in->lora), on the GPU that decides */
+	uint64_t lora_bytes;       /* the slots the engine preallocates,
+				      taken before its KV budget (in
+				      weights' place: not in weights) */
+	uint64_t lora_host_bytes;  /* whole adapters cached in host memory
+				      for this GPU's worker */
+	uint64_t step_lora_bytes;  /* of step_weight_bytes, the slots of
+				      the adapters the step runs */
+	double step_lora_flops;    /* of step_flops, the adapters'
+				      shrink and expand products */
 };
 
 /* V's storage format of in: its own where v_own, else K's. */

@@ -38,6 +38,10 @@
  *                        efficiencies (efficiency.json) it borrows,
  *                        scaled to its own datasheet, where it has none
  *                        of its own; absent: the nearest in rates
+ *   "host_link_gbps"     what one GPU moves to or from host memory at
+ *                        once, one direction, 10^9 B/s (its PCIe link,
+ *                        or NVLink-C2C to a Grace CPU): what a host
+ *                        tier of KV loads back over
  * Other fields ("note", "_comment") are ignored.
  */
 #ifndef KV_GPU_H
@@ -84,6 +88,8 @@ struct kv_gpu {
 				   * the GPU wires at most its wired limit */
 	char efficiency_like[32]; /* the measured GPU whose efficiencies it
 				   * borrows, scaled; "": the nearest */
+	double host_link_gbps;    /* GPU to host memory (PCIe, NVLink-C2C),
+				   * one direction, 10^9 B/s; 0: unknown */
 };
 
 /* The most a measured efficiency may be: a step twice its probe's rate

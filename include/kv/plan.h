@@ -67,6 +67,9 @@ struct kv_plan_opts {
 				     link */
 	double max_ttft, max_tpot; /* targets, ms; 0: none */
 	double usd_per_hour;      /* a GPU's cost; 0: none */
+	const struct kv_lora *lora; /* LoRA slots (lora.h); NULL: none */
+	const struct kv_offload *offload; /* a host tier of KV, prompt hits
+				     (offload.h); NULL: none */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -117,6 +120,10 @@ struct kv_plan_row {
 				without a cost */
 	char why[KV_ERRLEN]; /* kv_plan_run: why it failed, or why the
 				rate is unserved */
+	uint64_t hit_tokens; /* of a timed row's prompt, tokens found in a
+				cache tier (kv_offload_hit) */
+	double load_ms;      /* their load from the host tier */
+	double recompute_ms; /* the prefill they would take computed */
 };
 
 /* A walk over one plan's rows, in the order kvfit prints them. ctx and
@@ -297,13 +304,33 @@ enum kv_prow_col {
 	KV_PROW_USD_PER_MTOK,
 	KV_PROW_ARRIVALS,
 	KV_PROW_TIME_SOURCE,
+	/* with --max-loras or --max-lora-rank, after the memory's */
+	KV_PROW_MAX_LORAS,
+	KV_PROW_LORA_RANK,
+	KV_PROW_LORA_BYTES,
+	KV_PROW_LORA_HOST_BYTES,
+	KV_PROW_LORA_STEP_BYTES,
+	KV_PROW_LORA_STEP_FLOPS,
+	/* with a host tier (--kv-offload), likewise */
+	KV_PROW_HOST_KV_TOKENS,
+	KV_PROW_HOST_KV_BYTES,
+	/* with --prefix-hit or a host tier, after the time's */
+	KV_PROW_HIT_TOKENS,
+	KV_PROW_LOAD_MS,
+	KV_PROW_RECOMPUTE_MS,
 	KV_PROW_NCOLS
 };
 
 extern const char *const kv_prow_names[KV_PROW_NCOLS];
 
-/* The columns o's rows have: all of them with a workload (o->work.isl),
- * else those before KV_PROW_ISL. */
+/* The columns o's rows have, in order, into cols (room for
+ * KV_PROW_NCOLS); returns their count: the memory's (before KV_PROW_ISL),
+ * LoRA's with o->lora, the host tier's with one; then with a workload
+ * (o->work.isl) the time's (KV_PROW_ISL to KV_PROW_TIME_SOURCE), and the
+ * hits' with o->offload. */
+size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *cols);
+
+/* How many columns o's rows have (kv_prow_cols). */
 size_t kv_prow_ncols(const struct kv_plan_opts *o);
 
 /* Row r's cell of column c, on the GPU named gpu; the time's cells empty

@@ -82,6 +82,13 @@ struct kv_serve_in {
 			       beside its bytes (NCCL's ring: see
 			       kv_allreduce_latency); 0, 0: none */
 	double ar_step_us;
+	uint64_t cached;    /* of isl, tokens found in a cache tier: not
+			       computed, their KV read by the rest
+			       (offload.h); below isl */
+	double load_ms;     /* the time to load them back; 0: none (the
+			       GPU's own cache) */
+	bool load_overlaps; /* the load runs beside the prompt's steps
+			       (layer by layer); else before them */
 };
 
 /* What a machine's decode steps of several users reach, from two of
@@ -157,6 +164,9 @@ struct kv_serve {
 				    engine at once (Little's law), else 0 */
 	double queue_ms;         /* of ttft, at a rate: the wait for the
 				    prompts ahead (M/D/1), else 0 */
+	double load_wait_ms;     /* of ttft, the wait for cached tokens to
+				    load: load_ms, or what of it outlasts
+				    the prompt's steps where they overlap */
 };
 
 /*
@@ -165,7 +175,9 @@ struct kv_serve {
  * prompt is prefilled in steps of the engine's batched tokens, less the
  * users - 1 decode tokens each step carries (vLLM's chunked prefill puts
  * the running decodes first); the ideal engine takes the prompt in one
- * step, TensorRT-LLM too, refusing one beyond its batched tokens. Then
+ * step, TensorRT-LLM too, refusing one beyond its batched tokens; the
+ * prompt's first w->cached tokens are not computed, but read, and their
+ * load (w->load_ms) is waited for. Then
  * the steady state: the other users' prompts among a request's steps;
  * or, for a burst, the wave step by step under the engine's scheduling
  * rule (ttft, tpot and latency the means over its requests, tokens a

@@ -27,6 +27,8 @@ enum kv_server_kind {
 };
 
 struct kv_server_ops; /* the hooks, in libkv (server_int.h) */
+struct kv_lora_rules;    /* lora.h */
+struct kv_offload_rules; /* offload.h */
 
 /* One engine's rules as one release of it has them. */
 struct kv_server {
@@ -81,6 +83,10 @@ struct kv_server {
 	const struct kv_server_ops *ops; /* never NULL */
 	const void *own;      /* what its hooks read of this release (a
 				 struct of the engine's file), or NULL */
+	const struct kv_lora_rules *lora; /* its LoRA slots; NULL: not
+				 modelled */
+	const struct kv_offload_rules *offload; /* its host tier of KV;
+				 NULL: none */
 };
 
 /* The newest rules of engine k; NULL out of range. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kv/offload.h"
 #include "kv/params.h"
 #include "server_int.h"
 
@@ -208,6 +209,10 @@ static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 		s->rt = sv->ops->runtime(c);
 	if ((e = kv_add(s->weights, in->reserve + s->rt.total, &need)))
 		return e;
+	/* LoRA slots, allocated with the model, before the KV budget */
+	if ((e = kv_lora_stage(in, s->first, s->n, first, last, &s->lora)) ||
+	    (e = kv_add(need, s->lora.slots, &need)))
+		return e;
 	if (in->kv_memory) { /* what the engine's log said it has */
 		s->free_kv = in->kv_memory;
 		s->budget = need + in->kv_memory;
@@ -311,7 +316,7 @@ bool kv_fit_refuses(const struct kv_fit_in *in, char *err)
 			 kv_dtype_name(v));
 		return true;
 	}
-	return false;
+	return kv_lora_refuses(in, err) || kv_offload_refuses(in, err);
 }
 
 static int check(const struct kv_fit_in *in, char *err)
@@ -351,8 +356,11 @@ static int check(const struct kv_fit_in *in, char *err)
 	return 0;
 }
 
-/* The decode step of b sequences on stage s, added to f. */
-static int step(const struct fit_stage *s, uint64_t b, struct kv_fit *f)
+/* The decode step of b sequences on stage s, added to f; of up to
+ * `loras` adapters, those of its b sequences (each its own, at most;
+ * all of them in a step of none). */
+static int step(const struct fit_stage *s, uint64_t b, uint64_t loras,
+		struct kv_fit *f)
 {
 	long double keep = 1; /* share of routed experts b tokens touch */
 	if (s->experts && b)
@@ -362,7 +370,15 @@ static int step(const struct fit_stage *s, uint64_t b, struct kv_fit *f)
 	uint64_t cut = (uint64_t)llroundl((long double)s->routed_bytes *
 					  (1 - keep));
 	uint64_t w = s->weights - cut;
-	uint64_t kv = 0;
+	uint64_t kv = 0, act = b && b < loras ? b : loras, lw, ll;
+	if (mac(&w, act, s->lora.adapter) || kv_mul(act, s->lora.adapter, &lw) ||
+	    kv_mul(act, s->lora.lookup, &ll) ||
+	    kv_add(f->step_lora_bytes, lw, &f->step_lora_bytes) ||
+	    kv_add(f->step_lookup_bytes, ll, &f->step_lookup_bytes))
+		return KV_ERANGE;
+	f->step_flops += (s->lora.flops + s->lora.head_flops) * (double)b;
+	f->step_head_flops += s->lora.head_flops * (double)b;
+	f->step_lora_flops += (s->lora.flops + s->lora.head_flops) * (double)b;
 	if (b && (mac(&kv, b, s->rseq) || kv_add(kv, s->rshared, &kv)))
 		return KV_ERANGE;
 	f->step_flops += s->flops * (double)b;
@@ -458,6 +474,8 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->max_seqs = best.seqs ? best.seqs : c.seqs;
 	f->num_blocks = best.blocks;
 	f->max_concurrency = best.blocks ? best.concurrency : best.users;
+	f->lora_bytes = best.lora.slots;
+	f->lora_host_bytes = kv_lora_host_bytes(in);
 	f->seq_bytes = best.seq;
 	f->shared_bytes = best.shared;
 	f->users = best.users;
@@ -480,7 +498,7 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		if ((e = stage_at(&c, s, first, &x, err)))
 			return e;
 		first += x.n;
-		if ((e = step(&x, f->step_users, f))) {
+		if ((e = step(&x, f->step_users, kv_lora_max_loras(in), f))) {
 			snprintf(err, KV_ERRLEN,
 				 "%s: %llu users: step bytes overflow 64 bits",
 				 m->name, (unsigned long long)f->step_users);

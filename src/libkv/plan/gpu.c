@@ -130,7 +130,9 @@ static int entry_more(const cJSON *e, struct kv_gpu *g, const char *path,
 	    (r = get_num(e, "decode_tflops", false, &g->decode_tflops, path,
 			 i, err)) ||
 	    (r = get_unit(e, "serial_fraction", true, &g->serial_fraction,
-			  path, i, err)))
+			  path, i, err)) ||
+	    (r = get_num(e, "host_link_gbps", false, &g->host_link_gbps, path,
+			 i, err)))
 		return r;
 	if ((r = get_bool(e, "fitted", &g->fitted, path, i, err)) ||
 	    (r = get_bool(e, "unified_memory", &g->unified, path, i, err)) ||
@@ -571,6 +573,7 @@ static bool add_entry(cJSON *arr, const struct kv_gpu *g, const char *note)
 	     add_num(o, "fp4_tflops", g->fp4_tflops, true) &&
 	     add_num(o, "interconnect_gbps", g->interconnect_gbps, true) &&
 	     add_str(o, "interconnect", g->interconnect) &&
+	     add_num(o, "host_link_gbps", g->host_link_gbps, false) &&
 	     add_num(o, "bandwidth_efficiency", g->bandwidth_efficiency,
 		     false) &&
 	     add_num(o, "flops_efficiency", g->flops_efficiency, false) &&

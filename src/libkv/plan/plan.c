@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kv/offload.h"
 #include "kv/plan.h"
 
 int kv_plan_engine_parse(const char *s, const struct kv_server **out)
@@ -154,6 +155,8 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.tflops = o->tflops > 0 ? o->tflops : kv_gpu_peak(o->gpu, c),
 		.compute = c,
 		.mx_experts = q && q->fmt == KV_QUANT_MXFP4,
+		.lora = o->lora,
+		.offload = o->offload,
 	};
 }
 
@@ -282,21 +285,58 @@ int kv_plan_check(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	return kv_fit_solve(in, &r->f, err);
 }
 
-int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
-		 char *err)
+/* The prompt's tokens found in a cache tier, into w and r: not computed,
+ * their load from a host tier waited for. KV_EINVAL where that load
+ * cannot be timed (no host link known). */
+static int hits(struct kv_plan_row *r, struct kv_serve_in *w, char *err)
 {
-	struct kv_serve_in w = o->work;
+	const struct kv_fit_in *in = &r->in;
+	r->hit_tokens = kv_offload_hit(in, &r->f, w->isl);
+	r->load_ms = kv_offload_load_ms(in, &r->f, r->hit_tokens);
+	r->recompute_ms = 0;
+	if (isnan(r->load_ms)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: --prefix-hit: timing the hits' load from host "
+			 "memory needs the GPU's host link: give --gpu, or "
+			 "--host-link",
+			 in->m->name);
+		return KV_EINVAL;
+	}
+	w->cached = r->hit_tokens;
+	w->load_ms = r->load_ms;
+	w->load_overlaps = kv_offload_overlaps(in);
+	return 0;
+}
+
+/* What computing a timed row's hits would take instead: its prefill
+ * with none cached, less its prefill. */
+static int recompute(const struct kv_plan_row *r, const struct kv_serve_in *w,
+		     double *ms, char *err)
+{
+	struct kv_serve_in x = *w;
+	struct kv_serve s;
+	*ms = 0;
+	if (!r->hit_tokens)
+		return 0;
+	x.cached = 0;
+	x.load_ms = 0;
+	x.arrivals = KV_ARRIVE_STEADY; /* the prompt's steps alone */
+	x.users = r->in.users ? r->in.users : r->f.users_whole;
+	if (!x.users)
+		x.users = 1;
+	int e = kv_serve_solve(&r->in, &x, &s, err);
+	if (!e)
+		*ms = s.prefill.ms - r->s.prefill.ms;
+	return e;
+}
+
+/* kv_plan_time, the hits set in w */
+static int plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
+		     struct kv_serve_in w, char *err)
+{
 	struct kv_fit_in *in = &r->in;
 	bool target = o->max_ttft > 0 || o->max_tpot > 0;
 	int e;
-	r->timed = false;
-	r->unserved = false;
-	r->meets = true;
-	r->usd_per_mtok = NAN;
-	if (!w.isl)
-		return 0;
-	if ((e = time_check(o, o->solve, in, err)))
-		return e;
 	if (target && !in->users && w.arrivals != KV_ARRIVE_RATE) {
 		uint64_t best;
 		if (!r->f.users_whole)
@@ -359,6 +399,23 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 						in->tp * in->pp,
 						r->s.tokens_per_s);
 	return 0;
+}
+
+int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
+		 char *err)
+{
+	struct kv_serve_in w = o->work;
+	int e;
+	r->timed = false;
+	r->unserved = false;
+	r->meets = true;
+	r->usd_per_mtok = NAN;
+	if (!w.isl)
+		return 0;
+	if ((e = time_check(o, o->solve, &r->in, err)) ||
+	    (e = hits(r, &w, err)) || (e = plan_time(o, r, w, err)))
+		return e;
+	return r->timed ? recompute(r, &w, &r->recompute_ms, err) : 0;
 }
 
 uint64_t kv_plan_served(const struct kv_plan_opts *o,
@@ -460,7 +517,7 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 		struct kv_params_memo c;
 		struct kv_fit g;
 		r.why = KV_PLAN_WEIGHTS;
-		r.need = f->weights + in->reserve + f->runtime;
+		r.need = f->weights + in->reserve + f->runtime + f->lora_bytes;
 		kv_fit_memo(&x, &c);
 		for (x.pp = in->pp + 1; x.pp <= in->m->n_layers && !r.pp;
 		     x.pp++)
@@ -469,7 +526,7 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 		kv_params_memo_free(&c);
 	} else if (f->missing) {
 		r.why = KV_PLAN_WEIGHTS;
-		r.need = f->weights + in->reserve + f->runtime;
+		r.need = f->weights + in->reserve + f->runtime + f->lora_bytes;
 		/* an error leaves tp 0: no --tp to suggest */
 		kv_fit_solve_tp(in, 1, kv_plan_max_tp(in->m), &r.tp, err);
 	} else if (in->server->start_check && !f->users_whole) {

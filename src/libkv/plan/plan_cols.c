@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "kv/lora.h"
+#include "kv/offload.h"
 #include "kv/plan.h"
 
 const char *const kv_prow_names[KV_PROW_NCOLS] = {
@@ -63,6 +65,17 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_USD_PER_MTOK] = "usd_per_mtok",
 	[KV_PROW_ARRIVALS] = "arrivals",
 	[KV_PROW_TIME_SOURCE] = "time_source",
+	[KV_PROW_MAX_LORAS] = "max_loras",
+	[KV_PROW_LORA_RANK] = "lora_rank",
+	[KV_PROW_LORA_BYTES] = "lora_bytes",
+	[KV_PROW_LORA_HOST_BYTES] = "lora_host_bytes",
+	[KV_PROW_LORA_STEP_BYTES] = "lora_step_bytes",
+	[KV_PROW_LORA_STEP_FLOPS] = "lora_step_flops",
+	[KV_PROW_HOST_KV_TOKENS] = "host_kv_tokens",
+	[KV_PROW_HOST_KV_BYTES] = "host_kv_bytes",
+	[KV_PROW_HIT_TOKENS] = "hit_tokens",
+	[KV_PROW_LOAD_MS] = "load_ms",
+	[KV_PROW_RECOMPUTE_MS] = "recompute_ms",
 };
 
 /* A count, or an empty cell where the engine has none. */
@@ -79,9 +92,47 @@ bool kv_plan_target(const struct kv_plan_opts *o)
 	return o->work.isl && (o->max_ttft > 0 || o->max_tpot > 0);
 }
 
+/* Whether o asks for a host tier of KV. */
+static bool host_tier(const struct kv_plan_opts *o)
+{
+	return o->offload && (o->offload->bytes || o->offload->ratio > 0);
+}
+
+/* Appends columns [from, to] to cols at *n. */
+static void span(enum kv_prow_col *cols, size_t *n, enum kv_prow_col from,
+		 enum kv_prow_col to)
+{
+	for (int c = from; c <= (int)to; c++)
+		cols[(*n)++] = (enum kv_prow_col)c;
+}
+
+size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *cols)
+{
+	size_t n = 0;
+	span(cols, &n, KV_PROW_MODEL, KV_PROW_BOUND);
+	if (o->lora)
+		span(cols, &n, KV_PROW_MAX_LORAS, KV_PROW_LORA_STEP_FLOPS);
+	if (host_tier(o))
+		span(cols, &n, KV_PROW_HOST_KV_TOKENS, KV_PROW_HOST_KV_BYTES);
+	if (o->work.isl)
+		span(cols, &n, KV_PROW_ISL, KV_PROW_TIME_SOURCE);
+	if (o->work.isl && o->offload)
+		span(cols, &n, KV_PROW_HIT_TOKENS, KV_PROW_RECOMPUTE_MS);
+	return n;
+}
+
 size_t kv_prow_ncols(const struct kv_plan_opts *o)
 {
-	return o->work.isl ? KV_PROW_NCOLS : KV_PROW_ISL;
+	enum kv_prow_col cols[KV_PROW_NCOLS];
+	return kv_prow_cols(o, cols);
+}
+
+/* Whether c is a timed row's (empty where the row was not timed; isl and
+ * osl aside). */
+static bool timed_col(enum kv_prow_col c)
+{
+	return (c > KV_PROW_OSL && c <= KV_PROW_TIME_SOURCE) ||
+	       c >= KV_PROW_HIT_TOKENS;
 }
 
 void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
@@ -90,8 +141,9 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	const struct kv_fit_in *in = &r->in;
 	const struct kv_fit *f = &r->f;
 	const struct kv_serve *s = &r->s;
+	uint64_t tier_tokens, tier_bytes;
 	kv_cell_empty(out);
-	if (c > KV_PROW_OSL && !r->timed)
+	if (timed_col(c) && !r->timed)
 		return; /* a row not timed: only isl and osl */
 	switch (c) {
 	case KV_PROW_MODEL: kv_cell_str(out, in->m->name); break;
@@ -158,6 +210,23 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_USD_PER_MTOK: kv_cell_real(out, r->usd_per_mtok, 4); break;
 	case KV_PROW_ARRIVALS: kv_cell_str(out, kv_plan_arrivals_name(o->work.arrivals)); break;
 	case KV_PROW_TIME_SOURCE: kv_cell_str(out, s->source); break;
+	case KV_PROW_MAX_LORAS: kv_cell_num(out, KV_CELL_U64, kv_lora_max_loras(in)); break;
+	case KV_PROW_LORA_RANK: kv_cell_num(out, KV_CELL_U64, kv_lora_rank(in)); break;
+	case KV_PROW_LORA_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->lora_bytes); break;
+	case KV_PROW_LORA_HOST_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->lora_host_bytes); break;
+	case KV_PROW_LORA_STEP_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->step_lora_bytes); break;
+	case KV_PROW_LORA_STEP_FLOPS: kv_cell_real(out, f->step_lora_flops, 0); break;
+	case KV_PROW_HOST_KV_TOKENS:
+	case KV_PROW_HOST_KV_BYTES:
+		kv_offload_tier(in, f, &tier_tokens, &tier_bytes);
+		if (c == KV_PROW_HOST_KV_TOKENS)
+			kv_cell_num(out, KV_CELL_U64, tier_tokens);
+		else
+			kv_cell_num(out, KV_CELL_BYTES, tier_bytes);
+		break;
+	case KV_PROW_HIT_TOKENS: kv_cell_num(out, KV_CELL_U64, r->hit_tokens); break;
+	case KV_PROW_LOAD_MS: kv_cell_real(out, r->load_ms, 3); break;
+	case KV_PROW_RECOMPUTE_MS: kv_cell_real(out, r->recompute_ms, 3); break;
 	default: break;
 	}
 }

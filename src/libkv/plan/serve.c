@@ -326,7 +326,7 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		  uint64_t budget, struct kv_serve *out, char *err)
 {
 	double b = (double)w->users, o1 = (double)(w->osl - 1);
-	double np = (double)out->chunks, isl = (double)w->isl;
+	double np = (double)out->chunks, isl = (double)(w->isl - w->cached);
 	double pre = out->prefill.ms, dms = out->decode.ms;
 	double own = pre, active, x = 0, d = 0;
 	int e;
@@ -365,11 +365,12 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		}
 	}
 	/* a request that arrives during a step of the others waits for it
-	 * to end: half a step, on average */
+	 * to end: half a step, on average; and for its cached tokens to
+	 * load (load_wait) */
 	out->wait_ms = w->users > 1 ? dms / 2 : 0;
-	out->ttft_ms = out->wait_ms + own;
+	out->ttft_ms = out->wait_ms + own + out->load_wait_ms;
 	out->tpot_ms = w->osl > 1 ? (active - own) / o1 : dms;
-	out->latency_ms = out->wait_ms + active;
+	out->latency_ms = out->wait_ms + active + out->load_wait_ms;
 	out->tokens_per_s = b * (double)w->osl / out->latency_ms * 1e3;
 	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
 	return 0;
@@ -512,9 +513,10 @@ struct wave {
  * served (whole prompts only where `whole`), into step s, a request
  * starting only while fewer than `slots` run; the requests whose prompts
  * end go to *newly (their arrivals summed in *arrived). */
-static void take(struct wave *v, const struct curve *cv, uint64_t isl,
-		 uint64_t room, bool whole, double slots, uint64_t tok_bytes,
-		 struct work *s, double *newly, double *arrived)
+static void take(struct wave *v, const struct curve *cv, uint64_t base,
+		 uint64_t isl, uint64_t room, bool whole, double slots,
+		 uint64_t tok_bytes, struct work *s, double *newly,
+		 double *arrived)
 {
 	while (room && v->qn) {
 		struct group *g = &v->q[v->qh];
@@ -524,13 +526,14 @@ static void take(struct wave *v, const struct curve *cv, uint64_t isl,
 			return; /* the engine is full: the queue waits */
 		if (left > room) { /* the head request in part, or waits */
 			if (!whole) {
-				piece(s, cv, v->head_done, room, tok_bytes, 1);
+				piece(s, cv, base + v->head_done, room,
+				      tok_bytes, 1);
 				v->head_done += room;
 				v->busy += !started;
 			}
 			return;
 		}
-		piece(s, cv, v->head_done, left, tok_bytes, 1);
+		piece(s, cv, base + v->head_done, left, tok_bytes, 1);
 		room -= left;
 		v->head_done = 0;
 		v->busy += !started;
@@ -538,7 +541,7 @@ static void take(struct wave *v, const struct curve *cv, uint64_t isl,
 		double m = fmin(fmin(g->n - 1, (double)(room / isl)),
 				floor(slots - v->busy));
 		m = m > 0 ? m : 0;
-		piece(s, cv, 0, isl, tok_bytes, m);
+		piece(s, cv, base, isl, tok_bytes, m);
 		room -= (uint64_t)m * isl;
 		v->busy += m;
 		*newly += 1 + m;
@@ -628,8 +631,8 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 				: alone	 ? budget
 				: budget > (uint64_t)d ? budget - (uint64_t)d
 							: 0;
-		take(&v, &cv, isl, room, whole, slots, tok_bytes, &s, &newly,
-		     &arrived);
+		take(&v, &cv, w->cached, isl - w->cached, room, whole, slots,
+		     tok_bytes, &s, &newly, &arrived);
 		s.heads += newly;
 		uint64_t t = (uint64_t)llround(s.tokens);
 		if ((e = weights_of(in, t ? t : 1, memo, memo_t, &wb, &rb,
@@ -641,7 +644,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			{s.kv, s.attn, 0, 0},
 		};
 		struct shape sh = {s.tokens, s.heads,
-				   s.tokens > d ? (double)isl : 0};
+				   s.tokens > d ? (double)(isl - w->cached) : 0};
 		add_steps(&run, r, 1, s.tokens == d && d > 1, ops, &sh,
 			  link_bytes(in, r->act, t ? t : 1), &longest);
 		now += run.ms - before;
@@ -688,8 +691,8 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	double nn = (double)total;
 	out->steps = (double)steps;
 	out->wait_ms = 0;
-	out->ttft_ms = v.first / nn;
-	out->latency_ms = v.end / nn;
+	out->ttft_ms = v.first / nn + out->load_wait_ms;
+	out->latency_ms = v.end / nn + out->load_wait_ms;
 	out->tpot_ms = osl > 1 ? v.tpot / nn : out->decode.ms;
 	out->tokens_per_s = nn * (double)osl / now * 1e3;
 	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
@@ -875,36 +878,41 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	bool alone = sv && sv->prefill_alone;
 	bool whole = sv && sv->whole_prompt;
 	uint64_t d = alone ? 0 : b - 1;
-	uint64_t budget = f.batched_tokens, c = w->isl;
-	if (whole && budget && w->isl > budget) {
+	uint64_t todo = w->isl - w->cached; /* the prompt's tokens computed */
+	uint64_t budget = f.batched_tokens, c = todo;
+	if (whole && budget && todo > budget) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: %s runs a prompt in one step (chunked prefill "
 			 "is off by default) and refuses one of %llu tokens, "
 			 "more than its max_num_tokens of %llu "
 			 "(--max-num-batched-tokens)",
-			 in->m->name, sv->name, (unsigned long long)w->isl,
+			 in->m->name, sv->name, (unsigned long long)todo,
 			 (unsigned long long)budget);
 		return KV_EINVAL;
 	}
 	if (budget && !whole) /* else in one step */
 		c = budget > d ? budget - d : 1;
-	if (c > w->isl)
-		c = w->isl;
-	uint64_t full = w->isl / c, rem = w->isl % c;
+	if (c > todo)
+		c = todo;
+	uint64_t full = todo / c, rem = todo % c;
 	uint64_t g = (full + MAX_PROBES - 1) / MAX_PROBES;
 	out->chunk = c;
 	out->chunks = full + (rem != 0);
 	for (uint64_t k = 0; k < full; k += g) {
 		uint64_t n = full - k < g ? full - k : g;
-		if ((e = prefill_run(in, &r, k * c, c, n, d, &dec,
+		if ((e = prefill_run(in, &r, w->cached + k * c, c, n, d, &dec,
 				     tok_bytes, &out->prefill, &pw, &longest,
 				     err)))
 			return e;
 	}
-	if (rem && (e = prefill_run(in, &r, full * c, rem, 1, d, &dec,
-				    tok_bytes, &out->prefill, &pw, &longest,
-				    err)))
+	if (rem && (e = prefill_run(in, &r, w->cached + full * c, rem, 1, d,
+				    &dec, tok_bytes, &out->prefill, &pw,
+				    &longest, err)))
 		return e;
+	/* the cached tokens load beside the prompt's steps, or before */
+	out->load_wait_ms = w->load_overlaps
+				    ? fmax(0, w->load_ms - out->prefill.ms)
+				    : w->load_ms;
 
 	if (w->arrivals == KV_ARRIVE_BURST)
 		return burst(in, w, &r, budget, alone, whole, tok_bytes, &dec,

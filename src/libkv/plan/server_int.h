@@ -8,6 +8,7 @@
 #define KV_SERVER_INT_H
 
 #include "kv/fit.h"
+#include "kv/lora.h"
 
 /* What fit.c knows of the row it sizes, before any stage. */
 struct fit_ctx {
@@ -56,6 +57,8 @@ struct fit_stage {
 	double concurrency;    /* sequences of ctx tokens the cache holds
 				  before any cap (vLLM's "Maximum
 				  concurrency"); else users */
+	struct kv_lora_stage lora; /* LoRA slots, taken before the KV
+				  budget, and what one adapter costs */
 };
 
 /*

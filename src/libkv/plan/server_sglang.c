@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "kv/lora.h"
+#include "kv/offload.h"
 #include "server_int.h"
 
 #define MIB (1ULL << 20)
@@ -304,6 +306,50 @@ static const struct kv_server_ops ops = {
 };
 
 /*
+ * LoRA: --max-loras-per-batch 8 (server_args.py); the rank has no
+ * default (the largest of the adapters it loads). Its LoRAMemoryPool
+ * (python/sglang/srt/lora/mem_pool.py, commit 00639c4d) keeps, for every
+ * target module of every layer, max_loras_per_batch slots in the model's
+ * dtype: A of (stacked x rank) x input, B of output x rank, q, k and v
+ * stacked in qkv_proj, gate and up in gate_up_proj; a row-parallel
+ * module's (o_proj, down_proj) A split over tp, a column-parallel one's
+ * B; in a MoE model gate_up_proj and down_proj take every expert's slots
+ * (4D, num_experts) on every layer, and a 3D pair beside them where it
+ * has shared experts; the embedding's A (rank x vocabulary) and B whole,
+ * the head's B split over tp (get_lm_head_lora_b_shard_size). Without
+ * adapters to read the modules from, the default here is what
+ * --lora-target-modules all finds (auto_detect_lora_target_modules,
+ * python/sglang/srt/lora/utils.py, commit 01235a16): qkv_proj, o_proj,
+ * gate_up_proj, down_proj, embed_tokens, lm_head (no router).
+ */
+static const struct kv_lora_rules lora = {
+	.max_loras = 8,
+	.modules = KV_LORA_QKV | KV_LORA_O | KV_LORA_GATE_UP | KV_LORA_DOWN |
+		   KV_LORA_EMBED | KV_LORA_HEAD,
+	.names = KV_LORA_QKV | KV_LORA_O | KV_LORA_GATE_UP | KV_LORA_DOWN |
+		 KV_LORA_EMBED | KV_LORA_HEAD,
+	.experts_by_mlp = true,
+	.head_split = true,
+};
+
+/*
+ * Its hierarchical cache (--enable-hierarchical-cache; HostKVCache,
+ * python/sglang/srt/mem_cache/pool_host/base.py, commit 049f8e64): each
+ * rank's host pool holds --hicache-size GB (x 10^9) // its bytes a token,
+ * or --hicache-ratio (2.0) x its GPU pool's tokens, then size // page + 1
+ * pages. A hit loads back layer by layer beside the prefill
+ * (load_to_device_per_layer). Its tier of window and Mamba layers is not
+ * modelled here.
+ */
+static const struct kv_offload_rules offload = {
+	.plain_only = true,
+	.extra_page = true,
+	.ratio = true,
+	.overlap = true,
+	.how = "--hicache-size or --hicache-ratio",
+};
+
+/*
  * Page size 1; kv_cache_dtype auto, fp8_e4m3, fp8_e5m2; a float32
  * checkpoint runs in bfloat16. Its budget is the fraction of the memory
  * free before the weights load (pre_model_load_memory), after its CUDA
@@ -328,4 +374,6 @@ const struct kv_server kv_server_sglang = {
 	.state = KV_STATE_SSM_F32,
 	.prefill_alone = true,
 	.ops = &ops,
+	.lora = &lora,
+	.offload = &offload,
 };

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "kv/offload.h"
 #include "server_int.h"
 
 #define MIB (1ULL << 20)
@@ -124,6 +125,15 @@ static const struct kv_server_ops ops = {
 	.pools = pools,
 };
 
+/* A host tier: KvCacheConfig.host_cache_size, bytes of each rank's
+ * secondary pool of whole blocks (llmapi/llm_args.py); its blocks are
+ * onboarded before the step that reuses them (onboard_blocks). Its tier
+ * of window and Mamba layers is not modelled here. */
+static const struct kv_offload_rules offload = {
+	.plain_only = true,
+	.how = "host_cache_size, KvCacheConfig",
+};
+
 /* free_gpu_memory_fraction 0.9, tokens_per_block 32, max_num_tokens 8192,
  * max_batch_size 2048 (llmapi/llm_args.py, KvCacheConfig and
  * BaseLlmArgs); its cache is the model's dtype or fp8; a float32
@@ -148,4 +158,5 @@ const struct kv_server kv_server_trtllm = {
 	.window_list = true,
 	.whole_prompt = true,
 	.ops = &ops,
+	.offload = &offload,
 };

@@ -8,6 +8,8 @@
  */
 #include <string.h>
 
+#include "kv/lora.h"
+#include "kv/offload.h"
 #include "server_int.h"
 
 #define GIB (1ULL << 30)
@@ -308,6 +310,64 @@ static const struct kv_server_ops ops = {
 	.pools = pools,
 };
 
+/*
+ * LoRA (vllm/config/lora.py, LoRAConfig, commit a78dc92f): max_lora_rank
+ * one of 1, 8, 16, 32, 64, 128, 256, 320 and 512 (16 by default),
+ * max_loras 1, max_cpu_loras max_loras by default and never fewer. Its
+ * LoRAModelManager (vllm/lora/model_manager.py, commit 01533aa8) wraps,
+ * where no target modules are given, every module that
+ * get_supported_lora_modules finds (vllm/lora/utils.py): every linear
+ * layer (qkv_proj, o_proj, gate_up_proj, down_proj, a MoE layer's
+ * router gate, ReplicatedLinear, and Qwen2-MoE's shared_expert_gate
+ * beside it), the fused experts (FusedMoEWithLoRA:
+ * w13's A and B per expert, w2's), and the embedding_modules the model's
+ * class declares, embed_tokens and lm_head for LlamaForCausalLM (which
+ * Mistral's configs name too) and MixtralForCausalLM. Each keeps
+ * max_loras slots at max_lora_rank in the model's dtype (lora_dtype
+ * auto): a column-parallel layer's A whole (rank x input) and its B split
+ * (its rows / tp x rank), a row-parallel layer's A split and B whole
+ * (vllm/lora/layers/base_linear.py, commit 01235a49); the embedding's A
+ * (vocabulary x rank) and B whole (vocab_parallel_embedding.py, commit
+ * 0332189e), the head's A (rank x hidden) and B (vocabulary x rank)
+ * whole, refused above a vocabulary of 258,048 (logits_processor.py,
+ * commit 01815c62). The same in both releases kept.
+ */
+static const uint32_t lora_ranks[] = {1, 8, 16, 32, 64, 128, 256, 320, 512};
+static const char *const lora_archs[] = {
+	"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", NULL};
+static const char *const lora_types[] = {"llama", "mistral", "mixtral",
+					 NULL};
+static const struct kv_lora_rules lora = {
+	.max_loras = 1,
+	.rank = 16,
+	.ranks = lora_ranks,
+	.nranks = sizeof lora_ranks / sizeof *lora_ranks,
+	.modules = KV_LORA_QKV | KV_LORA_O | KV_LORA_GATE_UP | KV_LORA_DOWN |
+		   KV_LORA_EXPERTS | KV_LORA_ROUTER,
+	.arch_modules = KV_LORA_EMBED | KV_LORA_HEAD,
+	.archs = lora_archs,
+	.types = lora_types,
+	.names = 0xff,
+	.cpu_at_least = true,
+	.max_vocab = 258048,
+};
+
+/*
+ * A host tier (--kv-offloading-size GiB, over every rank; the native
+ * backend's OffloadingConnector, vllm/config/vllm.py
+ * _post_init_kv_transfer_config): CPUOffloadingSpec
+ * (vllm/v1/kv_offload/cpu/spec.py, commit 0072b0b7) keeps cpu_bytes //
+ * (page bytes x layers x world size) blocks of the GPU's block size, and
+ * one KV cache group only (it asserts one page size and one block size:
+ * no sliding-window, chunked or Mamba layers beside full attention). A
+ * hit waits for its blocks to load before its prefill runs (the
+ * connector's asynchronous load, the request held until it ends).
+ */
+static const struct kv_offload_rules offload = {
+	.one_group = true,
+	.how = "--kv-offloading-size, its OffloadingConnector",
+};
+
 /* A row of vLLM's rules at release `rel`, with their own. */
 #define VLLM_ROW(rel, is_older, rules)                                      \
 	{                                                                   \
@@ -318,7 +378,7 @@ static const struct kv_server_ops ops = {
 		.formats = FLOATS | F(FP8) | F(FP8_E5M2) | F(INT8),         \
 		.kv_auto = KV_DTYPE_COUNT, .w_f32 = KV_DTYPE_BF16,          \
 		.state = KV_STATE_TAIL, .start_check = true, .ops = &ops,   \
-		.own = rules                                                \
+		.own = rules, .lora = &lora, .offload = &offload            \
 	}
 
 /* gpu_memory_utilization 0.92 (vllm/config/cache.py, CacheConfig, as in

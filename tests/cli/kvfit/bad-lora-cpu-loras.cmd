@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu l40s --max-loras 4 --max-cpu-loras 2
