@@ -16,6 +16,8 @@
 #include "params.h"
 #include "server.h"
 
+struct kv_spec; /* spec.h */
+
 /* What is asked. Sizes are bytes per GPU unless said otherwise. */
 struct kv_fit_in {
 	const struct kv_model *m;
@@ -78,6 +80,9 @@ struct kv_fit_in {
 				    quant, derived once (kv_fit_memo); NULL,
 				    or those of another model or format:
 				    derived on each solve */
+	const struct kv_spec *spec; /* speculative decoding (spec.h): its
+				    drafter's weights and cache beside the
+				    model's; NULL: none */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
@@ -163,6 +168,13 @@ struct kv_fit {
 	uint64_t step_token_bytes; /* KV bytes one token adds on one rank,
 				      all stages (what a step writes per
 				      token) */
+	/* speculative decoding (in->spec), 0 without: */
+	uint64_t draft_weights;    /* the drafter's weight bytes on the GPU,
+				      beside `weights` */
+	uint64_t draft_per_token;  /* of bytes_per_token, the drafter's
+				      layers' */
+	uint64_t lookahead;        /* tokens each sequence holds past its
+				      context for the drafts in flight */
 };
 
 /* V's storage format of in: its own where v_own, else K's. */

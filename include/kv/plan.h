@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "params.h"
 #include "serve.h"
+#include "spec.h"
 #include "tsv.h"
 
 /* What a row solves for (kvfit --solve). */
@@ -67,6 +68,8 @@ struct kv_plan_opts {
 				     link */
 	double max_ttft, max_tpot; /* targets, ms; 0: none */
 	double usd_per_hour;      /* a GPU's cost; 0: none */
+	struct kv_spec spec;      /* speculative decoding; method NONE:
+				     none */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -297,13 +300,25 @@ enum kv_prow_col {
 	KV_PROW_USD_PER_MTOK,
 	KV_PROW_ARRIVALS,
 	KV_PROW_TIME_SOURCE,
+	/* speculative decoding's, with --spec-method only */
+	KV_PROW_SPEC_METHOD,
+	KV_PROW_SPEC_TOKENS,
+	KV_PROW_DRAFT_WEIGHTS_BYTES,
+	KV_PROW_DRAFT_BYTES_PER_TOKEN,
+	KV_PROW_ACCEPTANCE,
+	KV_PROW_TOKENS_PER_STEP,
 	KV_PROW_NCOLS
 };
 
 extern const char *const kv_prow_names[KV_PROW_NCOLS];
 
-/* The columns o's rows have: all of them with a workload (o->work.isl),
- * else those before KV_PROW_ISL. */
+/* The columns o's rows have, in order, into out (KV_PROW_NCOLS of room;
+ * NULL: only counted): the memory's; with a workload (o->work.isl) the
+ * time's from KV_PROW_ISL; with speculative decoding (o->spec) its own
+ * from KV_PROW_SPEC_METHOD. Returns how many. */
+size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out);
+
+/* How many columns o's rows have (kv_prow_cols). */
 size_t kv_prow_ncols(const struct kv_plan_opts *o);
 
 /* Row r's cell of column c, on the GPU named gpu; the time's cells empty

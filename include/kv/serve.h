@@ -157,6 +157,12 @@ struct kv_serve {
 				    engine at once (Little's law), else 0 */
 	double queue_ms;         /* of ttft, at a rate: the wait for the
 				    prompts ahead (M/D/1), else 0 */
+	/* speculative decoding (kv_fit_in.spec): decode is then one round,
+	 * the drafter's passes and the verify step */
+	double spec_tokens;      /* output tokens a round gives, each
+				    sequence (kv_spec_tokens); 1 without */
+	struct kv_phase draft;   /* of a decode round, the drafter's
+				    passes; zeros without */
 };
 
 /*

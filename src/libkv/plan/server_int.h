@@ -56,6 +56,10 @@ struct fit_stage {
 	double concurrency;    /* sequences of ctx tokens the cache holds
 				  before any cap (vLLM's "Maximum
 				  concurrency"); else users */
+	uint64_t draft_w;      /* speculative decoding, the last stage: the
+				  drafter's weight bytes on one rank */
+	uint64_t draft_bpt;    /* of bpt, its layers' (spec.h) */
+	uint32_t draft_layers; /* those layers */
 };
 
 /*
