@@ -31,6 +31,8 @@ struct args {
 	const char *calib[16]; /* --calibrate: result files */
 	size_t ncalib;
 	const char *save_gpu;  /* --save-gpu: where the fit is written */
+	const char *draft;     /* --draft: the drafter's config */
+	bool spec_opts;        /* --spec-tokens or an acceptance given */
 };
 
 /* --list-gpus: the table of gpus.json. */

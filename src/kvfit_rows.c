@@ -11,15 +11,17 @@
 #include "kvfit.h"
 #include "kv/units.h"
 
-/* a table on a terminal: the answer first */
+/* a table on a terminal: the answer first (a column the rows lack, as
+ * speculative decoding's without it, is left out) */
 static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "free_kv_bytes", "kv_bytes",
-	"step_users", "step_fits", "step_ms", "tokens_per_s"};
+	"step_users", "step_fits", "step_ms", "tokens_per_s",
+	"draft_weights_bytes", "draft_bytes_per_token"};
 static const char *const brief_time_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
 	"step_users", "step_fits", "ttft_ms", "tpot_ms",
-	"out_tokens_per_s_gpu",
+	"out_tokens_per_s_gpu", "tokens_per_step",
 	"decode_bound", "meets_target", "usd_per_mtok"};
 
 /* What the rows come to: whether one fell below a target or
@@ -87,8 +89,9 @@ static const char *weights_why(const struct kv_fit_in *in,
 		snprintf(hint, sizeof hint, "no --%s up to the %s count fits "
 			 "one sequence", lcpp ? "pp" : "tp",
 			 lcpp ? "layer" : "head");
-	snprintf(buf, n, "weights%s need %s per GPU, %s more than the %s the "
-		 "engine may use; %s",
+	snprintf(buf, n, "weights%s%s need %s per GPU, %s more than the %s "
+		 "the engine may use; %s",
+		 f->draft_weights ? ", the drafter's" : "",
 		 in->reserve   ? " and --reserve"
 		 : f->runtime ? " and the engine's own memory"
 			      : "",
@@ -238,9 +241,11 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 static void put_row(struct cli_table *t, const char *gpu_name,
 		    const struct kv_plan_opts *o, const struct kv_plan_row *r)
 {
+	enum kv_prow_col cols[KV_PROW_NCOLS];
 	struct kv_cell cell;
-	for (size_t c = 0; c < t->ncols; c++) {
-		kv_prow_cell(r, o, gpu_name, (enum kv_prow_col)c, &cell);
+	size_t n = kv_prow_cols(o, cols);
+	for (size_t c = 0; c < n; c++) {
+		kv_prow_cell(r, o, gpu_name, cols[c], &cell);
 		cli_put_cell(t, &cell);
 	}
 	cli_row_end(t);
@@ -393,10 +398,14 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 	size_t n;
 	int status = solve(a, pl, np, &rows, &n);
 	if (!status) {
-		size_t ncols = kv_prow_ncols(&a->o);
-		cli_table_begin(&t, kv_prow_names, ncols, a->json, a->header,
+		enum kv_prow_col cols[KV_PROW_NCOLS];
+		const char *names[KV_PROW_NCOLS];
+		size_t ncols = kv_prow_cols(&a->o, cols);
+		for (size_t c = 0; c < ncols; c++)
+			names[c] = kv_prow_names[cols[c]];
+		cli_table_begin(&t, names, ncols, a->json, a->header,
 				a->human);
-		if (ncols == KV_PROW_NCOLS)
+		if (a->o.work.isl)
 			cli_table_brief(&t, brief_time_cols,
 					CLI_NCOLS(brief_time_cols));
 		else

@@ -63,6 +63,12 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_USD_PER_MTOK] = "usd_per_mtok",
 	[KV_PROW_ARRIVALS] = "arrivals",
 	[KV_PROW_TIME_SOURCE] = "time_source",
+	[KV_PROW_SPEC_METHOD] = "spec_method",
+	[KV_PROW_SPEC_TOKENS] = "spec_tokens",
+	[KV_PROW_DRAFT_WEIGHTS_BYTES] = "draft_weights_bytes",
+	[KV_PROW_DRAFT_BYTES_PER_TOKEN] = "draft_bytes_per_token",
+	[KV_PROW_ACCEPTANCE] = "acceptance",
+	[KV_PROW_TOKENS_PER_STEP] = "tokens_per_step",
 };
 
 /* A count, or an empty cell where the engine has none. */
@@ -79,9 +85,47 @@ bool kv_plan_target(const struct kv_plan_opts *o)
 	return o->work.isl && (o->max_ttft > 0 || o->max_tpot > 0);
 }
 
+size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
+{
+	size_t n = 0;
+	for (int c = 0; c < KV_PROW_NCOLS; c++) {
+		bool time = c >= KV_PROW_ISL && c < KV_PROW_SPEC_METHOD;
+		bool spec = c >= KV_PROW_SPEC_METHOD;
+		if ((time && !o->work.isl) || (spec && !kv_spec_on(&o->spec)))
+			continue;
+		if (out)
+			out[n] = (enum kv_prow_col)c;
+		n++;
+	}
+	return n;
+}
+
 size_t kv_prow_ncols(const struct kv_plan_opts *o)
 {
-	return o->work.isl ? KV_PROW_NCOLS : KV_PROW_ISL;
+	return kv_prow_cols(o, NULL);
+}
+
+/* Speculative decoding's cells (KV_PROW_SPEC_METHOD on). */
+static void spec_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
+		      enum kv_prow_col c, struct kv_cell *out)
+{
+	const struct kv_spec *s = &o->spec;
+	double e = kv_spec_tokens(s);
+	switch (c) {
+	case KV_PROW_SPEC_METHOD: kv_cell_str(out, kv_spec_method_name(s->method)); break;
+	case KV_PROW_SPEC_TOKENS: kv_cell_num(out, KV_CELL_U64, s->k); break;
+	case KV_PROW_DRAFT_WEIGHTS_BYTES: kv_cell_num(out, KV_CELL_BYTES, r->f.draft_weights); break;
+	case KV_PROW_DRAFT_BYTES_PER_TOKEN: kv_cell_num(out, KV_CELL_BYTES, r->f.draft_per_token); break;
+	case KV_PROW_ACCEPTANCE:
+		if (s->accept > 0)
+			kv_cell_real(out, s->accept, 3);
+		break;
+	case KV_PROW_TOKENS_PER_STEP:
+		if (!isnan(e))
+			kv_cell_real(out, e, 3);
+		break;
+	default: break;
+	}
 }
 
 void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
@@ -91,6 +135,10 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	const struct kv_fit *f = &r->f;
 	const struct kv_serve *s = &r->s;
 	kv_cell_empty(out);
+	if (c >= KV_PROW_SPEC_METHOD) {
+		spec_cell(r, o, c, out);
+		return;
+	}
 	if (c > KV_PROW_OSL && !r->timed)
 		return; /* a row not timed: only isl and osl */
 	switch (c) {
