@@ -80,7 +80,8 @@ int kv_spec_check(const struct kv_spec *s, const struct kv_model *m,
 		  char *err);
 
 /* Whether in's engine does not run in->spec's method, or kvfit does not
- * model it there: true with the reason in err (the engine named). */
+ * model it there, or kv_spec_check refuses it: true with the reason in
+ * err (the engine named). */
 bool kv_spec_refuses(const struct kv_fit_in *in, char *err);
 
 /* The drafter's weights on each tensor-parallel rank of in (the last

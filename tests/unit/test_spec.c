@@ -116,6 +116,11 @@ static void test_check(void)
 	in.pp = 2;
 	CHECK(kv_spec_refuses(&in, err));
 	CHECK_HAS(err, "--pp 2");
+	/* a row that names no drafter for one (a caller of libkv's) */
+	s.draft = NULL;
+	in.pp = 1;
+	CHECK(kv_spec_refuses(&in, err));
+	CHECK_HAS(err, "needs --draft");
 	kv_model_free(q72);
 	kv_model_free(q3);
 	kv_model_free(l8);

@@ -142,6 +142,8 @@ bool kv_spec_refuses(const struct kv_fit_in *in, char *err)
 	const struct kv_server *sv = in->server;
 	if (!kv_spec_on(s) || !sv)
 		return false;
+	if (kv_spec_check(s, in->m, err)) /* a drafter it cannot size */
+		return true;
 	const char *name = kv_spec_method_name(s->method);
 	if (!(methods(sv->kind) & (1u << s->method))) {
 		snprintf(err, KV_ERRLEN, "%s: --spec-method %s: %s does not "
