@@ -14,6 +14,7 @@
 #include "kvfit.h"
 #include "kv/eff.h"
 #include "kv/fit.h"
+#include "kv/spec.h"
 #include "kv/units.h"
 
 static const char usage_head[] =
@@ -258,6 +259,65 @@ static int engine(const char *s, struct kv_plan_opts *o)
 	return 0;
 }
 
+/* Speculative decoding's options (spec.h). Returns 0, CLI_USAGE (said)
+ * or CLI_NOT_MINE. */
+static int opt_spec(int c, const char *s, struct args *a)
+{
+	struct kv_spec *sp = &a->o.spec;
+	uint64_t k;
+	int e;
+	switch (c) {
+	case OPT_DRAFT: a->draft = s; return 0;
+	case OPT_SPEC_METHOD:
+		if (kv_spec_method_parse(s, &sp->method))
+			return cli_usage("--spec-method: must be draft, eagle, "
+					 "eagle3, mtp or ngram, got '%s'",
+					 s);
+		return 0;
+	case OPT_SPEC_TOKENS:
+		a->spec_opts = true;
+		e = cli_u64(cli_opt_as(), s, 1, KV_SPEC_MAX_TOKENS, &k);
+		sp->k = (uint32_t)k;
+		return e;
+	case OPT_ACCEPT:
+		a->spec_opts = true;
+		return fraction("--acceptance", s, &sp->accept);
+	case OPT_ACCEPT_LEN:
+		a->spec_opts = true;
+		return cli_double("--acceptance-length", s, 1,
+				  KV_SPEC_MAX_TOKENS + 1, &sp->accept_len);
+	default: return CLI_NOT_MINE;
+	}
+}
+
+/* What the speculative decoding options say together, once all are
+ * read (the drafter's config is checked once loaded: kv_spec_check). */
+static int check_spec(const struct args *a)
+{
+	const struct kv_spec *sp = &a->o.spec;
+	const char *name = kv_spec_method_name(sp->method);
+	if (!kv_spec_on(sp))
+		return a->spec_opts ? cli_usage("--spec-tokens, --acceptance "
+						"and --acceptance-length: need "
+						"--spec-method (or --draft)")
+				    : 0;
+	if (!sp->k)
+		return cli_usage("--spec-method %s: needs --spec-tokens K, the "
+				 "tokens drafted a round",
+				 name);
+	if (sp->accept > 0 && sp->accept_len > 0)
+		return cli_usage("--acceptance and --acceptance-length: give "
+				 "one, not both");
+	if (a->o.work.isl && !(sp->accept > 0) && !(sp->accept_len > 0))
+		return cli_usage("--spec-method %s: timing it needs "
+				 "--acceptance A or --acceptance-length L",
+				 name);
+	if (a->ncalib)
+		return cli_usage("--calibrate: fits runs without speculative "
+				 "decoding; give no --spec-method");
+	return 0;
+}
+
 /* What the rows are: formats, contexts, users, engines, the solve.
  * Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
 static int opt_rows(int c, const char *s, struct args *a)
@@ -324,7 +384,7 @@ static int opt_rows(int c, const char *s, struct args *a)
 		return cli_double("--max-ttft", s, 1e-9, 1e12, &o->max_ttft);
 	case OPT_MAX_TPOT:
 		return cli_double("--max-tpot", s, 1e-9, 1e12, &o->max_tpot);
-	default: return CLI_NOT_MINE;
+	default: return opt_spec(c, s, a);
 	}
 }
 
@@ -397,7 +457,7 @@ static int check(int argc, const struct args *a)
 				 o->max_ttft     ? "--max-ttft"
 				 : o->max_tpot ? "--max-tpot"
 					       : "--cost-per-hour");
-	return 0;
+	return check_spec(a);
 }
 
 static int parse(int argc, char **argv, struct args *a, bool *done)
@@ -430,7 +490,27 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		return e;
 	a->o.lora = a->lora_given ? &a->lora : NULL;
 	a->o.offload = a->tier_opt || a->off.hit_given ? &a->off : NULL;
+	if (a->draft && !kv_spec_on(&a->o.spec)) /* a draft model's */
+		a->o.spec.method = KV_SPEC_DRAFT;
 	return check(argc, a);
+}
+
+/* --draft's config, then speculative decoding held to each model
+ * planned: the drafter it needs or refuses, its vocabulary. */
+static int load_draft(struct args *a, const struct kv_plan *pl, size_t np,
+		      struct kv_model **draft)
+{
+	char err[KV_ERRLEN];
+	int status;
+	if (a->draft && (status = cli_load_model(a->draft, draft)))
+		return status;
+	a->o.spec.draft = *draft;
+	for (size_t i = 0; i < np; i++) {
+		int e = kv_spec_check(&a->o.spec, pl[i].m, err);
+		if (e)
+			return cli_kv_error(e, err);
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -439,6 +519,7 @@ int main(int argc, char **argv)
 	struct kv_plan *pl = NULL;
 	size_t np = 0;
 	struct kv_gpus *gpus = NULL;
+	struct kv_model *draft = NULL;
 	bool done = false;
 	char gpu_name[64];
 	int status;
@@ -453,7 +534,8 @@ int main(int argc, char **argv)
 	}
 	if ((status = kvfit_gpu_of(&a, &gpus, gpu_name,
 				   sizeof gpu_name)) ||
-	    (status = kvfit_load(argc, argv, &a, &pl, &np)))
+	    (status = kvfit_load(argc, argv, &a, &pl, &np)) ||
+	    (status = load_draft(&a, pl, np, &draft)))
 		goto out;
 	/* GGUFs alone, or a Mac's unified memory (what Ollama and LM Studio
 	 * run there): llama.cpp's rules, unless --engine names others */
@@ -473,6 +555,7 @@ out:
 		kv_model_free(pl[i].m);
 	free(pl);
 	kv_gpus_free(gpus);
+	kv_model_free(draft);
 	kv_effs_free(a.effs);
 	free(a.o.ctx);
 	free(a.o.dtypes);

@@ -43,6 +43,8 @@ struct args {
 	struct kv_offload off; /* --kv-offload, --prefix-hit (o.offload) */
 	const char *tier_opt;  /* the option that gave the host tier */
 	bool link_host_given;  /* --host-link */
+	const char *draft;     /* --draft: the drafter's config */
+	bool spec_opts;        /* --spec-tokens or an acceptance given */
 };
 
 /* --list-gpus: the table of gpus.json. */

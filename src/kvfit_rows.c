@@ -11,17 +11,18 @@
 #include "kvfit.h"
 #include "kv/units.h"
 
-/* a table on a terminal: the answer first (LoRA's slots, a host tier's
- * tokens and a prompt's hits where the row has them) */
+/* a table on a terminal: the answer first (a column the rows lack, as
+ * LoRA's, a host tier's, a prompt's hits or speculative decoding's
+ * without them, is left out) */
 static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "lora_bytes", "free_kv_bytes",
 	"kv_bytes", "host_kv_tokens", "step_users", "step_fits", "step_ms",
-	"tokens_per_s"};
+	"tokens_per_s", "draft_weights_bytes", "draft_bytes_per_token"};
 static const char *const brief_time_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
 	"step_users", "step_fits", "hit_tokens", "load_ms", "ttft_ms",
-	"tpot_ms", "out_tokens_per_s_gpu",
+	"tpot_ms", "out_tokens_per_s_gpu", "tokens_per_step",
 	"decode_bound", "meets_target", "usd_per_mtok"};
 
 /* What the rows come to: whether one fell below a target or
@@ -89,8 +90,9 @@ static const char *weights_why(const struct kv_fit_in *in,
 		snprintf(hint, sizeof hint, "no --%s up to the %s count fits "
 			 "one sequence", lcpp ? "pp" : "tp",
 			 lcpp ? "layer" : "head");
-	snprintf(buf, n, "weights%s need %s per GPU, %s more than the %s the "
-		 "engine may use; %s",
+	snprintf(buf, n, "weights%s%s need %s per GPU, %s more than the %s "
+		 "the engine may use; %s",
+		 f->draft_weights ? ", the drafter's" : "",
 		 in->reserve   ? " and --reserve"
 		 : f->runtime ? " and the engine's own memory"
 			      : "",

@@ -210,6 +210,23 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "cost-per-hour", OPT_COST, "USD",
 	    "a GPU's price an hour: adds dollars per\n"
 	    "million output tokens"),
+	OPT(T_FIT, "spec-method", OPT_SPEC_METHOD, "HOW",
+	    "speculative decoding: draft (a draft model),\n"
+	    "eagle, eagle3 (a head), mtp (the model's\n"
+	    "own layers) or ngram (no weights)"),
+	OPT(T_FIT, "draft", OPT_DRAFT, "CONFIG",
+	    "the draft model's or head's config (alone:\n"
+	    "--spec-method draft)"),
+	OPT(T_FIT, "spec-tokens", OPT_SPEC_TOKENS, "K",
+	    "tokens drafted a round, 1 to 64 (vLLM's\n"
+	    "num_speculative_tokens, SGLang's\n"
+	    "speculative-num-steps)"),
+	OPT(T_FIT, "acceptance", OPT_ACCEPT, "A",
+	    "chance a drafted token is accepted after\n"
+	    "the ones before it, (0,1]"),
+	OPT(T_FIT, "acceptance-length", OPT_ACCEPT_LEN, "L",
+	    "tokens a round gives, measured (the mean\n"
+	    "acceptance length engines print), 1 to K+1"),
 	OPT(T_FIT, "params", OPT_PARAMS, NULL,
 	    "print parameter counts and weight bytes"),
 	OPT(T_FIT, "list-gpus", OPT_LIST_GPUS, NULL,
@@ -412,6 +429,10 @@ const struct cli_opt cli_opts[] = {
 	ALIAS(T_FIT, "parallel", OPT_SEQS, "N", "llama.cpp", "max-num-seqs"),
 	ALIAS(T_FIT, "ubatch-size", OPT_BATCHED, "N", "llama.cpp",
 	      "max-num-batched-tokens"),
+	ALIAS(T_FIT, "model-draft", OPT_DRAFT, "CONFIG", "llama.cpp",
+	      "draft"),
+	ALIAS(T_FIT, "draft-max", OPT_SPEC_TOKENS, "K", "llama.cpp",
+	      "spec-tokens"),
 	ALIAS(T_FIT, "max-running-requests", OPT_SEQS, "N", "SGLang",
 	      "max-num-seqs"),
 	ALIAS(T_FIT, "mem-fraction-static", OPT_UTIL, "F", "SGLang", "util"),
@@ -427,6 +448,10 @@ const struct cli_opt cli_opts[] = {
 	      "kv-offload"),
 	ALIAS(T_FIT, "hicache-ratio", OPT_HICACHE_RATIO, "F", "SGLang",
 	      "kv-offload"),
+	ALIAS(T_FIT, "speculative-draft-model-path", OPT_DRAFT, "CONFIG",
+	      "SGLang", "draft"),
+	ALIAS(T_FIT, "speculative-num-steps", OPT_SPEC_TOKENS, "K", "SGLang",
+	      "spec-tokens"),
 	ALIAS(T_FIT, "max_batch_size", OPT_SEQS, "N", "TensorRT-LLM",
 	      "max-num-seqs"),
 	ALIAS(T_FIT, "max_num_tokens", OPT_BATCHED, "N", "TensorRT-LLM",

@@ -18,6 +18,7 @@
 
 struct kv_lora;    /* lora.h */
 struct kv_offload; /* offload.h */
+struct kv_spec; /* spec.h */
 
 /* What is asked. Sizes are bytes per GPU unless said otherwise. */
 struct kv_fit_in {
@@ -87,6 +88,9 @@ struct kv_fit_in {
 				    for (lora.h); NULL: none */
 	const struct kv_offload *offload; /* a host tier of KV and the
 				    prompt hits (offload.h); NULL: none */
+	const struct kv_spec *spec; /* speculative decoding (spec.h): its
+				    drafter's weights and cache beside the
+				    model's; NULL: none */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
@@ -182,6 +186,13 @@ struct kv_fit {
 				      the adapters the step runs */
 	double step_lora_flops;    /* of step_flops, the adapters'
 				      shrink and expand products */
+	/* speculative decoding (in->spec), 0 without: */
+	uint64_t draft_weights;    /* the drafter's weight bytes on the GPU,
+				      beside `weights` */
+	uint64_t draft_per_token;  /* of bytes_per_token, the drafter's
+				      layers' */
+	uint64_t lookahead;        /* tokens each sequence holds past its
+				      context for the drafts in flight */
 };
 
 /* V's storage format of in: its own where v_own, else K's. */

@@ -133,6 +133,8 @@ struct kv_model {
 	uint64_t shared_ffn_dim;   /* width of the shared expert(s) in total */
 	bool expert_bias;          /* experts carry biases (gpt-oss) */
 	uint32_t n_mtp_layers;     /* extra next-token prediction layers */
+	uint64_t draft_vocab;      /* an EAGLE-3 head's own output rows
+				      (draft_vocab_size); 0: none */
 	uint32_t n_mem_blocks;     /* Zamba2: attention blocks whose weights
 				      its attention layers share in turn
 				      (num_mem_blocks); 0 none shared */

@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "params.h"
 #include "serve.h"
+#include "spec.h"
 #include "tsv.h"
 
 /* What a row solves for (kvfit --solve). */
@@ -70,6 +71,8 @@ struct kv_plan_opts {
 	const struct kv_lora *lora; /* LoRA slots (lora.h); NULL: none */
 	const struct kv_offload *offload; /* a host tier of KV, prompt hits
 				     (offload.h); NULL: none */
+	struct kv_spec spec;      /* speculative decoding; method NONE:
+				     none */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -318,17 +321,25 @@ enum kv_prow_col {
 	KV_PROW_HIT_TOKENS,
 	KV_PROW_LOAD_MS,
 	KV_PROW_RECOMPUTE_MS,
+	/* speculative decoding's, with --spec-method only */
+	KV_PROW_SPEC_METHOD,
+	KV_PROW_SPEC_TOKENS,
+	KV_PROW_DRAFT_WEIGHTS_BYTES,
+	KV_PROW_DRAFT_BYTES_PER_TOKEN,
+	KV_PROW_ACCEPTANCE,
+	KV_PROW_TOKENS_PER_STEP,
 	KV_PROW_NCOLS
 };
 
 extern const char *const kv_prow_names[KV_PROW_NCOLS];
 
-/* The columns o's rows have, in order, into cols (room for
- * KV_PROW_NCOLS); returns their count: the memory's (before KV_PROW_ISL),
- * LoRA's with o->lora, the host tier's with one; then with a workload
- * (o->work.isl) the time's (KV_PROW_ISL to KV_PROW_TIME_SOURCE), and the
- * hits' with o->offload. */
-size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *cols);
+/* The columns o's rows have, in order, into out (KV_PROW_NCOLS of room;
+ * NULL: only counted): the memory's (before KV_PROW_ISL), LoRA's with
+ * o->lora, the host tier's with one; then with a workload (o->work.isl)
+ * the time's (KV_PROW_ISL to KV_PROW_TIME_SOURCE), the hits' with
+ * o->offload, and with speculative decoding (o->spec) its own from
+ * KV_PROW_SPEC_METHOD. Returns how many. */
+size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out);
 
 /* How many columns o's rows have (kv_prow_cols). */
 size_t kv_prow_ncols(const struct kv_plan_opts *o);

@@ -167,6 +167,12 @@ struct kv_serve {
 	double load_wait_ms;     /* of ttft, the wait for cached tokens to
 				    load: load_ms, or what of it outlasts
 				    the prompt's steps where they overlap */
+	/* speculative decoding (kv_fit_in.spec): decode is then one round,
+	 * the drafter's passes and the verify step */
+	double spec_tokens;      /* output tokens a round gives, each
+				    sequence (kv_spec_tokens); 1 without */
+	struct kv_phase draft;   /* of a decode round, the drafter's
+				    passes; zeros without */
 };
 
 /*

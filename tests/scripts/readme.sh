@@ -179,7 +179,9 @@ while IFS= read -r line; do
 	esac
 	want=0
 	case $line in
-	*'# exits '[0-9]*) want=$(printf '%s\n' "$line" | sed -n 's/.*# exits \([0-9]*\).*/\1/p') ;;
+	*'# exits '[0-9]*)
+		want=$(printf '%s\n' "$line" |
+			sed -n 's/.*# exits \([0-9]*\).*/\1/p') ;;
 	esac
 	c=${line%%#*}
 	sh -c "$c" >/dev/null 2>"$tmp/err" </dev/null

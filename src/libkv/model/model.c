@@ -969,6 +969,33 @@ static int read_rope_scaling(struct cfg *c, struct kv_model *m)
 	return 0;
 }
 
+/*
+ * What speculative decoding reads of a config (kvfit --spec-method): the
+ * multi-token-prediction layers it ships beside its own, by any family's
+ * name for them (DeepSeek's and GLM-4.5's num_nextn_predict_layers,
+ * Qwen3.5's mtp_num_hidden_layers; Qwen3-Next names none and ships one, as
+ * vLLM's qwen3_next_mtp.py reads it: getattr(config,
+ * "num_nextn_predict_layers", 1)), and an EAGLE-3 head's draft_vocab_size,
+ * the rows of its own output head (0: none given).
+ */
+static int read_spec_fields(struct cfg *c, struct kv_model *m)
+{
+	static const char *const next[] = {"qwen3_next", NULL};
+	int e;
+	if (!m->n_mtp_layers &&
+	    ((e = cfg_u32(c, "num_nextn_predict_layers", false, 0, 0,
+			  MAX_LAYERS, &m->n_mtp_layers)) ||
+	     (!m->n_mtp_layers &&
+	      (e = cfg_u32(c, "mtp_num_hidden_layers", false, 0, 0,
+			   MAX_LAYERS, &m->n_mtp_layers)))))
+		return e;
+	for (const char *const *t = next; !m->n_mtp_layers && *t; t++)
+		if (!strcmp(m->model_type, *t))
+			m->n_mtp_layers = 1;
+	return cfg_uint(c, "draft_vocab_size", false, 0, 1, MAX_VOCAB,
+			&m->draft_vocab);
+}
+
 /* The rest of a decoder block's fields: vocabulary, positions, the tied
  * head, biases, the MLP's gate, the norms, the rotary base. */
 static int read_block(struct cfg *c, struct kv_model *m,
@@ -1033,6 +1060,8 @@ static int read_block(struct cfg *c, struct kv_model *m,
 	    (e = cfg_double(c, "rope_theta",
 			    m->family == KV_FAMILY_GPT2 ? 0 : 10000,
 			    &m->rope_theta)))
+		return e;
+	if ((e = read_spec_fields(c, m)))
 		return e;
 	return read_rope_scaling(c, m);
 }

@@ -12,6 +12,7 @@
 
 #include "kv/offload.h"
 #include "kv/params.h"
+#include "kv/spec.h"
 #include "server_int.h"
 
 
@@ -51,6 +52,32 @@ static int mac(uint64_t *acc, uint64_t a, uint64_t b)
 {
 	uint64_t t;
 	return kv_mul(a, b, &t) || kv_add(*acc, t, acc) ? KV_ERANGE : 0;
+}
+
+/* The drafter's cache beside the last stage's layers (speculative
+ * decoding, spec.h): its bytes a token, as the engine counts them, kept
+ * for the whole context as a layer of full attention is (its pages, the
+ * shared prefix's held once), and its weights. */
+static int draft_size(const struct fit_ctx *c, struct fit_stage *s,
+		      char *err)
+{
+	const struct kv_fit_in *in = c->in;
+	struct kv_geom full = {.attn = KV_ATTN_FULL};
+	uint64_t tb, pv, sh, rp, rs;
+	uint32_t n = 0;
+	int e;
+	for (uint32_t i = s->first; i < s->first + s->n; i++)
+		n += in->m->layers[i].attn != KV_ATTN_NONE;
+	if ((e = kv_spec_weights(in, &s->draft_w, err)) ||
+	    (e = kv_spec_token_bytes(in, &c->o, s->bpt, n, &tb, err)))
+		return e;
+	layer_tokens(c, &full, &pv, &sh, &rp, &rs);
+	s->draft_bpt = tb;
+	s->draft_layers = kv_spec_layers(in);
+	if ((e = kv_add(s->bpt, tb, &s->bpt)) || (e = mac(&s->seq, tb, pv)) ||
+	    (e = mac(&s->shared, tb, sh)))
+		return e;
+	return 0;
 }
 
 /* in's counts, where it carries those of its model and format; else
@@ -155,6 +182,8 @@ static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 		    (e = mac(&s->rshared, rb, rs)))
 			return e;
 	}
+	if (last && in->spec && (e = draft_size(c, s, err)))
+		return e;
 	if (last) { /* the output head's logits; the embedding is a lookup */
 		s->head_flops = 2.0 * (double)m->vocab * (double)m->hidden /
 				in->tp;
@@ -207,7 +236,8 @@ static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 	uint64_t need;
 	if (in->runtime && !in->reserve && sv->ops->runtime)
 		s->rt = sv->ops->runtime(c);
-	if ((e = kv_add(s->weights, in->reserve + s->rt.total, &need)))
+	if ((e = kv_add(s->weights, in->reserve + s->rt.total, &need)) ||
+	    (e = kv_add(need, s->draft_w, &need)))
 		return e;
 	/* LoRA slots, allocated with the model, before the KV budget */
 	if ((e = kv_lora_stage(in, s->first, s->n, first, last, &s->lora)) ||
@@ -316,7 +346,8 @@ bool kv_fit_refuses(const struct kv_fit_in *in, char *err)
 			 kv_dtype_name(v));
 		return true;
 	}
-	return kv_lora_refuses(in, err) || kv_offload_refuses(in, err);
+	return kv_lora_refuses(in, err) || kv_offload_refuses(in, err) ||
+	       kv_spec_refuses(in, err);
 }
 
 static int check(const struct kv_fit_in *in, char *err)
@@ -389,7 +420,8 @@ static int step(const struct fit_stage *s, uint64_t b, uint64_t loras,
 	if (kv_add(f->step_routed_bytes, s->routed_bytes - cut,
 		   &f->step_routed_bytes))
 		return KV_ERANGE;
-	if (kv_add(f->step_token_bytes, s->bpt, &f->step_token_bytes))
+	if (kv_add(f->step_token_bytes, s->bpt - s->draft_bpt,
+		   &f->step_token_bytes))
 		return KV_ERANGE;
 	if (kv_add(f->step_weight_bytes, w, &f->step_weight_bytes) ||
 	    kv_add(f->step_kv_bytes, kv, &f->step_kv_bytes))
@@ -426,13 +458,16 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	c.seqs = sv->seqs;
 	if (sv->ops->sched)
 		sv->ops->sched(&c);
+	if (kv_spec_max_seqs(in)) /* the engine's cap while it drafts */
+		c.seqs = kv_spec_max_seqs(in);
 	if (in->block)
 		c.block = in->block;
 	if (in->batched_tokens)
 		c.batched = in->batched_tokens;
 	if (in->max_seqs)
 		c.seqs = in->max_seqs;
-	c.ctx = fit_round_up(in->ctx, sv->ctx_pad);
+	/* a sequence holds its drafts in flight past its context */
+	c.ctx = fit_round_up(in->ctx + kv_spec_lookahead(in), sv->ctx_pad);
 	if (counted(in))
 		p = in->counts->model;
 	else if ((e = kv_model_params(m, &p, err)))
@@ -473,6 +508,9 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->batched_tokens = c.batched;
 	f->max_seqs = best.seqs ? best.seqs : c.seqs;
 	f->num_blocks = best.blocks;
+	f->draft_weights = best.draft_w;
+	f->draft_per_token = best.draft_bpt;
+	f->lookahead = kv_spec_lookahead(in);
 	f->max_concurrency = best.blocks ? best.concurrency : best.users;
 	f->lora_bytes = best.lora.slots;
 	f->lora_host_bytes = kv_lora_host_bytes(in);

@@ -157,6 +157,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.mx_experts = q && q->fmt == KV_QUANT_MXFP4,
 		.lora = o->lora,
 		.offload = o->offload,
+		.spec = kv_spec_on(&o->spec) ? &o->spec : NULL,
 	};
 }
 
@@ -517,7 +518,8 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 		struct kv_params_memo c;
 		struct kv_fit g;
 		r.why = KV_PLAN_WEIGHTS;
-		r.need = f->weights + in->reserve + f->runtime + f->lora_bytes;
+		r.need = f->weights + f->draft_weights + in->reserve +
+			 f->runtime + f->lora_bytes;
 		kv_fit_memo(&x, &c);
 		for (x.pp = in->pp + 1; x.pp <= in->m->n_layers && !r.pp;
 		     x.pp++)
@@ -526,7 +528,8 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 		kv_params_memo_free(&c);
 	} else if (f->missing) {
 		r.why = KV_PLAN_WEIGHTS;
-		r.need = f->weights + in->reserve + f->runtime + f->lora_bytes;
+		r.need = f->weights + f->draft_weights + in->reserve +
+			 f->runtime + f->lora_bytes;
 		/* an error leaves tp 0: no --tp to suggest */
 		kv_fit_solve_tp(in, 1, kv_plan_max_tp(in->m), &r.tp, err);
 	} else if (in->server->start_check && !f->users_whole) {

@@ -76,6 +76,12 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_HIT_TOKENS] = "hit_tokens",
 	[KV_PROW_LOAD_MS] = "load_ms",
 	[KV_PROW_RECOMPUTE_MS] = "recompute_ms",
+	[KV_PROW_SPEC_METHOD] = "spec_method",
+	[KV_PROW_SPEC_TOKENS] = "spec_tokens",
+	[KV_PROW_DRAFT_WEIGHTS_BYTES] = "draft_weights_bytes",
+	[KV_PROW_DRAFT_BYTES_PER_TOKEN] = "draft_bytes_per_token",
+	[KV_PROW_ACCEPTANCE] = "acceptance",
+	[KV_PROW_TOKENS_PER_STEP] = "tokens_per_step",
 };
 
 /* A count, or an empty cell where the engine has none. */
@@ -98,33 +104,37 @@ static bool host_tier(const struct kv_plan_opts *o)
 	return o->offload && (o->offload->bytes || o->offload->ratio > 0);
 }
 
-/* Appends columns [from, to] to cols at *n. */
-static void span(enum kv_prow_col *cols, size_t *n, enum kv_prow_col from,
+/* Appends columns [from, to] to out at *n (out NULL: counts them). */
+static void span(enum kv_prow_col *out, size_t *n, enum kv_prow_col from,
 		 enum kv_prow_col to)
 {
-	for (int c = from; c <= (int)to; c++)
-		cols[(*n)++] = (enum kv_prow_col)c;
+	for (int c = from; c <= (int)to; c++) {
+		if (out)
+			out[*n] = (enum kv_prow_col)c;
+		(*n)++;
+	}
 }
 
-size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *cols)
+size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
 {
 	size_t n = 0;
-	span(cols, &n, KV_PROW_MODEL, KV_PROW_BOUND);
+	span(out, &n, KV_PROW_MODEL, KV_PROW_BOUND);
 	if (o->lora)
-		span(cols, &n, KV_PROW_MAX_LORAS, KV_PROW_LORA_STEP_FLOPS);
+		span(out, &n, KV_PROW_MAX_LORAS, KV_PROW_LORA_STEP_FLOPS);
 	if (host_tier(o))
-		span(cols, &n, KV_PROW_HOST_KV_TOKENS, KV_PROW_HOST_KV_BYTES);
+		span(out, &n, KV_PROW_HOST_KV_TOKENS, KV_PROW_HOST_KV_BYTES);
 	if (o->work.isl)
-		span(cols, &n, KV_PROW_ISL, KV_PROW_TIME_SOURCE);
+		span(out, &n, KV_PROW_ISL, KV_PROW_TIME_SOURCE);
 	if (o->work.isl && o->offload)
-		span(cols, &n, KV_PROW_HIT_TOKENS, KV_PROW_RECOMPUTE_MS);
+		span(out, &n, KV_PROW_HIT_TOKENS, KV_PROW_RECOMPUTE_MS);
+	if (kv_spec_on(&o->spec))
+		span(out, &n, KV_PROW_SPEC_METHOD, KV_PROW_TOKENS_PER_STEP);
 	return n;
 }
 
 size_t kv_prow_ncols(const struct kv_plan_opts *o)
 {
-	enum kv_prow_col cols[KV_PROW_NCOLS];
-	return kv_prow_cols(o, cols);
+	return kv_prow_cols(o, NULL);
 }
 
 /* Whether c is a timed row's (empty where the row was not timed; isl and
@@ -132,7 +142,30 @@ size_t kv_prow_ncols(const struct kv_plan_opts *o)
 static bool timed_col(enum kv_prow_col c)
 {
 	return (c > KV_PROW_OSL && c <= KV_PROW_TIME_SOURCE) ||
-	       c >= KV_PROW_HIT_TOKENS;
+	       (c >= KV_PROW_HIT_TOKENS && c <= KV_PROW_RECOMPUTE_MS);
+}
+
+/* Speculative decoding's cells (KV_PROW_SPEC_METHOD on). */
+static void spec_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
+		      enum kv_prow_col c, struct kv_cell *out)
+{
+	const struct kv_spec *s = &o->spec;
+	double e = kv_spec_tokens(s);
+	switch (c) {
+	case KV_PROW_SPEC_METHOD: kv_cell_str(out, kv_spec_method_name(s->method)); break;
+	case KV_PROW_SPEC_TOKENS: kv_cell_num(out, KV_CELL_U64, s->k); break;
+	case KV_PROW_DRAFT_WEIGHTS_BYTES: kv_cell_num(out, KV_CELL_BYTES, r->f.draft_weights); break;
+	case KV_PROW_DRAFT_BYTES_PER_TOKEN: kv_cell_num(out, KV_CELL_BYTES, r->f.draft_per_token); break;
+	case KV_PROW_ACCEPTANCE:
+		if (s->accept > 0)
+			kv_cell_real(out, s->accept, 3);
+		break;
+	case KV_PROW_TOKENS_PER_STEP:
+		if (!isnan(e))
+			kv_cell_real(out, e, 3);
+		break;
+	default: break;
+	}
 }
 
 void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
@@ -143,6 +176,10 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	const struct kv_serve *s = &r->s;
 	uint64_t tier_tokens, tier_bytes;
 	kv_cell_empty(out);
+	if (c >= KV_PROW_SPEC_METHOD) {
+		spec_cell(r, o, c, out);
+		return;
+	}
 	if (timed_col(c) && !r->timed)
 		return; /* a row not timed: only isl and osl */
 	switch (c) {

@@ -16,6 +16,7 @@
 
 #include "kv/eff.h"
 #include "kv/serve.h"
+#include "kv/spec.h"
 
 /* Chunk offsets probed at most per prefill: a longer prompt in smaller
  * chunks is timed in runs of chunks, each at its middle chunk. */
@@ -304,6 +305,35 @@ static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
 	return 0;
 }
 
+static void phase_add(struct kv_phase *a, const struct kv_phase *b,
+		      double n);
+static int spec_draft(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		      uint64_t b, uint64_t ctx, uint64_t prompt,
+		      struct kv_phase *p, char *err);
+
+/* What speculative decoding's time needs: the tokens a round gives (an
+ * acceptance given), and the steady state (a burst's waves step token by
+ * token, not modelled with it). */
+static int spec_check(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		      char *err)
+{
+	if (!kv_spec_on(in->spec))
+		return 0;
+	if (isnan(kv_spec_tokens(in->spec))) {
+		snprintf(err, KV_ERRLEN, "%s: timing speculative decoding needs "
+			 "--acceptance or --acceptance-length",
+			 in->m->name);
+		return KV_EINVAL;
+	}
+	if (w->arrivals == KV_ARRIVE_BURST) {
+		snprintf(err, KV_ERRLEN, "%s: --arrivals burst with "
+			 "--spec-method: not modelled (give steady, or "
+			 "--request-rate)", in->m->name);
+		return KV_EINVAL;
+	}
+	return 0;
+}
+
 /*
  * The steady state of `users` requests served in a closed loop, each
  * sent as the last ends: over one request's life the engine also runs
@@ -329,39 +359,54 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	double np = (double)out->chunks, isl = (double)(w->isl - w->cached);
 	double pre = out->prefill.ms, dms = out->decode.ms;
 	double own = pre, active, x = 0, d = 0;
+	/* speculative decoding: a request's decodes are rd rounds of q
+	 * tokens each verified (q 1, rd osl - 1 without) */
+	double q = kv_spec_on(in->spec) ? in->spec->k + 1.0 : 1;
+	double rd = o1 / (out->spec_tokens > 0 ? out->spec_tokens : 1);
 	int e;
 	if (alone) {
-		out->steps = b * np + o1;
-		active = b * pre + o1 * dms;
-		if (np == 1 && b > o1) { /* prompts share prefill steps */
-			double s = fmax(o1, 1);
+		out->steps = b * np + rd;
+		active = b * pre + rd * dms;
+		if (np == 1 && b > rd) { /* prompts share prefill steps */
+			double s = fmax(rd, 1);
 			if (budget && b * isl / (double)budget > s)
 				s = b * isl / (double)budget;
 			x = b / s;
-			out->steps = s + o1;
+			out->steps = s + rd;
 		}
 	} else {
-		double n0 = np + o1;
+		double n0 = np + rd;
 		out->steps = n0;
 		active = b * pre + (n0 - b * np) * dms;
 		if (b * np > n0) { /* more prompts than steps */
-			if (budget && b * (isl + o1) / (double)budget > n0)
-				out->steps = b * (isl + o1) / (double)budget;
+			if (budget &&
+			    b * (isl + rd * q) / (double)budget > n0)
+				out->steps = b * (isl + rd * q) /
+					     (double)budget;
 			x = b / out->steps;
-			d = b * o1 / out->steps;
+			d = b * rd / out->steps;
 		}
 	}
 	if (x > 0) {
+		/* each decode of the mix verifies q tokens, its cache read
+		 * once for them, and the drafter runs for those sequences */
+		struct token dq = *dec;
+		struct kv_phase dr = {0};
+		dq.kv /= q;
 		out->share = x;
-		if ((e = mixed_step(in, r, pw, x, d, dec, tok_bytes,
-				    &out->mix, err)))
+		if ((e = mixed_step(in, r, pw, x, d * q, &dq, tok_bytes,
+				    &out->mix, err)) ||
+		    (d > 0 && kv_spec_on(in->spec) &&
+		     (e = spec_draft(in, w, (uint64_t)llround(fmax(d, 1)),
+				     out->decode_ctx, 0, &dr, err))))
 			return e;
+		phase_add(&out->mix, &dr, 1);
 		if (!alone) { /* every step the mix */
-			own = (out->steps - o1) * out->mix.ms;
+			own = (out->steps - rd) * out->mix.ms;
 			active = out->steps * out->mix.ms;
 		} else {
 			own = out->mix.ms;
-			active = (out->steps - o1) * own + o1 * dms;
+			active = (out->steps - rd) * own + rd * dms;
 		}
 	}
 	/* a request that arrives during a step of the others waits for it
@@ -819,6 +864,124 @@ static int rates_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	return 0;
 }
 
+/*
+ * Speculative decoding (spec.h). A pass of a model over q tokens of each
+ * of b sequences at context ctx, added to p: the weights the b q tokens
+ * touch read once (and xbytes more, a drafter's matrices beyond its
+ * model), every token's products (and xflops each), `rows` rows of
+ * logits, each sequence's cache read once and its q tokens' written,
+ * attention's FLOPs for each of the q tokens over it.
+ */
+static int spec_pass(const struct kv_fit_in *in, const struct rates *r,
+		     uint64_t b, uint64_t q, uint64_t rows, uint64_t ctx,
+		     double xbytes, double xflops, struct kv_phase *p,
+		     double *longest, char *err)
+{
+	struct kv_fit f, fw;
+	int e;
+	if ((e = probe(in, ctx, b, &f, err)) ||
+	    (e = probe(in, 1, b * q, &fw, err)))
+		return e;
+	double t = (double)(b * q), bb = (double)b;
+	double lin = f.step_flops - f.step_attn_flops - f.step_head_flops;
+	struct op ops[2] = {
+		{(double)(fw.step_weight_bytes - fw.step_lookup_bytes) + xbytes,
+		 (double)q * lin + (double)rows / bb * f.step_head_flops +
+			 t * xflops,
+		 (double)fw.step_routed_bytes, (double)q * f.step_routed_flops},
+		{(double)f.step_kv_bytes + t * (double)f.step_token_bytes,
+		 (double)q * f.step_attn_flops, 0, 0},
+	};
+	struct shape sh = {t, (double)rows, 0};
+	add_steps(p, r, 1, t > 1, ops, &sh, link_bytes(in, r->act, b * q),
+		  longest);
+	return 0;
+}
+
+/* The phase a += b x n (bound: a's, or b's where a has none). */
+static void phase_add(struct kv_phase *a, const struct kv_phase *b, double n)
+{
+	a->bytes += n * b->bytes;
+	a->flops += n * b->flops;
+	a->link_bytes += n * b->link_bytes;
+	a->mem_ms += n * b->mem_ms;
+	a->compute_ms += n * b->compute_ms;
+	a->link_ms += n * b->link_ms;
+	a->ms += n * b->ms;
+	if (!a->bound)
+		a->bound = b->bound;
+}
+
+/* The drafter's rates (its own layers' costs, no scheduling of its own:
+ * the engine's step cost is the round's, counted once). */
+static int draft_rates(const struct kv_fit_in *dx, const struct kv_serve_in *w,
+		       struct rates *r, char *err)
+{
+	struct kv_serve_in x = *w;
+	x.step_given = true;
+	x.step_us = 0;
+	return rates_of(dx, &x, r, err);
+}
+
+/*
+ * The drafter's passes of one round for b sequences at ctx, into *p: k
+ * passes, the first over the k + 1 tokens each sequence had verified (the
+ * drafter catches up on those accepted, as vLLM's propose and SGLang's
+ * draft extend run it; its logits of the last), then k - 1 of one token
+ * each. Nothing for n-gram lookup, which runs on the host. With `prompt`,
+ * one pass over a prompt chunk of that many tokens instead.
+ */
+static int spec_draft(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		      uint64_t b, uint64_t ctx, uint64_t prompt,
+		      struct kv_phase *p, char *err)
+{
+	struct kv_model own;
+	struct kv_fit_in dx;
+	struct kv_params_memo c;
+	struct rates r;
+	double xb, xf, longest = 0;
+	uint32_t k = in->spec->k;
+	int e;
+	*p = (struct kv_phase){0};
+	if (!b || !kv_spec_drafter(in, &own, &dx, &xb, &xf))
+		return 0;
+	kv_fit_memo(&dx, &c);
+	if (!(e = draft_rates(&dx, w, &r, err))) {
+		if (prompt)
+			e = spec_pass(&dx, &r, 1, prompt, 1, ctx, xb, xf, p,
+				      &longest, err);
+		else
+			e = spec_pass(&dx, &r, b, k + 1, b, ctx, xb, xf, p,
+				      &longest, err);
+	}
+	for (uint32_t i = 1; !e && !prompt && i < k; i++)
+		e = spec_pass(&dx, &r, b, 1, b, ctx, xb, xf, p, &longest,
+			      err);
+	kv_params_memo_free(&c);
+	return e;
+}
+
+/* One round of speculative decoding of b sequences at ctx, into *round:
+ * the drafter's passes (also into *draft), then the target's verify step
+ * over the k + 1 tokens of each (the k drafted and the one before them),
+ * its weights read once for them all and each sequence's cache once. */
+static int spec_round(const struct kv_fit_in *in, const struct kv_serve_in *w,
+		      const struct rates *r, uint64_t b, uint64_t ctx,
+		      struct kv_phase *round, struct kv_phase *draft,
+		      char *err)
+{
+	uint64_t q = (uint64_t)in->spec->k + 1;
+	double longest = 0;
+	struct kv_phase v = {0};
+	int e;
+	if ((e = spec_draft(in, w, b, ctx, 0, draft, err)) ||
+	    (e = spec_pass(in, r, b, q, b * q, ctx, 0, 0, &v, &longest, err)))
+		return e;
+	*round = v;
+	phase_add(round, draft, 1);
+	return 0;
+}
+
 /* One decode step of w's users, every sequence at the mean context of
  * the output (tokens isl + 1 .. isl + osl - 1 are each one step's), into
  * out->decode; *f is kv_fit_solve()'s count of it. */
@@ -832,6 +995,10 @@ static int decode_step(const struct kv_fit_in *in,
 	int e = probe(in, out->decode_ctx, b, f, err);
 	if (e)
 		return e;
+	out->spec_tokens = kv_spec_tokens(in->spec);
+	if (kv_spec_on(in->spec)) /* a round: the drafter's, the verify */
+		return spec_round(in, w, r, b, out->decode_ctx, &out->decode,
+				  &out->draft, err);
 	struct op ops[2] = {
 		{(double)(f->step_weight_bytes - f->step_lookup_bytes),
 		 f->step_flops - f->step_attn_flops,
@@ -866,7 +1033,7 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			      ? "datasheet"
 		      : w->source ? w->source
 				  : "datasheet";
-	if ((e = rates_of(in, w, &r, err)) ||
+	if ((e = spec_check(in, w, err)) || (e = rates_of(in, w, &r, err)) ||
 	    (e = decode_step(in, &run, &r, out, &f, err)) ||
 	    (e = token_at(in, out->decode_ctx, &dec, err)))
 		return e;
@@ -880,6 +1047,12 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	uint64_t d = alone ? 0 : b - 1;
 	uint64_t todo = w->isl - w->cached; /* the prompt's tokens computed */
 	uint64_t budget = f.batched_tokens, c = todo;
+	/* speculative decoding: each decode beside a chunk verifies q
+	 * tokens, its cache read once for them (q 1 without) */
+	uint64_t q = kv_spec_on(in->spec) ? in->spec->k + 1ULL : 1;
+	struct token decq = dec;
+	decq.kv /= (double)q;
+	d *= q;
 	if (whole && budget && todo > budget) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: %s runs a prompt in one step (chunked prefill "
@@ -900,15 +1073,26 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->chunks = full + (rem != 0);
 	for (uint64_t k = 0; k < full; k += g) {
 		uint64_t n = full - k < g ? full - k : g;
-		if ((e = prefill_run(in, &r, w->cached + k * c, c, n, d, &dec,
+		if ((e = prefill_run(in, &r, w->cached + k * c, c, n, d, &decq,
 				     tok_bytes, &out->prefill, &pw, &longest,
 				     err)))
 			return e;
 	}
 	if (rem && (e = prefill_run(in, &r, w->cached + full * c, rem, 1, d,
-				    &dec, tok_bytes, &out->prefill, &pw,
+				    &decq, tok_bytes, &out->prefill, &pw,
 				    &longest, err)))
 		return e;
+	if (kv_spec_on(in->spec)) {
+		/* each prefill step, the drafter's pass over the chunk and
+		 * its round for the decodes beside it */
+		struct kv_phase pc, pd;
+		if ((e = spec_draft(in, w, 1, out->decode_ctx, c, &pc, err)) ||
+		    (e = spec_draft(in, w, d / q, out->decode_ctx, 0, &pd,
+				    err)))
+			return e;
+		phase_add(&pc, &pd, 1);
+		phase_add(&out->prefill, &pc, (double)out->chunks);
+	}
 	/* the cached tokens load beside the prompt's steps, or before */
 	out->load_wait_ms = w->load_overlaps
 				    ? fmax(0, w->load_ms - out->prefill.ms)

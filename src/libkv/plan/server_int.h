@@ -59,6 +59,10 @@ struct fit_stage {
 				  concurrency"); else users */
 	struct kv_lora_stage lora; /* LoRA slots, taken before the KV
 				  budget, and what one adapter costs */
+	uint64_t draft_w;      /* speculative decoding, the last stage: the
+				  drafter's weight bytes on one rank */
+	uint64_t draft_bpt;    /* of bpt, its layers' (spec.h) */
+	uint32_t draft_layers; /* those layers */
 };
 
 /*

@@ -5,6 +5,7 @@
  * and Mamba pools, and the cap on running requests it derives from them.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kv/lora.h"
@@ -276,11 +277,18 @@ static bool mamba_pools(const struct fit_ctx *c, struct fit_stage *s,
 static int pools(const struct fit_ctx *c, struct fit_stage *s, char *err)
 {
 	uint64_t states = 0, p = c->block;
-	(void)err;
+	bool swa;
 	if (!s->seq)
 		return 0;
-	if (!swa_pools(c, s) && !mamba_pools(c, s, &states) && !s->shared &&
-	    s->bpt) {
+	/* a drafter's cache (speculative decoding) is in s->bpt as SGLang
+	 * counts it (spec.h); its SWA configurator's own rule is not kept */
+	if ((swa = swa_pools(c, s)) && s->draft_bpt) {
+		snprintf(err, KV_ERRLEN, "%s: sglang: speculative decoding "
+			 "beside its hybrid sliding-window pools: not modelled",
+			 c->in->m->name);
+		return KV_EINVAL;
+	}
+	if (!swa && !mamba_pools(c, s, &states) && !s->shared && s->bpt) {
 		s->tokens = s->free_kv / s->bpt / p * p;
 		s->users = (double)s->tokens / (double)paged(c->ctx, p);
 		s->whole = (uint64_t)s->users;

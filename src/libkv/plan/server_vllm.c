@@ -151,6 +151,27 @@ static bool windowed(const struct kv_geom *g)
 	       g->window;
 }
 
+/* Puts a layer of spec x among the specs sp (ns of them, at most 64): in
+ * the one page of every layer where uniform, else with the layers of its
+ * own spec; false where a new spec would be the 65th. */
+static bool group(struct spec *sp, uint32_t *ns, bool uniform, struct spec x)
+{
+	uint32_t k = 0;
+	if (uniform && *ns) {
+		sp[0].tb += x.tb;
+		return true;
+	}
+	while (k < *ns && !(sp[k].kind == x.kind && sp[k].window == x.window &&
+			    sp[k].tb == x.tb))
+		k++;
+	if (k == *ns && *ns == 64)
+		return false;
+	if (k == *ns)
+		sp[(*ns)++] = x;
+	sp[k].n++;
+	return true;
+}
+
 /*
  * vLLM's KV cache manager (v1; vllm/v1/core/kv_cache_utils.py): every
  * layer of the stage has a spec (full attention, a sliding window, a
@@ -206,19 +227,20 @@ static int pools(const struct fit_ctx *c, struct fit_stage *s, char *err)
 			x.kind = windowed(&g) ? g.attn : KV_ATTN_FULL;
 			x.window = x.kind != KV_ATTN_FULL ? g.window : 0;
 		}
-		if (uniform && ns) {
-			sp[0].tb += x.tb;
-			continue;
-		}
-		uint32_t k = 0;
-		while (k < ns && !(sp[k].kind == x.kind &&
-				   sp[k].window == x.window && sp[k].tb == x.tb))
-			k++;
-		if (k == ns && ns == 64) /* not grouped: the generic count */
+		if (!group(sp, &ns, uniform, x))
+			return 0; /* not grouped: the generic count */
+	}
+	/* a drafter's layers (speculative decoding) are layers of full
+	 * attention in the same pool (llm_base_proposer.py, 00c4f22d,
+	 * load_model: the draft's attention layers with a KV cache spec) */
+	for (uint32_t j = 0; s->draft_bpt && j < s->draft_layers; j++) {
+		/* each its share of the drafter's bytes (its layers alike) */
+		struct spec x = {.kind = KV_ATTN_FULL,
+				 .tb = s->draft_bpt / s->draft_layers};
+		if (j + 1 == s->draft_layers)
+			x.tb += s->draft_bpt % s->draft_layers;
+		if (!group(sp, &ns, uniform, x))
 			return 0;
-		if (k == ns)
-			sp[ns++] = x;
-		sp[k].n++;
 	}
 	if (!ns)
 		return 0;
