@@ -1,7 +1,8 @@
 /*
  * model_quant.c - how a checkpoint stores its weights: the dtype a config
- * names, and its quantization_config (which matrices are stored how, and
- * which modules are left as they are).
+ * names, and its quantization (which matrices are stored how, and which
+ * modules are left as they are): a quantization_config, or MLX's
+ * quantization block.
  */
 #include <stdio.h>
 #include <string.h>
@@ -80,8 +81,20 @@ static int quant_ignore(struct cfg *q, struct kv_quant *k)
 	return 0;
 }
 
+/* A group size g, the field `where`, that must divide the hidden size
+ * (every matrix's rows are made of it). */
+static int divides_hidden(struct cfg *q, const struct kv_model *m,
+			  const char *where, uint64_t g)
+{
+	if (g && m->hidden % g == 0)
+		return 0;
+	return cfg_fail(q, "%s: must divide the hidden size (%llu), got %llu",
+			where, (unsigned long long)m->hidden,
+			(unsigned long long)g);
+}
+
 /* A group size: -1 (or absent: def) for one scale per row, else a size
- * that divides the hidden size (every matrix's rows are made of it). */
+ * that divides the hidden size. */
 static int quant_group(struct cfg *q, const struct kv_model *m,
 		       const char *field, uint64_t def, uint64_t *out)
 {
@@ -95,13 +108,7 @@ static int quant_group(struct cfg *q, const struct kv_model *m,
 		return 0;
 	}
 	int e = cfg_check_uint(q, it, where, 1, MAX_HIDDEN, out);
-	if (!e && m->hidden % *out)
-		return cfg_fail(q,
-				"%s: must divide the hidden size (%llu), got "
-				"%llu",
-				where, (unsigned long long)m->hidden,
-				(unsigned long long)*out);
-	return e;
+	return e ? e : divides_hidden(q, m, where, *out);
 }
 
 /* fp8's weight_block_size, [n, k]: into k->block_n and block_k. */
@@ -232,13 +239,177 @@ static bool declares_fp8_cache(const cJSON *q)
 	       !strcmp(type->valuestring, "float");
 }
 
+/* MLX's modes (mlx/nn/layers/quantized.py _defaults_for_mode; mlx/ops.cpp
+ * affine_quantize and fp_quantize, commit 846d1762): the group and bits a
+ * module that names none takes, whether they are the only ones the mode
+ * takes (its floats), and a scale's bytes (0: the model's dtype, with a
+ * bias as large beside it). */
+static const struct mlx_mode {
+	const char *name;
+	uint32_t group, bits;
+	bool fixed;
+	uint32_t scale;
+} mlx_modes[] = {{"affine", 64, 4, false, 0},
+		 {"mxfp4", 32, 4, true, 1},
+		 {"nvfp4", 16, 4, true, 1},
+		 {"mxfp8", 32, 8, true, 1}};
+
+/* The mode a format names (affine when it names none) into *out. */
+static int mlx_mode(struct cfg *q, const struct mlx_mode **out)
+{
+	const char *s = NULL;
+	char where[320];
+	int e = cfg_str(q, "mode", &s);
+	*out = &mlx_modes[0];
+	if (e || !s)
+		return e;
+	for (size_t i = 0; i < sizeof mlx_modes / sizeof *mlx_modes; i++)
+		if (!strcmp(s, mlx_modes[i].name)) {
+			*out = &mlx_modes[i];
+			return 0;
+		}
+	cfg_find(q, "mode", where, sizeof where);
+	return cfg_fail(q,
+			"%s: unknown mode, expected affine, mxfp4, nvfp4 or "
+			"mxfp8, got \"%.60s\"",
+			where, s);
+}
+
+/* Whether v is one of mode md's: its own where it fixes one, else one of
+ * the list affine takes (0-terminated). */
+static bool mlx_takes(const struct mlx_mode *md, uint64_t own, uint64_t v,
+		      const uint64_t *list)
+{
+	if (md->fixed)
+		return v == own;
+	for (; *list; list++)
+		if (v == *list)
+			return true;
+	return false;
+}
+
 /*
- * The checkpoint's quantization_config (at the top level or in the text
- * model's): which matrices are stored how, and which modules are left as
- * they are. A quant_method not modelled is kept as KV_QUANT_UNKNOWN (the
- * tools say so and count the parameters in the config's dtype); a
- * malformed one (bits 0, a group size that does not divide, a string where
- * a number belongs) is refused.
+ * One MLX format into r: the block's own ({"group_size": 64, "bits": 4},
+ * both required, as mlx-lm's load_model reads them) or a module's, whose
+ * fields left out take its mode's defaults and whose mode is affine
+ * unless it names one (to_quantized() of mlx's Linear). Affine takes 2 to
+ * 8 bits but 7 in groups of 32, 64 or 128; a float mode its own alone.
+ */
+static int mlx_format(struct cfg *q, bool top, struct kv_quant_rule *r)
+{
+	static const uint64_t bits_ok[] = {2, 3, 4, 5, 6, 8, 0};
+	static const uint64_t groups_ok[] = {32, 64, 128, 0};
+	const struct mlx_mode *md;
+	uint64_t bits, group;
+	char where[320];
+	int e;
+	if ((e = mlx_mode(q, &md)) ||
+	    (e = cfg_uint(q, "bits", top, md->bits, 0, 64, &bits)) ||
+	    (e = cfg_uint(q, "group_size", top, md->group, 0, MAX_HIDDEN,
+			  &group)))
+		return e;
+	if (!mlx_takes(md, md->bits, bits, bits_ok)) {
+		cfg_find(q, "bits", where, sizeof where);
+		return md->fixed ? cfg_fail(q, "%s: must be %u for mode %s, "
+					    "got %llu", where, md->bits,
+					    md->name, (unsigned long long)bits)
+				 : cfg_fail(q, "%s: must be 2, 3, 4, 5, 6 or 8 "
+					    "for mode affine, got %llu", where,
+					    (unsigned long long)bits);
+	}
+	if (!mlx_takes(md, md->group, group, groups_ok)) {
+		cfg_find(q, "group_size", where, sizeof where);
+		return md->fixed ? cfg_fail(q, "%s: must be %u for mode %s, "
+					    "got %llu", where, md->group,
+					    md->name, (unsigned long long)group)
+				 : cfg_fail(q, "%s: must be 32, 64 or 128 for "
+					    "mode affine, got %llu", where,
+					    (unsigned long long)group);
+	}
+	*r = (struct kv_quant_rule){.bits = (uint32_t)bits,
+				    .group = group,
+				    .scale_bytes = md->scale,
+				    .bias = !md->fixed};
+	return 0;
+}
+
+/* The entries of MLX's block that name modules (all but its own bits,
+ * group_size and mode): false leaves the module in the dtype, true gives
+ * it the block's format (nn.quantize's class_predicate), an object its
+ * own; anything else is refused. */
+static int mlx_rules(struct cfg *q, const struct kv_quant_rule *top,
+		     struct kv_quant *k)
+{
+	static const char *const own[] = {"bits", "group_size", "mode", NULL};
+	const cJSON *it;
+	cJSON_ArrayForEach(it, q->root)
+	{
+		struct kv_quant_rule r = *top;
+		char prefix[320], got[96];
+		int e = 0;
+		if (cfg_one_of(it->string, own))
+			continue;
+		snprintf(prefix, sizeof prefix, "quantization.%.280s",
+			 it->string);
+		if (cJSON_IsObject(it)) {
+			struct cfg sub = *q;
+			sub.root = sub.text = it;
+			sub.prefix = prefix;
+			e = mlx_format(&sub, false, &r);
+		} else if (cJSON_IsFalse(it)) {
+			r.off = true;
+		} else if (!cJSON_IsTrue(it)) {
+			cfg_show(it, got, sizeof got);
+			return cfg_fail(q,
+					"%s: must be false or an object of the "
+					"module's bits, group_size and mode, "
+					"got %s",
+					prefix, got);
+		}
+		if (e || (e = kv_quant_rule_add(k, it->string, &r)))
+			return e;
+	}
+	return 0;
+}
+
+/*
+ * An MLX checkpoint's "quantization" block, which mlx-lm's load_model
+ * reads before any quantization_config (the copy it writes there has no
+ * quant_method): every nn.Linear, Embedding and experts' SwitchLinear
+ * whose inputs its group divides in its format, routers, the embedding
+ * and the output head too, the modules its entries name each in their
+ * own (mlx_lm/utils.py load_model and quantize_model, commit d78bf58e).
+ */
+static int read_mlx(struct cfg *q, struct kv_model *m)
+{
+	struct kv_quant *k = &m->quant;
+	struct kv_quant_rule top;
+	char where[128];
+	int e = mlx_format(q, true, &top);
+	if (e)
+		return e;
+	cfg_find(q, "group_size", where, sizeof where);
+	if ((e = divides_hidden(q, m, where, top.group)))
+		return e;
+	k->fmt = KV_QUANT_MLX;
+	k->from = "quantization";
+	snprintf(k->method, sizeof k->method, "mlx");
+	k->bits = top.bits;
+	k->group = top.group;
+	k->scale_bytes = top.scale_bytes;
+	k->zeros = top.bias;
+	k->tables = true;
+	return mlx_rules(q, &top, k);
+}
+
+/*
+ * The checkpoint's quantization: MLX's block where the config has one,
+ * else its quantization_config (at the top level or in the text model's):
+ * which matrices are stored how, and which modules are left as they are.
+ * A quant_method not modelled is kept as KV_QUANT_UNKNOWN (the tools say
+ * so and count the parameters in the config's dtype); a malformed one
+ * (bits 0, a group size that does not divide, a string where a number
+ * belongs) is refused.
  */
 int read_quant(struct cfg *c, struct kv_model *m)
 {
@@ -246,10 +417,13 @@ int read_quant(struct cfg *c, struct kv_model *m)
 	bool has;
 	const char *method = NULL, *s = NULL;
 	struct kv_quant *k = &m->quant;
-	int e = cfg_nested(c, "quantization_config", &q, &has);
-	if (e || !has)
+	int e = cfg_nested(c, "quantization", &q, &has);
+	if (e || has)
+		return e ? e : read_mlx(&q, m);
+	if ((e = cfg_nested(c, "quantization_config", &q, &has)) || !has)
 		return e;
 	q.prefix = "quantization_config";
+	k->from = "quantization_config";
 	if ((e = cfg_str(&q, "quant_method", &method)) ||
 	    (e = quant_ignore(&q, k)))
 		return e;
