@@ -5,8 +5,8 @@
  * mxfp4.py GptOssMxfp4MoEMethod, auto_awq.py, auto_gptq.py,
  * compressed_tensors_wNa16.py, bitsandbytes.py) or mlx's QuantizedLinear
  * makes (mlx/ops.cpp affine_quantize, fp_quantize), the ignore lists' and
- * MLX's per-module entries' matching, and whole checkpoints against their
- * published index.
+ * MLX's per-module entries' matching, ModelOpt's hf_quant_config.json,
+ * and whole checkpoints against their published index.
  */
 #include "kv/layout.h"
 #include "kv/params.h"
@@ -410,6 +410,16 @@ static void readers(void)
 			  512 * 128 + 512 * 16 + 8);
 		kv_model_free(m);
 	}
+	/* ModelOpt's quant_algo and exclude_modules in its "quantization"
+	 * object, as hf_quant_config.json and some exports write them */
+	CHECK(with_quant("{\"quant_method\":\"modelopt\",\"quantization\":"
+			 "{\"quant_algo\":\"NVFP4\",\"exclude_modules\":"
+			 "[\"lm_head\"]}}",
+			 &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_NVFP4 && m->quant.n_ignore == 1);
+		kv_model_free(m);
+	}
 	/* fp8 static activations; a method not modelled; none named */
 	CHECK(with_quant("{\"quant_method\":\"fp8\",\"activation_scheme\":"
 			 "\"static\"}",
@@ -537,6 +547,60 @@ static void mlx_mixed(void)
 	kv_model_free(m);
 }
 
+/* ModelOpt's hf_quant_config.json beside a config.json without a
+ * quantization_config (tests/quant/modelopt-*: Llama 3.1 8B's config),
+ * read as vLLM reads it; a quantization_config in config.json wins. */
+static void modelopt_beside(void)
+{
+	struct kv_model *m = test_load("../tests/quant/modelopt-fp8/config");
+	struct kv_params p;
+	char err[KV_ERRLEN];
+	/* FP8 per tensor, input scales: the 6,979,321,856 linear values a
+	 * byte each and two float32 scalars for each of the 224 matrices;
+	 * the embedding, the excluded lm_head (2 x 128256 x 4096) and the
+	 * 266,240 norm weights in bf16 */
+	uint64_t fp8 = 6979321856ULL + 224 * 8 + 2 * 525336576ULL * 2 +
+		       266240 * 2;
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_FP8 && m->quant.kv_fp8);
+		CHECK_STR(m->quant.from, "hf_quant_config");
+		CHECK(m->quant.n_ignore == 1 &&
+		      kv_quant_ignores(&m->quant, "lm_head"));
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_U64(p.bytes, fp8);
+		CHECK(kv_opts_default(m).k_dtype == KV_DTYPE_FP8);
+		kv_model_free(m);
+	}
+	/* NVFP4, kv_cache_quant_algo null: the cache stays bf16; 9/16 of a
+	 * byte a value and two float32 scalars a matrix */
+	if ((m = test_load("../tests/quant/modelopt-nvfp4/config"))) {
+		CHECK(m->quant.fmt == KV_QUANT_NVFP4 && !m->quant.kv_fp8);
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_U64(p.bytes, 6979321856ULL / 16 * 9 + 224 * 8 +
+					   2 * 525336576ULL * 2 + 266240 * 2);
+		kv_model_free(m);
+	}
+	/* config.json's own quantization_config (fp8, dynamic: one scale a
+	 * matrix) wins over the file beside, and its FP8 cache is not read */
+	if ((m = test_load("../tests/quant/modelopt-stale/config"))) {
+		CHECK(m->quant.fmt == KV_QUANT_FP8 && !m->quant.kv_fp8);
+		CHECK_STR(m->quant.from, "quantization_config");
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_U64(p.bytes, fp8 - 224 * 4);
+		kv_model_free(m);
+	}
+	/* a config read from memory has no folder: nothing beside it */
+	const char *json = "{\"model_type\":\"llama\",\"num_hidden_layers\":1,"
+			   "\"hidden_size\":64,\"num_attention_heads\":1}";
+	CHECK(kv_model_parse(json, strlen(json),
+			     "tests/quant/modelopt-fp8/config.json", &m,
+			     err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_NONE);
+		kv_model_free(m);
+	}
+}
+
 static void checkpoints(void)
 {
 	struct kv_model *m;
@@ -579,5 +643,6 @@ int main(void)
 	checkpoints();
 	mlx_checkpoints();
 	mlx_mixed();
+	modelopt_beside();
 	return test_done("test_quant");
 }

@@ -1,15 +1,20 @@
 /*
  * model_quant.c - how a checkpoint stores its weights: the dtype a config
  * names, and its quantization (which matrices are stored how, and which
- * modules are left as they are): a quantization_config, or MLX's
- * quantization block.
+ * modules are left as they are): a quantization_config, MLX's
+ * quantization block, or ModelOpt's hf_quant_config.json beside it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
+#include "base/json.h"
 #include "kv/quant.h"
 #include "model_int.h"
+
+#define MAX_QUANT_FILE_BYTES (16u << 20) /* hf_quant_config.json: a few KiB */
 
 /* The dtype: torch_dtype (or the newer "dtype"), f32 when absent. A
  * wrapper's own comes first, its text_config's only when it has none:
@@ -237,6 +242,42 @@ static bool declares_fp8_cache(const cJSON *q)
 	return cJSON_IsFalse(dyn) && cJSON_IsNumber(bits) &&
 	       bits->valuedouble == 8 && cJSON_IsString(type) &&
 	       !strcmp(type->valuestring, "float");
+}
+
+/*
+ * ModelOpt's quantization (q: the quantization_config, or the whole of
+ * hf_quant_config.json): its quant_algo, in its "quantization" object or
+ * at its top, FP8 (per tensor, with input scales) or NVFP4 (another is
+ * left KV_QUANT_UNKNOWN); the modules that object excludes; the fp8 cache
+ * it declares (declares_fp8_cache).
+ */
+static int quant_modelopt(struct cfg *q, struct kv_quant *k)
+{
+	struct cfg in;
+	bool has;
+	const char *s = NULL;
+	char prefix[64];
+	int e = cfg_nested(q, "quantization", &in, &has);
+	if (e)
+		return e;
+	if (has) {
+		snprintf(prefix, sizeof prefix, "%s%squantization",
+			 q->prefix ? q->prefix : "", q->prefix ? "." : "");
+		in.prefix = prefix;
+		if ((e = quant_ignore(&in, k)) ||
+		    (e = cfg_str(&in, "quant_algo", &s)))
+			return e;
+	}
+	if (!s && (e = cfg_str(q, "quant_algo", &s)))
+		return e;
+	if (s && !strcmp(s, "FP8")) {
+		k->fmt = KV_QUANT_FP8;
+		k->input_scale = true;
+	} else if (s && !strcmp(s, "NVFP4")) {
+		k->fmt = KV_QUANT_NVFP4;
+	}
+	k->kv_fp8 = declares_fp8_cache(q->root);
+	return 0;
 }
 
 /* MLX's modes (mlx/nn/layers/quantized.py _defaults_for_mode; mlx/ops.cpp
@@ -478,17 +519,81 @@ int read_quant(struct cfg *c, struct kv_model *m)
 					four ? "both" : "neither");
 		k->fmt = four ? KV_QUANT_BNB4 : KV_QUANT_BNB8;
 		k->bits = four ? 4 : 8;
-	} else if (!strcmp(method, "modelopt")) {
-		if ((e = cfg_str(&q, "quant_algo", &s)))
-			return e;
-		if (s && !strcmp(s, "FP8")) {
-			k->fmt = KV_QUANT_FP8;
-			k->input_scale = true;
-		} else if (s && !strcmp(s, "NVFP4")) {
-			k->fmt = KV_QUANT_NVFP4;
-		}
+	} else if (!strncmp(method, "modelopt", 8)) {
+		return quant_modelopt(&q, k);
 	}
-	if (!strncmp(method, "modelopt", 8))
-		k->kv_fp8 = declares_fp8_cache(q.text);
 	return 0;
+}
+
+/* ModelOpt's hf_quant_config.json (c: its view), as vLLM makes it the
+ * modelopt method: its producer "modelopt", a quant_algo in its
+ * "quantization" object (null: nothing quantized, no cache declared). */
+static int modelopt_file(struct cfg *c, struct kv_quant *k)
+{
+	struct cfg p, q;
+	bool has_p, has_q;
+	const char *name = NULL, *algo = NULL;
+	char got[96];
+	int e;
+	if ((e = cfg_nested(c, "producer", &p, &has_p)) ||
+	    (has_p && (e = cfg_str(&p, "name", &name))) ||
+	    (e = cfg_nested(c, "quantization", &q, &has_q)))
+		return e;
+	if (name)
+		snprintf(got, sizeof got, "\"%.60s\"", name);
+	else
+		snprintf(got, sizeof got, "nothing");
+	if (!name || strcmp(name, "modelopt"))
+		return cfg_fail(c,
+				"producer.name: must be \"modelopt\" (vLLM "
+				"reads this file as ModelOpt's alone), got %s",
+				got);
+	if (!has_q)
+		return cfg_fail(c, "quantization: missing; ModelOpt writes "
+				"its quant_algo there");
+	if ((e = cfg_str(&q, "quant_algo", &algo)) || !algo)
+		return e;
+	k->fmt = KV_QUANT_UNKNOWN;
+	k->from = "hf_quant_config";
+	snprintf(k->method, sizeof k->method, "modelopt");
+	return quant_modelopt(c, k);
+}
+
+/*
+ * ModelOpt's hf_quant_config.json beside a checkpoint's config.json that
+ * has no quantization (ModelOpt 0.29 and before wrote it there), read as
+ * vLLM reads it: only where config.json has no quantization_config
+ * (get_config in vllm/transformers_utils/config.py, commit 0036026e), as
+ * the modelopt method where its producer is "modelopt"
+ * (_parse_quant_hf_config in vllm/config/model.py, commit 0052a5b8).
+ */
+int read_quant_beside(struct kv_model *m, const char *config_path,
+		      char *err)
+{
+	char path[4200], *text;
+	const char *base = strrchr(config_path, '/');
+	struct stat st;
+	cJSON *root = NULL;
+	size_t len;
+	if (m->quant.fmt != KV_QUANT_NONE ||
+	    strcmp(base ? base + 1 : config_path, "config.json") ||
+	    !kv_config_beside(config_path, "hf_quant_config.json", path,
+			      sizeof path) ||
+	    stat(path, &st))
+		return 0;
+	int e = kv_file_read(path, MAX_QUANT_FILE_BYTES, &text, &len, err);
+	if (e)
+		return e;
+	e = kv_json_read(text, len, path, &root, err);
+	free(text);
+	if (!e) {
+		struct cfg c = {root, root, NULL, path, err, NULL};
+		char got[96];
+		cfg_show(root, got, sizeof got);
+		e = cJSON_IsObject(root)
+			    ? modelopt_file(&c, &m->quant)
+			    : cfg_fail(&c, "not a JSON object, got %s", got);
+	}
+	cJSON_Delete(root);
+	return e;
 }
