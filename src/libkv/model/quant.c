@@ -142,7 +142,7 @@ static const char *mlx_unwrap(const char *key)
 static bool mlx_layer_name(const char *p, char *out, size_t n)
 {
 	size_t len = (size_t)snprintf(out, n, "model");
-	while (*p) {
+	while (*p && len < n) {
 		size_t l = strcspn(p, ".");
 		const char *w = NULL;
 		size_t nn = sizeof mlx_names / sizeof *mlx_names;
@@ -156,7 +156,7 @@ static bool mlx_layer_name(const char *p, char *out, size_t n)
 		len += (size_t)k;
 		p += l + (p[l] == '.');
 	}
-	return true;
+	return len < n;
 }
 
 /* params.c's name of the module mlx-lm calls key into out (n bytes; see
