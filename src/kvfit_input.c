@@ -416,10 +416,13 @@ int kvfit_load(int argc, char **argv, const struct args *a,
 			return cli_kv_error(e, err);
 		if (p->m->quant.fmt == KV_QUANT_UNKNOWN && !a->o.weights &&
 		    a->o.wdtype < 0)
-			cli_warn("%s: quantization_config: quant_method \"%s\" "
-				 "is not modelled; its weights are counted as "
+			cli_warn("%s: %s: quant_method \"%s\" is not "
+				 "modelled; its weights are counted as "
 				 "parameters x %s (weights_source config)",
-				 p->m->name, p->m->quant.method,
+				 p->m->name,
+				 p->m->quant.from ? p->m->quant.from
+						  : "quantization_config",
+				 p->m->quant.method,
 				 kv_dtype_name(p->m->dtype));
 	}
 	return 0;

@@ -1,10 +1,11 @@
 /*
  * quant.h - weights as a quantized checkpoint stores them: the bytes of one
- * linear layer's matrix under the checkpoint's quantization_config, its
- * scales, zero points and indices counted to the byte, as the serving
- * engines' loaders create them (vLLM's create_weights of each method; see
- * kvfit(1), WEIGHTS). Pure arithmetic; model_quant.c reads the config
- * into struct kv_quant, params.c walks the matrices.
+ * linear layer's matrix under the checkpoint's quantization_config (or
+ * MLX's quantization, or ModelOpt's hf_quant_config.json), its scales,
+ * zero points and indices counted to the byte, as the serving engines'
+ * loaders create them (vLLM's create_weights of each method; mlx's
+ * QuantizedLinear; see kvfit(1), WEIGHTS). Pure arithmetic; model_quant.c
+ * reads the config into struct kv_quant, params.c walks the matrices.
  */
 #ifndef KV_QUANT_H
 #define KV_QUANT_H
@@ -29,19 +30,40 @@ enum kv_quant_fmt {
 	KV_QUANT_BNB4,    /* bitsandbytes nf4/fp4: two per byte, absmax
 			   * per 64 */
 	KV_QUANT_BNB8,    /* bitsandbytes int8: a float32 scale per row */
+	KV_QUANT_MLX,     /* mlx-lm: every Linear and Embedding, ints or
+			   * floats packed in uint32 words, a scale (and
+			   * an affine bias) per group */
 	KV_QUANT_UNKNOWN, /* a quant_method not modelled: counted as the
 			   * checkpoint's dtype, and said */
 };
 
+/* One module MLX stores its own way: an entry of config.json's
+ * "quantization" keyed by the module's path ("lm_head": false, or
+ * "model.layers.0.mlp.gate": {"group_size": 64, "bits": 8}). */
+struct kv_quant_rule {
+	char *name;           /* the module as params.c names it (Transformers'
+			       * path; see kv_quant_rule_add); owned */
+	bool off;             /* left in the dtype */
+	uint32_t bits;        /* bits per value */
+	uint64_t group;       /* values of a row per scale */
+	uint32_t scale_bytes; /* bytes of a scale; 0: the dtype's */
+	bool bias;            /* a bias per group beside the scale (affine) */
+};
+
 struct kv_quant {
 	enum kv_quant_fmt fmt;
-	char method[32];      /* quant_method as the config names it */
+	char method[32];      /* quant_method as the config names it ("mlx"
+			       * for MLX's quantization) */
+	const char *from;     /* where it was read, the weights_source word:
+			       * "quantization_config", "quantization" (MLX),
+			       * "hf_quant_config"; NULL: not read */
 	uint32_t bits;        /* bits per value (4, 8) */
 	uint64_t group;       /* values of a row per scale; 0: one per row
 			       * (channel); UINT64_MAX: one per tensor */
 	uint32_t block_n, block_k; /* fp8 block scales; 0: none */
-	uint32_t scale_bytes; /* bytes of a scale */
-	bool zeros;           /* zero points stored (asymmetric) */
+	uint32_t scale_bytes; /* bytes of a scale (MLX: 0, the dtype's) */
+	bool zeros;           /* zero points stored (asymmetric; MLX: the
+			       * affine mode's bias per group) */
 	bool g_idx;           /* a K-long int32 permutation stored */
 	bool input_scale;     /* a float32 activation scale per matrix */
 	bool double_quant;    /* bitsandbytes' absmax quantized again */
@@ -56,12 +78,20 @@ struct kv_quant {
 			       * lists them; owned by the model */
 	void *re;             /* each "re:" entry compiled once (regex_t
 			       * per entry; kv_quant_ignore_add) */
+	bool tables;          /* the embeddings, output head and routers are
+			       * matrices it quantizes too (MLX), not kept
+			       * in the dtype */
+	uint32_t n_rules;
+	struct kv_quant_rule *rules; /* MLX's modules of their own format;
+				      * owned by the model */
 };
 
 /* Bytes of one matrix of k inputs and n outputs stored under q (which is
  * not NONE or UNKNOWN), or in `dtype` when q says to leave the module
  * `name` ("model.layers.3.mlp.experts.down_proj") as it is. `expert`: a
- * routed expert's matrix. Returns 0 or KV_ERANGE. */
+ * routed expert's matrix. MLX: the module's rule where it has one, else
+ * q's format where q's group divides k, else the dtype (mlx-lm leaves
+ * such a matrix as it is). Returns 0 or KV_ERANGE. */
 int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
 			  bool expert, uint64_t k, uint64_t n,
 			  enum kv_dtype dtype, uint64_t *out);
@@ -77,7 +107,18 @@ bool kv_quant_ignores(const struct kv_quant *q, const char *name);
  * expression that does not compile. */
 int kv_quant_ignore_add(struct kv_quant *q, const char *entry);
 
-/* Frees q's list (q itself is the caller's). */
+/* Adds a copy of r to q's rules for the module mlx-lm calls `key`, named
+ * as params.c names it (r->name is not read): a wrapper's prefix dropped
+ * ("language_model.model.layers.3..." is "model.layers.3..."), mlx-lm's
+ * own module names put back as Transformers' (switch_mlp: experts,
+ * block_sparse_moe: mlp, shared_expert: shared_experts, router: gate),
+ * "model.embed_tokens" and "lm_head" as they are; a path into another
+ * tower (vision_tower...) is kept as given and names no module counted.
+ * Returns 0 or KV_ENOMEM. */
+int kv_quant_rule_add(struct kv_quant *q, const char *key,
+		      const struct kv_quant_rule *r);
+
+/* Frees q's lists (q itself is the caller's). */
 void kv_quant_free(struct kv_quant *q);
 
 /* A format typed for the weights (kvfit --weights-dtype): "mxfp4" and

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kv/layout.h"
+#include "kv/params.h"
 #include "props.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,6 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.mha = true;
 		kv_model_bytes(m, &o, UINT64_MAX - 3, 1, &total, err);
 	}
+	/* the weights as the checkpoint stores them (its quantization's
+	 * entries matched module by module): an answer or an overflow */
+	struct kv_params p;
+	if (kv_model_params(m, &p, err) == 0 && p.total && !p.bytes)
+		abort();
 	const char *why = kv_props_check(m);
 	if (why) {
 		props_report(m, why);

@@ -3,9 +3,12 @@
  * per format, worked by hand from the tensors vLLM's loaders create for it
  * (vllm/model_executor/layers/quantization: fp8.py Fp8LinearMethod,
  * mxfp4.py GptOssMxfp4MoEMethod, auto_awq.py, auto_gptq.py,
- * compressed_tensors_wNa16.py, bitsandbytes.py), the ignore lists'
- * matching, and whole checkpoints against their published index.
+ * compressed_tensors_wNa16.py, bitsandbytes.py) or mlx's QuantizedLinear
+ * makes (mlx/ops.cpp affine_quantize, fp_quantize), the ignore lists' and
+ * MLX's per-module entries' matching, ModelOpt's hf_quant_config.json,
+ * and whole checkpoints against their published index.
  */
+#include "kv/layout.h"
 #include "kv/params.h"
 #include "kv/quant.h"
 #include "test.h"
@@ -110,6 +113,85 @@ static void ignores(void)
 	CHECK_U64(q.n_ignore, 0);
 }
 
+/* MLX's matrices: weight n x (k bits / 32) uint32, scales n x k/group
+ * and (affine) biases as many in the model's dtype, bf16 here; mxfp4 and
+ * mxfp8 an e8m0 byte per 32, nvfp4 an e4m3 byte per 16 (mlx/ops.cpp,
+ * commit 846d1762: affine_quantize's and fp_quantize's output shapes) */
+static void mlx_formats(void)
+{
+	struct kv_quant q = {.fmt = KV_QUANT_MLX, .bits = 4, .group = 64,
+			     .zeros = true, .tables = true};
+	/* 4096 -> 4096 at 4 bits: 4096 x 512 words, 4096 x 64 scales and
+	 * as many biases of 2 bytes */
+	CHECK_U64(bytes(&q, "x", false, 4096, 4096),
+		  4096ULL * 512 * 4 + 2 * 4096ULL * 64 * 2);
+	/* 3 bits: 4096 x 384 words (k bits / 32) */
+	q.bits = 3;
+	CHECK_U64(bytes(&q, "x", false, 4096, 4096),
+		  4096ULL * 384 * 4 + 2 * 4096ULL * 64 * 2);
+	/* a matrix whose inputs the group does not divide (k 100) stays in
+	 * the dtype, as mlx-lm's quantize_model leaves it */
+	CHECK_U64(bytes(&q, "x", false, 100, 64), 100 * 64 * 2);
+	/* mxfp4 (gpt-oss-20b's expert gate, 2880 -> 2880): 2880 x 360 words
+	 * and 2880 x 90 e8m0 scales, as vLLM's mxfp4 counts it */
+	struct kv_quant mx = {.fmt = KV_QUANT_MLX, .bits = 4, .group = 32,
+			      .scale_bytes = 1};
+	CHECK_U64(bytes(&mx, "x", true, 2880, 2880), 4147200 + 259200);
+	/* nvfp4 256 -> 512: 512 x 32 words, 512 x 16 e4m3 scales, and no
+	 * global scale (QuantizedLinear.from_linear passes none) */
+	struct kv_quant nv = {.fmt = KV_QUANT_MLX, .bits = 4, .group = 16,
+			      .scale_bytes = 1};
+	CHECK_U64(bytes(&nv, "x", false, 256, 512), 512 * 128 + 512 * 16);
+	/* mxfp8 256 -> 512: 512 x 64 words, 512 x 8 scales */
+	struct kv_quant m8 = {.fmt = KV_QUANT_MLX, .bits = 8, .group = 32,
+			      .scale_bytes = 1};
+	CHECK_U64(bytes(&m8, "x", false, 256, 512), 512 * 256 + 512 * 8);
+}
+
+/* MLX's per-module entries, keyed by mlx-lm's module paths, found under
+ * the names params.c gives the modules */
+static void mlx_rules(void)
+{
+	struct kv_quant q = {.fmt = KV_QUANT_MLX, .bits = 4, .group = 64,
+			     .zeros = true, .tables = true};
+	struct kv_quant_rule r8 = {.bits = 8, .group = 64, .bias = true};
+	struct kv_quant_rule off = {.off = true};
+	const char *eight[] = {
+		"language_model.model.layers.3.mlp.switch_mlp.down_proj",
+		"model.layers.0.mlp.router",
+		"model.language_model.embed_tokens",
+		"model.layers.1.block_sparse_moe.gate",
+		"model.layers.2.mlp.shared_expert.up_proj"};
+	for (int i = 0; i < 5; i++)
+		CHECK(kv_quant_rule_add(&q, eight[i], &r8) == 0);
+	CHECK(kv_quant_rule_add(&q, "language_model.lm_head", &off) == 0);
+	CHECK(kv_quant_rule_add(
+		      &q, "vision_tower.encoder.layers.0.self_attn.q_proj",
+		      &off) == 0);
+	CHECK_U64(q.n_rules, 7);
+	/* 256 -> 256 at 8 bits: 256 x 64 words, 256 x 4 scales and biases;
+	 * at the block's 4: 256 x 32 words */
+	uint64_t at8 = 256 * 64 * 4 + 2 * 256 * 4 * 2;
+	uint64_t at4 = 256 * 32 * 4 + 2 * 256 * 4 * 2;
+	const char *named[] = {"model.layers.3.mlp.experts.down_proj",
+			       "model.layers.0.mlp.gate", "model.embed_tokens",
+			       "model.layers.1.mlp.gate",
+			       "model.layers.2.mlp.shared_experts.up_proj"};
+	for (int i = 0; i < 5; i++)
+		CHECK_U64(bytes(&q, named[i], false, 256, 256), at8);
+	/* whole components only: layer 3's entry is not layer 30's */
+	CHECK_U64(bytes(&q, "model.layers.30.mlp.experts.down_proj", false,
+			256, 256),
+		  at4);
+	CHECK_U64(bytes(&q, "lm_head", false, 256, 256), 256 * 256 * 2);
+	/* another tower's layers are not the text model's */
+	CHECK_U64(bytes(&q, "model.layers.0.self_attn.q_proj", false, 256,
+			256),
+		  at4);
+	kv_quant_free(&q);
+	CHECK_U64(q.n_rules, 0);
+}
+
 /* --weights-dtype's formats */
 static void typed(void)
 {
@@ -160,6 +242,101 @@ static int with_quant(const char *q, struct kv_model **m, char *err)
 		 "\"torch_dtype\":\"bfloat16\",\"quantization_config\":%s}",
 		 q);
 	return kv_model_parse(json, strlen(json), "q.json", m, err);
+}
+
+/* A tiny Llama (hidden 256) with MLX's quantization block q. */
+static int with_mlx(const char *q, struct kv_model **m, char *err)
+{
+	char json[2048];
+	snprintf(json, sizeof json,
+		 "{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
+		 "\"hidden_size\":256,\"num_attention_heads\":4,"
+		 "\"intermediate_size\":512,\"vocab_size\":1000,"
+		 "\"torch_dtype\":\"bfloat16\",\"quantization\":%s,"
+		 "\"quantization_config\":{\"bits\":4}}",
+		 q);
+	return kv_model_parse(json, strlen(json), "q.json", m, err);
+}
+
+/* MLX's block: read before the quantization_config copy (which has no
+ * quant_method), its modes' defaults, its entries, and what it refuses. */
+static void mlx_readers(void)
+{
+	struct kv_model *m = NULL;
+	char err[KV_ERRLEN];
+	CHECK(with_mlx("{\"group_size\":64,\"bits\":4,"
+		       "\"model.layers.0.mlp.gate_proj\":{\"bits\":8},"
+		       "\"lm_head\":false,"
+		       "\"model.layers.1.mlp.up_proj\":{\"mode\":\"mxfp8\"},"
+		       "\"model.layers.1.mlp.down_proj\":true}",
+		       &m, err) == 0);
+	if (m) {
+		struct kv_quant *q = &m->quant;
+		CHECK(q->fmt == KV_QUANT_MLX && q->tables && q->bits == 4 &&
+		      q->group == 64 && q->zeros && !q->scale_bytes);
+		CHECK_STR(q->from, "quantization");
+		CHECK_U64(q->n_rules, 4);
+		/* a module's entry without a mode is affine, its group the
+		 * mode's default; mxfp8 its own 8 bits in groups of 32 */
+		CHECK(q->n_rules == 4 && q->rules[0].bits == 8 &&
+		      q->rules[0].group == 64 && q->rules[0].bias);
+		CHECK(q->n_rules == 4 && q->rules[1].off);
+		CHECK(q->n_rules == 4 && q->rules[2].bits == 8 &&
+		      q->rules[2].group == 32 && q->rules[2].scale_bytes == 1 &&
+		      !q->rules[2].bias);
+		CHECK(q->n_rules == 4 && q->rules[3].bits == 4 &&
+		      !q->rules[3].off);
+		kv_model_free(m);
+	}
+	/* mxfp4's group and bits are its own */
+	CHECK(with_mlx("{\"group_size\":32,\"bits\":4,\"mode\":\"mxfp4\"}",
+		       &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.scale_bytes == 1 && !m->quant.zeros);
+		kv_model_free(m);
+	}
+	static const struct {
+		const char *q, *says;
+	} bad[] = {
+		{"{\"group_size\":64,\"bits\":0}",
+		 "quantization.bits: must be 2, 3, 4, 5, 6 or 8 for mode "
+		 "affine, got 0"},
+		{"{\"group_size\":64,\"bits\":9}", "got 9"},
+		{"{\"group_size\":64,\"bits\":7}", "got 7"},
+		{"{\"group_size\":48,\"bits\":4}",
+		 "quantization.group_size: must be 32, 64 or 128 for mode "
+		 "affine, got 48"},
+		{"{\"group_size\":32,\"bits\":8,\"mode\":\"mxfp4\"}",
+		 "quantization.bits: must be 4 for mode mxfp4, got 8"},
+		{"{\"group_size\":32,\"bits\":4,\"mode\":\"nvfp4\"}",
+		 "quantization.group_size: must be 16 for mode nvfp4, got 32"},
+		{"{\"group_size\":64,\"bits\":4,\"mode\":\"int4\"}",
+		 "quantization.mode: unknown mode"},
+		{"{\"bits\":4}", "quantization.group_size: missing"},
+		{"{\"group_size\":64,\"bits\":4,\"lm_head\":8}",
+		 "quantization.lm_head: must be false or an object"},
+		{"{\"group_size\":64,\"bits\":4,\"lm_head\":{\"bits\":4.5}}",
+		 "quantization.lm_head.bits: must be a whole number, got 4.5"},
+		{"{\"group_size\":64,\"bits\":4,\"lm_head\":{\"bits\":\"8\"}}",
+		 "quantization.lm_head.bits: must be a number"},
+		{"[]", "quantization: must be an object"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		err[0] = '\0';
+		CHECK(with_mlx(bad[i].q, &m, err) == KV_EINVAL);
+		CHECK_HAS(err, bad[i].says);
+	}
+	/* a group that does not divide the hidden size: 128 of 2880
+	 * (gpt-oss's width) */
+	char json[] = "{\"model_type\":\"gpt_oss\",\"num_hidden_layers\":2,"
+		      "\"hidden_size\":2880,\"num_attention_heads\":64,"
+		      "\"head_dim\":64,\"num_local_experts\":4,"
+		      "\"vocab_size\":100,\"quantization\":{"
+		      "\"group_size\":128,\"bits\":4}}";
+	CHECK(kv_model_parse(json, strlen(json), "g.json", &m, err) ==
+	      KV_EINVAL);
+	CHECK_HAS(err, "quantization.group_size: must divide the hidden size "
+		       "(2880), got 128");
 }
 
 /* The config's quantization_config, method by method. */
@@ -233,6 +410,16 @@ static void readers(void)
 			  512 * 128 + 512 * 16 + 8);
 		kv_model_free(m);
 	}
+	/* ModelOpt's quant_algo and exclude_modules in its "quantization"
+	 * object, as hf_quant_config.json and some exports write them */
+	CHECK(with_quant("{\"quant_method\":\"modelopt\",\"quantization\":"
+			 "{\"quant_algo\":\"NVFP4\",\"exclude_modules\":"
+			 "[\"lm_head\"]}}",
+			 &m, err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_NVFP4 && m->quant.n_ignore == 1);
+		kv_model_free(m);
+	}
 	/* fp8 static activations; a method not modelled; none named */
 	CHECK(with_quant("{\"quant_method\":\"fp8\",\"activation_scheme\":"
 			 "\"static\"}",
@@ -255,6 +442,163 @@ static void readers(void)
 	CHECK_HAS(err, "must be a module name");
 	CHECK(with_quant("[]", &m, err) == KV_EINVAL);
 	CHECK_HAS(err, "quantization_config: must be an object");
+}
+
+/* MLX checkpoints against their published model.safetensors.index.json
+ * (tests/quant/README.md): metadata.total_size, every tensor's bytes, is
+ * the count to the byte; the cache is the unquantized config's. */
+static void mlx_checkpoints(void)
+{
+	static const struct {
+		const char *name, *plain;
+		uint64_t total;
+	} ck[] = {
+		{"mlx-qwen3-14b-4bit", "../tests/configs/qwen3-14b",
+		 8307783680ULL},
+		{"mlx-llama-3.2-1b-instruct-4bit",
+		 "../tests/configs/llama-3.2-1b-instruct", 695242752ULL},
+		{"mlx-llama-3.2-3b-instruct-4bit",
+		 "../tests/configs/llama-3.2-3b-instruct", 1807423488ULL},
+		{"mlx-llama-3.1-8b-instruct-4bit", "llama-3.1-8b",
+		 4517404672ULL},
+		{"mlx-llama-3.3-70b-instruct-4bit", "llama-3.1-70b",
+		 39688355840ULL},
+		{"mlx-qwen3-coder-30b-a3b-instruct-4bit", "qwen3-30b-a3b",
+		 17180913664ULL},
+		{"mlx-qwen3-coder-next-4bit",
+		 "../tests/configs/qwen3-next-80b-a3b-instruct",
+		 44844060160ULL},
+		{"mlx-gpt-oss-20b-mxfp4-q8", "gpt-oss-20b", 12076119168ULL},
+		{"mlx-glm-4.7-flash-4bit", "../tests/configs/glm-4.7-flash",
+		 16852202496ULL},
+	};
+	for (size_t i = 0; i < sizeof ck / sizeof *ck; i++) {
+		char path[128], err[KV_ERRLEN];
+		struct kv_params p, u;
+		snprintf(path, sizeof path, "../tests/quant/%s", ck[i].name);
+		struct kv_model *m = test_load(path);
+		struct kv_model *plain = test_load(ck[i].plain);
+		if (!m || !plain) {
+			kv_model_free(m);
+			kv_model_free(plain);
+			continue;
+		}
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK(kv_model_params(plain, &u, err) == 0);
+		CHECK_U64(p.bytes, ck[i].total);
+		CHECK_U64(p.total, u.total);
+		struct kv_opts o = kv_opts_default(m);
+		struct kv_opts uo = kv_opts_default(plain);
+		uint64_t kv = 0, ukv = 1;
+		CHECK(kv_model_bytes(m, &o, 32768, 1, &kv, err) == 0);
+		CHECK(kv_model_bytes(plain, &uo, 32768, 1, &ukv, err) == 0);
+		CHECK_U64(kv, ukv);
+		kv_model_free(m);
+		kv_model_free(plain);
+	}
+}
+
+/* A mixed recipe (mlx-lm's mixed_3_6 on a 2-layer Llama of hidden 256,
+ * MLP 512): every module its own entry, layer 0's v_proj and down_proj
+ * and lm_head at 6 bits, the rest at 3, the block's 4 used by none.
+ * Worked by hand: a matrix k -> n at b bits is n k b / 8 bytes and
+ * 2 n k / 64 bf16 scales and biases (n k / 16 bytes). */
+static void mlx_mixed(void)
+{
+	char json[4096], err[KV_ERRLEN];
+	int len = snprintf(json, sizeof json,
+			   "{\"model_type\":\"llama\",\"num_hidden_layers\":2,"
+			   "\"hidden_size\":256,\"num_attention_heads\":4,"
+			   "\"intermediate_size\":512,\"vocab_size\":1000,"
+			   "\"tie_word_embeddings\":false,"
+			   "\"torch_dtype\":\"bfloat16\",\"quantization\":{"
+			   "\"group_size\":64,\"bits\":4");
+	static const char *const mods[] = {
+		"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+		"self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",
+		"mlp.down_proj"};
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < 7; i++) {
+			bool six = l == 0 && (i == 2 || i == 6);
+			len += snprintf(json + len, sizeof json - len,
+					",\"model.layers.%d.%s\":{"
+					"\"group_size\":64,\"bits\":%d,"
+					"\"mode\":\"affine\"}",
+					l, mods[i], six ? 6 : 3);
+		}
+	snprintf(json + len, sizeof json - len,
+		 ",\"model.embed_tokens\":{\"group_size\":64,\"bits\":3},"
+		 "\"lm_head\":{\"group_size\":64,\"bits\":6}}}");
+	struct kv_model *m = NULL;
+	struct kv_params p;
+	CHECK(kv_model_parse(json, strlen(json), "mixed.json", &m, err) == 0);
+	if (!m)
+		return;
+	CHECK(kv_model_params(m, &p, err) == 0);
+	/* per layer: q, k, v, o 256 x 256 (4 heads of 64, MHA) and the MLP
+	 * 3 x 256 x 512: 655,360 values; layer 0's v (65,536) and down
+	 * (131,072) at 6 bits */
+	uint64_t lin = 4 * 65536 + 3 * 131072, six = 65536 + 131072;
+	uint64_t want = (2 * lin - six) * 3 / 8 + six * 6 / 8 + 2 * lin / 16;
+	want += 1000 * 256 * 3 / 8 + 1000 * 256 / 16; /* embed_tokens */
+	want += 1000 * 256 * 6 / 8 + 1000 * 256 / 16; /* lm_head */
+	want += (2 * 2 + 1) * 256 * 2;                /* norms, bf16 */
+	CHECK_U64(p.bytes, want);
+	kv_model_free(m);
+}
+
+/* ModelOpt's hf_quant_config.json beside a config.json without a
+ * quantization_config (tests/quant/modelopt-*: Llama 3.1 8B's config),
+ * read as vLLM reads it; a quantization_config in config.json wins. */
+static void modelopt_beside(void)
+{
+	struct kv_model *m = test_load("../tests/quant/modelopt-fp8/config");
+	struct kv_params p;
+	char err[KV_ERRLEN];
+	/* FP8 per tensor, input scales: the 6,979,321,856 linear values a
+	 * byte each and two float32 scalars for each of the 224 matrices;
+	 * the embedding, the excluded lm_head (2 x 128256 x 4096) and the
+	 * 266,240 norm weights in bf16 */
+	uint64_t fp8 = 6979321856ULL + 224 * 8 + 2 * 525336576ULL * 2 +
+		       266240 * 2;
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_FP8 && m->quant.kv_fp8);
+		CHECK_STR(m->quant.from, "hf_quant_config");
+		CHECK(m->quant.n_ignore == 1 &&
+		      kv_quant_ignores(&m->quant, "lm_head"));
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_U64(p.bytes, fp8);
+		CHECK(kv_opts_default(m).k_dtype == KV_DTYPE_FP8);
+		kv_model_free(m);
+	}
+	/* NVFP4, kv_cache_quant_algo null: the cache stays bf16; 9/16 of a
+	 * byte a value and two float32 scalars a matrix */
+	if ((m = test_load("../tests/quant/modelopt-nvfp4/config"))) {
+		CHECK(m->quant.fmt == KV_QUANT_NVFP4 && !m->quant.kv_fp8);
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_U64(p.bytes, 6979321856ULL / 16 * 9 + 224 * 8 +
+					   2 * 525336576ULL * 2 + 266240 * 2);
+		kv_model_free(m);
+	}
+	/* config.json's own quantization_config (fp8, dynamic: one scale a
+	 * matrix) wins over the file beside, and its FP8 cache is not read */
+	if ((m = test_load("../tests/quant/modelopt-stale/config"))) {
+		CHECK(m->quant.fmt == KV_QUANT_FP8 && !m->quant.kv_fp8);
+		CHECK_STR(m->quant.from, "quantization_config");
+		CHECK(kv_model_params(m, &p, err) == 0);
+		CHECK_U64(p.bytes, fp8 - 224 * 4);
+		kv_model_free(m);
+	}
+	/* a config read from memory has no folder: nothing beside it */
+	const char *json = "{\"model_type\":\"llama\",\"num_hidden_layers\":1,"
+			   "\"hidden_size\":64,\"num_attention_heads\":1}";
+	CHECK(kv_model_parse(json, strlen(json),
+			     "tests/quant/modelopt-fp8/config.json", &m,
+			     err) == 0);
+	if (m) {
+		CHECK(m->quant.fmt == KV_QUANT_NONE);
+		kv_model_free(m);
+	}
 }
 
 static void checkpoints(void)
@@ -290,9 +634,15 @@ static void checkpoints(void)
 int main(void)
 {
 	formats();
+	mlx_formats();
 	ignores();
+	mlx_rules();
 	typed();
 	readers();
+	mlx_readers();
 	checkpoints();
+	mlx_checkpoints();
+	mlx_mixed();
+	modelopt_beside();
 	return test_done("test_quant");
 }

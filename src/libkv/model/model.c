@@ -1477,6 +1477,10 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 	}
 	if (!e)
 		e = kv_model_parse(buf, len, shown, out, err);
+	if (!e && f != stdin && (e = read_quant_beside(*out, path, err))) {
+		kv_model_free(*out);
+		*out = NULL;
+	}
 	if (!e && f == stdin) {
 		/* kept, on one line, for a pipe to carry on: tabs, newlines
 		 * and returns are blanks here (a string holds none raw) */

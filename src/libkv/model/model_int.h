@@ -277,6 +277,12 @@ int build_ssm(struct cfg *c, struct kv_model *m, const struct family *f);
 /* model_quant.c */
 int read_dtype(struct cfg *c, struct kv_model *m, const struct family *f);
 int read_quant(struct cfg *c, struct kv_model *m);
+/* ModelOpt's hf_quant_config.json beside config_path, a config.json whose
+ * m has no quantization: m's quantization as vLLM reads it from there.
+ * Returns 0 (no file: nothing read), or KV_EINVAL, KV_EIO, KV_ENOMEM
+ * with err naming that file. */
+int read_quant_beside(struct kv_model *m, const char *config_path,
+		      char *err);
 
 /* gguf_cfg.c: a GGUF's metadata as the config.json its family reads
  * (*out freed by the caller with cJSON_Delete); 0, or KV_EINVAL with err

@@ -1,14 +1,20 @@
 /*
  * model_quant.c - how a checkpoint stores its weights: the dtype a config
- * names, and its quantization_config (which matrices are stored how, and
- * which modules are left as they are).
+ * names, and its quantization (which matrices are stored how, and which
+ * modules are left as they are): a quantization_config, MLX's
+ * quantization block, or ModelOpt's hf_quant_config.json beside it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
+#include "base/json.h"
 #include "kv/quant.h"
 #include "model_int.h"
+
+#define MAX_QUANT_FILE_BYTES (16u << 20) /* hf_quant_config.json: a few KiB */
 
 /* The dtype: torch_dtype (or the newer "dtype"), f32 when absent. A
  * wrapper's own comes first, its text_config's only when it has none:
@@ -80,8 +86,20 @@ static int quant_ignore(struct cfg *q, struct kv_quant *k)
 	return 0;
 }
 
+/* A group size g, the field `where`, that must divide the hidden size
+ * (every matrix's rows are made of it). */
+static int divides_hidden(struct cfg *q, const struct kv_model *m,
+			  const char *where, uint64_t g)
+{
+	if (g && m->hidden % g == 0)
+		return 0;
+	return cfg_fail(q, "%s: must divide the hidden size (%llu), got %llu",
+			where, (unsigned long long)m->hidden,
+			(unsigned long long)g);
+}
+
 /* A group size: -1 (or absent: def) for one scale per row, else a size
- * that divides the hidden size (every matrix's rows are made of it). */
+ * that divides the hidden size. */
 static int quant_group(struct cfg *q, const struct kv_model *m,
 		       const char *field, uint64_t def, uint64_t *out)
 {
@@ -95,13 +113,7 @@ static int quant_group(struct cfg *q, const struct kv_model *m,
 		return 0;
 	}
 	int e = cfg_check_uint(q, it, where, 1, MAX_HIDDEN, out);
-	if (!e && m->hidden % *out)
-		return cfg_fail(q,
-				"%s: must divide the hidden size (%llu), got "
-				"%llu",
-				where, (unsigned long long)m->hidden,
-				(unsigned long long)*out);
-	return e;
+	return e ? e : divides_hidden(q, m, where, *out);
 }
 
 /* fp8's weight_block_size, [n, k]: into k->block_n and block_k. */
@@ -233,12 +245,212 @@ static bool declares_fp8_cache(const cJSON *q)
 }
 
 /*
- * The checkpoint's quantization_config (at the top level or in the text
- * model's): which matrices are stored how, and which modules are left as
- * they are. A quant_method not modelled is kept as KV_QUANT_UNKNOWN (the
- * tools say so and count the parameters in the config's dtype); a
- * malformed one (bits 0, a group size that does not divide, a string where
- * a number belongs) is refused.
+ * ModelOpt's quantization (q: the quantization_config, or the whole of
+ * hf_quant_config.json): its quant_algo, in its "quantization" object or
+ * at its top, FP8 (per tensor, with input scales) or NVFP4 (another is
+ * left KV_QUANT_UNKNOWN); the modules that object excludes; the fp8 cache
+ * it declares (declares_fp8_cache).
+ */
+static int quant_modelopt(struct cfg *q, struct kv_quant *k)
+{
+	struct cfg in;
+	bool has;
+	const char *s = NULL;
+	char prefix[64];
+	int e = cfg_nested(q, "quantization", &in, &has);
+	if (e)
+		return e;
+	if (has) {
+		snprintf(prefix, sizeof prefix, "%s%squantization",
+			 q->prefix ? q->prefix : "", q->prefix ? "." : "");
+		in.prefix = prefix;
+		if ((e = quant_ignore(&in, k)) ||
+		    (e = cfg_str(&in, "quant_algo", &s)))
+			return e;
+	}
+	if (!s && (e = cfg_str(q, "quant_algo", &s)))
+		return e;
+	if (s && !strcmp(s, "FP8")) {
+		k->fmt = KV_QUANT_FP8;
+		k->input_scale = true;
+	} else if (s && !strcmp(s, "NVFP4")) {
+		k->fmt = KV_QUANT_NVFP4;
+	}
+	k->kv_fp8 = declares_fp8_cache(q->root);
+	return 0;
+}
+
+/* MLX's modes (mlx/nn/layers/quantized.py _defaults_for_mode; mlx/ops.cpp
+ * affine_quantize and fp_quantize, commit 846d1762): the group and bits a
+ * module that names none takes, whether they are the only ones the mode
+ * takes (its floats), and a scale's bytes (0: the model's dtype, with a
+ * bias as large beside it). */
+static const struct mlx_mode {
+	const char *name;
+	uint32_t group, bits;
+	bool fixed;
+	uint32_t scale;
+} mlx_modes[] = {{"affine", 64, 4, false, 0},
+		 {"mxfp4", 32, 4, true, 1},
+		 {"nvfp4", 16, 4, true, 1},
+		 {"mxfp8", 32, 8, true, 1}};
+
+/* The mode a format names (affine when it names none) into *out. */
+static int mlx_mode(struct cfg *q, const struct mlx_mode **out)
+{
+	const char *s = NULL;
+	char where[320];
+	int e = cfg_str(q, "mode", &s);
+	*out = &mlx_modes[0];
+	if (e || !s)
+		return e;
+	for (size_t i = 0; i < sizeof mlx_modes / sizeof *mlx_modes; i++)
+		if (!strcmp(s, mlx_modes[i].name)) {
+			*out = &mlx_modes[i];
+			return 0;
+		}
+	cfg_find(q, "mode", where, sizeof where);
+	return cfg_fail(q,
+			"%s: unknown mode, expected affine, mxfp4, nvfp4 or "
+			"mxfp8, got \"%.60s\"",
+			where, s);
+}
+
+/* Whether v is one of mode md's: its own where it fixes one, else one of
+ * the list affine takes (0-terminated). */
+static bool mlx_takes(const struct mlx_mode *md, uint64_t own, uint64_t v,
+		      const uint64_t *list)
+{
+	if (md->fixed)
+		return v == own;
+	for (; *list; list++)
+		if (v == *list)
+			return true;
+	return false;
+}
+
+/*
+ * One MLX format into r: the block's own ({"group_size": 64, "bits": 4},
+ * both required, as mlx-lm's load_model reads them) or a module's, whose
+ * fields left out take its mode's defaults and whose mode is affine
+ * unless it names one (to_quantized() of mlx's Linear). Affine takes 2 to
+ * 8 bits but 7 in groups of 32, 64 or 128; a float mode its own alone.
+ */
+static int mlx_format(struct cfg *q, bool top, struct kv_quant_rule *r)
+{
+	static const uint64_t bits_ok[] = {2, 3, 4, 5, 6, 8, 0};
+	static const uint64_t groups_ok[] = {32, 64, 128, 0};
+	const struct mlx_mode *md;
+	uint64_t bits, group;
+	char where[320];
+	int e;
+	if ((e = mlx_mode(q, &md)) ||
+	    (e = cfg_uint(q, "bits", top, md->bits, 0, 64, &bits)) ||
+	    (e = cfg_uint(q, "group_size", top, md->group, 0, MAX_HIDDEN,
+			  &group)))
+		return e;
+	if (!mlx_takes(md, md->bits, bits, bits_ok)) {
+		cfg_find(q, "bits", where, sizeof where);
+		return md->fixed ? cfg_fail(q, "%s: must be %u for mode %s, "
+					    "got %llu", where, md->bits,
+					    md->name, (unsigned long long)bits)
+				 : cfg_fail(q, "%s: must be 2, 3, 4, 5, 6 or 8 "
+					    "for mode affine, got %llu", where,
+					    (unsigned long long)bits);
+	}
+	if (!mlx_takes(md, md->group, group, groups_ok)) {
+		cfg_find(q, "group_size", where, sizeof where);
+		return md->fixed ? cfg_fail(q, "%s: must be %u for mode %s, "
+					    "got %llu", where, md->group,
+					    md->name, (unsigned long long)group)
+				 : cfg_fail(q, "%s: must be 32, 64 or 128 for "
+					    "mode affine, got %llu", where,
+					    (unsigned long long)group);
+	}
+	*r = (struct kv_quant_rule){.bits = (uint32_t)bits,
+				    .group = group,
+				    .scale_bytes = md->scale,
+				    .bias = !md->fixed};
+	return 0;
+}
+
+/* The entries of MLX's block that name modules (all but its own bits,
+ * group_size and mode): false leaves the module in the dtype, true gives
+ * it the block's format (nn.quantize's class_predicate), an object its
+ * own; anything else is refused. */
+static int mlx_rules(struct cfg *q, const struct kv_quant_rule *top,
+		     struct kv_quant *k)
+{
+	static const char *const own[] = {"bits", "group_size", "mode", NULL};
+	const cJSON *it;
+	cJSON_ArrayForEach(it, q->root)
+	{
+		struct kv_quant_rule r = *top;
+		char prefix[320], got[96];
+		int e = 0;
+		if (cfg_one_of(it->string, own))
+			continue;
+		snprintf(prefix, sizeof prefix, "quantization.%.280s",
+			 it->string);
+		if (cJSON_IsObject(it)) {
+			struct cfg sub = *q;
+			sub.root = sub.text = it;
+			sub.prefix = prefix;
+			e = mlx_format(&sub, false, &r);
+		} else if (cJSON_IsFalse(it)) {
+			r.off = true;
+		} else if (!cJSON_IsTrue(it)) {
+			cfg_show(it, got, sizeof got);
+			return cfg_fail(q,
+					"%s: must be false or an object of the "
+					"module's bits, group_size and mode, "
+					"got %s",
+					prefix, got);
+		}
+		if (e || (e = kv_quant_rule_add(k, it->string, &r)))
+			return e;
+	}
+	return 0;
+}
+
+/*
+ * An MLX checkpoint's "quantization" block, which mlx-lm's load_model
+ * reads before any quantization_config (the copy it writes there has no
+ * quant_method): every nn.Linear, Embedding and experts' SwitchLinear
+ * whose inputs its group divides in its format, routers, the embedding
+ * and the output head too, the modules its entries name each in their
+ * own (mlx_lm/utils.py load_model and quantize_model, commit d78bf58e).
+ */
+static int read_mlx(struct cfg *q, struct kv_model *m)
+{
+	struct kv_quant *k = &m->quant;
+	struct kv_quant_rule top;
+	char where[128];
+	int e = mlx_format(q, true, &top);
+	if (e)
+		return e;
+	cfg_find(q, "group_size", where, sizeof where);
+	if ((e = divides_hidden(q, m, where, top.group)))
+		return e;
+	k->fmt = KV_QUANT_MLX;
+	k->from = "quantization";
+	snprintf(k->method, sizeof k->method, "mlx");
+	k->bits = top.bits;
+	k->group = top.group;
+	k->scale_bytes = top.scale_bytes;
+	k->zeros = top.bias;
+	k->tables = true;
+	return mlx_rules(q, &top, k);
+}
+
+/*
+ * The checkpoint's quantization: MLX's block where the config has one,
+ * else its quantization_config (at the top level or in the text model's):
+ * which matrices are stored how, and which modules are left as they are.
+ * A quant_method not modelled is kept as KV_QUANT_UNKNOWN (the tools say
+ * so and count the parameters in the config's dtype); a malformed one
+ * (bits 0, a group size that does not divide, a string where a number
+ * belongs) is refused.
  */
 int read_quant(struct cfg *c, struct kv_model *m)
 {
@@ -246,10 +458,13 @@ int read_quant(struct cfg *c, struct kv_model *m)
 	bool has;
 	const char *method = NULL, *s = NULL;
 	struct kv_quant *k = &m->quant;
-	int e = cfg_nested(c, "quantization_config", &q, &has);
-	if (e || !has)
+	int e = cfg_nested(c, "quantization", &q, &has);
+	if (e || has)
+		return e ? e : read_mlx(&q, m);
+	if ((e = cfg_nested(c, "quantization_config", &q, &has)) || !has)
 		return e;
 	q.prefix = "quantization_config";
+	k->from = "quantization_config";
 	if ((e = cfg_str(&q, "quant_method", &method)) ||
 	    (e = quant_ignore(&q, k)))
 		return e;
@@ -304,17 +519,81 @@ int read_quant(struct cfg *c, struct kv_model *m)
 					four ? "both" : "neither");
 		k->fmt = four ? KV_QUANT_BNB4 : KV_QUANT_BNB8;
 		k->bits = four ? 4 : 8;
-	} else if (!strcmp(method, "modelopt")) {
-		if ((e = cfg_str(&q, "quant_algo", &s)))
-			return e;
-		if (s && !strcmp(s, "FP8")) {
-			k->fmt = KV_QUANT_FP8;
-			k->input_scale = true;
-		} else if (s && !strcmp(s, "NVFP4")) {
-			k->fmt = KV_QUANT_NVFP4;
-		}
+	} else if (!strncmp(method, "modelopt", 8)) {
+		return quant_modelopt(&q, k);
 	}
-	if (!strncmp(method, "modelopt", 8))
-		k->kv_fp8 = declares_fp8_cache(q.text);
 	return 0;
+}
+
+/* ModelOpt's hf_quant_config.json (c: its view), as vLLM makes it the
+ * modelopt method: its producer "modelopt", a quant_algo in its
+ * "quantization" object (null: nothing quantized, no cache declared). */
+static int modelopt_file(struct cfg *c, struct kv_quant *k)
+{
+	struct cfg p, q;
+	bool has_p, has_q;
+	const char *name = NULL, *algo = NULL;
+	char got[96];
+	int e;
+	if ((e = cfg_nested(c, "producer", &p, &has_p)) ||
+	    (has_p && (e = cfg_str(&p, "name", &name))) ||
+	    (e = cfg_nested(c, "quantization", &q, &has_q)))
+		return e;
+	if (name)
+		snprintf(got, sizeof got, "\"%.60s\"", name);
+	else
+		snprintf(got, sizeof got, "nothing");
+	if (!name || strcmp(name, "modelopt"))
+		return cfg_fail(c,
+				"producer.name: must be \"modelopt\" (vLLM "
+				"reads this file as ModelOpt's alone), got %s",
+				got);
+	if (!has_q)
+		return cfg_fail(c, "quantization: missing; ModelOpt writes "
+				"its quant_algo there");
+	if ((e = cfg_str(&q, "quant_algo", &algo)) || !algo)
+		return e;
+	k->fmt = KV_QUANT_UNKNOWN;
+	k->from = "hf_quant_config";
+	snprintf(k->method, sizeof k->method, "modelopt");
+	return quant_modelopt(c, k);
+}
+
+/*
+ * ModelOpt's hf_quant_config.json beside a checkpoint's config.json that
+ * has no quantization (ModelOpt 0.29 and before wrote it there), read as
+ * vLLM reads it: only where config.json has no quantization_config
+ * (get_config in vllm/transformers_utils/config.py, commit 0036026e), as
+ * the modelopt method where its producer is "modelopt"
+ * (_parse_quant_hf_config in vllm/config/model.py, commit 0052a5b8).
+ */
+int read_quant_beside(struct kv_model *m, const char *config_path,
+		      char *err)
+{
+	char path[4200], *text;
+	const char *base = strrchr(config_path, '/');
+	struct stat st;
+	cJSON *root = NULL;
+	size_t len;
+	if (m->quant.fmt != KV_QUANT_NONE ||
+	    strcmp(base ? base + 1 : config_path, "config.json") ||
+	    !kv_config_beside(config_path, "hf_quant_config.json", path,
+			      sizeof path) ||
+	    stat(path, &st))
+		return 0;
+	int e = kv_file_read(path, MAX_QUANT_FILE_BYTES, &text, &len, err);
+	if (e)
+		return e;
+	e = kv_json_read(text, len, path, &root, err);
+	free(text);
+	if (!e) {
+		struct cfg c = {root, root, NULL, path, err, NULL};
+		char got[96];
+		cfg_show(root, got, sizeof got);
+		e = cJSON_IsObject(root)
+			    ? modelopt_file(&c, &m->quant)
+			    : cfg_fail(&c, "not a JSON object, got %s", got);
+	}
+	cJSON_Delete(root);
+	return e;
 }

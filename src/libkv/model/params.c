@@ -23,54 +23,94 @@ struct acc {
 };
 
 /* What a checkpoint keeps its unquantized parts in: its dtype; a
- * quantized one that names none, or names float32, keeps them in bf16. */
+ * quantized one that names none, or names float32, keeps them in bf16,
+ * but MLX's, which mlx-lm's convert casts to the torch_dtype named,
+ * float32 too (mlx_lm/convert.py, since commit 5c04f07f; before it,
+ * float16, as many bytes as bf16). */
 static enum kv_dtype rest_dtype(const struct acc *a)
 {
 	bool quant = a->q->fmt != KV_QUANT_NONE &&
 		     a->q->fmt != KV_QUANT_UNKNOWN;
-	bool f32 = !a->m->dtype_given || a->m->dtype == KV_DTYPE_F32;
+	bool f32 = !a->m->dtype_given ||
+		   (a->m->dtype == KV_DTYPE_F32 && a->q->fmt != KV_QUANT_MLX);
 	return quant && f32 ? KV_DTYPE_BF16 : a->m->dtype;
+}
+
+/* a->n += x * y: parameters stored in t */
+static void mac_in(struct acc *a, uint64_t x, uint64_t y, enum kv_dtype t)
+{
+	uint64_t p, b;
+	if (kv_mul(x, y, &p) || kv_add(a->n, p, &a->n))
+		a->err = KV_ERANGE;
+	else if (a->m && (kv_weight_bytes(p, t, &b) ||
+			  kv_add(a->bytes, b, &a->bytes)))
+		a->err = KV_ERANGE;
 }
 
 /* a->n += x * y: parameters kept as the checkpoint's dtype (norms,
  * biases, routers, convolutions, embeddings) */
 static void mac(struct acc *a, uint64_t x, uint64_t y)
 {
+	mac_in(a, x, y, a->m ? rest_dtype(a) : KV_DTYPE_F32);
+}
+
+/* The matrix of the module `name`, k inputs to n outputs, stored as the
+ * quantization says. */
+static void matrix(struct acc *a, const char *name, uint64_t k, uint64_t n)
+{
 	uint64_t p, b;
-	if (kv_mul(x, y, &p) || kv_add(a->n, p, &a->n))
+	if (kv_mul(k, n, &p) || kv_add(a->n, p, &a->n)) {
 		a->err = KV_ERANGE;
-	else if (a->m && (kv_weight_bytes(p, rest_dtype(a), &b) ||
-			  kv_add(a->bytes, b, &a->bytes)))
+		return;
+	}
+	if (a->m && (kv_quant_matrix_bytes(a->q, name, a->expert, k, n,
+					   rest_dtype(a), &b) ||
+		     kv_add(a->bytes, b, &a->bytes)))
 		a->err = KV_ERANGE;
 }
 
 /* The matrix of a linear layer, k inputs to n outputs, named as the
  * checkpoint names the module ("self_attn.q_proj", or "mlp" and
  * "gate_proj" apart): what a quantization_config quantizes. The name is
- * only written out where a list of modules left as they are needs it. */
+ * only written out where a list of modules (left as they are, or MLX's
+ * of their own format) needs it. */
 static void lin2(struct acc *a, const char *mod, const char *module,
 		 uint64_t k, uint64_t n)
 {
-	uint64_t p, b;
 	char name[160] = "";
-	if (kv_mul(k, n, &p) || kv_add(a->n, p, &a->n)) {
-		a->err = KV_ERANGE;
-		return;
-	}
-	if (!a->m)
-		return;
-	if (a->q->n_ignore)
+	if (a->m && (a->q->n_ignore || a->q->n_rules))
 		snprintf(name, sizeof name, "model.layers.%u.%s%s%s", a->layer,
 			 mod ? mod : "", mod ? "." : "", module);
-	if (kv_quant_matrix_bytes(a->q, name, a->expert, k, n,
-				  rest_dtype(a), &b) ||
-	    kv_add(a->bytes, b, &a->bytes))
-		a->err = KV_ERANGE;
+	matrix(a, name, k, n);
 }
 
 static void lin(struct acc *a, const char *module, uint64_t k, uint64_t n)
 {
 	lin2(a, NULL, module, k, n);
+}
+
+/* A matrix that the engines' quantizations keep in the dtype (a router,
+ * a gate of one output) but MLX quantizes as every other nn.Linear. */
+static void kept_lin(struct acc *a, const char *module, uint64_t k,
+		     uint64_t n)
+{
+	if (a->m && a->q->tables)
+		lin(a, module, k, n);
+	else
+		mac(a, k, n);
+}
+
+/* A table of `rows` vectors of `width` (the token embedding, learned
+ * positions, the output head), the module `name`: in the dtype, or a
+ * matrix of `width` inputs where the format quantizes it (MLX's
+ * QuantizedEmbedding, its lm_head an nn.Linear). */
+static void table(struct acc *a, const char *name, uint64_t rows,
+		  uint64_t width)
+{
+	if (a->m && a->q->tables)
+		matrix(a, name, width, rows);
+	else
+		mac(a, rows, width);
 }
 
 /* Parameters of one norm over `width` values. */
@@ -89,6 +129,33 @@ static uint64_t layer_norms(const struct kv_model *m)
 	if (m->parallel_block)
 		return 1;
 	return 2;
+}
+
+/* DeepSeek's router and its kin's (GLM-4.5's glm4_moe, GLM-4.7-Flash's
+ * glm4_moe_lite): mlx-lm's MoEGate, a bare weight it does not quantize
+ * (mlx_lm/models/deepseek_v3.py, glm4_moe.py). */
+static bool moe_gate(const struct kv_model *m)
+{
+	return m->family == KV_FAMILY_DEEPSEEK ||
+	       !strncmp(m->model_type, "glm4_moe", 8);
+}
+
+/* The router, hidden to a logit per expert, and what it adds: gpt-oss's
+ * bias; DeepSeek-V3's and GLM's e_score_correction_bias, which mlx-lm's
+ * convert leaves in float32 (their cast_predicate). */
+static void router(struct acc *a, const struct kv_model *m)
+{
+	bool mlx = a->q->fmt == KV_QUANT_MLX;
+	if (moe_gate(m))
+		mac(a, m->hidden, m->n_experts);
+	else
+		kept_lin(a, "mlp.gate", m->hidden, m->n_experts);
+	if (m->family == KV_FAMILY_GPT_OSS)
+		mac(a, 1, m->n_experts);
+	else if (!strcmp(m->model_type, "deepseek_v3") ||
+		 !strncmp(m->model_type, "glm4_moe", 8))
+		mac_in(a, 1, m->n_experts,
+		       mlx ? KV_DTYPE_F32 : rest_dtype(a));
 }
 
 /* One MLP of width ffn: gated (gate, up, down) or plain (up, down);
@@ -341,15 +408,13 @@ int kv_layer_params_as(const struct kv_model *m, const struct kv_quant *q,
 		p->bytes = a.bytes;
 		return a.err;
 	}
-	/* router, shared experts: every token reads them */
-	mac(&a, m->hidden, m->n_experts);
-	if (m->family == KV_FAMILY_GPT_OSS ||
-	    !strcmp(m->model_type, "deepseek_v3"))
-		mac(&a, 1, m->n_experts); /* router bias / score correction */
+	/* router, shared experts: every token reads them; Qwen's shared
+	 * expert is gated (Qwen2-MoE, Qwen3-Next, Qwen3.5: hidden -> 1) */
+	router(&a, m);
 	if (m->shared_ffn_dim)
 		mlp(&a, m, "mlp.shared_experts", m->shared_ffn_dim, false);
-	if (!strcmp(m->model_type, "qwen2_moe"))
-		mac(&a, m->hidden, 1); /* shared_expert_gate */
+	if (m->shared_ffn_dim && !strncmp(m->model_type, "qwen", 4))
+		kept_lin(&a, "mlp.shared_expert_gate", m->hidden, 1);
 	struct acc e = {.m = m, .q = q, .layer = i, .expert = true};
 	mlp(&e, m, "mlp.experts", l->ffn_dim, m->expert_bias);
 	p->experts = m->n_experts;
@@ -378,16 +443,16 @@ int kv_model_edge_bytes(const struct kv_model *m, const struct kv_quant *q,
 		q = &m->quant;
 	struct acc f = {.m = m, .q = q}, l = {.m = m, .q = q};
 	uint64_t ed = m->embed_dim ? m->embed_dim : m->hidden;
-	mac(&f, m->vocab + m->embed_extra, ed);
+	table(&f, "model.embed_tokens", m->vocab + m->embed_extra, ed);
 	if (ed != m->hidden)
 		mac(&f, 2 * ed, m->hidden);  /* project_in, project_out */
-	mac(&f, m->learned_pos, m->hidden); /* learned positions */
+	table(&f, "model.embed_positions", m->learned_pos, m->hidden);
 	if (m->embed_norm)
 		mac(&f, 1, norm(m, m->hidden));
 	if (!m->no_final_norm)
 		mac(&l, 1, norm(m, m->hidden));
 	if (!m->tie_embeddings)
-		mac(&l, m->vocab, ed);
+		table(&l, "lm_head", m->vocab, ed);
 	if (m->head_bias)
 		mac(&l, 1, m->vocab);
 	*first = f.n;
@@ -403,8 +468,8 @@ int kv_model_lookup_bytes(const struct kv_model *m, const struct kv_quant *q,
 	struct acc a = {.m = m, .q = q ? q : &m->quant};
 	uint64_t ed = m->embed_dim ? m->embed_dim : m->hidden;
 	if (!m->tie_embeddings)
-		mac(&a, m->vocab + m->embed_extra, ed);
-	mac(&a, m->learned_pos, m->hidden);
+		table(&a, "model.embed_tokens", m->vocab + m->embed_extra, ed);
+	table(&a, "model.embed_positions", m->learned_pos, m->hidden);
 	*params = a.n;
 	*bytes = a.bytes;
 	return a.err;
@@ -490,10 +555,10 @@ int kv_params_memo_init(struct kv_params_memo *c, const struct kv_model *m,
 	if (!e)
 		e = kv_model_lookup_bytes(m, q, &c->lookup, &c->lookup_bytes);
 	/* a layer counts from its fields and the model's, its index only
-	 * naming its modules for an ignore list and taking its turn at
-	 * Zamba2's shared block: one alike byte for byte with the layer
-	 * before counts as it does (most models: every layer) */
-	bool by_index = q->n_ignore || m->n_mem_blocks;
+	 * naming its modules for an ignore list or MLX's rules and taking
+	 * its turn at Zamba2's shared block: one alike byte for byte with
+	 * the layer before counts as it does (most models: every layer) */
+	bool by_index = q->n_ignore || q->n_rules || m->n_mem_blocks;
 	for (uint32_t i = 0; !e && i < m->n_layers; i++)
 		if (i && !by_index &&
 		    !memcmp(&m->layers[i], &m->layers[i - 1],

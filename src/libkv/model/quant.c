@@ -24,6 +24,14 @@
  *             quantization a byte per 64, a float32 per 256 of those and
  *             the 256-entry code), a 16-entry float32 quant_map
  *   bnb 8-bit n k + a float32 SCB per row
+ *   mlx       weight n x k bits/32 uint32, scales n x k/group and, in the
+ *             affine mode, biases as many, in the model's dtype; mxfp4
+ *             and mxfp8 an e8m0 byte per 32, nvfp4 an e4m3 byte per 16
+ *             (mlx/ops.cpp affine_quantize and fp_quantize, commit
+ *             846d1762; mlx/nn/layers/quantized.py QuantizedLinear)
+ *
+ * mxfp4, nvfp4, compressed-tensors' ints and MLX are one shape: rows of
+ * packed values and a few bytes per group of a row (grouped()).
  */
 #include <fnmatch.h>
 #include <regex.h>
@@ -96,6 +104,94 @@ int kv_quant_ignore_add(struct kv_quant *q, const char *entry)
 	return 0;
 }
 
+/* mlx-lm's names of modules Transformers names otherwise (mlx_lm/models:
+ * SwitchGLU as switch_mlp, Mixtral's block, Qwen2-MoE's shared expert,
+ * gpt-oss's router), and the prefixes of a wrapper's text model. */
+static const char *const mlx_names[][2] = {
+	{"switch_mlp", "experts"}, {"block_sparse_moe", "mlp"},
+	{"shared_expert", "shared_experts"}, {"router", "gate"}};
+static const char *const mlx_wrappers[] = {"model", "language_model",
+					   "text_model"};
+
+/* Whether name[0 .. len) is one of n words. */
+static bool word_of(const char *name, size_t len, const char *const *w,
+		    size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(w[i]) == len && !strncmp(name, w[i], len))
+			return true;
+	return false;
+}
+
+/* The part of key from its first component that is not a wrapper's
+ * ("model", "language_model"). */
+static const char *mlx_unwrap(const char *key)
+{
+	const char *p = key;
+	size_t len;
+	size_t nw = sizeof mlx_wrappers / sizeof *mlx_wrappers;
+	while (p[len = strcspn(p, ".")] == '.' &&
+	       word_of(p, len, mlx_wrappers, nw))
+		p += len + 1;
+	return p;
+}
+
+/* "layers.3.mlp.switch_mlp.up_proj" as params.c names it,
+ * "model.layers.3.mlp.experts.up_proj", into out (n bytes); false when
+ * it does not fit. */
+static bool mlx_layer_name(const char *p, char *out, size_t n)
+{
+	size_t len = (size_t)snprintf(out, n, "model");
+	while (*p && len < n) {
+		size_t l = strcspn(p, ".");
+		const char *w = NULL;
+		size_t nn = sizeof mlx_names / sizeof *mlx_names;
+		for (size_t i = 0; i < nn; i++)
+			if (word_of(p, l, &mlx_names[i][0], 1))
+				w = mlx_names[i][1];
+		int k = snprintf(out + len, n - len, ".%.*s",
+				 (int)(w ? strlen(w) : l), w ? w : p);
+		if (k < 0 || (size_t)k >= n - len)
+			return false;
+		len += (size_t)k;
+		p += l + (p[l] == '.');
+	}
+	return len < n;
+}
+
+/* params.c's name of the module mlx-lm calls key into out (n bytes; see
+ * kv_quant_rule_add); false when it does not fit. */
+static bool mlx_name(const char *key, char *out, size_t n)
+{
+	const char *p = mlx_unwrap(key);
+	int w;
+	if (!strncmp(p, "layers.", 7))
+		return mlx_layer_name(p, out, n);
+	if (!strcmp(p, "embed_tokens") || !strcmp(p, "lm_head"))
+		w = snprintf(out, n, "%s%s", *p == 'e' ? "model." : "", p);
+	else
+		w = snprintf(out, n, "%s", key);
+	return w >= 0 && (size_t)w < n;
+}
+
+int kv_quant_rule_add(struct kv_quant *q, const char *key,
+		      const struct kv_quant_rule *r)
+{
+	char name[512];
+	struct kv_quant_rule *p =
+		realloc(q->rules, (q->n_rules + 1) * sizeof *p);
+	if (!p)
+		return KV_ENOMEM;
+	q->rules = p;
+	p[q->n_rules] = *r;
+	if (!mlx_name(key, name, sizeof name))
+		snprintf(name, sizeof name, "%s", key);
+	if (!(p[q->n_rules].name = strdup(name)))
+		return KV_ENOMEM;
+	q->n_rules++;
+	return 0;
+}
+
 void kv_quant_free(struct kv_quant *q)
 {
 	regex_t *re = q->re;
@@ -104,11 +200,16 @@ void kv_quant_free(struct kv_quant *q)
 			regfree(&re[i]);
 		free(q->ignore[i]);
 	}
+	for (uint32_t i = 0; i < q->n_rules; i++)
+		free(q->rules[i].name);
 	free(q->ignore);
 	free(q->re);
+	free(q->rules);
 	q->ignore = NULL;
 	q->re = NULL;
+	q->rules = NULL;
 	q->n_ignore = 0;
+	q->n_rules = 0;
 }
 
 /* acc += a * b * c, checked */
@@ -118,6 +219,48 @@ static int mac3(uint64_t *acc, uint64_t a, uint64_t b, uint64_t c)
 	return kv_mul(a, b, &t) || kv_mul(t, c, &t) || kv_add(*acc, t, acc)
 		       ? KV_ERANGE
 		       : 0;
+}
+
+/* acc += n rows of k values of `bits` each packed in words of `word`
+ * bytes, and `per` bytes for each group of g values of a row (its scale,
+ * or a scale and a zero point or bias); g 0: one group. Checked. */
+static int grouped(uint64_t *acc, uint64_t n, uint64_t k, uint32_t bits,
+		   uint32_t word, uint64_t g, uint64_t per)
+{
+	uint64_t groups = g ? cdiv(k, g) : 1;
+	return mac3(acc, n, cdiv((uint64_t)bits * k, 8ULL * word), word) |
+	       mac3(acc, n, groups, per);
+}
+
+/* The rule q has for the module `name`, or NULL. */
+static const struct kv_quant_rule *rule_of(const struct kv_quant *q,
+					   const char *name)
+{
+	for (uint32_t i = 0; i < q->n_rules; i++)
+		if (!strcmp(q->rules[i].name, name))
+			return &q->rules[i];
+	return NULL;
+}
+
+/* An MLX checkpoint's matrix into *b: as its rule says, else in q's
+ * format where q's group divides its k inputs (mlx-lm's quantize_model
+ * leaves the others as they are: mlx_lm/utils.py, commit d78bf58e), in
+ * e bytes a value where it is left. */
+static int mlx_bytes(const struct kv_quant *q, const char *name, uint64_t k,
+		     uint64_t n, uint64_t e, uint64_t *b)
+{
+	const struct kv_quant_rule *r = rule_of(q, name);
+	struct kv_quant_rule d = {.bits = q->bits, .group = q->group,
+				  .scale_bytes = q->scale_bytes,
+				  .bias = q->zeros};
+	if (!r && (!q->group || k % q->group))
+		return mac3(b, n, k, e);
+	if (!r)
+		r = &d;
+	if (r->off)
+		return mac3(b, n, k, e);
+	uint64_t s = r->scale_bytes ? r->scale_bytes : e;
+	return grouped(b, n, k, r->bits, 4, r->group, r->bias ? 2 * s : s);
 }
 
 int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
@@ -134,6 +277,8 @@ int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
 	if (q->fmt == KV_QUANT_NONE || q->fmt == KV_QUANT_UNKNOWN ||
 	    (q->experts_only && !expert) || kv_quant_ignores(q, name))
 		return mac3(out, n, k, e);
+	if (q->fmt == KV_QUANT_MLX)
+		return mlx_bytes(q, name, k, n, e, out) ? KV_ERANGE : 0;
 	switch (q->fmt) {
 	case KV_QUANT_FP8:
 		r = mac3(&b, n, k, 1);
@@ -145,10 +290,10 @@ int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
 		b += q->input_scale ? 4 : 0;
 		break;
 	case KV_QUANT_MXFP4:
-		r = mac3(&b, n, cdiv(k, 2), 1) | mac3(&b, n, cdiv(k, 32), 1);
+		r = grouped(&b, n, k, 4, 1, 32, 1);
 		break;
 	case KV_QUANT_NVFP4:
-		r = mac3(&b, n, cdiv(k, 2), 1) | mac3(&b, n, cdiv(k, 16), 1);
+		r = grouped(&b, n, k, 4, 1, 16, 1);
 		b += 8; /* weight_scale_2, input_scale */
 		break;
 	case KV_QUANT_AWQ:
@@ -161,11 +306,8 @@ int kv_quant_matrix_bytes(const struct kv_quant *q, const char *name,
 		    mac3(&b, k, 4, 1);
 		break;
 	case KV_QUANT_CT_INT:
-		if (q->packed)
-			r = mac3(&b, n, cdiv((uint64_t)q->bits * k, 32), 4);
-		else
-			r = mac3(&b, n, cdiv((uint64_t)q->bits * k, 8), 1);
-		r |= mac3(&b, n, groups, q->scale_bytes);
+		r = grouped(&b, n, k, q->bits, q->packed ? 4 : 1, g,
+			    q->scale_bytes);
 		b += 16; /* weight_shape */
 		if (q->zeros)
 			r |= mac3(&b, words, groups, 4);
@@ -244,6 +386,6 @@ const char *kv_quant_fmt_name(enum kv_quant_fmt f)
 	static const char *const names[] = {
 		"none", "fp8", "mxfp4", "nvfp4", "awq", "gptq",
 		"compressed-tensors", "compressed-tensors", "bitsandbytes",
-		"bitsandbytes", "unknown"};
+		"bitsandbytes", "mlx", "unknown"};
 	return (unsigned)f < sizeof names / sizeof *names ? names[f] : "?";
 }

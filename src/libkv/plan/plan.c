@@ -75,8 +75,9 @@ static enum kv_dtype weights_dtype(const struct kv_plan_opts *o,
  * wins: --weights, --weights-dtype (parameters x that format), the
  * checkpoint's own index or header (when the engine runs it as stored:
  * not a float32 checkpoint it runs in 16 bits) or a GGUF's tensors, its
- * quantization_config,
- * the config (parameters x the dtype the engine runs). Sets in->weights or
+ * quantization (quantization_config, MLX's quantization, ModelOpt's
+ * hf_quant_config.json: the word names which), the config (parameters x
+ * the dtype the engine runs). Sets in->weights or
  * in->stored; returns the weights_source column's word. */
 static const char *weights_from(const struct kv_plan_opts *o,
 				const struct kv_plan *p,
@@ -102,7 +103,7 @@ static const char *weights_from(const struct kv_plan_opts *o,
 	}
 	if (q != KV_QUANT_NONE && q != KV_QUANT_UNKNOWN) {
 		in->stored = true;
-		return "quantization_config";
+		return m->quant.from ? m->quant.from : "quantization_config";
 	}
 	return "config";
 }

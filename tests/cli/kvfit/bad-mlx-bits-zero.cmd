@@ -1,0 +1,1 @@
+kvfit tests/bad/mlx-bits-zero.json --gpu h100-sxm --ctx 8k

@@ -1,0 +1,1 @@
+kvsize tests/bad/mlx-bits-zero.json

@@ -1,0 +1,1 @@
+kvsize tests/bad/modelopt-algo-number --ctx 8k

@@ -1,0 +1,1 @@
+kvsize tests/bad/modelopt-list --ctx 8k

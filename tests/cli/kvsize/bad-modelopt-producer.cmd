@@ -1,0 +1,1 @@
+kvsize tests/bad/modelopt-producer --ctx 8k

@@ -1,0 +1,1 @@
+kvsize tests/quant/modelopt-fp8/config.json tests/quant/modelopt-fp8 tests/quant/modelopt-nvfp4 tests/quant/modelopt-stale --ctx 8k && HF_HUB_CACHE=tests/hf-cache kvsize kvtools-test/llama-3.1-8b-modelopt-fp8 --ctx 8k --no-header
