@@ -55,6 +55,7 @@ class Gguf:
     def __init__(self, version=3, alignment=32):
         self.version, self.alignment = version, alignment
         self.kv, self.tensors = [], []
+        self.data = {}  # a tensor's name -> its bytes (else zeros)
 
     def add(self, key, t, v):
         self.kv.append((key, t, v))
@@ -65,35 +66,47 @@ class Gguf:
         self.kv.append((key, None, blob))
         return self
 
-    def tensor(self, name, ne, ggml):
+    def tensor(self, name, ne, ggml, data=None):
+        """A tensor of shape ne (ggml's order, fastest first); data, when
+        given, its bytes (exactly its size), else zeros."""
         num, block, size = GGML[ggml]
         rows = 1
         for d in ne[1:]:
             rows *= d
-        self.tensors.append((name, ne, num, ne[0] // block * size * rows))
+        nbytes = ne[0] // block * size * rows
+        if data is not None:
+            assert len(data) == nbytes, name
+            self.data[name] = data
+        self.tensors.append((name, ne, num, nbytes))
         return self
 
     def header(self, n_tensors=None, n_kv=None):
-        out = b"GGUF" + struct.pack("<IQQ", self.version,
-                                    len(self.tensors) if n_tensors is None
-                                    else n_tensors,
-                                    len(self.kv) if n_kv is None else n_kv)
+        out = [b"GGUF" + struct.pack("<IQQ", self.version,
+                                     len(self.tensors) if n_tensors is None
+                                     else n_tensors,
+                                     len(self.kv) if n_kv is None else n_kv)]
         for key, t, v in self.kv:
-            out += enc_str(key)
-            out += v if t is None else struct.pack("<I", t) + enc_val(t, v)
+            out.append(enc_str(key))
+            out.append(v if t is None else struct.pack("<I", t) +
+                       enc_val(t, v))
         at = 0
         for name, ne, num, size in self.tensors:
-            out += enc_str(name) + struct.pack("<I", len(ne))
-            out += b"".join(struct.pack("<Q", d) for d in ne)
-            out += struct.pack("<IQ", num, at)
+            out.append(enc_str(name) + struct.pack("<I", len(ne)))
+            out.append(b"".join(struct.pack("<Q", d) for d in ne))
+            out.append(struct.pack("<IQ", num, at))
             at += size + (-size) % self.alignment
-        return out, at
+        return b"".join(out), at
 
     def bytes(self):
         head, data = self.header()
         head += b"\0" * ((-len(head)) % self.alignment)
-        # the data: zeros, each tensor padded to the alignment
-        return head + b"\0" * data
+        if not self.data:  # the data: zeros, each tensor padded
+            return head + b"\0" * data
+        out = [head]
+        for name, _, _, size in self.tensors:
+            out.append(self.data.get(name, b"\0" * size))
+            out.append(b"\0" * ((-size) % self.alignment))
+        return b"".join(out)
 
 
 # The Transformers config classes' defaults, for the fields a published

@@ -827,14 +827,16 @@ static void test_runtime(const struct kv_model *m)
 	CHECK_U64(solve(&in).rt.nontorch, 3666 * mib);
 	in.tp = 1;
 	in.batched_tokens = 0;
-	/* llama.cpp's compute buffer: 512 x (128256 + 4096) x 4 bytes, the
-	 * 258.50 MiB its log prints for this model; nothing else */
+	/* llama.cpp's compute buffer: its head, 512 x (128256 + 2 x 4096)
+	 * x 4 bytes, the 266.50 MiB llama.cpp v0.5.0 logs for this shape
+	 * (279,447,552 bytes by its memory breakdown, 2 KiB of positions
+	 * more; tests/scripts/vs-node-llama-cpp.sh); nothing else */
 	in.server = LLAMACPP;
 	f = solve(&in);
-	CHECK_U64(f.runtime, 271056896ULL);
-	CHECK_U64(f.rt.activation, 271056896ULL);
+	CHECK_U64(f.runtime, 279445504ULL);
+	CHECK_U64(f.rt.activation, 279445504ULL);
 	CHECK_U64(f.rt.graphs + f.rt.nontorch + f.rt.sampler, 0);
-	CHECK_U64(271056896ULL, 258.5 * (1 << 20));
+	CHECK_U64(279445504ULL, 266.5 * (1 << 20));
 	/* SGLang's fraction leaves room for its own */
 	in.server = SGLANG;
 	CHECK_U64(solve(&in).runtime, 0);
@@ -845,6 +847,84 @@ static void test_runtime(const struct kv_model *m)
 	in.reserve = 0;
 	in.server = IDEAL;
 	CHECK_U64(solve(&in).runtime, 0);
+}
+
+/* llama.cpp's compute buffer where a layer, not the head, peaks: T x
+ * (the widest layer's values per token x 4 + each cache's f16 mask row of
+ * its cells x 2), against what llama.cpp v0.5.0's CPU build reserves for
+ * the same shapes (tests/scripts/vs-node-llama-cpp.sh, n_ubatch T = 512,
+ * flash attention). */
+static struct kv_fit_in llamacpp_at(const struct kv_model *m, uint64_t ctx)
+{
+	struct kv_fit_in in = seed(m, ctx);
+	in.weights = GB;
+	in.reserve = 0;
+	in.runtime = true;
+	in.server = LLAMACPP;
+	return in;
+}
+
+static void test_llamacpp_compute(void)
+{
+	struct kv_model *m = test_load("mistral-7b-v0.1");
+	if (m) { /* vocab 32000: the head, 512 x (32000 + 8192) x 4 =
+		  * 82,313,216, is below its MLP's 512 x (4 x 14336 + 4096) x
+		  * 4 = 125,829,120; one mask, of every cell (llama.cpp keeps
+		  * no window for it): 512 x 4096 x 2 = 4,194,304. llama.cpp:
+		  * 120.01 MiB at 4K, 148.01 at 32K (this rule 3% above) */
+		struct kv_fit_in in = llamacpp_at(m, 4096);
+		CHECK_U64(solve(&in).rt.activation, 125829120ULL + 4194304);
+		in.ctx = 32768;
+		CHECK_U64(solve(&in).rt.activation, 125829120ULL + 33554432);
+		kv_model_free(m);
+	}
+	/* tiny-gemma3 of tests/scripts/gguf_models.py: width 192, 4 heads of
+	 * 64 over 2, MLP 384, a window of 512 on five layers of six. A layer:
+	 * max(4 x 384 + 192, 4 x 256 + 2 x 128) = 1728 values a token, 512 x
+	 * 1728 x 4 = 3,538,944; the masks of the full cache (4096 cells) and
+	 * the sliding one (pad256(512 + 512) = 1024), 512 x 5120 x 2 =
+	 * 5,242,880. llama.cpp: 8,935,424 (8.52 MiB; 1.7% more) */
+	m = test_parse("{\"model_type\": \"gemma3_text\", \"hidden_size\": 192,"
+		       "\"num_attention_heads\": 4, \"num_key_value_heads\": 2,"
+		       "\"head_dim\": 64, \"intermediate_size\": 384,"
+		       "\"num_hidden_layers\": 6, \"vocab_size\": 512,"
+		       "\"sliding_window\": 512, \"sliding_window_pattern\": 6,"
+		       "\"max_position_embeddings\": 32768}");
+	struct kv_fit_in in = llamacpp_at(m, 4096);
+	CHECK_U64(solve(&in).rt.activation, 3538944ULL + 5242880);
+	/* --swa-full: the sliding cache as large as the full one, and its
+	 * mask: 512 x 8192 x 2. llama.cpp (gemma2's shape, 2048 x 3
+	 * streams): within 2% */
+	in.swa_full = true;
+	CHECK_U64(solve(&in).rt.activation, 3538944ULL + 8388608);
+	kv_model_free(m);
+	/* tiny-qwen3: heads of 128 on a width of 256 (4 over 4), MLP 512:
+	 * the attention is the wider, 4 x 512 + 2 x 512 = 3072 values, 512 x
+	 * 3072 x 4 = 6,291,456, and one mask of 4,194,304. llama.cpp:
+	 * 10,500,096 (14,336 bytes of token ids, positions and cache indexes
+	 * more) */
+	m = test_parse("{\"model_type\": \"qwen3\", \"hidden_size\": 256,"
+		       "\"num_attention_heads\": 4, \"num_key_value_heads\": 4,"
+		       "\"head_dim\": 128, \"intermediate_size\": 512,"
+		       "\"num_hidden_layers\": 3, \"vocab_size\": 512,"
+		       "\"max_position_embeddings\": 8192}");
+	in = llamacpp_at(m, 4096);
+	CHECK_U64(solve(&in).rt.activation, 6291456ULL + 4194304);
+	kv_model_free(m);
+	/* tiny-qwen3moe: 8 experts of 128, 2 a token: 4 x 256 + 256 = 1280
+	 * values, as its attention (4 x 256 + 2 x 128); 512 x 1280 x 4 =
+	 * 2,621,440 and the mask. llama.cpp: 7,354,368 (7% more: ggml's
+	 * layout of the experts' products) */
+	m = test_parse("{\"model_type\": \"qwen3_moe\", \"hidden_size\": 256,"
+		       "\"num_attention_heads\": 4, \"num_key_value_heads\": 2,"
+		       "\"head_dim\": 64, \"intermediate_size\": 512,"
+		       "\"moe_intermediate_size\": 128, \"num_experts\": 8,"
+		       "\"num_experts_per_tok\": 2, \"num_hidden_layers\": 2,"
+		       "\"vocab_size\": 512,"
+		       "\"max_position_embeddings\": 8192}");
+	in = llamacpp_at(m, 4096);
+	CHECK_U64(solve(&in).rt.activation, 2621440ULL + 4194304);
+	kv_model_free(m);
 }
 
 /* The ideal per-sequence bytes are layout's kv_model_bytes plus state. */
@@ -959,6 +1039,7 @@ int main(void)
 	test_seed(m);
 	test_engines(m);
 	test_runtime(m);
+	test_llamacpp_compute();
 	test_parallel(m);
 	test_prefix(m);
 	kv_model_free(m);

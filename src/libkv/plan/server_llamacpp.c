@@ -2,7 +2,9 @@
  * server_llamacpp.c - llama.cpp's KV rules (build b11118, September
  * 2026): n_ctx cells padded to 256, a sliding window only where its
  * loader sets one, a stream per sequence unless --kv-unified, its compute
- * buffer, and at most LLAMA_MAX_SEQ sequences.
+ * buffer, and at most LLAMA_MAX_SEQ sequences. tests/scripts/
+ * vs-node-llama-cpp.sh holds them to llama.cpp v0.5.0 itself (the build
+ * node-llama-cpp 3.22.1 ships, its source of 28 September 2026).
  */
 #include "server_int.h"
 
@@ -29,11 +31,19 @@ static bool swa(const struct kv_model *m)
 	       (server_type_is(m, exaone) && m->n_layers == 64);
 }
 
+/* The cells of a stream of the sliding cache for window w
+ * (llama-kv-cache-iswa.cpp): pad256(min(n_ctx_seq, n_swa + n_ubatch)). */
+static uint64_t swa_cells(const struct fit_ctx *c, uint64_t w)
+{
+	uint64_t t = w + c->batched;
+	return fit_round_up(t < c->ctx ? t : c->ctx, 256);
+}
+
 /* A sliding layer's cells (llama-kv-cache-iswa.cpp): with a stream per
- * sequence (-np N), pad256(min(n_ctx_seq, n_swa + n_ubatch)) each; with
- * one stream (--kv-unified), pad256(min(n_ctx, n_swa x n_seq +
- * n_ubatch)), the window per sequence and n_ubatch cells once;
- * --swa-full, or an architecture without a window, the whole context. */
+ * sequence (-np N), swa_cells each; with one stream (--kv-unified),
+ * pad256(min(n_ctx, n_swa x n_seq + n_ubatch)), the window per sequence
+ * and n_ubatch cells once; --swa-full, or an architecture without a
+ * window, the whole context. */
 static uint64_t window(const struct fit_ctx *c, const struct kv_geom *g,
 		       uint64_t *once)
 {
@@ -46,18 +56,67 @@ static uint64_t window(const struct fit_ctx *c, const struct kv_geom *g,
 		*once = c->batched;
 		return g->window;
 	}
-	uint64_t t = g->window + c->batched;
-	return fit_round_up(t < c->ctx ? t : c->ctx, 256);
+	return swa_cells(c, g->window);
 }
 
-/* Its compute buffer: n_ubatch rows of float32 logits and of the hidden
- * state (512 x (vocab + hidden) x 4: Llama 3 8B's logged 258.50 MiB); no
- * graphs or workspace beyond it. */
+/* Values per token a layer's activations peak at: four widths of its MLP
+ * (the experts a token runs and the shared ones) beside the hidden state,
+ * or four of its attention's queries beside one row of K and one of V. */
+static uint64_t layer_width(const struct kv_model *m, const struct kv_layer *l)
+{
+	uint64_t f = l->mlp == KV_MLP_DENSE ? l->ffn_dim : 0, a = 0;
+	if (l->mlp == KV_MLP_MOE)
+		f = l->ffn_dim * m->n_experts_active + m->shared_ffn_dim;
+	if (l->attn != KV_ATTN_NONE)
+		a = 4ULL * l->q_heads * l->head_dim_k +
+		    (uint64_t)l->kv_heads * (l->head_dim_k + l->head_dim_v);
+	return 4 * f + m->hidden > a ? 4 * f + m->hidden : a;
+}
+
+/*
+ * Its compute buffer: what ggml's allocator reserves for the graph of
+ * n_ubatch tokens (T), with flash attention (llama-server's default where
+ * the backend has it), at the larger of two peaks:
+ *   the head:  T x (vocab + 2 x hidden) float32: the logits beside two
+ *              rows of hidden state;
+ *   a layer:   T x the widest layer_width float32, beside each cache's
+ *              f16 mask of T x its cells in a stream (the full cache's
+ *              n_ctx_seq, the sliding one's swa_cells, or n_ctx_seq
+ *              too under --swa-full).
+ * Read from llama.cpp v0.5.0's CPU build (node-llama-cpp 3.22.1,
+ * tests/scripts/vs-node-llama-cpp.sh), T = 512: Llama 3.1 8B's shape
+ * 266.50 MiB at every context (the head: 512 x (128256 + 8192) x 4, and
+ * 2 KiB of positions), Gemma 3 27B's 533.13, Qwen3 30B-A3B's 304.75;
+ * Mistral 7B's shape (vocab 32000) 120.01 MiB at 4K, 148.01 at 32K: the
+ * layer, 512 x (4 x 14336 + 4096) x 4 = 120 MiB, and its mask, 4 and
+ * 32 MiB, within 4%. Builds of 2024 printed 258.50 MiB for Llama 3 8B,
+ * one row of hidden state less. The rest of the graph's layout is the
+ * allocator's (ggml-alloc.c): within 15% on the models that test
+ * writes. No graphs or workspace beyond it.
+ */
 static struct kv_runtime runtime(const struct fit_ctx *c)
 {
 	struct kv_runtime r = {0};
-	const struct kv_model *m = c->in->m;
-	r.activation = c->batched * (m->vocab + m->hidden) * 4;
+	const struct kv_fit_in *in = c->in;
+	const struct kv_model *m = in->m;
+	uint64_t width = 0, full = 0, slide = 0;
+	for (uint32_t i = 0; i < m->n_layers; i++) {
+		const struct kv_layer *l = &m->layers[i];
+		uint64_t w = layer_width(m, l);
+		width = w > width ? w : width;
+		if (l->attn == KV_ATTN_NONE)
+			continue;
+		if (l->window && swa(m)) {
+			uint64_t s =
+			    in->swa_full ? c->ctx : swa_cells(c, l->window);
+			slide = s > slide ? s : slide;
+		} else {
+			full = c->ctx;
+		}
+	}
+	uint64_t head = c->batched * (m->vocab + 2 * m->hidden) * 4;
+	uint64_t layer = c->batched * (width * 4 + (full + slide) * 2);
+	r.activation = head > layer ? head : layer;
 	r.total = r.activation;
 	return r;
 }
