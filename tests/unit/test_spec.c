@@ -161,15 +161,16 @@ static void test_weights(void)
 	in.tp = 1;
 	CHECK_U64(weights(&in), 2 * (218112000ULL - 4096) + 2 * 33554432ULL);
 	/* MTP: GLM-4.7-Flash's one layer, all bf16: at tp 1 what kvfit
-	 * --params counts apart (2 x 643,706,112); at tp 4 the layer split
-	 * (635,311,360 of them), eh_proj 2 x 2,048^2 and 3 norms whole */
+	 * --params counts apart (2 x 643,706,176, its router's 64-expert
+	 * score-correction bias among them); at tp 4 the layer split
+	 * (635,311,424 of them), eh_proj 2 x 2,048^2 and 3 norms whole */
 	CHECK(kv_model_params(glm, &p, err) == 0);
-	CHECK_U64(p.mtp, 643706112);
+	CHECK_U64(p.mtp, 643706176);
 	s = (struct kv_spec){.method = KV_SPEC_MTP, .k = 2};
 	in = row(glm, VLLM, 1, &s);
-	CHECK_U64(weights(&in), 2 * 643706112ULL);
+	CHECK_U64(weights(&in), 2 * 643706176ULL);
 	in.tp = 4;
-	CHECK_U64(weights(&in), 2 * 635311360ULL / 4 + 2 * 8394752ULL);
+	CHECK_U64(weights(&in), 2 * 635311424ULL / 4 + 2 * 8394752ULL);
 	/* n-gram lookup: nothing */
 	s.method = KV_SPEC_NGRAM;
 	CHECK_U64(weights(&in), 0);
