@@ -16,6 +16,11 @@ static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "free_kv_bytes", "kv_bytes",
 	"step_users", "step_fits", "step_ms", "tokens_per_s"};
+static const char *const brief_split_cols[] = {
+	"model", "engine", "kv_dtype", "ctx", "gpu_layers", "cpu_moe_layers",
+	"users_whole", "bound", "gpu_weights_bytes", "gpu_kv_bytes",
+	"host_weights_bytes", "host_kv_bytes", "host_fits", "step_ms",
+	"tokens_per_s"};
 static const char *const brief_time_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
 	"step_users", "step_fits", "ttft_ms", "tpot_ms",
@@ -234,13 +239,29 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 	v->below = true;
 }
 
+/* The columns o's rows have (kv_prow_cols), and their names. */
+struct cols {
+	enum kv_prow_col c[KV_PROW_NCOLS];
+	const char *name[KV_PROW_NCOLS];
+	size_t n;
+};
+
+static void cols_of(const struct kv_plan_opts *o, struct cols *k)
+{
+	k->n = kv_prow_cols(o, k->c);
+	for (size_t i = 0; i < k->n; i++)
+		k->name[i] = kv_prow_names[k->c[i]];
+}
+
 /* The cells of a solved row, every column o's rows have. */
 static void put_row(struct cli_table *t, const char *gpu_name,
 		    const struct kv_plan_opts *o, const struct kv_plan_row *r)
 {
 	struct kv_cell cell;
-	for (size_t c = 0; c < t->ncols; c++) {
-		kv_prow_cell(r, o, gpu_name, (enum kv_prow_col)c, &cell);
+	struct cols k;
+	cols_of(o, &k);
+	for (size_t c = 0; c < k.n; c++) {
+		kv_prow_cell(r, o, gpu_name, k.c[c], &cell);
 		cli_put_cell(t, &cell);
 	}
 	cli_row_end(t);
@@ -393,12 +414,15 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 	size_t n;
 	int status = solve(a, pl, np, &rows, &n);
 	if (!status) {
-		size_t ncols = kv_prow_ncols(&a->o);
-		cli_table_begin(&t, kv_prow_names, ncols, a->json, a->header,
-				a->human);
-		if (ncols == KV_PROW_NCOLS)
+		struct cols k;
+		cols_of(&a->o, &k);
+		cli_table_begin(&t, k.name, k.n, a->json, a->header, a->human);
+		if (a->o.work.isl)
 			cli_table_brief(&t, brief_time_cols,
 					CLI_NCOLS(brief_time_cols));
+		else if (a->o.split)
+			cli_table_brief(&t, brief_split_cols,
+					CLI_NCOLS(brief_split_cols));
 		else
 			cli_table_brief(&t, brief_cols, CLI_NCOLS(brief_cols));
 		print(&t, a, pl, np, gpu_name, rows, &v);
