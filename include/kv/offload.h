@@ -34,6 +34,7 @@
  * does) go to host memory (CPU) or to the GPU. */
 struct kv_ot {
 	char pattern[256];
+	char buft[16]; /* as given: CPU, CUDA0, ... */
 	bool host;
 };
 

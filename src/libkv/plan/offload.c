@@ -151,6 +151,7 @@ int kv_ot_parse(const char *s, struct kv_ot *rules, size_t *n, char *err)
 			return KV_EINVAL;
 		}
 		snprintf(r.pattern, sizeof r.pattern, "%s", item);
+		snprintf(r.buft, sizeof r.buft, "%s", eq + 1);
 		rules[(*n)++] = r;
 		if (!p[len])
 			return 0;
@@ -297,10 +298,10 @@ static int not_experts(const struct kv_ot *rule, const char *name,
 		       const struct kv_model *m, char *err)
 {
 	snprintf(err, KV_ERRLEN,
-		 "--override-tensor '%s': finds %s; %s lists no tensors (a "
-		 "config, or a GGUF header alone), so only the experts' "
+		 "--override-tensor '%s=%s': finds %s; %s lists no tensors "
+		 "(a config, or a GGUF header alone), so only the experts' "
 		 "(ffn_*_exps) can be placed",
-		 rule->pattern, name, m->name);
+		 rule->pattern, rule->buft, name, m->name);
 	return KV_EINVAL;
 }
 
@@ -342,11 +343,11 @@ static int counts(struct kv_place *p, const struct kv_model *m,
 	for (size_t k = 0; k < r->n; k++)
 		if (!p->matched[k]) {
 			snprintf(err, KV_ERRLEN,
-				 "--override-tensor '%s': finds none of the "
+				 "--override-tensor '%s=%s': finds none of the "
 				 "experts' tensors (ffn_*_exps) of %s, which "
 				 "lists no tensors (a config, or a GGUF header "
 				 "alone): only those can be placed",
-				 rules[k].pattern, m->name);
+				 rules[k].pattern, rules[k].buft, m->name);
 			return KV_EINVAL;
 		}
 	return 0;

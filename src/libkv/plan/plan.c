@@ -479,7 +479,7 @@ static int solve_layers(struct kv_fit_in *in, bool fit, bool *found,
 		if (!ok)
 			x.off.moe_host = fit ? 0 : n;
 	}
-	for (uint32_t g = n + 1; !ok && g-- > 0;) {
+	for (uint32_t g = n + 2; !ok && g-- > 0;) {
 		x.off.gpu_layers = g;
 		if ((e = layers_fit(&x, need, &ok, &f, err)))
 			return e;

@@ -360,6 +360,8 @@ int fit_split(const struct fit_ctx *c, struct fit_stage *h,
 	g->copy = llamacpp_gpu_copy(c, big);
 	if ((e = fit_stage_budget(c, g, err)))
 		return e;
+	if (g->missing) /* a GPU that keeps no KV holds none all the same */
+		g->users = 0;
 	host_budget(c, h, sp);
 	return 0;
 }
