@@ -5,6 +5,8 @@
  * model x KV format x context (x block size x users x engine) and its
  * solve, prints.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,12 +141,14 @@ static int opt_gpu(int c, const char *s, struct args *a)
  * auto. */
 static int ngl(const char *s, int32_t *out)
 {
-	uint64_t n;
+	char *end;
 	if (!strcmp(s, "all") || !strcmp(s, "auto")) {
 		*out = s[1] == 'l' ? KV_NGL_ALL : KV_NGL_AUTO;
 		return 0;
 	}
-	if (s[0] == '-' || cli_u64("--n-gpu-layers", s, 0, INT32_MAX, &n))
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (!isdigit((unsigned char)s[0]) || *end || errno || n > INT32_MAX)
 		return cli_usage("--n-gpu-layers: must be a count of layers, "
 				 "all or auto, got '%s'",
 				 s);
@@ -191,8 +195,8 @@ static int opt_split(int c, const char *s, struct args *a)
 		return cli_double("--host-link", s, 1e-3, 1e9, &o->link_gbps);
 	default: return CLI_NOT_MINE;
 	}
-	if (!e && !a->split_opt)
-		a->split_opt = cli_opt_as();
+	if (!e && !a->split_opt[0])
+		snprintf(a->split_opt, sizeof a->split_opt, "%s", cli_opt_as());
 	o->split = true;
 	return e;
 }

@@ -32,7 +32,7 @@ struct args {
 	size_t ncalib;
 	const char *save_gpu;  /* --save-gpu: where the fit is written */
 	/* llama.cpp's split */
-	const char *split_opt; /* the first option of the split given
+	char split_opt[40];    /* the first option of the split given
 				  ("--n-gpu-layers"), for what is said */
 	const char *host_given; /* the first host option given, or NULL */
 	const char *host_profile; /* --host-profile FILE */

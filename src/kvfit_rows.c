@@ -76,8 +76,20 @@ int kvfit_params(const struct args *a, const struct kv_plan *pl, size_t np)
 	return status;
 }
 
+/* -ngl N (and --n-cpu-moe K) of a split row, as a user gives them. */
+static const char *layers_text(const struct kv_fit_in *in, uint32_t ngl,
+			       uint32_t moe, char *buf, size_t n)
+{
+	int k = snprintf(buf, n, "--n-gpu-layers %u", ngl);
+	if (moe && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, " --n-cpu-moe %u", moe);
+	(void)in;
+	return buf;
+}
+
 /* Why a row's weights miss, into buf: what they need and what the
- * engine may use, and which --tp (llama.cpp: --pp) would fit them. */
+ * engine may use, and which --tp (llama.cpp: --pp; a split: fewer
+ * layers on the GPU) would fit them. */
 static const char *weights_why(const struct kv_fit_in *in,
 			       const struct kv_fit *f,
 			       const struct kv_plan_refusal *r, char *buf,
@@ -85,7 +97,14 @@ static const char *weights_why(const struct kv_fit_in *in,
 {
 	char hint[96], need[32], miss[32], budget[32];
 	bool lcpp = in->server->by_layers;
-	if (r->tp || r->pp)
+	char ls[64];
+	if (in->off.on && r->layers)
+		snprintf(hint, sizeof hint, "%s would fit one sequence",
+			 layers_text(in, r->ngl, r->moe, ls, sizeof ls));
+	else if (in->off.on)
+		snprintf(hint, sizeof hint, "no --n-gpu-layers fits one "
+			 "sequence");
+	else if (r->tp || r->pp)
 		snprintf(hint, sizeof hint, "--%s %u would fit",
 			 r->pp ? "pp" : "tp", r->pp ? r->pp : r->tp);
 	else
@@ -121,6 +140,68 @@ static void refusal(const struct kv_fit_in *in, const struct kv_fit *f)
 	if (r.why == KV_PLAN_WEIGHTS)
 		cli_error("%s: %s", in->m->name,
 			  weights_why(in, f, &r, why, sizeof why));
+}
+
+/* Why --solve layers (or -ngl auto) found no layers for a row's users: f
+ * is the row with every layer in host memory. */
+static void no_layers(const struct args *a, const struct kv_fit_in *in,
+		      const struct kv_fit *f)
+{
+	const struct kv_split *sp = &f->split;
+	char why[256], x[32], y[32];
+	uint64_t u = in->users ? in->users : 1;
+	if (f->missing)
+		snprintf(why, sizeof why, "the GPU's compute buffer alone needs "
+			 "%s, more than the %s it has",
+			 kv_format_iec(f->runtime + in->reserve, x, sizeof x),
+			 kv_format_iec(f->budget, y, sizeof y));
+	else if (sp->host_missing)
+		snprintf(why, sizeof why, "host memory needs %s for its "
+			 "weights and compute buffer, more than its %s "
+			 "(--host-mem)",
+			 kv_format_iec(sp->host_weights + sp->host_compute, x,
+				       sizeof x),
+			 kv_format_iec(sp->host_mem, y, sizeof y));
+	else
+		snprintf(why, sizeof why, "with every layer in host memory %llu "
+			 "fit%s",
+			 (unsigned long long)f->users_whole,
+			 sp->host_mem ? " (--host-mem)" : "");
+	cli_error("%s: %s: no layers on the GPU fit %llu user%s at %llu "
+		  "tokens: %s",
+		  in->m->name,
+		  a->o.solve == KV_PLAN_LAYERS ? "--solve layers"
+					       : "--n-gpu-layers auto",
+		  (unsigned long long)u, u == 1 ? "" : "s",
+		  (unsigned long long)in->ctx, why);
+}
+
+/* What --solve layers (or -ngl auto) found, for people: the options
+ * that give it, the bytes on each side, the decode it gives. */
+static void layers_found(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	const struct kv_split *sp = &f->split;
+	char ls[64], g[32], h[32], step[96] = "";
+	if (f->step_ms > 0) /* a bandwidth to time it by */
+		snprintf(step, sizeof step, "; a decode step of %llu "
+			 "user%s %.3f ms, %.1f tokens/s",
+			 (unsigned long long)f->step_users,
+			 f->step_users == 1 ? "" : "s", f->step_ms,
+			 f->tokens_per_s);
+	fprintf(stderr, "%s: %s: %s (%u of %u layers%s) fits %llu user%s at "
+		"%llu tokens: %s on the GPU, %s in host memory%s\n",
+		cli_prog(), in->m->name,
+		layers_text(in, sp->gpu_layers + sp->head_gpu, sp->moe_host, ls,
+			    sizeof ls),
+		sp->gpu_layers, in->m->n_layers,
+		sp->head_gpu ? " and the head" : "",
+		(unsigned long long)f->users_whole,
+		f->users_whole == 1 ? "" : "s", (unsigned long long)in->ctx,
+		kv_format_iec(f->weights + f->kv_bytes + f->runtime, g,
+			      sizeof g),
+		kv_format_iec(sp->host_weights + sp->host_kv + sp->host_compute,
+			      h, sizeof h),
+		step);
 }
 
 /* Why --solve ctx found no context for a row's users: f is the row at
@@ -280,8 +361,12 @@ static void row(struct cli_table *t, const struct args *a,
 			 in->m->name, (unsigned long long)r->held,
 			 (unsigned long long)in->users,
 			 (unsigned long long)in->m->max_pos);
+	bool layers = in->off.on && (a->o.solve == KV_PLAN_LAYERS ||
+				     a->o.ngl == KV_NGL_AUTO);
 	if (r->none && a->o.solve == KV_PLAN_CTX)
 		no_context(in, f);
+	else if (r->none && layers)
+		no_layers(a, in, f);
 	else if (r->none)
 		cli_error("%s: no tensor-parallel degree up to %u fits %llu "
 			  "user%s at %llu tokens",
@@ -299,6 +384,8 @@ static void row(struct cli_table *t, const struct args *a,
 		return;
 	}
 	put_row(t, gpu_name, &a->o, r);
+	if (layers)
+		layers_found(in, f);
 	missed(a, r, v);
 	if (a->human && isatty(fileno(stderr)))
 		bar(in, f);

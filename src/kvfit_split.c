@@ -74,7 +74,7 @@ static int host_defaults(struct args *a)
 int kvfit_split(struct args *a, struct kv_plan *pl, size_t np)
 {
 	struct kv_plan_opts *o = &a->o;
-	const char *opt = a->split_opt ? a->split_opt : "--solve layers";
+	const char *opt = a->split_opt[0] ? a->split_opt : "--solve layers";
 	char err[KV_ERRLEN];
 	int e;
 	/* an Ollama model's num_gpu is its -ngl, where none is given */

@@ -59,6 +59,7 @@ struct kv_slot {
 	uint64_t largest;      /* its largest tensor a product reads */
 	uint64_t largest_host; /* of the tensors a rule keeps in host
 				  memory, the largest */
+	uint64_t largest_routed; /* the largest of the experts' tensors */
 	/* from the counts (no tensors listed): of the routed experts' bytes,
 	 * the shares the rules move (each expert tensor, gate, up or down,
 	 * its own part) */

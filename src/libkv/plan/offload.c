@@ -237,6 +237,8 @@ static void exact(struct kv_place *p, const struct kv_gguf *g,
 			embd = x->bytes;
 		s->bytes += x->bytes;
 		s->routed += ex ? x->bytes : 0;
+		if (ex)
+			s->largest_routed = max64(s->largest_routed, x->bytes);
 		if (s != &p->slot[0])
 			s->largest = max64(s->largest, x->bytes);
 		if (k < 0)

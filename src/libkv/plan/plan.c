@@ -228,12 +228,12 @@ static bool refuses(const struct kv_plan_opts *o, const struct kv_fit_in *in,
 {
 	if ((o->solve == KV_PLAN_LAYERS || o->split) &&
 	    !in->server->by_layers) {
-		snprintf(why, KV_ERRLEN, "%s: %s: llama.cpp's split between "
-			 "the GPU and host memory (-ngl); give --engine "
-			 "llamacpp",
+		snprintf(why, KV_ERRLEN, "%s: %s is llama.cpp's (-ngl); give "
+			 "--engine llamacpp",
 			 in->server->name,
-			 o->solve == KV_PLAN_LAYERS ? "--solve layers"
-						    : "a split");
+			 o->solve == KV_PLAN_LAYERS
+				 ? "--solve layers"
+				 : "a split between the GPU and host memory");
 		return true;
 	}
 	if (o->solve == KV_PLAN_TP && in->server->by_layers) {

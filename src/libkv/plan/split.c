@@ -176,9 +176,13 @@ static int largest_host(const struct fit_ctx *c, bool head, uint64_t *out)
 	if (o->exact) {
 		const struct kv_place *p = o->place;
 		for (uint32_t k = 1; k < n + 2; k++) {
+			const struct kv_slot *s = &p->slot[k];
 			bool gpu = llamacpp_slot_gpu(k, n, o->gpu_layers);
-			big = max64(big, gpu ? p->slot[k].largest_host
-					     : p->slot[k].largest);
+			bool moe = k <= n && k - 1 < o->moe_host;
+			big = max64(big, !gpu ? s->largest
+					 : moe ? max64(s->largest_host,
+						       s->largest_routed)
+					       : s->largest_host);
 		}
 		*out = head ? big : max64(big, p->tied);
 		return 0;
