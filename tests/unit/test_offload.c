@@ -416,6 +416,38 @@ static void test_moe(void)
 	kv_model_free(m);
 }
 
+/* tests/gguf/tiny-moe.gguf (gguf_write.py, tiny_moe()): hidden 128, 4
+ * layers of 4 experts of 128, each of gate, up (Q4_0, 128 x 4 rows of 72
+ * bytes: 36864) and down (Q8_0, rows of 136: 69632) one tensor; a
+ * layer's other tensors 35328 bytes, the embedding 18432, the output
+ * 35328. --n-cpu-moe 2: the first two layers' experts (2 x 143360) in
+ * host memory, every layer and the head on the GPU, whose compute buffer
+ * copies the largest of them in (ffn_down_exps, 69632) beside 512 x (256
+ * + 128) x 4. */
+static void test_moe_exact(void)
+{
+	struct kv_model *m = load("tests/gguf/tiny-moe.gguf");
+	struct kv_place p;
+	char err[KV_ERRLEN];
+	CHECK(kv_place_init(&p, m, NULL, 0, err) == 0);
+	CHECK_U64(p.slot[1].routed, 143360);
+	CHECK_U64(p.slot[1].largest_routed, 69632);
+	struct kv_fit_in in = tiny_in(m, &p);
+	in.weights = 768512;
+	in.off.gpu_layers = 5;
+	in.off.moe_host = 2;
+	in.off.host_mem = 64ULL << 30;
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.weights, 768512 - 18432 - 2 * 143360ULL);
+	CHECK_U64(f.split.host_weights, 18432 + 2 * 143360ULL);
+	CHECK_U64(f.runtime, 512 * 384 * 4 + 69632);
+	CHECK_U64(f.split.moe_host, 2);
+	/* in, then out and back at each of the two layers */
+	CHECK_U64(f.split.crossings, 5);
+	kv_place_free(&p);
+	kv_model_free(m);
+}
+
 int main(void)
 {
 	test_slots();
@@ -427,6 +459,7 @@ int main(void)
 	test_offload_ms();
 	test_solve_layers();
 	test_moe();
+	test_moe_exact();
 	printf("test_offload: %d checks, %d failed\n", test_checks,
 	       test_failures);
 	return test_failures ? 1 : 0;
