@@ -77,14 +77,16 @@ int kvfit_split(struct args *a, struct kv_plan *pl, size_t np)
 	const char *opt = a->split_opt[0] ? a->split_opt : "--solve layers";
 	char err[KV_ERRLEN];
 	int e;
-	/* an Ollama model's num_gpu is its -ngl, where none is given */
-	for (size_t i = 0; i < np && o->ngl == KV_NGL_UNSET; i++)
+	/* an Ollama model's num_gpu is its -ngl, where none is given, for
+	 * llama.cpp's rows */
+	bool lcpp = !o->server || o->server->by_layers;
+	for (size_t i = 0; i < np && o->ngl == KV_NGL_UNSET && lcpp; i++)
 		if (pl[i].m->run_ngl_given && !o->split) {
 			o->split = true;
 			opt = "num_gpu (its Ollama params)";
 		}
 	if (!o->split) {
-		if (a->host_given && !a->params && !a->ncalib)
+		if (a->host_given && !a->params)
 			return cli_usage("%s: sizes the host's part of a split; "
 					 "give --n-gpu-layers, "
 					 "--override-tensor, --cpu-moe, "
@@ -93,8 +95,12 @@ int kvfit_split(struct args *a, struct kv_plan *pl, size_t np)
 					 a->host_given);
 		return 0;
 	}
-	if (a->params || a->ncalib)
+	if (a->params)
 		return 0;
+	if (a->ncalib)
+		return cli_usage("%s: --calibrate fits a GPU's own rates, with "
+				 "every weight on it; give no split",
+				 opt);
 	if (o->server && !o->server->by_layers)
 		return cli_usage("%s: llama.cpp's split between the GPU and "
 				 "host memory; give --engine llamacpp (a "
