@@ -87,8 +87,8 @@ int kvfit_split(struct args *a, struct kv_plan *pl, size_t np)
 		}
 	if (!o->split) {
 		if (a->host_given && !a->params)
-			return cli_usage("%s: sizes the host's part of a split; "
-					 "give --n-gpu-layers, "
+			return cli_usage("%s: sizes the host's part of a "
+					 "split; give --n-gpu-layers, "
 					 "--override-tensor, --cpu-moe, "
 					 "--n-cpu-moe, --no-kv-offload or "
 					 "--solve layers",
@@ -110,14 +110,13 @@ int kvfit_split(struct args *a, struct kv_plan *pl, size_t np)
 		return cli_usage("%s: a split between one GPU and host memory; "
 				 "give --pp 1",
 				 opt);
+	bool ngl = o->ngl != KV_NGL_UNSET;
 	if (o->solve == KV_PLAN_LAYERS &&
-	    (o->ngl != KV_NGL_UNSET ||
-	     (o->n_cpu_moe && o->n_cpu_moe != KV_CPU_MOE_ALL)))
+	    (ngl || (o->n_cpu_moe && o->n_cpu_moe != KV_CPU_MOE_ALL)))
 		return cli_usage("--solve layers finds %s; give it or %s, not "
 				 "both",
-				 o->ngl != KV_NGL_UNSET ? "-ngl" : "--n-cpu-moe",
-				 o->ngl != KV_NGL_UNSET ? "--n-gpu-layers"
-							: "--n-cpu-moe");
+				 ngl ? "-ngl" : "--n-cpu-moe",
+				 ngl ? "--n-gpu-layers" : "--n-cpu-moe");
 	for (size_t i = 0; i < np; i++)
 		if (o->n_cpu_moe && !pl[i].m->n_experts)
 			return cli_usage("%s: %s has no experts (a dense "

@@ -146,8 +146,9 @@ int kv_ot_parse(const char *s, struct kv_ot *rules, size_t *n, char *err)
 			return KV_EINVAL;
 		regfree(&re);
 		if (*n == KV_OT_MAX) {
-			snprintf(err, KV_ERRLEN, "--override-tensor: at most %d "
-				 "rules", KV_OT_MAX);
+			snprintf(err, KV_ERRLEN,
+				 "--override-tensor: at most %d rules",
+				 KV_OT_MAX);
 			return KV_EINVAL;
 		}
 		snprintf(r.pattern, sizeof r.pattern, "%s", item);

@@ -244,10 +244,10 @@ static int count_moves(const struct fit_ctx *c, struct fit_stage *h,
 		int e;
 		if (!(share > 0))
 			continue;
-		if ((e = fit_layer_params(c, i, &lp)) ||
-		    (e = layer_part(c, &lp,
-				    (uint64_t)llround((double)lp.routed * share),
-				    &b)))
+		if ((e = fit_layer_params(c, i, &lp)))
+			return e;
+		uint64_t moved = (uint64_t)llround((double)lp.routed * share);
+		if ((e = layer_part(c, &lp, moved, &b)))
 			return e;
 		double fl = lp.experts ? 2.0 * (double)lp.routed * share *
 						 lp.experts_active / lp.experts
