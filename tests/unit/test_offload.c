@@ -12,6 +12,7 @@
 #include "kv/offload.h"
 #include "kv/params.h"
 #include "kv/plan.h"
+#include "kv/serve.h"
 #include "plan/server_int.h"
 #include "test.h"
 
@@ -448,6 +449,39 @@ static void test_moe_exact(void)
 	kv_model_free(m);
 }
 
+/*
+ * The time model's decode step with a split (serve.c): the tiny GGUF at
+ * -ngl 1, one user, isl 1000 and osl 100, timed at the mean context 1050.
+ * The GPU reads its layer (376064) and its KV, 1050 x 512 and the new
+ * token's 512, at 1000 GB/s; the host its weights less the embedding
+ * looked up (430848) and as much KV at 50 GB/s; the link carries one
+ * token's two crossings, 2048 bytes at 32 GB/s. The FLOPs, a few
+ * million, hide under the bytes.
+ */
+static void test_serve(void)
+{
+	struct kv_model *m = load("tests/gguf/tiny-q4_k_m.gguf");
+	struct kv_place p;
+	struct kv_serve out;
+	char err[KV_ERRLEN];
+	CHECK(kv_place_init(&p, m, NULL, 0, err) == 0);
+	struct kv_fit_in in = tiny_in(m, &p);
+	in.users = 1;
+	struct kv_serve_in w = {.isl = 1000, .osl = 100, .users = 1,
+				.prompts = 1};
+	CHECK(kv_serve_solve(&in, &w, &out, err) == 0);
+	double gpu = (376064 + 1050 * 512 + 512) / 1e9;
+	double host = (430848 + 1050 * 512 + 512) / 50e6;
+	CHECK_NEAR(out.decode.ms, gpu + host + 2048 / 32e6, 1e-12);
+	CHECK_NEAR(out.decode.bytes, 376064 + 1050 * 512 + 512, 1e-6);
+	CHECK_STR(out.decode.bound, "memory");
+	/* a prefill chunk of 512 tokens runs the host's layers on the GPU:
+	 * their weights and KV cross the link, longer than the rest */
+	CHECK_STR(out.prefill.bound, "link");
+	kv_place_free(&p);
+	kv_model_free(m);
+}
+
 int main(void)
 {
 	test_slots();
@@ -460,6 +494,7 @@ int main(void)
 	test_solve_layers();
 	test_moe();
 	test_moe_exact();
+	test_serve();
 	printf("test_offload: %d checks, %d failed\n", test_checks,
 	       test_failures);
 	return test_failures ? 1 : 0;
