@@ -13,7 +13,7 @@
 #define KV_FIT_H
 
 #include "layout.h"
-#include "offload.h"
+#include "place.h"
 #include "params.h"
 #include "server.h"
 
@@ -79,7 +79,7 @@ struct kv_fit_in {
 				    quant, derived once (kv_fit_memo); NULL,
 				    or those of another model or format:
 				    derived on each solve */
-	struct kv_offload off;   /* llama.cpp's split between the GPU and
+	struct kv_ngl off;   /* llama.cpp's split between the GPU and
 				    host memory (off.on; pp 1); else every
 				    weight on the GPU */
 };
@@ -137,7 +137,7 @@ struct kv_split {
 	double logit_bytes;     /* bytes of a sampled row's logits sent back
 				   (the head on the GPU), else 0 */
 	double gpu_ms;          /* of step_ms: the GPU's bytes */
-	double host_ms;         /* the host's (kv_offload_ms) */
+	double host_ms;         /* the host's (kv_ngl_ms) */
 	double link_ms;         /* the link's */
 };
 

@@ -112,7 +112,7 @@ static const char *weights_from(const struct kv_plan_opts *o,
  * the experts --cpu-moe and --n-cpu-moe keep in host memory, the -ot
  * rules read against p's model, the host's memory and rates. Other
  * engines' rows, and rows where none is asked, have none. */
-static struct kv_offload offload_of(const struct kv_plan_opts *o,
+static struct kv_ngl offload_of(const struct kv_plan_opts *o,
 				    const struct kv_plan *p,
 				    const struct kv_server *sv)
 {
@@ -123,8 +123,8 @@ static struct kv_offload offload_of(const struct kv_plan_opts *o,
 			      ? (int32_t)m->run_ngl
 			      : KV_NGL_ALL;
 	if (!o->split || !sv->by_layers)
-		return (struct kv_offload){0};
-	return (struct kv_offload){
+		return (struct kv_ngl){0};
+	return (struct kv_ngl){
 		.on = true,
 		.gpu_layers = ngl >= 0 && (uint32_t)ngl <= n ? (uint32_t)ngl
 							      : n + 1,

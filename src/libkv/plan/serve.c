@@ -55,7 +55,7 @@ struct rates {
 	uint32_t layers, tp, pp;
 	/* llama.cpp's split (kv_fit_in.off.on): the host's part of each step
 	 * and the link's, beside the GPU's */
-	const struct kv_offload *off; /* NULL: no split */
+	const struct kv_ngl *off; /* NULL: no split */
 	const struct kv_split *sp; /* the decode step's split, whose shares
 				      a burst's steps take */
 };
@@ -124,20 +124,20 @@ static void host_part(const struct kv_split *sp, double host_weights,
 	sh->hlink = sh->tokens * sp->link_token + sh->sampled * sp->logit_bytes;
 }
 
-/* The split's host and link ms of a step (kv_offload_ms), its host part
+/* The split's host and link ms of a step (kv_ngl_ms), its host part
  * taken off the GPU's ops: its bytes, and its FLOPs where the host runs
  * them (a batch below llama.cpp's op offload). */
 static void split_ms(const struct rates *r, struct op ops[2],
 		     const struct shape *sh, double *host_ms, double *link_ms)
 {
-	struct kv_offload_step st = {
+	struct kv_ngl_step st = {
 		.tokens = sh->tokens,
 		.host_bytes = ops[0].hbytes + ops[1].hbytes,
 		.host_flops = ops[0].hflops + ops[1].hflops,
 		.link_bytes = sh->hlink,
 	};
 	bool on_gpu;
-	kv_offload_ms(r->off, &st, host_ms, link_ms, &on_gpu);
+	kv_ngl_ms(r->off, &st, host_ms, link_ms, &on_gpu);
 	for (int i = 0; i < 2; i++) {
 		double keep = ops[i].bytes > 0 ? 1 - ops[i].hbytes / ops[i].bytes
 					       : 1;

@@ -97,7 +97,7 @@ uint64_t llamacpp_host_compute(const struct fit_ctx *c)
 	return c->batched * (c->in->m->hidden + c->ctx) * 4;
 }
 
-/* A batch of at least KV_OFFLOAD_BATCH tokens runs the products of host
+/* A batch of at least KV_NGL_BATCH tokens runs the products of host
  * weights on the GPU (ggml-backend.cpp's op offload), each weight copied
  * into its compute buffer first: the buffer holds the largest of them
  * beside the activations. The Mistral 7B log above: "CUDA0 compute buffer
@@ -106,7 +106,7 @@ uint64_t llamacpp_host_compute(const struct fit_ctx *c)
  * Q6_K). */
 uint64_t llamacpp_gpu_copy(const struct fit_ctx *c, uint64_t largest)
 {
-	return c->batched >= KV_OFFLOAD_BATCH ? largest : 0;
+	return c->batched >= KV_NGL_BATCH ? largest : 0;
 }
 
 static const struct kv_server_ops ops = {

@@ -72,7 +72,7 @@ static void move(struct fit_stage *a, struct fit_stage *b, uint64_t bytes,
 /* What the rules move of layer i, on the GPU or not: the share of its
  * routed experts (--n-cpu-moe's layers all of them, to host memory), and
  * from a GGUF's tensors the bytes. */
-static double layer_share(const struct kv_offload *o, uint32_t i, bool gpu)
+static double layer_share(const struct kv_ngl *o, uint32_t i, bool gpu)
 {
 	const struct kv_place *p = o->place;
 	if (i < o->moe_host)
@@ -91,7 +91,7 @@ static double layer_share(const struct kv_offload *o, uint32_t i, bool gpu)
  * everything but what the rules keep in host memory where the slot is
  * on the GPU, else what they put there (--n-cpu-moe's experts in host
  * memory first). *routed: of them, the experts'. */
-static uint64_t slot_gpu(const struct kv_offload *o, uint32_t k, bool gpu,
+static uint64_t slot_gpu(const struct kv_ngl *o, uint32_t k, bool gpu,
 			 uint64_t *routed)
 {
 	const struct kv_slot *s = &o->place->slot[k];
@@ -114,7 +114,7 @@ static uint64_t slot_gpu(const struct kv_offload *o, uint32_t k, bool gpu,
 static void exact_weights(const struct fit_ctx *c, struct fit_stage *h,
 			  struct fit_stage *g, bool head)
 {
-	const struct kv_offload *o = &c->in->off;
+	const struct kv_ngl *o = &c->in->off;
 	const struct kv_place *p = o->place;
 	uint32_t n = p->n_layers;
 	uint64_t gw = 0, gr = 0, all = 0, routed = 0;
@@ -141,7 +141,7 @@ static void exact_weights(const struct fit_ctx *c, struct fit_stage *h,
  * layer, a token crosses to the other side and back. */
 static uint32_t crossings(const struct fit_ctx *c, bool head)
 {
-	const struct kv_offload *o = &c->in->off;
+	const struct kv_ngl *o = &c->in->off;
 	const struct kv_model *m = c->in->m;
 	uint32_t n = m->n_layers, x = 0;
 	bool at = false; /* the embedding, in host memory */
@@ -168,7 +168,7 @@ static uint32_t crossings(const struct fit_ctx *c, bool head)
 static int largest_host(const struct fit_ctx *c, bool head, uint64_t *out)
 {
 	const struct kv_fit_in *in = c->in;
-	const struct kv_offload *o = &in->off;
+	const struct kv_ngl *o = &in->off;
 	const struct kv_model *m = in->m;
 	uint32_t n = m->n_layers;
 	uint64_t big = 0, b;
@@ -326,7 +326,7 @@ int fit_split(const struct fit_ctx *c, struct fit_stage *h,
 	      struct fit_stage *g, struct kv_split *sp, char *err)
 {
 	const struct kv_fit_in *in = c->in;
-	const struct kv_offload *o = &in->off;
+	const struct kv_ngl *o = &in->off;
 	const struct kv_model *m = in->m;
 	uint32_t n = m->n_layers;
 	uint32_t on = o->gpu_layers < n ? o->gpu_layers : n;
@@ -357,7 +357,7 @@ int fit_split(const struct fit_ctx *c, struct fit_stage *h,
 	sp->head_gpu = head;
 	sp->crossings = crossings(c, head);
 	sp->link_token = (double)sp->crossings * (double)m->hidden *
-			 KV_OFFLOAD_ACT;
+			 KV_NGL_ACT;
 	sp->logit_bytes = head ? (double)m->vocab * 4 : 0; /* float32 */
 	sp->host_compute = llamacpp_host_compute(c);
 	/* the GPU holds no host weight where no product reads one */
@@ -405,7 +405,7 @@ void fit_split_step(const struct fit_ctx *c, const struct kv_fit *fh,
 	double w = (double)f->step_weight_bytes, k = (double)f->step_kv_bytes;
 	f->kv_weight_ratio = w > 0 ? k / w : NAN;
 	f->kv_share = w + k > 0 ? k / (w + k) : NAN;
-	struct kv_offload_step st = {
+	struct kv_ngl_step st = {
 		.tokens = b,
 		.host_bytes = (double)(sp->step_host_weight_bytes +
 				       sp->step_host_kv_bytes),
@@ -413,7 +413,7 @@ void fit_split_step(const struct fit_ctx *c, const struct kv_fit *fh,
 		.link_bytes = b * (sp->link_token + sp->logit_bytes),
 	};
 	bool on_gpu;
-	kv_offload_ms(&in->off, &st, &sp->host_ms, &sp->link_ms, &on_gpu);
+	kv_ngl_ms(&in->off, &st, &sp->host_ms, &sp->link_ms, &on_gpu);
 	double gflops = on_gpu ? f->step_flops
 			       : f->step_flops - sp->step_host_flops;
 	if (in->bandwidth_gbps > 0) {

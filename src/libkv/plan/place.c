@@ -1,6 +1,6 @@
 /*
- * offload.c - llama.cpp's --override-tensor rules read against a model's
- * tensors (kv/offload.h), and the time of a split step's host part.
+ * place.c - llama.cpp's --override-tensor rules read against a model's
+ * tensors (kv/place.h), and the time of a split step's host part.
  *
  * llama.cpp matches each rule's pattern with std::regex_search (ECMAScript)
  * against a tensor's name, the first rule that finds it deciding its
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "kv/gguf.h"
-#include "kv/offload.h"
+#include "kv/place.h"
 
 /* common/common.h's LLM_FFN_EXPS_REGEX, "\\.ffn_(up|down|gate|gate_up)_
  * (ch|)exps": the routed experts' tensors, which --cpu-moe and
@@ -395,11 +395,11 @@ void kv_place_free(struct kv_place *p)
 	p->slot = NULL;
 }
 
-void kv_offload_ms(const struct kv_offload *o, const struct kv_offload_step *s,
+void kv_ngl_ms(const struct kv_ngl *o, const struct kv_ngl_step *s,
 		   double *host_ms, double *link_ms, bool *on_gpu)
 {
 	double link = o->link_gbps > 0 ? o->link_gbps * 1e6 : NAN; /* B/ms */
-	*on_gpu = s->tokens >= KV_OFFLOAD_BATCH && s->host_bytes > 0;
+	*on_gpu = s->tokens >= KV_NGL_BATCH && s->host_bytes > 0;
 	*link_ms = s->link_bytes > 0 ? s->link_bytes / link : 0;
 	*host_ms = 0;
 	if (*on_gpu) { /* the host's weights and KV cross to the GPU */

@@ -1,5 +1,5 @@
 /*
- * test_offload.c - llama.cpp's split between the GPU and host memory
+ * test_place.c - llama.cpp's split between the GPU and host memory
  * against hand-worked values: where -ngl puts each slot, the -ot rules
  * read against a GGUF's tensors and against a config's names, both
  * compute buffers and the KV on each side (a Mistral 7B log), the host's
@@ -9,7 +9,7 @@
 
 #include "kv/fit.h"
 #include "kv/model.h"
-#include "kv/offload.h"
+#include "kv/place.h"
 #include "kv/params.h"
 #include "kv/plan.h"
 #include "kv/serve.h"
@@ -318,23 +318,23 @@ static void test_mistral_log(void)
 /* The host's part and the link's: below llama.cpp's op offload batch the
  * host reads its bytes (or computes, where longer); from it, they cross
  * the link. */
-static void test_offload_ms(void)
+static void test_ngl_ms(void)
 {
-	struct kv_offload o = {.on = true, .host_gbps = 50, .link_gbps = 32};
-	struct kv_offload_step s = {.tokens = 1, .host_bytes = 2528000,
+	struct kv_ngl o = {.on = true, .host_gbps = 50, .link_gbps = 32};
+	struct kv_ngl_step s = {.tokens = 1, .host_bytes = 2528000,
 				    .host_flops = 1e9, .link_bytes = 2048};
 	double h, l;
 	bool gpu;
-	kv_offload_ms(&o, &s, &h, &l, &gpu);
+	kv_ngl_ms(&o, &s, &h, &l, &gpu);
 	CHECK(!gpu);
 	CHECK_NEAR(h, 0.05056, 1e-12);
 	CHECK_NEAR(l, 0.000064, 1e-12);
 	o.host_tflops = 0.01; /* 1e9 FLOPs at 10^10/s: 100 ms */
-	kv_offload_ms(&o, &s, &h, &l, &gpu);
+	kv_ngl_ms(&o, &s, &h, &l, &gpu);
 	CHECK_NEAR(h, 100, 1e-9);
-	s.tokens = KV_OFFLOAD_BATCH; /* 32 tokens: the bytes cross */
+	s.tokens = KV_NGL_BATCH; /* 32 tokens: the bytes cross */
 	s.link_bytes = 32 * 2048;
-	kv_offload_ms(&o, &s, &h, &l, &gpu);
+	kv_ngl_ms(&o, &s, &h, &l, &gpu);
 	CHECK(gpu);
 	CHECK_NEAR(h, 0, 0);
 	CHECK_NEAR(l, (2528000 + 65536) / 32e6, 1e-12);
@@ -490,12 +490,12 @@ int main(void)
 	test_exact();
 	test_split();
 	test_mistral_log();
-	test_offload_ms();
+	test_ngl_ms();
 	test_solve_layers();
 	test_moe();
 	test_moe_exact();
 	test_serve();
-	printf("test_offload: %d checks, %d failed\n", test_checks,
+	printf("test_place: %d checks, %d failed\n", test_checks,
 	       test_failures);
 	return test_failures ? 1 : 0;
 }

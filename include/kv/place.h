@@ -1,5 +1,5 @@
 /*
- * offload.h - llama.cpp's split of a model between the GPU and host
+ * place.h - llama.cpp's split of a model between the GPU and host
  * memory: which layers its -ngl puts on the GPU, which tensors its
  * --override-tensor (-ot), --cpu-moe and --n-cpu-moe keep in host memory,
  * and what a step then costs on each side and across the link between
@@ -10,8 +10,8 @@
  * A place (struct kv_place) is the -ot rules read against one model's
  * tensors, once; kv_fit_solve() reads it for every row of the model.
  */
-#ifndef KV_OFFLOAD_H
-#define KV_OFFLOAD_H
+#ifndef KV_PLACE_H
+#define KV_PLACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -96,7 +96,7 @@ int kv_place_init(struct kv_place *p, const struct kv_model *m,
 void kv_place_free(struct kv_place *p);
 
 /* What a row asks of the split (kv_fit_in.off). */
-struct kv_offload {
+struct kv_ngl {
 	bool on;              /* a split is asked: rows count the GPU's part
 				 and the host's (below); false: every weight
 				 on the GPU, the rest unset */
@@ -124,15 +124,15 @@ struct kv_offload {
  * GPU, the weights copied over the link (ggml-cuda.cu,
  * ggml_backend_cuda_device_offload_op: op_offload_min_batch_size, 32
  * unless $GGML_OP_OFFLOAD_MIN_BATCH says otherwise). */
-#define KV_OFFLOAD_BATCH 32
+#define KV_NGL_BATCH 32
 
 /* Bytes of one token's hidden state crossing the link: llama.cpp's
  * graphs carry the residual stream in float32 (4 bytes a value). */
-#define KV_OFFLOAD_ACT 4
+#define KV_NGL_ACT 4
 
 /* A step's host part: what it reads and computes in host memory, and
  * what its tokens send across the link. */
-struct kv_offload_step {
+struct kv_ngl_step {
 	double tokens;       /* tokens of the step */
 	double host_bytes;   /* host weights and KV the step reads */
 	double host_flops;   /* FLOPs of the host's layers */
@@ -142,13 +142,13 @@ struct kv_offload_step {
 
 /*
  * The host's part of a step and the link's, ms, under o: a step of fewer
- * than KV_OFFLOAD_BATCH tokens runs the host's layers in host memory
+ * than KV_NGL_BATCH tokens runs the host's layers in host memory
  * (host_bytes at host_gbps, or host_flops at host_tflops where longer);
  * a larger one runs them on the GPU, host_bytes crossing the link
  * (llama.cpp's op offload: their FLOPs are the GPU's then, *on_gpu set).
  * Either way link_bytes cross at link_gbps.
  */
-void kv_offload_ms(const struct kv_offload *o, const struct kv_offload_step *s,
+void kv_ngl_ms(const struct kv_ngl *o, const struct kv_ngl_step *s,
 		   double *host_ms, double *link_ms, bool *on_gpu);
 
 #endif
