@@ -102,10 +102,8 @@ static const struct {
 	{"np", "--max-num-seqs (llama.cpp's -np, --parallel)"},
 	{"ub", "--max-num-batched-tokens (llama.cpp's -ub, --ubatch-size)"},
 	{"kvu", "--kv-unified (llama.cpp's -kvu)"},
-	{"ngl", "no such option: a plan puts every layer on the GPUs "
-		"(llama.cpp's -ngl)"},
-	{"n-gpu-layers", "no such option: a plan puts every layer on the "
-			 "GPUs"},
+	{"ngl", "--n-gpu-layers (kvfit; llama.cpp's -ngl)"},
+	{"ot", "--override-tensor (kvfit; llama.cpp's -ot)"},
 	{"fa", "no such option: llama.cpp's cells are sized as with flash "
 	       "attention"},
 	{"flash-attn", "no such option: llama.cpp's cells are sized as with "
@@ -151,11 +149,29 @@ int cli_common(int c, const char *arg, const char *head, const char *foot,
 	}
 }
 
+/* llama.cpp's single-dash spellings of kvfit's options for its split,
+ * which kvfit reads as their long names (getopt would take -ngl for -n
+ * -g -l). */
+static const struct {
+	const char *flag, *as;
+} spelled[] = {
+	{"-ngl", "--n-gpu-layers"},  {"-ot", "--override-tensor"},
+	{"-cmoe", "--cpu-moe"},      {"-ncmoe", "--n-cpu-moe"},
+	{"-nkvo", "--no-kv-offload"},
+};
+
 int cli_single_dash(int argc, char **argv)
 {
+	bool fit = cli_tool(prog) == CLI_KVFIT;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *a = argv[i];
 		if (a[0] != '-' || a[1] == '-' || strlen(a) < 3)
+			continue;
+		for (size_t k = 0; fit && k < sizeof spelled / sizeof *spelled;
+		     k++)
+			if (!strcmp(a, spelled[k].flag))
+				a = argv[i] = (char *)spelled[k].as;
+		if (a[1] == '-')
 			continue;
 		const char *ours = engine_flag(a);
 		if (ours)
@@ -226,6 +242,10 @@ int cli_load_model(const char *arg, struct kv_model **m)
 	if ((e = kv_model_load(path, m, err)))
 		return cli_kv_error(e, err);
 	(*m)->run_ctx = o.num_ctx;
+	if (o.num_gpu >= 0) { /* at most 1 << 20 (kv_ollama_find) */
+		(*m)->run_ngl_given = true;
+		(*m)->run_ngl = (uint32_t)o.num_gpu;
+	}
 	/* a name found in the search path is printed bare, so that another
 	 * tool can find it again; a path stays the path the user gave */
 	if (strcmp(path, arg) != 0) {

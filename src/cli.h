@@ -102,6 +102,10 @@ enum cli_key {
 	/* kvfit's speculative decoding */
 	OPT_DRAFT, OPT_SPEC_METHOD, OPT_SPEC_TOKENS, OPT_ACCEPT,
 	OPT_ACCEPT_LEN,
+	/* kvfit's llama.cpp split (--host-link above, shared with the host
+	 * tier) */
+	OPT_NGL, OPT_OT, OPT_CPU_MOE, OPT_N_CPU_MOE, OPT_NKVO, OPT_HOST_MEM,
+	OPT_HOST_BW, OPT_HOST_PROFILE,
 };
 
 struct cli_opt {
@@ -115,7 +119,7 @@ struct cli_opt {
 	const char *of;     /* ... and the option it stands for */
 };
 
-#define CLI_MAX_OPTS 96 /* the most rows one tool has */
+#define CLI_MAX_OPTS 128 /* the most rows one tool has */
 
 extern const struct cli_opt cli_opts[];
 extern const size_t cli_nopts;

@@ -5,6 +5,8 @@
  * model x KV format x context (x block size x users x engine) and its
  * solve, prints.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +223,7 @@ static int tier(int c, const char *s, struct args *a)
  * or CLI_NOT_MINE. */
 static int opt_offload(int c, const char *s, struct args *a)
 {
+	int e;
 	switch (c) {
 	case OPT_KV_OFFLOAD:
 	case OPT_KV_OFFLOAD_GIB:
@@ -231,12 +234,76 @@ static int opt_offload(int c, const char *s, struct args *a)
 	case OPT_PREFIX_HIT:
 		a->off.hit_given = true;
 		return cli_double("--prefix-hit", s, 0, 1, &a->off.hit);
-	case OPT_HOST_LINK:
+	case OPT_HOST_LINK: /* the host tier's and a split's link */
 		a->link_host_given = true;
-		return cli_double("--host-link", s, 1e-3, 1e9,
-				  &a->off.link_gbps);
+		if ((e = cli_double("--host-link", s, 1e-3, 1e9,
+				    &a->off.link_gbps)))
+			return e;
+		a->o.link_gbps = a->off.link_gbps;
+		return 0;
 	default: return CLI_NOT_MINE;
 	}
+}
+
+/* -ngl: a count (above the layers: all of them and the head), all, or
+ * auto. */
+static int ngl(const char *s, int32_t *out)
+{
+	char *end;
+	if (!strcmp(s, "all") || !strcmp(s, "auto")) {
+		*out = s[1] == 'l' ? KV_NGL_ALL : KV_NGL_AUTO;
+		return 0;
+	}
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (!isdigit((unsigned char)s[0]) || *end || errno || n > INT32_MAX)
+		return cli_usage("--n-gpu-layers: must be a count of layers, "
+				 "all or auto, got '%s'",
+				 s);
+	*out = (int32_t)n;
+	return 0;
+}
+
+/* llama.cpp's split between the GPU and host memory. Returns 0,
+ * CLI_USAGE (said) or CLI_NOT_MINE. */
+static int opt_split(int c, const char *s, struct args *a)
+{
+	struct kv_plan_opts *o = &a->o;
+	char err[KV_ERRLEN];
+	uint64_t n;
+	int e;
+	switch (c) {
+	case OPT_NGL: e = ngl(s, &o->ngl); break;
+	case OPT_OT:
+		e = kv_ot_parse(s, o->ot, &o->not, err) ? cli_usage("%s", err)
+							 : 0;
+		break;
+	case OPT_CPU_MOE: o->n_cpu_moe = KV_CPU_MOE_ALL; e = 0; break;
+	case OPT_N_CPU_MOE:
+		if ((e = cli_u64("--n-cpu-moe", s, 0, 1u << 20, &n)))
+			return e;
+		o->n_cpu_moe = (uint32_t)n;
+		break;
+	case OPT_NKVO: o->nkvo = true; e = 0; break;
+	case OPT_HOST_MEM:
+		a->host_given = a->host_given ? a->host_given : "--host-mem";
+		return size_above0("--host-mem", s, &o->host_mem);
+	case OPT_HOST_BW:
+		a->host_given = a->host_given ? a->host_given
+					      : "--host-bandwidth";
+		return cli_double("--host-bandwidth", s, 1e-3, 1e9,
+				  &o->host_gbps);
+	case OPT_HOST_PROFILE:
+		a->host_given = a->host_given ? a->host_given
+					      : "--host-profile";
+		a->host_profile = s;
+		return 0;
+	default: return CLI_NOT_MINE;
+	}
+	if (!e && !a->split_opt[0])
+		snprintf(a->split_opt, sizeof a->split_opt, "%s", cli_opt_as());
+	o->split = true;
+	return e;
 }
 
 /* --engine NAME[@RELEASE] or all. */
@@ -341,9 +408,10 @@ static int opt_rows(int c, const char *s, struct args *a)
 	case OPT_PREFIX: return cli_tokens("--prefix", s, &o->prefix);
 	case OPT_SOLVE:
 		if (kv_plan_solve_parse(s, &o->solve))
-			return cli_usage("--solve: must be users, ctx or tp, "
-					 "got '%s'",
+			return cli_usage("--solve: must be users, ctx, tp or "
+					 "layers, got '%s'",
 					 s);
+		o->split |= o->solve == KV_PLAN_LAYERS;
 		return 0;
 	case OPT_MIN_USERS:
 		return cli_u64("--min-users", s, 1, KV_MAX_USERS, &a->min_users);
@@ -416,7 +484,8 @@ static int check(int argc, const struct args *a)
 	if (a->wired_given && a->mem_text)
 		return cli_usage("--wired-limit-mb and --gpu-mem both say the "
 				 "GPU's memory; give one");
-	if (a->o.solve != KV_PLAN_USERS && !a->o.nusers)
+	if (a->o.solve != KV_PLAN_USERS && a->o.solve != KV_PLAN_LAYERS &&
+	    !a->o.nusers)
 		return cli_usage("--solve %s: needs --users N",
 				 a->o.solve == KV_PLAN_CTX ? "ctx" : "tp");
 	if (a->o.solve == KV_PLAN_TP && a->o.tp_given)
@@ -465,7 +534,8 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	int c, e;
 	*a = (struct args){.o = {.tp = 1, .pp = 1, .wdtype = -1,
 				 .server = kv_server_get(KV_SERVER_VLLM),
-				 .work = {.prompts = 1000}},
+				 .work = {.prompts = 1000},
+				 .ngl = KV_NGL_UNSET},
 			   .header = true};
 	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
@@ -478,8 +548,9 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			if (e == CLI_NOT_MINE &&
 			    (e = opt_gpu(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_rows(c, optarg, a)) == CLI_NOT_MINE &&
-			    (e = opt_lora(c, optarg, a)) == CLI_NOT_MINE)
-				e = opt_offload(c, optarg, a);
+			    (e = opt_lora(c, optarg, a)) == CLI_NOT_MINE &&
+			    (e = opt_offload(c, optarg, a)) == CLI_NOT_MINE)
+				e = opt_split(c, optarg, a);
 			if (e == CLI_NOT_MINE) /* said by cli_getopt */
 				return CLI_USAGE;
 			if (e || *done)
@@ -544,6 +615,8 @@ int main(int argc, char **argv)
 		gguf = gguf && pl[i].m->gguf;
 	if ((gguf || (a.o.gpu && a.o.gpu->unified)) && !a.engine_given)
 		a.o.server = kv_server_get(KV_SERVER_LLAMACPP);
+	if ((status = kvfit_split(&a, pl, np)))
+		goto out;
 	if (a.ncalib)
 		status = kvfit_calibrate(&a, pl, gpus, gpu_name);
 	else if (a.params)
@@ -551,11 +624,14 @@ int main(int argc, char **argv)
 	else
 		status = kvfit_rows(&a, pl, np, gpu_name);
 out:
-	for (size_t i = 0; i < np; i++)
+	for (size_t i = 0; i < np; i++) {
+		kv_place_free(&pl[i].place);
 		kv_model_free(pl[i].m);
+	}
 	free(pl);
 	kv_gpus_free(gpus);
 	kv_model_free(draft);
+	kv_gpus_free(a.host);
 	kv_effs_free(a.effs);
 	free(a.o.ctx);
 	free(a.o.dtypes);

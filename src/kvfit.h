@@ -45,7 +45,18 @@ struct args {
 	bool link_host_given;  /* --host-link */
 	const char *draft;     /* --draft: the drafter's config */
 	bool spec_opts;        /* --spec-tokens or an acceptance given */
+	/* llama.cpp's split */
+	char split_opt[40];    /* the first option of the split given
+				  ("--n-gpu-layers"), for what is said */
+	const char *host_given; /* the first host option given, or NULL */
+	const char *host_profile; /* --host-profile FILE */
+	struct kv_gpus *host;  /* its table, owned */
 };
+
+/* What the split's options say together once the configs are read (an
+ * Ollama model's num_gpu asks one too), and the host's figures where the
+ * options give none. Returns 0 or CLI_USAGE (said). */
+int kvfit_split(struct args *a, struct kv_plan *pl, size_t np);
 
 /* --list-gpus: the table of gpus.json. */
 int kvfit_list_gpus(const struct args *a);

@@ -169,13 +169,16 @@ static int read_rows(char *buf, const struct kv_plan_opts *o,
 		}
 		if ((status = push(pl, np,
 				   (struct kv_plan){
-					   m,
-					   r->asked_auto
-						   ? -1
-						   : kv_dtype_pack(r->k, r->v),
-					   r->ctx, KV_CKPT_NONE, 0,
-					   r->users > 1 ? r->users : 0, r->tp,
-					   r->block})))
+					   .m = m,
+					   .dtype = r->asked_auto
+							    ? -1
+							    : kv_dtype_pack(
+								      r->k,
+								      r->v),
+					   .ctx = r->ctx,
+					   .users = r->users > 1 ? r->users : 0,
+					   .tp = r->tp,
+					   .block = r->block})))
 			break;
 		if ((opt = kv_plan_disagrees(o, &(*pl)[*np - 1], &row, &given)))
 			status = cli_usage("-: line %zu: kvsize's rows are for "

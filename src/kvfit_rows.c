@@ -17,8 +17,13 @@
 static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "lora_bytes", "free_kv_bytes",
-	"kv_bytes", "host_kv_tokens", "step_users", "step_fits", "step_ms",
+	"kv_bytes", "offload_kv_tokens", "step_users", "step_fits", "step_ms",
 	"tokens_per_s", "draft_weights_bytes", "draft_bytes_per_token"};
+static const char *const brief_split_cols[] = {
+	"model", "engine", "kv_dtype", "ctx", "gpu_layers", "cpu_moe_layers",
+	"users_whole", "bound", "gpu_weights_bytes", "gpu_kv_bytes",
+	"host_weights_bytes", "host_kv_bytes", "host_fits", "step_ms",
+	"tokens_per_s"};
 static const char *const brief_time_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
 	"step_users", "step_fits", "hit_tokens", "load_ms", "ttft_ms",
@@ -74,8 +79,20 @@ int kvfit_params(const struct args *a, const struct kv_plan *pl, size_t np)
 	return status;
 }
 
+/* -ngl N (and --n-cpu-moe K) of a split row, as a user gives them. */
+static const char *layers_text(const struct kv_fit_in *in, uint32_t ngl,
+			       uint32_t moe, char *buf, size_t n)
+{
+	int k = snprintf(buf, n, "--n-gpu-layers %u", ngl);
+	if (moe && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, " --n-cpu-moe %u", moe);
+	(void)in;
+	return buf;
+}
+
 /* Why a row's weights miss, into buf: what they need and what the
- * engine may use, and which --tp (llama.cpp: --pp) would fit them. */
+ * engine may use, and which --tp (llama.cpp: --pp; a split: fewer
+ * layers on the GPU) would fit them. */
 static const char *weights_why(const struct kv_fit_in *in,
 			       const struct kv_fit *f,
 			       const struct kv_plan_refusal *r, char *buf,
@@ -83,7 +100,14 @@ static const char *weights_why(const struct kv_fit_in *in,
 {
 	char hint[96], need[32], miss[32], budget[32];
 	bool lcpp = in->server->by_layers;
-	if (r->tp || r->pp)
+	char ls[64];
+	if (in->off.on && r->layers)
+		snprintf(hint, sizeof hint, "%s would fit one sequence",
+			 layers_text(in, r->ngl, r->moe, ls, sizeof ls));
+	else if (in->off.on)
+		snprintf(hint, sizeof hint, "no --n-gpu-layers fits one "
+			 "sequence");
+	else if (r->tp || r->pp)
 		snprintf(hint, sizeof hint, "--%s %u would fit",
 			 r->pp ? "pp" : "tp", r->pp ? r->pp : r->tp);
 	else
@@ -120,6 +144,68 @@ static void refusal(const struct kv_fit_in *in, const struct kv_fit *f)
 	if (r.why == KV_PLAN_WEIGHTS)
 		cli_error("%s: %s", in->m->name,
 			  weights_why(in, f, &r, why, sizeof why));
+}
+
+/* Why --solve layers (or -ngl auto) found no layers for a row's users: f
+ * is the row with every layer in host memory. */
+static void no_layers(const struct args *a, const struct kv_fit_in *in,
+		      const struct kv_fit *f)
+{
+	const struct kv_split *sp = &f->split;
+	char why[256], x[32], y[32];
+	uint64_t u = in->users ? in->users : 1;
+	if (f->missing)
+		snprintf(why, sizeof why, "the GPU's compute buffer alone needs "
+			 "%s, more than the %s it has",
+			 kv_format_iec(f->runtime + in->reserve, x, sizeof x),
+			 kv_format_iec(f->budget, y, sizeof y));
+	else if (sp->host_missing)
+		snprintf(why, sizeof why, "host memory needs %s for its "
+			 "weights and compute buffer, more than its %s "
+			 "(--host-mem)",
+			 kv_format_iec(sp->host_weights + sp->host_compute, x,
+				       sizeof x),
+			 kv_format_iec(sp->host_mem, y, sizeof y));
+	else
+		snprintf(why, sizeof why, "with every layer in host memory %llu "
+			 "fit%s",
+			 (unsigned long long)f->users_whole,
+			 sp->host_mem ? " (--host-mem)" : "");
+	cli_error("%s: %s: no layers on the GPU fit %llu user%s at %llu "
+		  "tokens: %s",
+		  in->m->name,
+		  a->o.solve == KV_PLAN_LAYERS ? "--solve layers"
+					       : "--n-gpu-layers auto",
+		  (unsigned long long)u, u == 1 ? "" : "s",
+		  (unsigned long long)in->ctx, why);
+}
+
+/* What --solve layers (or -ngl auto) found, for people: the options
+ * that give it, the bytes on each side, the decode it gives. */
+static void layers_found(const struct kv_fit_in *in, const struct kv_fit *f)
+{
+	const struct kv_split *sp = &f->split;
+	char ls[64], g[32], h[32], step[96] = "";
+	if (f->step_ms > 0) /* a bandwidth to time it by */
+		snprintf(step, sizeof step, "; a decode step of %llu "
+			 "user%s %.3f ms, %.1f tokens/s",
+			 (unsigned long long)f->step_users,
+			 f->step_users == 1 ? "" : "s", f->step_ms,
+			 f->tokens_per_s);
+	fprintf(stderr, "%s: %s: %s (%u of %u layers%s) fits %llu user%s at "
+		"%llu tokens: %s on the GPU, %s in host memory%s\n",
+		cli_prog(), in->m->name,
+		layers_text(in, sp->gpu_layers + sp->head_gpu, sp->moe_host, ls,
+			    sizeof ls),
+		sp->gpu_layers, in->m->n_layers,
+		sp->head_gpu ? " and the head" : "",
+		(unsigned long long)f->users_whole,
+		f->users_whole == 1 ? "" : "s", (unsigned long long)in->ctx,
+		kv_format_iec(f->weights + f->kv_bytes + f->runtime, g,
+			      sizeof g),
+		kv_format_iec(sp->host_weights + sp->host_kv + sp->host_compute,
+			      h, sizeof h),
+		step);
 }
 
 /* Why --solve ctx found no context for a row's users: f is the row at
@@ -238,15 +324,29 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 	v->below = true;
 }
 
+/* The columns o's rows have (kv_prow_cols), and their names. */
+struct cols {
+	enum kv_prow_col c[KV_PROW_NCOLS];
+	const char *name[KV_PROW_NCOLS];
+	size_t n;
+};
+
+static void cols_of(const struct kv_plan_opts *o, struct cols *k)
+{
+	k->n = kv_prow_cols(o, k->c);
+	for (size_t i = 0; i < k->n; i++)
+		k->name[i] = kv_prow_names[k->c[i]];
+}
+
 /* The cells of a solved row, every column o's rows have. */
 static void put_row(struct cli_table *t, const char *gpu_name,
 		    const struct kv_plan_opts *o, const struct kv_plan_row *r)
 {
-	enum kv_prow_col cols[KV_PROW_NCOLS];
 	struct kv_cell cell;
-	size_t n = kv_prow_cols(o, cols);
-	for (size_t c = 0; c < n; c++) {
-		kv_prow_cell(r, o, gpu_name, cols[c], &cell);
+	struct cols k;
+	cols_of(o, &k);
+	for (size_t c = 0; c < k.n; c++) {
+		kv_prow_cell(r, o, gpu_name, k.c[c], &cell);
 		cli_put_cell(t, &cell);
 	}
 	cli_row_end(t);
@@ -265,8 +365,12 @@ static void row(struct cli_table *t, const struct args *a,
 			 in->m->name, (unsigned long long)r->held,
 			 (unsigned long long)in->users,
 			 (unsigned long long)in->m->max_pos);
+	bool layers = in->off.on && (a->o.solve == KV_PLAN_LAYERS ||
+				     a->o.ngl == KV_NGL_AUTO);
 	if (r->none && a->o.solve == KV_PLAN_CTX)
 		no_context(in, f);
+	else if (r->none && layers)
+		no_layers(a, in, f);
 	else if (r->none)
 		cli_error("%s: no tensor-parallel degree up to %u fits %llu "
 			  "user%s at %llu tokens",
@@ -284,6 +388,8 @@ static void row(struct cli_table *t, const struct args *a,
 		return;
 	}
 	put_row(t, gpu_name, &a->o, r);
+	if (layers)
+		layers_found(in, f);
 	missed(a, r, v);
 	if (a->human && isatty(fileno(stderr)))
 		bar(in, f);
@@ -401,16 +507,15 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 	if (!status && a->mem_note[0])
 		fprintf(stderr, "%s\n", a->mem_note);
 	if (!status) {
-		enum kv_prow_col cols[KV_PROW_NCOLS];
-		const char *names[KV_PROW_NCOLS];
-		size_t ncols = kv_prow_cols(&a->o, cols);
-		for (size_t c = 0; c < ncols; c++)
-			names[c] = kv_prow_names[cols[c]];
-		cli_table_begin(&t, names, ncols, a->json, a->header,
-				a->human);
+		struct cols k;
+		cols_of(&a->o, &k);
+		cli_table_begin(&t, k.name, k.n, a->json, a->header, a->human);
 		if (a->o.work.isl)
 			cli_table_brief(&t, brief_time_cols,
 					CLI_NCOLS(brief_time_cols));
+		else if (a->o.split)
+			cli_table_brief(&t, brief_split_cols,
+					CLI_NCOLS(brief_split_cols));
 		else
 			cli_table_brief(&t, brief_cols, CLI_NCOLS(brief_cols));
 		print(&t, a, pl, np, gpu_name, rows, &v);

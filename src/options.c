@@ -129,6 +129,32 @@ const struct cli_opt cli_opts[] = {
 	    "in turn, repeating (its max_attention_window)"),
 	OPT(T_FIT, "swa-full", OPT_SWA_FULL, NULL,
 	    "llama.cpp: sliding layers keep the context"),
+	OPT(T_FIT, "n-gpu-layers", OPT_NGL, "N",
+	    "llama.cpp: layers on the GPU, the last N\n"
+	    "(above the layers, the head too), all, or\n"
+	    "auto (as llama.cpp's fit picks) (default:\n"
+	    "all)"),
+	OPT(T_FIT, "override-tensor", OPT_OT, "P=BUF",
+	    "llama.cpp: tensors whose name P finds in\n"
+	    "BUF, CPU (host memory) or the GPU's\n"
+	    "(exps=CPU; a list, repeatable)"),
+	OPT(T_FIT, "cpu-moe", OPT_CPU_MOE, NULL,
+	    "llama.cpp: every layer's experts in host\n"
+	    "memory"),
+	OPT(T_FIT, "n-cpu-moe", OPT_N_CPU_MOE, "N",
+	    "llama.cpp: the first N layers' experts in\n"
+	    "host memory"),
+	OPT(T_FIT, "no-kv-offload", OPT_NKVO, NULL,
+	    "llama.cpp: every layer's KV in host memory"),
+	OPT(T_FIT, "host-mem", OPT_HOST_MEM, "SIZE",
+	    "host memory a split's host part must fit\n"
+	    "(default: this machine's available)"),
+	OPT(T_FIT, "host-bandwidth", OPT_HOST_BW, "GBPS",
+	    "host memory bandwidth, 10^9 B/s (default:\n"
+	    "--host-profile's, else 60)"),
+	OPT(T_FIT, "host-profile", OPT_HOST_PROFILE, "FILE",
+	    "a table kvbench's profile of the host wrote:\n"
+	    "its bandwidth, FLOP rate and memory"),
 	OPT(T_FIT, "users", 'u', "LIST",
 	    "sequences of the decode step, a row each\n"
 	    "(default: as many as fit); what --solve\n"
@@ -162,11 +188,13 @@ const struct cli_opt cli_opts[] = {
 	    "share of a prompt found in a cache tier,\n"
 	    "[0,1]: not computed, loaded back (--isl)"),
 	OPT(T_FIT, "host-link", OPT_HOST_LINK, "GBPS",
-	    "GPU-to-host bandwidth, one direction,\n"
-	    "10^9 B/s (default: --gpu's)"),
+	    "the GPU's link to host memory, one direction,\n"
+	    "10^9 B/s: a host tier's loads, a split's\n"
+	    "crossings (default: --gpu's, else 32)"),
 	OPT(T_FIT, "solve", OPT_SOLVE, "WHAT",
 	    "users (default), ctx (longest context for\n"
-	    "--users), tp (fewest GPUs for --users)"),
+	    "--users), tp (fewest GPUs for --users),\n"
+	    "layers (llama.cpp: most on the GPU)"),
 	OPT(T_FIT, "min-users", OPT_MIN_USERS, "N",
 	    "exit 1 when fewer than N sequences fit"),
 	OPT(T_FIT, "isl", OPT_ISL, "N",
@@ -433,6 +461,8 @@ const struct cli_opt cli_opts[] = {
 	      "draft"),
 	ALIAS(T_FIT, "draft-max", OPT_SPEC_TOKENS, "K", "llama.cpp",
 	      "spec-tokens"),
+	ALIAS(T_FIT, "gpu-layers", OPT_NGL, "N", "llama.cpp",
+	      "n-gpu-layers"),
 	ALIAS(T_FIT, "max-running-requests", OPT_SEQS, "N", "SGLang",
 	      "max-num-seqs"),
 	ALIAS(T_FIT, "mem-fraction-static", OPT_UTIL, "F", "SGLang", "util"),

@@ -13,6 +13,7 @@
 #define KV_FIT_H
 
 #include "layout.h"
+#include "place.h"
 #include "params.h"
 #include "server.h"
 
@@ -91,6 +92,9 @@ struct kv_fit_in {
 	const struct kv_spec *spec; /* speculative decoding (spec.h): its
 				    drafter's weights and cache beside the
 				    model's; NULL: none */
+	struct kv_ngl off;   /* llama.cpp's split between the GPU and
+				    host memory (off.on; pp 1); else every
+				    weight on the GPU */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
@@ -108,6 +112,46 @@ struct kv_runtime {
 				and NCCL workspaces */
 	uint64_t total;      /* max(activation, sampler) + graphs +
 				nontorch: the two passes peak apart */
+};
+
+/* Where a split row's parts land (kv_fit_in.off.on), and what its step
+ * costs on each side; zeros without a split. The GPU's weights, compute
+ * buffer and KV are kv_fit's weights, runtime and kv_bytes. */
+struct kv_split {
+	uint32_t gpu_layers;    /* decoder layers on the GPU */
+	bool head_gpu;          /* the output head on the GPU */
+	uint32_t moe_host;      /* of the GPU's layers, those whose routed
+				   experts are all in host memory */
+	uint64_t host_weights;  /* weight bytes in host memory */
+	uint64_t host_compute;  /* llama.cpp's host compute buffer */
+	uint64_t host_seq;      /* KV and state bytes one more sequence
+				   takes in host memory */
+	uint64_t host_shared;   /* and those held once */
+	uint64_t host_kv;       /* KV of the users that fit, in host
+				   memory: host_shared + users_whole x
+				   host_seq */
+	uint64_t host_mem;      /* the host's memory (0: unknown) */
+	uint64_t host_missing;  /* bytes host weights and compute miss it
+				   by, or 0 */
+	double host_users;      /* sequences host memory holds; INFINITY
+				   where unknown or none kept there */
+	/* the step of step_users sequences */
+	uint64_t step_host_weight_bytes; /* host weights it reads (lookups
+				   aside) */
+	uint64_t step_host_kv_bytes; /* host KV and state it reads */
+	double step_host_flops; /* FLOPs of the host's layers and head */
+	double kv_host_share;   /* of the KV a token reads, host memory's
+				   (for steps put together, serve.h) */
+	double lin_host_share;  /* of the products' FLOPs, the host's */
+	double attn_host_share; /* of attention's FLOPs, the host's */
+	uint32_t crossings;     /* times a token's hidden state crosses the
+				   link in a step */
+	double link_token;      /* bytes a token sends across it so */
+	double logit_bytes;     /* bytes of a sampled row's logits sent back
+				   (the head on the GPU), else 0 */
+	double gpu_ms;          /* of step_ms: the GPU's bytes */
+	double host_ms;         /* the host's (kv_ngl_ms) */
+	double link_ms;         /* the link's */
 };
 
 /* The answer, for the GPU that decides (the pipeline stage where the
@@ -193,6 +237,7 @@ struct kv_fit {
 				      layers' */
 	uint64_t lookahead;        /* tokens each sequence holds past its
 				      context for the drafts in flight */
+	struct kv_split split;     /* a split row's host part */
 };
 
 /* V's storage format of in: its own where v_own, else K's. */

@@ -72,6 +72,9 @@ struct kv_model {
 	uint64_t run_ctx;      /* the context its runner is set to (an
 				  Ollama model's num_ctx), the tools'
 				  default; 0: none */
+	bool run_ngl_given;    /* its runner sets the layers on the GPU
+				  (an Ollama model's num_gpu): run_ngl */
+	uint32_t run_ngl;
 	bool vision;           /* it has a vision tower (vision_config) */
 	uint32_t vit_layers;   /* its layers (num_hidden_layers, 24 if
 				  not given) */

@@ -22,7 +22,18 @@ enum kv_plan_solve {
 	KV_PLAN_USERS, /* how many sequences fit */
 	KV_PLAN_CTX,   /* the longest context at which `users` fit */
 	KV_PLAN_TP,    /* the smallest --tp at which `users` fit */
+	KV_PLAN_LAYERS, /* llama.cpp: the most layers on the GPU (an MoE
+			   model: every layer, the fewest layers' experts
+			   in host memory) at which `users` (1 where none
+			   is given) fit */
 };
+
+/* --cpu-moe: every layer's experts in host memory (kv_plan_opts.n_cpu_moe). */
+#define KV_CPU_MOE_ALL UINT32_MAX
+
+/* What llama.cpp's --fit leaves free on the GPU for -ngl auto
+ * (common/arg.cpp, --fit-target: 1024 MiB by default). */
+#define KV_FIT_MARGIN (1024ULL << 20)
 
 /* The options every row shares. Sizes are bytes per GPU; 0 is "not
  * given" (the engine's or the config's) unless said otherwise. */
@@ -73,6 +84,23 @@ struct kv_plan_opts {
 				     (offload.h); NULL: none */
 	struct kv_spec spec;      /* speculative decoding; method NONE:
 				     none */
+	/* llama.cpp's split between the GPU and host memory: its rows only */
+	bool split;               /* asked: -ngl, -ot, --cpu-moe,
+				     --n-cpu-moe, -nkvo, --solve layers, or
+				     an Ollama model's num_gpu */
+	int32_t ngl;              /* -ngl N, KV_NGL_ALL, KV_NGL_AUTO, or
+				     KV_NGL_UNSET */
+	uint32_t n_cpu_moe;       /* --n-cpu-moe N; KV_CPU_MOE_ALL:
+				     --cpu-moe; 0 none */
+	bool nkvo;                /* -nkvo */
+	struct kv_ot ot[KV_OT_MAX]; /* -ot rules, in order */
+	size_t not;
+	uint64_t host_mem;        /* host memory; 0 unknown */
+	double host_gbps;         /* host bandwidth, 10^9 B/s (> 0 with
+				     split) */
+	double host_tflops;       /* host FLOP rate; 0 unknown */
+	double link_gbps;         /* the GPU's link to the host (> 0 with
+				     split) */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -83,7 +111,7 @@ int kv_plan_engine_parse(const char *s, const struct kv_server **out);
 int kv_plan_arrivals_parse(const char *s, enum kv_arrivals *out);
 /* The arrivals' name (the arrivals column): steady, burst or rate. */
 const char *kv_plan_arrivals_name(enum kv_arrivals a);
-/* "users", "ctx" or "tp". */
+/* "users", "ctx", "tp" or "layers". */
 int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out);
 /* The weights' format: a storage format (o->wdtype), or a quantization
  * (o->wq, its matrices, with bf16 around them; o->wquant set). */
@@ -101,7 +129,14 @@ struct kv_plan {
 	enum kv_ckpt_source ckpt; /* a checkpoint beside the config */
 	uint64_t ckpt_bytes;      /* its weights' bytes, as stored */
 	uint64_t users, tp, block; /* a kvsize row's (users > 1), or 0 */
+	struct kv_place place; /* the -ot rules on the model (with split:
+				kv_plan_place; kv_place_free) */
+	bool placed;
 };
+
+/* With o->split, reads o's -ot rules against p's model into p->place,
+ * once before its rows. Returns 0 or kv_place_init's KV_E*, err filled. */
+int kv_plan_place(const struct kv_plan_opts *o, struct kv_plan *p, char *err);
 
 /* One row: what is asked of kv_fit_solve and what it answered. */
 struct kv_plan_row {
@@ -221,6 +256,10 @@ struct kv_plan_refusal {
 	uint32_t pp;   /* WEIGHTS, llama.cpp (which splits layers, not
 			  heads): the smallest --pp at which one fits; 0
 			  none up to the layers */
+	bool layers;   /* WEIGHTS, a split row: ngl and moe hold the
+			  most layers on the GPU (and the fewest layers'
+			  experts in host memory) at which one fits */
+	uint32_t ngl, moe;
 	uint64_t ctx;  /* VLLM: the longest context it would take (its
 			  estimated maximum model length), 0 none */
 };
@@ -249,8 +288,9 @@ int kv_plan_params(const struct kv_plan_opts *o, const struct kv_plan *p,
 
 /* --- kvfit's columns (plan_cols.c) --- */
 
-/* Every column of kvfit's rows, in the order written: the memory's, then
- * from KV_PROW_ISL a timed row's (--isl and --osl). */
+/* Every column of kvfit's rows, in the order written: the memory's,
+ * from KV_PROW_GPU_LAYERS a split's (llama.cpp's GPU and host memory),
+ * then from KV_PROW_ISL a timed row's (--isl and --osl). */
 enum kv_prow_col {
 	KV_PROW_MODEL,
 	KV_PROW_GPU,
@@ -291,6 +331,19 @@ enum kv_prow_col {
 	KV_PROW_TOKENS_PER_S,
 	KV_PROW_COMPUTE_MS,
 	KV_PROW_BOUND,
+	KV_PROW_GPU_LAYERS,
+	KV_PROW_CPU_MOE_LAYERS,
+	KV_PROW_GPU_WEIGHTS_BYTES,
+	KV_PROW_GPU_KV_BYTES,
+	KV_PROW_GPU_COMPUTE_BYTES,
+	KV_PROW_HOST_WEIGHTS_BYTES,
+	KV_PROW_HOST_KV_BYTES,
+	KV_PROW_HOST_COMPUTE_BYTES,
+	KV_PROW_HOST_MEM_BYTES,
+	KV_PROW_HOST_FITS,
+	KV_PROW_STEP_GPU_MS,
+	KV_PROW_STEP_HOST_MS,
+	KV_PROW_STEP_LINK_MS,
 	KV_PROW_ISL,
 	KV_PROW_OSL,
 	KV_PROW_PREFILL_CHUNK,
@@ -315,8 +368,8 @@ enum kv_prow_col {
 	KV_PROW_LORA_STEP_BYTES,
 	KV_PROW_LORA_STEP_FLOPS,
 	/* with a host tier (--kv-offload), likewise */
-	KV_PROW_HOST_KV_TOKENS,
-	KV_PROW_HOST_KV_BYTES,
+	KV_PROW_OFFLOAD_KV_TOKENS,
+	KV_PROW_OFFLOAD_KV_BYTES,
 	/* with --prefix-hit or a host tier, after the time's */
 	KV_PROW_HIT_TOKENS,
 	KV_PROW_LOAD_MS,
@@ -334,11 +387,11 @@ enum kv_prow_col {
 extern const char *const kv_prow_names[KV_PROW_NCOLS];
 
 /* The columns o's rows have, in order, into out (KV_PROW_NCOLS of room;
- * NULL: only counted): the memory's (before KV_PROW_ISL), LoRA's with
- * o->lora, the host tier's with one; then with a workload (o->work.isl)
- * the time's (KV_PROW_ISL to KV_PROW_TIME_SOURCE), the hits' with
- * o->offload, and with speculative decoding (o->spec) its own from
- * KV_PROW_SPEC_METHOD. Returns how many. */
+ * NULL: only counted): the memory's (before KV_PROW_ISL), a split's where
+ * one is asked (o->split), LoRA's with o->lora, the host tier's with one;
+ * then with a workload (o->work.isl) the time's (KV_PROW_ISL to
+ * KV_PROW_TIME_SOURCE), the hits' with o->offload, and with speculative
+ * decoding (o->spec) its own from KV_PROW_SPEC_METHOD. Returns how many. */
 size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out);
 
 /* How many columns o's rows have (kv_prow_cols). */

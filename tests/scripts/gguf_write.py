@@ -312,6 +312,46 @@ def tiny():
     return g
 
 
+def tiny_moe():
+    """A small Qwen3-MoE-shaped model with its tensors (zeros) in mixed
+    formats: hidden 128, 2 heads of 64 (1 K/V head), 4 layers of 4
+    experts of 128 (2 a token), 256 tokens. The experts of a layer are
+    three 3-D tensors (gate, up, down), the names llama.cpp's --cpu-moe
+    finds."""
+    g = Gguf()
+    a = "qwen3moe."
+    g.add("general.architecture", STR, "qwen3moe")
+    g.add("general.name", STR, "tiny-moe")
+    g.add("general.file_type", U32, 2)
+    for k, v in (("block_count", 4), ("context_length", 4096),
+                 ("embedding_length", 128), ("feed_forward_length", 256),
+                 ("attention.head_count", 2), ("attention.head_count_kv", 1),
+                 ("attention.key_length", 64), ("attention.value_length", 64),
+                 ("expert_count", 4), ("expert_used_count", 2),
+                 ("expert_feed_forward_length", 128), ("vocab_size", 256)):
+        g.add(a + k, U32, v)
+    g.add(a + "rope.freq_base", F32, 1000000.0)
+    g.add(a + "attention.layer_norm_rms_epsilon", F32, 1e-6)
+    g.tensor("token_embd.weight", [128, 256], "Q4_0")
+    for i in range(4):
+        p = "blk.%d." % i
+        g.tensor(p + "attn_norm.weight", [128], "F32")
+        g.tensor(p + "attn_q.weight", [128, 128], "Q4_0")
+        g.tensor(p + "attn_k.weight", [128, 64], "Q4_0")
+        g.tensor(p + "attn_v.weight", [128, 64], "Q8_0")
+        g.tensor(p + "attn_output.weight", [128, 128], "Q4_0")
+        g.tensor(p + "attn_q_norm.weight", [64], "F32")
+        g.tensor(p + "attn_k_norm.weight", [64], "F32")
+        g.tensor(p + "ffn_norm.weight", [128], "F32")
+        g.tensor(p + "ffn_gate_inp.weight", [128, 4], "F32")
+        g.tensor(p + "ffn_gate_exps.weight", [128, 128, 4], "Q4_0")
+        g.tensor(p + "ffn_up_exps.weight", [128, 128, 4], "Q4_0")
+        g.tensor(p + "ffn_down_exps.weight", [128, 128, 4], "Q8_0")
+    g.tensor("output_norm.weight", [128], "F32")
+    g.tensor("output.weight", [128, 256], "Q8_0")
+    return g
+
+
 def replace(g, key, t, v):
     """g with key's type and value (t None: v the raw bytes) replaced."""
     i = [k for k, _, _ in g.kv].index(key)
@@ -325,6 +365,7 @@ def fixtures(out):
     os.makedirs(good, exist_ok=True)
     os.makedirs(bad, exist_ok=True)
     write(os.path.join(good, "tiny-q4_k_m.gguf"), tiny().bytes())
+    write(os.path.join(good, "tiny-moe.gguf"), tiny_moe().bytes())
     src = os.path.dirname(os.path.abspath(__file__)) + "/../.."
     for conf, name in (("configs/qwen3-30b-a3b.json", "qwen3-30b-a3b"),
                        ("tests/configs/gemma-2-2b-it.json", "gemma-2-2b-it")):

@@ -38,7 +38,7 @@ expect 0 "llamacpp	llamacpp [a-z0-9]+	1	q8_0	8192	.*	4	512	4.00	4	" kvfit llama-
 	--ctx-size 8192 --cache-type-k q8_0 --cache-type-v q8_0 --parallel 4 --ubatch-size 512
 expect 2 "kvtools has --tp" kvfit llama-3.1-8b --gpu h100 -tp 4
 expect 2 "kvtools has --cache-type-k" kvfit llama-3.1-8b --gpu h100 -ctk q8_0
-expect 2 "kvtools has no such option" kvsize llama-3.1-8b -ngl 99
+expect 2 "kvtools has --n-gpu-layers" kvsize llama-3.1-8b -ngl 99
 # the same names in kvdecode and kvbench: K's and V's formats, contexts
 expect 0 "^128	32	1	[0-9]+	[0-9]+	[0-9]+	19008	" kvdecode --dry-run -o tsv \
 	--cache-type-k fp8 --cache-type-v int8

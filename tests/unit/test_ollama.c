@@ -34,6 +34,8 @@ static void find(void)
 			  "f8414f184dde01dfc5c331eb8cdcac42ac");
 	CHECK_U64(o.num_ctx, 32768);
 	CHECK(o.num_gpu == -1);
+	CHECK(kv_ollama_find("qwen3:30b-gpu30", STORE, &o, err) == 0);
+	CHECK(o.num_gpu == 30);
 	/* a host and a namespace; the tag latest; no params layer */
 	CHECK(kv_ollama_find("example.com/team/gemma2", STORE, &o, err) == 0);
 	CHECK_STR(o.manifest,

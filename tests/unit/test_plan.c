@@ -82,8 +82,8 @@ static void test_walk(struct kv_model *m)
 	o.users = users;
 	o.nusers = 1;
 	o.server = kv_server_get(KV_SERVER_VLLM);
-	p = (struct kv_plan){m, KV_DTYPE_FP8_E5M2, 2048, KV_CKPT_NONE, 0,
-			     4, 8, 32};
+	p = (struct kv_plan){.m = m, .dtype = KV_DTYPE_FP8_E5M2, .ctx = 2048,
+			     .users = 4, .tp = 8, .block = 32};
 	CHECK_U64(walk(&o, &p, r, 40), 1);
 	CHECK(r[0].in.kv_dtype == KV_DTYPE_FP8_E5M2);
 	CHECK_U64(r[0].in.ctx, 2048);
@@ -135,8 +135,8 @@ static void test_blocks(struct kv_model *m)
 
 	/* a kvsize row with its own block size: that one row, the list
 	 * holding it; a row without one walks the list */
-	p = (struct kv_plan){m, KV_DTYPE_BF16, 1000, KV_CKPT_NONE, 0, 0, 0,
-			     256};
+	p = (struct kv_plan){.m = m, .dtype = KV_DTYPE_BF16, .ctx = 1000,
+			     .block = 256};
 	CHECK_U64(walk(&o, &p, r, 16), 1);
 	CHECK_U64(r[0].in.block, 256);
 	CHECK_U64(r[0].in.ctx, 1000);

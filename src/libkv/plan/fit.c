@@ -4,7 +4,8 @@
  * layout.c splits them); on each stage the engine's rules (its row of
  * server.h and its hooks) say what memory is free and how many tokens
  * every layer keeps per sequence; the stage where the fewest sequences fit
- * decides.
+ * decides; or for llama.cpp's split between the GPU and host memory,
+ * its two parts (split.c). Each stage is counted by stage.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,262 +17,11 @@
 #include "server_int.h"
 
 
-/* Tokens layer g keeps: per sequence (`priv`, in pages) and once
- * (`shared`: whole pages of the shared prefix, and what the engine keeps
- * once for the layer), and the tokens a step reads (`rpriv`, `rshared`:
- * exact, no padding). A window is as the engine keeps it (its window
- * hook). */
-static void layer_tokens(const struct fit_ctx *c, const struct kv_geom *g,
-			 uint64_t *priv, uint64_t *shared, uint64_t *rpriv,
-			 uint64_t *rshared)
-{
-	const struct kv_fit_in *in = c->in;
-	struct kv_geom w = *g;
-	uint64_t b = c->block, p = in->prefix, once = 0;
-	if (g->window && c->sv->ops->window)
-		w.window = c->sv->ops->window(c, g, &once);
-	/* a layer keeps the last `kept` tokens; the prefix is the first p;
-	 * the token a sequence is generating is its own, so at least one
-	 * token (one page) of every layer stays private */
-	uint64_t kept = kv_geom_tokens(&w, c->ctx, 1);
-	uint64_t sh = p > c->ctx - kept ? p - (c->ctx - kept) : 0;
-	if (sh >= kept)
-		sh = kept - 1;
-	sh = b > 1 ? sh / b * b : sh; /* engines share whole pages */
-	*shared = sh + once;
-	*priv = sh ? fit_round_up(kept - sh, b) : kv_geom_tokens(&w, c->ctx, b);
-	uint64_t rk = kv_geom_tokens(g, in->ctx, 1);
-	*rshared = p > in->ctx - rk ? p - (in->ctx - rk) : 0;
-	if (*rshared >= rk)
-		*rshared = rk - 1;
-	*rpriv = rk - *rshared;
-}
-
-/* acc += a * b, checked */
-static int mac(uint64_t *acc, uint64_t a, uint64_t b)
-{
-	uint64_t t;
-	return kv_mul(a, b, &t) || kv_add(*acc, t, acc) ? KV_ERANGE : 0;
-}
-
-/* The drafter's cache beside the last stage's layers (speculative
- * decoding, spec.h): its bytes a token, as the engine counts them, kept
- * for the whole context as a layer of full attention is (its pages, the
- * shared prefix's held once), and its weights. */
-static int draft_size(const struct fit_ctx *c, struct fit_stage *s,
-		      char *err)
-{
-	const struct kv_fit_in *in = c->in;
-	struct kv_geom full = {.attn = KV_ATTN_FULL};
-	uint64_t tb, pv, sh, rp, rs;
-	uint32_t n = 0;
-	int e;
-	for (uint32_t i = s->first; i < s->first + s->n; i++)
-		n += in->m->layers[i].attn != KV_ATTN_NONE;
-	if ((e = kv_spec_weights(in, &s->draft_w, err)) ||
-	    (e = kv_spec_token_bytes(in, &c->o, s->bpt, n, &tb, err)))
-		return e;
-	layer_tokens(c, &full, &pv, &sh, &rp, &rs);
-	s->draft_bpt = tb;
-	s->draft_layers = kv_spec_layers(in);
-	if ((e = kv_add(s->bpt, tb, &s->bpt)) || (e = mac(&s->seq, tb, pv)) ||
-	    (e = mac(&s->shared, tb, sh)))
-		return e;
-	return 0;
-}
-
-/* in's counts, where it carries those of its model and format; else
- * NULL (derived here) */
-static const struct kv_params_memo *counted(const struct kv_fit_in *in)
-{
-	return kv_params_memo_of(in->counts, in->m, in->quant) ? in->counts
-							      : NULL;
-}
-
 void kv_fit_memo(struct kv_fit_in *in, struct kv_params_memo *c)
 {
 	*c = (struct kv_params_memo){0};
-	if (!counted(in) && !kv_params_memo_init(c, in->m, in->quant))
+	if (!fit_counted(in) && !kv_params_memo_init(c, in->m, in->quant))
 		in->counts = c;
-}
-
-static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
-		      bool last, char *err)
-{
-	const struct kv_fit_in *in = c->in;
-	const struct kv_model *m = in->m;
-	const struct kv_params_memo *cn = counted(in);
-	uint64_t f, l, fb, lb;
-	uint32_t ssm = 0;
-	int e;
-	if (cn) {
-		f = cn->first;
-		l = cn->last;
-		fb = cn->first_bytes;
-		lb = cn->last_bytes;
-	} else if ((e = kv_model_edge_bytes(m, in->quant, &f, &l, &fb, &lb))) {
-		return e;
-	}
-	s->params = (first ? f : 0) + (last ? l : 0);
-	s->stored = (first ? fb : 0) + (last ? lb : 0);
-	for (uint32_t i = s->first; i < s->first + s->n; i++) {
-		struct kv_params lp;
-		struct kv_geom g;
-		uint64_t tb, pv, sh, rp, rs;
-		if (cn)
-			lp = cn->layers[i];
-		else if ((e = kv_layer_params_as(m, in->quant ? in->quant
-							      : &m->quant,
-						 i, &lp)))
-			return e;
-		if ((e = kv_add(s->params, lp.total, &s->params)) ||
-		    (e = kv_add(s->stored, lp.bytes, &s->stored)) ||
-		    (e = kv_add(s->routed, lp.routed, &s->routed)))
-			return e;
-		if (lp.experts) {
-			s->experts = lp.experts;
-			s->experts_active = lp.experts_active;
-		}
-		if ((e = kv_layer_geom(m, i, &c->o, &g, err)) ||
-		    (e = kv_geom_token_bytes(&g, &c->o, &tb, err)))
-			return e;
-		s->flops += 2.0 * (double)lp.active / in->tp;
-		if (lp.experts)
-			s->routed_flops += 2.0 * (double)lp.routed *
-					   lp.experts_active / lp.experts /
-					   in->tp;
-		ssm += m->layers[i].ssm;
-		if (g.attn == KV_ATTN_NONE)
-			continue;
-		layer_tokens(c, &g, &pv, &sh, &rp, &rs);
-		/* scores and weighted sum of each query head over the tokens
-		 * read; MLA attends in the latent (absorbed weights) */
-		double dims = g.attn == KV_ATTN_MLA
-				      ? (double)g.dim_k + m->kv_lora_rank
-				      : (double)g.dim_k + g.dim_v;
-		const struct kv_layer *ly = &m->layers[i];
-		uint64_t att = rp + rs; /* tokens the attention reads */
-		uint64_t rb = tb;       /* bytes it reads of each */
-		if (ly->index_topk && att > ly->index_topk) {
-			/* sparse (DeepSeek V3.2): the indexer scores every
-			 * token's key, then each sequence reads the rows of
-			 * its own index_topk: read per sequence, not shared */
-			uint64_t ib = g.index_bytes;
-			double xf = 2.0 * ly->index_heads * ly->index_dim *
-				    (double)att;
-			s->flops += xf;
-			s->attn_flops += xf;
-			att = ly->index_topk;
-			if ((e = mac(&s->rseq, ib, rp)) ||
-			    (e = mac(&s->rshared, ib, rs)))
-				return e;
-			rb = tb - ib;
-			rp = att;
-			rs = 0;
-		}
-		double af = 2.0 * ly->q_heads / in->tp * dims * (double)att;
-		s->flops += af;
-		s->attn_flops += af;
-		if ((e = kv_add(s->bpt, tb, &s->bpt)) ||
-		    (g.replicated && (e = kv_add(s->dup, tb, &s->dup))) ||
-		    (e = mac(&s->seq, tb, pv)) ||
-		    (e = mac(&s->shared, tb, sh)) ||
-		    (g.replicated && ((e = mac(&s->seq_dup, tb, pv)) ||
-				      (e = mac(&s->shared_dup, tb, sh)))) ||
-		    (e = mac(&s->rseq, rb, rp)) ||
-		    (e = mac(&s->rshared, rb, rs)))
-			return e;
-	}
-	if (last && in->spec && (e = draft_size(c, s, err)))
-		return e;
-	if (last) { /* the output head's logits; the embedding is a lookup */
-		s->head_flops = 2.0 * (double)m->vocab * (double)m->hidden /
-				in->tp;
-		s->flops += s->head_flops;
-	}
-	if (ssm && c->ssm_layers) {
-		uint64_t st = c->state / c->ssm_layers * ssm;
-		if ((e = kv_add(s->seq, st, &s->seq)) ||
-		    (e = kv_add(s->rseq, st, &s->rseq)))
-			return e;
-	}
-
-	/* weights on one rank: the stage's share, split over tp */
-	uint64_t w;
-	if (in->weights)
-		w = c->total_params ? fit_muldiv(in->weights, s->params,
-					     c->total_params)
-				    : 0;
-	else if (in->stored)
-		w = s->stored;
-	else if ((e = kv_weight_bytes(s->params, in->w_dtype, &w)))
-		return e;
-	s->weights = w / in->tp + (w % in->tp != 0);
-	s->routed_bytes = s->params ? fit_muldiv(s->weights, s->routed, s->params)
-				    : 0;
-	if (first) { /* the same rule for the lookup tables' bytes */
-		uint64_t np, nb;
-		if (cn) {
-			np = cn->lookup;
-			nb = cn->lookup_bytes;
-		} else if ((e = kv_model_lookup_bytes(m, in->quant, &np,
-						      &nb))) {
-			return e;
-		}
-		if (in->weights)
-			nb = c->total_params ? fit_muldiv(in->weights, np,
-						      c->total_params)
-					     : 0;
-		else if (!in->stored && (e = kv_weight_bytes(np, in->w_dtype,
-							     &nb)))
-			return e;
-		s->lookup_bytes = nb / in->tp;
-	}
-
-	/* the engine's budget */
-	const struct kv_server *sv = c->sv;
-	double frac = in->util > 0 ? in->util
-		      : sv->ops->frac ? sv->ops->frac(c)
-				      : sv->frac;
-	uint64_t need;
-	if (in->runtime && !in->reserve && sv->ops->runtime)
-		s->rt = sv->ops->runtime(c);
-	if ((e = kv_add(s->weights, in->reserve + s->rt.total, &need)) ||
-	    (e = kv_add(need, s->draft_w, &need)))
-		return e;
-	/* LoRA slots, allocated with the model, before the KV budget */
-	if ((e = kv_lora_stage(in, s->first, s->n, first, last, &s->lora)) ||
-	    (e = kv_add(need, s->lora.slots, &need)))
-		return e;
-	if (in->kv_memory) { /* what the engine's log said it has */
-		s->free_kv = in->kv_memory;
-		s->budget = need + in->kv_memory;
-	} else if (sv->of_free) {
-		uint64_t avail = in->mem > need ? in->mem - need : 0;
-		s->missing = in->mem < need ? need - in->mem : 0;
-		s->free_kv = kv_floor_frac(avail, frac);
-		s->budget = s->missing ? in->mem : need + s->free_kv;
-	} else {
-		/* of the memory free when the engine measures it */
-		uint64_t mem = in->mem > sv->startup ? in->mem - sv->startup
-						     : 0;
-		s->budget = frac > 0 ? kv_floor_frac(mem, frac) : mem;
-		s->free_kv = s->budget > need ? s->budget - need : 0;
-		s->missing = s->budget < need ? need - s->budget : 0;
-	}
-	if (s->seq == 0)
-		s->users = INFINITY;
-	else if (s->free_kv <= s->shared)
-		s->users = 0;
-	else
-		s->users = (double)(s->free_kv - s->shared) / (double)s->seq;
-	s->whole = s->seq && s->free_kv > s->shared
-			   ? (s->free_kv - s->shared) / s->seq
-			   : 0;
-	/* in whole pages */
-	s->tokens = s->bpt ? s->free_kv / s->bpt / c->block * c->block : 0;
-	s->concurrency = s->users;
-	return sv->ops->pools ? sv->ops->pools(c, s, err) : 0;
 }
 
 /* Stage sizes as vLLM's get_pp_indices splits the layers: evenly, the
@@ -290,7 +40,9 @@ static int stage_at(const struct fit_ctx *c, uint32_t s, uint32_t first,
 	*x = (struct fit_stage){0};
 	x->first = first;
 	x->n = stage_layers(in->m->n_layers, in->pp, s);
-	int e = stage_size(c, x, s == 0, s + 1 == in->pp, err);
+	int e = fit_stage_count(c, x, s == 0, s + 1 == in->pp, err);
+	if (!e)
+		e = fit_stage_budget(c, x, err);
 	if (e == KV_ERANGE)
 		snprintf(err, KV_ERRLEN, "%s: %llu tokens: bytes overflow 64 "
 			 "bits",
@@ -378,6 +130,22 @@ static int check(const struct kv_fit_in *in, char *err)
 	}
 	if (kv_fit_refuses(in, err))
 		return KV_EINVAL;
+	if (in->off.on && (in->pp > 1 || !in->server ||
+			   !in->server->by_layers)) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: a split between the GPU and host memory is "
+			 "llama.cpp's, on one GPU (--pp 1)",
+			 m->name);
+		return KV_EINVAL;
+	}
+	if (in->off.on && in->spec) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: speculative decoding beside a split between the "
+			 "GPU and host memory is not modelled; give the split "
+			 "or the drafter",
+			 m->name);
+		return KV_EINVAL;
+	}
 	if (in->ctx == 0 || in->mem == 0 || !(in->util >= 0 && in->util <= 1)
 	    || !in->server) {
 		snprintf(err, KV_ERRLEN, "%s: context, memory, utilization or "
@@ -402,7 +170,8 @@ static int step(const struct fit_stage *s, uint64_t b, uint64_t loras,
 					  (1 - keep));
 	uint64_t w = s->weights - cut;
 	uint64_t kv = 0, act = b && b < loras ? b : loras, lw, ll;
-	if (mac(&w, act, s->lora.adapter) || kv_mul(act, s->lora.adapter, &lw) ||
+	if (fit_mac(&w, act, s->lora.adapter) ||
+	    kv_mul(act, s->lora.adapter, &lw) ||
 	    kv_mul(act, s->lora.lookup, &ll) ||
 	    kv_add(f->step_lora_bytes, lw, &f->step_lora_bytes) ||
 	    kv_add(f->step_lookup_bytes, ll, &f->step_lookup_bytes))
@@ -410,7 +179,7 @@ static int step(const struct fit_stage *s, uint64_t b, uint64_t loras,
 	f->step_flops += (s->lora.flops + s->lora.head_flops) * (double)b;
 	f->step_head_flops += s->lora.head_flops * (double)b;
 	f->step_lora_flops += (s->lora.flops + s->lora.head_flops) * (double)b;
-	if (b && (mac(&kv, b, s->rseq) || kv_add(kv, s->rshared, &kv)))
+	if (b && (fit_mac(&kv, b, s->rseq) || kv_add(kv, s->rshared, &kv)))
 		return KV_ERANGE;
 	f->step_flops += s->flops * (double)b;
 	f->step_attn_flops += s->attn_flops * (double)b;
@@ -468,7 +237,7 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		c.seqs = in->max_seqs;
 	/* a sequence holds its drafts in flight past its context */
 	c.ctx = fit_round_up(in->ctx + kv_spec_lookahead(in), sv->ctx_pad);
-	if (counted(in))
+	if (fit_counted(in))
 		p = in->counts->model;
 	else if ((e = kv_model_params(m, &p, err)))
 		return e;
@@ -477,7 +246,10 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		return KV_ERANGE;
 
 	uint32_t first = 0;
-	for (uint32_t s = 0; s < in->pp; s++) {
+	struct fit_stage host = {0}; /* a split's host part */
+	if (in->off.on && (e = fit_split(&c, &host, &best, &f->split, err)))
+		return e;
+	for (uint32_t s = 0; s < in->pp && !in->off.on; s++) {
 		struct fit_stage x;
 		if ((e = stage_at(&c, s, first, &x, err)))
 			return e;
@@ -488,9 +260,18 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 			f->stage = s;
 		}
 	}
+	if (in->off.on && f->split.host_users < best.users) {
+		/* host memory holds fewer */
+		best.users = f->split.host_users;
+		best.whole = (uint64_t)f->split.host_users;
+	}
 	if (isinf(best.users)) {
 		snprintf(err, KV_ERRLEN,
-			 "%s: keeps no KV and no state per sequence", m->name);
+			 in->off.on && host.seq
+				 ? "%s: every layer's KV is in host memory, "
+				   "whose size is unknown: give --host-mem"
+				 : "%s: keeps no KV and no state per sequence",
+			 m->name);
 		return KV_EINVAL;
 	}
 	f->stage_layers = best.n;
@@ -526,9 +307,25 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	if (f->users_whole) { /* <= free_kv: cannot overflow */
 		f->kv_bytes = best.shared + best.seq * f->users_whole;
 		f->dup_bytes = best.shared_dup + best.seq_dup * f->users_whole;
+		f->split.host_kv = f->split.host_shared +
+				   f->split.host_seq * f->users_whole;
 	}
 
 	f->step_users = in->users ? in->users : f->users_whole;
+	if (in->off.on) { /* the host's step apart, then the GPU's */
+		struct kv_fit fh = {0};
+		if ((e = step(&host, f->step_users, kv_lora_max_loras(in),
+			      &fh)) ||
+		    (e = step(&best, f->step_users, kv_lora_max_loras(in),
+			      f))) {
+			snprintf(err, KV_ERRLEN,
+				 "%s: %llu users: step bytes overflow 64 bits",
+				 m->name, (unsigned long long)f->step_users);
+			return e;
+		}
+		fit_split_step(&c, &fh, f);
+		return 0;
+	}
 	/* the step runs through every stage: sized again, it is cheap */
 	first = 0;
 	for (uint32_t s = 0; s < in->pp; s++) {
@@ -562,7 +359,7 @@ int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	/* the model's total, then each stage twice (its users, then the
 	 * step), from counts derived once: the caller's, kept for many
 	 * solves, or these */
-	if (counted(in))
+	if (fit_counted(in))
 		return fit_solve(in, f, err);
 	struct kv_fit_in x = *in;
 	struct kv_params_memo c;

@@ -40,8 +40,8 @@ int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out)
 {
 	static const char *const names[] = {
 		[KV_PLAN_USERS] = "users", [KV_PLAN_CTX] = "ctx",
-		[KV_PLAN_TP] = "tp"};
-	int i = kv_name_find(names, 3, s);
+		[KV_PLAN_TP] = "tp", [KV_PLAN_LAYERS] = "layers"};
+	int i = kv_name_find(names, 4, s);
 	*out = i < 0 ? *out : (enum kv_plan_solve)i;
 	return i < 0 ? KV_EINVAL : 0;
 }
@@ -108,6 +108,49 @@ static const char *weights_from(const struct kv_plan_opts *o,
 	return "config";
 }
 
+/* What a llama.cpp row asks of the split: -ngl (else the model's own,
+ * an Ollama model's num_gpu, else every layer and the head; auto and
+ * --solve layers start there),
+ * the experts --cpu-moe and --n-cpu-moe keep in host memory, the -ot
+ * rules read against p's model, the host's memory and rates. Other
+ * engines' rows, and rows where none is asked, have none. */
+static struct kv_ngl offload_of(const struct kv_plan_opts *o,
+				    const struct kv_plan *p,
+				    const struct kv_server *sv)
+{
+	uint32_t n = p->m->n_layers;
+	const struct kv_model *m = p->m;
+	int32_t ngl = o->ngl != KV_NGL_UNSET ? o->ngl
+		      : m->run_ngl_given && m->run_ngl <= INT32_MAX
+			      ? (int32_t)m->run_ngl
+			      : KV_NGL_ALL;
+	if (!o->split || !sv->by_layers)
+		return (struct kv_ngl){0};
+	return (struct kv_ngl){
+		.on = true,
+		.gpu_layers = ngl >= 0 && (uint32_t)ngl <= n ? (uint32_t)ngl
+							      : n + 1,
+		.moe_host = o->n_cpu_moe > n ? n : o->n_cpu_moe,
+		.no_kv_offload = o->nkvo,
+		.place = p->placed ? &p->place : NULL,
+		.host_mem = o->host_mem,
+		.host_gbps = o->host_gbps,
+		.host_tflops = o->host_tflops,
+		.link_gbps = o->link_gbps,
+	};
+}
+
+int kv_plan_place(const struct kv_plan_opts *o, struct kv_plan *p, char *err)
+{
+	int e;
+	if (!o->split || p->placed)
+		return 0;
+	if ((e = kv_place_init(&p->place, p->m, o->ot, o->not, err)))
+		return e;
+	p->placed = true;
+	return 0;
+}
+
 /* What one row asks of libkv. dtype -1: the engine's KV format; block
  * 0: the engine's page. */
 static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
@@ -159,6 +202,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.lora = o->lora,
 		.offload = o->offload,
 		.spec = kv_spec_on(&o->spec) ? &o->spec : NULL,
+		.off = offload_of(o, p, sv),
 	};
 }
 
@@ -188,6 +232,16 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 static bool refuses(const struct kv_plan_opts *o, const struct kv_fit_in *in,
 		    char *why)
 {
+	if ((o->solve == KV_PLAN_LAYERS || o->split) &&
+	    !in->server->by_layers) {
+		snprintf(why, KV_ERRLEN, "%s: %s is llama.cpp's (-ngl); give "
+			 "--engine llamacpp",
+			 in->server->name,
+			 o->solve == KV_PLAN_LAYERS
+				 ? "--solve layers"
+				 : "a split between the GPU and host memory");
+		return true;
+	}
 	if (o->solve == KV_PLAN_TP && in->server->by_layers) {
 		snprintf(why, KV_ERRLEN, "%s: --solve tp: %s splits a "
 			 "model over GPUs by layers (-sm layer), as --pp does, "
@@ -217,6 +271,10 @@ bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
 		*r = (struct kv_plan_row){
 			.in = fit_in(o, it->p, dtype, block, ctx, users, sv)};
 		r->wsrc = weights_from(o, it->p, sv, &r->in);
+		/* a GGUF's own tensors are the weights only as it stores
+		 * them */
+		r->in.off.exact = r->in.off.place && r->in.off.place->exact &&
+				  !strcmp(r->wsrc, "gguf");
 		/* --engine all: the engines that would run the row, the
 		 * first reason each other one gives kept to be said */
 		char why[KV_ERRLEN];
@@ -280,6 +338,8 @@ int kv_plan_check(const struct kv_plan_opts *o, struct kv_plan_row *r,
 		return KV_EINVAL;
 	if (s == KV_PLAN_TP)
 		in->tp = 1;
+	if (s == KV_PLAN_LAYERS && !in->users)
+		in->users = 1; /* one user's chat, and its step */
 	if (s == KV_PLAN_CTX && in->ctx < in->prefix)
 		in->ctx = in->prefix;
 	if ((e = time_check(o, s, in, err)))
@@ -436,6 +496,68 @@ uint32_t kv_plan_max_tp(const struct kv_model *m)
 	return m->n_heads > 1024 ? 1024 : m->n_heads ? m->n_heads : 1;
 }
 
+/* Whether x fits `need` users; a split that keeps every layer's KV in a
+ * host memory of unknown size says nothing (no). */
+static int layers_fit(const struct kv_fit_in *x, uint64_t need, bool *ok,
+		      struct kv_fit *f, char *err)
+{
+	int e = kv_fit_solve(x, f, err);
+	*ok = e == 0 && f->users_whole >= need;
+	if (e == KV_ERANGE ||
+	    (e == KV_EINVAL && !x->off.host_mem &&
+	     (x->off.no_kv_offload || !x->off.gpu_layers)))
+		return 0;
+	return e;
+}
+
+/*
+ * The most layers on the GPU at which in's users (at least 1) fit, into
+ * in->off: on an MoE model whose experts no --cpu-moe or --n-cpu-moe
+ * places, as llama.cpp's --fit does (src/llama.cpp,
+ * llama_params_fit_impl, step 3a), every layer on the GPU and the fewest
+ * first layers' experts in host memory (--n-cpu-moe N); where none such
+ * fits, or the model is dense, the most -ngl (its step 4), the experts
+ * of every layer in host memory (fit: as llama.cpp's fit, none). fit:
+ * -ngl auto, llama.cpp's own choice, KV_FIT_MARGIN of the GPU left free.
+ * *found false where not even -ngl 0 fits.
+ */
+static int solve_layers(struct kv_fit_in *in, bool fit, bool *found,
+			char *err)
+{
+	uint64_t margin = fit ? KV_FIT_MARGIN : 0;
+	struct kv_fit_in x = *in;
+	struct kv_fit f;
+	uint32_t n = in->m->n_layers;
+	uint64_t need = in->users ? in->users : 1;
+	bool ok = false;
+	int e;
+	*found = false;
+	if (in->mem <= margin)
+		return 0;
+	x.mem = in->mem - margin;
+	if (in->m->n_experts && !in->off.moe_host) {
+		x.off.gpu_layers = n + 1;
+		for (uint32_t k = 0; k <= n && !ok; k++) {
+			x.off.moe_host = k;
+			if ((e = layers_fit(&x, need, &ok, &f, err)))
+				return e;
+		}
+		if (!ok)
+			x.off.moe_host = fit ? 0 : n;
+	}
+	for (uint32_t g = n + 2; !ok && g-- > 0;) {
+		x.off.gpu_layers = g;
+		if ((e = layers_fit(&x, need, &ok, &f, err)))
+			return e;
+	}
+	if (ok) {
+		in->off.gpu_layers = x.off.gpu_layers;
+		in->off.moe_host = x.off.moe_host;
+	}
+	*found = ok;
+	return 0;
+}
+
 /* kv_plan_solve, r->in's counts derived */
 static int plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
 {
@@ -469,8 +591,38 @@ static int plan_solve(enum kv_plan_solve s, struct kv_plan_row *r, char *err)
 			return 0;
 		}
 		in->tp = tp;
+	} else if (s == KV_PLAN_LAYERS) {
+		bool found;
+		if ((e = solve_layers(in, false, &found, err)))
+			return e;
+		if (!found) { /* f: every layer in host memory, to say why */
+			r->none = true;
+			in->off.gpu_layers = 0;
+			int e2 = kv_fit_solve(in, &r->f, err);
+			return e2 == KV_EINVAL && !in->off.host_mem ? 0 : e2;
+		}
 	}
 	return kv_fit_solve(in, &r->f, err);
+}
+
+/* -ngl auto: the layers llama.cpp's --fit picks, into r->in.off (none:
+ * r->none, f at -ngl 0). */
+static int fit_auto(struct kv_plan_row *r, char *err)
+{
+	const struct kv_params_memo *was = r->in.counts;
+	struct kv_params_memo c;
+	bool found;
+	kv_fit_memo(&r->in, &c);
+	int e = solve_layers(&r->in, true, &found, err);
+	r->in.counts = was;
+	kv_params_memo_free(&c);
+	if (!e && !found) {
+		r->none = true;
+		r->in.off.gpu_layers = 0;
+		e = kv_fit_solve(&r->in, &r->f, err);
+		return e == KV_EINVAL && !r->in.off.host_mem ? 0 : e;
+	}
+	return e;
 }
 
 int kv_plan_run(const struct kv_plan_opts *o, struct kv_plan_row *r,
@@ -479,6 +631,10 @@ int kv_plan_run(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	int e;
 	r->none = false;
 	r->held = 0;
+	if (r->in.off.on && o->ngl == KV_NGL_AUTO &&
+	    o->solve != KV_PLAN_LAYERS && !refuses(o, &r->in, err) &&
+	    ((e = fit_auto(r, err)) || r->none))
+		return e;
 	if ((e = kv_plan_check(o, r, err)) ||
 	    (o->solve != KV_PLAN_USERS &&
 	     (e = kv_plan_solve(o->solve, r, err))))
@@ -502,6 +658,13 @@ const char *kv_plan_bound(const struct kv_fit *f)
 {
 	if (f->missing)
 		return "weights";
+	/* a split's host memory (known), where it holds the fewest */
+	const struct kv_split *sp = &f->split;
+	if (sp->host_missing ||
+	    (sp->host_mem && isfinite(sp->host_users) &&
+	     f->max_concurrency >= sp->host_users &&
+	     !(f->max_seqs && sp->host_users > (double)f->max_seqs)))
+		return "host_memory";
 	if (f->max_seqs && f->max_concurrency > (double)f->max_seqs &&
 	    f->users >= (double)f->max_seqs)
 		return "max_num_seqs";
@@ -512,8 +675,24 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 				       const struct kv_fit *f)
 {
 	char err[KV_ERRLEN];
-	struct kv_plan_refusal r = {KV_PLAN_SERVES, 0, 0, 0, 0};
-	if (f->missing && in->server->by_layers) {
+	struct kv_plan_refusal r = {.why = KV_PLAN_SERVES};
+	if (f->missing && in->off.on) {
+		/* fewer layers on the GPU (the solve that --solve layers
+		 * runs) */
+		struct kv_fit_in x = *in;
+		struct kv_params_memo c;
+		bool found;
+		r.why = KV_PLAN_WEIGHTS;
+		r.need = f->weights + in->reserve + f->runtime;
+		kv_fit_memo(&x, &c);
+		x.users = 1;
+		if (!solve_layers(&x, false, &found, err) && found) {
+			r.layers = true;
+			r.ngl = x.off.gpu_layers;
+			r.moe = x.off.moe_host;
+		}
+		kv_params_memo_free(&c);
+	} else if (f->missing && in->server->by_layers) {
 		/* llama.cpp splits layers over GPUs, not heads */
 		struct kv_fit_in x = *in;
 		struct kv_params_memo c;

@@ -49,6 +49,19 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_TOKENS_PER_S] = "tokens_per_s",
 	[KV_PROW_COMPUTE_MS] = "compute_ms",
 	[KV_PROW_BOUND] = "bound",
+	[KV_PROW_GPU_LAYERS] = "gpu_layers",
+	[KV_PROW_CPU_MOE_LAYERS] = "cpu_moe_layers",
+	[KV_PROW_GPU_WEIGHTS_BYTES] = "gpu_weights_bytes",
+	[KV_PROW_GPU_KV_BYTES] = "gpu_kv_bytes",
+	[KV_PROW_GPU_COMPUTE_BYTES] = "gpu_compute_bytes",
+	[KV_PROW_HOST_WEIGHTS_BYTES] = "host_weights_bytes",
+	[KV_PROW_HOST_KV_BYTES] = "host_kv_bytes",
+	[KV_PROW_HOST_COMPUTE_BYTES] = "host_compute_bytes",
+	[KV_PROW_HOST_MEM_BYTES] = "host_mem_bytes",
+	[KV_PROW_HOST_FITS] = "host_fits",
+	[KV_PROW_STEP_GPU_MS] = "step_gpu_ms",
+	[KV_PROW_STEP_HOST_MS] = "step_host_ms",
+	[KV_PROW_STEP_LINK_MS] = "step_link_ms",
 	[KV_PROW_ISL] = "isl",
 	[KV_PROW_OSL] = "osl",
 	[KV_PROW_PREFILL_CHUNK] = "prefill_chunk",
@@ -71,8 +84,8 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_LORA_HOST_BYTES] = "lora_host_bytes",
 	[KV_PROW_LORA_STEP_BYTES] = "lora_step_bytes",
 	[KV_PROW_LORA_STEP_FLOPS] = "lora_step_flops",
-	[KV_PROW_HOST_KV_TOKENS] = "host_kv_tokens",
-	[KV_PROW_HOST_KV_BYTES] = "host_kv_bytes",
+	[KV_PROW_OFFLOAD_KV_TOKENS] = "offload_kv_tokens",
+	[KV_PROW_OFFLOAD_KV_BYTES] = "offload_kv_bytes",
 	[KV_PROW_HIT_TOKENS] = "hit_tokens",
 	[KV_PROW_LOAD_MS] = "load_ms",
 	[KV_PROW_RECOMPUTE_MS] = "recompute_ms",
@@ -119,10 +132,12 @@ size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
 {
 	size_t n = 0;
 	span(out, &n, KV_PROW_MODEL, KV_PROW_BOUND);
+	if (o->split)
+		span(out, &n, KV_PROW_GPU_LAYERS, KV_PROW_STEP_LINK_MS);
 	if (o->lora)
 		span(out, &n, KV_PROW_MAX_LORAS, KV_PROW_LORA_STEP_FLOPS);
 	if (host_tier(o))
-		span(out, &n, KV_PROW_HOST_KV_TOKENS, KV_PROW_HOST_KV_BYTES);
+		span(out, &n, KV_PROW_OFFLOAD_KV_TOKENS, KV_PROW_OFFLOAD_KV_BYTES);
 	if (o->work.isl)
 		span(out, &n, KV_PROW_ISL, KV_PROW_TIME_SOURCE);
 	if (o->work.isl && o->offload)
@@ -164,6 +179,41 @@ static void spec_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 		if (!isnan(e))
 			kv_cell_real(out, e, 3);
 		break;
+	default: break;
+	}
+}
+
+/* A split row's cell of column c (empty for a row of another engine). */
+static void split_cell(const struct kv_plan_row *r, enum kv_prow_col c,
+		       struct kv_cell *out)
+{
+	const struct kv_fit *f = &r->f;
+	const struct kv_split *sp = &f->split;
+	if (!r->in.off.on)
+		return;
+	switch (c) {
+	case KV_PROW_GPU_LAYERS: /* as llama.cpp counts them, the head one */
+		kv_cell_num(out, KV_CELL_U64, sp->gpu_layers + sp->head_gpu);
+		break;
+	case KV_PROW_CPU_MOE_LAYERS: kv_cell_num(out, KV_CELL_U64, sp->moe_host); break;
+	case KV_PROW_GPU_WEIGHTS_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->weights); break;
+	case KV_PROW_GPU_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->kv_bytes); break;
+	case KV_PROW_GPU_COMPUTE_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->runtime); break;
+	case KV_PROW_HOST_WEIGHTS_BYTES: kv_cell_num(out, KV_CELL_BYTES, sp->host_weights); break;
+	case KV_PROW_HOST_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, sp->host_kv); break;
+	case KV_PROW_HOST_COMPUTE_BYTES: kv_cell_num(out, KV_CELL_BYTES, sp->host_compute); break;
+	case KV_PROW_HOST_MEM_BYTES:
+		if (sp->host_mem)
+			kv_cell_num(out, KV_CELL_BYTES, sp->host_mem);
+		break;
+	case KV_PROW_HOST_FITS: /* its weights and compute, and a user */
+		if (sp->host_mem)
+			kv_cell_str(out, sp->host_missing || !(sp->host_users >= 1)
+						 ? "no" : "yes");
+		break;
+	case KV_PROW_STEP_GPU_MS: kv_cell_real(out, sp->gpu_ms, 3); break;
+	case KV_PROW_STEP_HOST_MS: kv_cell_real(out, sp->host_ms, 3); break;
+	case KV_PROW_STEP_LINK_MS: kv_cell_real(out, sp->link_ms, 3); break;
 	default: break;
 	}
 }
@@ -228,6 +278,19 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_TOKENS_PER_S: kv_cell_real(out, f->tokens_per_s, 1); break;
 	case KV_PROW_COMPUTE_MS: kv_cell_real(out, f->compute_ms, 3); break;
 	case KV_PROW_BOUND: kv_cell_str(out, kv_plan_bound(f)); break;
+	case KV_PROW_GPU_LAYERS:
+	case KV_PROW_CPU_MOE_LAYERS:
+	case KV_PROW_GPU_WEIGHTS_BYTES:
+	case KV_PROW_GPU_KV_BYTES:
+	case KV_PROW_GPU_COMPUTE_BYTES:
+	case KV_PROW_HOST_WEIGHTS_BYTES:
+	case KV_PROW_HOST_KV_BYTES:
+	case KV_PROW_HOST_COMPUTE_BYTES:
+	case KV_PROW_HOST_MEM_BYTES:
+	case KV_PROW_HOST_FITS:
+	case KV_PROW_STEP_GPU_MS:
+	case KV_PROW_STEP_HOST_MS:
+	case KV_PROW_STEP_LINK_MS: split_cell(r, c, out); break;
 	case KV_PROW_ISL: kv_cell_num(out, KV_CELL_U64, o->work.isl); break;
 	case KV_PROW_OSL: kv_cell_num(out, KV_CELL_U64, o->work.osl); break;
 	case KV_PROW_PREFILL_CHUNK: kv_cell_num(out, KV_CELL_U64, s->chunk); break;
@@ -253,10 +316,10 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_LORA_HOST_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->lora_host_bytes); break;
 	case KV_PROW_LORA_STEP_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->step_lora_bytes); break;
 	case KV_PROW_LORA_STEP_FLOPS: kv_cell_real(out, f->step_lora_flops, 0); break;
-	case KV_PROW_HOST_KV_TOKENS:
-	case KV_PROW_HOST_KV_BYTES:
+	case KV_PROW_OFFLOAD_KV_TOKENS:
+	case KV_PROW_OFFLOAD_KV_BYTES:
 		kv_offload_tier(in, f, &tier_tokens, &tier_bytes);
-		if (c == KV_PROW_HOST_KV_TOKENS)
+		if (c == KV_PROW_OFFLOAD_KV_TOKENS)
 			kv_cell_num(out, KV_CELL_U64, tier_tokens);
 		else
 			kv_cell_num(out, KV_CELL_BYTES, tier_bytes);

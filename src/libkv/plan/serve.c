@@ -54,6 +54,11 @@ struct rates {
 	double row_bytes;  /* a token's activation (hidden x 2 bytes) */
 	double vocab;      /* logits a sampled row */
 	uint32_t layers, tp, pp;
+	/* llama.cpp's split (kv_fit_in.off.on): the host's part of each step
+	 * and the link's, beside the GPU's */
+	const struct kv_ngl *off; /* NULL: no split */
+	const struct kv_split *sp; /* the decode step's split, whose shares
+				      a burst's steps take */
 };
 
 void kv_allreduce_latency(const char *interconnect, double *base_us,
@@ -96,13 +101,55 @@ static double link_bytes(const struct kv_fit_in *in, uint32_t act,
 struct op {
 	double bytes, flops;
 	double rbytes, rflops; /* of them, the routed experts' */
+	double hbytes, hflops; /* of them, a split's host part */
 };
 
 /* The shape of a step: its tokens, the rows of logits it samples, and
- * the longest context a prompt token of it attends over (0: none). */
+ * the longest context a prompt token of it attends over (0: none); a
+ * split's bytes across the link between the host and the GPU. */
 struct shape {
 	double tokens, sampled, span;
+	double hlink;
 };
+
+/* A split's host part of a step put together beside probe sp (all
+ * zeros without one): the host's weights its probe read, its shares of
+ * the KV and FLOPs, and the link's bytes. */
+static void host_part(const struct kv_split *sp, double host_weights,
+		      struct op ops[2], struct shape *sh)
+{
+	ops[0].hbytes = host_weights;
+	ops[0].hflops = ops[0].flops * sp->lin_host_share;
+	ops[1].hbytes = ops[1].bytes * sp->kv_host_share;
+	ops[1].hflops = ops[1].flops * sp->attn_host_share;
+	sh->hlink = sh->tokens * sp->link_token + sh->sampled * sp->logit_bytes;
+}
+
+/* The split's host and link ms of a step (kv_ngl_ms), its host part
+ * taken off the GPU's ops: its bytes, and its FLOPs where the host runs
+ * them (a batch below llama.cpp's op offload). */
+static void split_ms(const struct rates *r, struct op ops[2],
+		     const struct shape *sh, double *host_ms, double *link_ms)
+{
+	struct kv_ngl_step st = {
+		.tokens = sh->tokens,
+		.host_bytes = ops[0].hbytes + ops[1].hbytes,
+		.host_flops = ops[0].hflops + ops[1].hflops,
+		.link_bytes = sh->hlink,
+	};
+	bool on_gpu;
+	kv_ngl_ms(r->off, &st, host_ms, link_ms, &on_gpu);
+	for (int i = 0; i < 2; i++) {
+		double keep = ops[i].bytes > 0 ? 1 - ops[i].hbytes / ops[i].bytes
+					       : 1;
+		ops[i].bytes -= ops[i].hbytes;
+		ops[i].rbytes *= keep;
+		if (!on_gpu) {
+			ops[i].flops -= ops[i].hflops;
+			ops[i].rflops *= keep;
+		}
+	}
+}
 
 /* One step's time on the measured efficiencies (kvfit(1), TIME,
  * Efficiencies): the products at their roofline over the efficiency of
@@ -167,11 +214,14 @@ static void measured_step(const struct rates *r, const struct op ops[2],
  * share of it.
  */
 static void add_steps(struct kv_phase *p, const struct rates *r, double n,
-		      bool batch, const struct op ops[2],
+		      bool batch, const struct op step[2],
 		      const struct shape *sh, double link, double *longest)
 {
 	double lk = (r->link > 0 ? link / r->link * 1e3 : 0) + r->ar_ms;
-	double on_mem = 0, on_comp = 0;
+	double on_mem = 0, on_comp = 0, host_ms = 0, hlink_ms = 0;
+	struct op ops[2] = {step[0], step[1]};
+	if (r->off)
+		split_ms(r, ops, sh, &host_ms, &hlink_ms);
 	for (int i = 0; i < 2; i++) {
 		double mem = ops[i].bytes / r->bps * 1e3;
 		bool rows = i == 0 && batch;
@@ -188,7 +238,8 @@ static void add_steps(struct kv_phase *p, const struct rates *r, double n,
 	}
 	if (r->eff)
 		measured_step(r, ops, sh, link, &on_mem, &on_comp, &lk);
-	on_mem += r->step_ms;
+	on_mem += r->step_ms + host_ms;
+	lk += hlink_ms;
 	double ms = on_mem + on_comp + lk;
 	p->link_bytes += n * link;
 	p->link_ms += n * lk;
@@ -261,11 +312,12 @@ static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 	struct op ops[2] = {
 		{(double)(f.step_weight_bytes - f.step_lookup_bytes),
 		 t * at.lin + (double)(d + 1) * at.head,
-		 (double)f.step_routed_bytes, t * at.routed},
+		 (double)f.step_routed_bytes, t * at.routed, 0, 0},
 		{(double)d * dec->kv + before.kv + t * (double)tok_bytes,
-		 (double)c * at.attn + (double)d * dec->attn, 0, 0},
+		 (double)c * at.attn + (double)d * dec->attn, 0, 0, 0, 0},
 	};
-	struct shape sh = {t, (double)(d + 1), (double)(mid + c)};
+	struct shape sh = {t, (double)(d + 1), (double)(mid + c), 0};
+	host_part(&f.split, (double)f.split.step_host_weight_bytes, ops, &sh);
 	add_steps(p, r, (double)n, false, ops, &sh,
 		  link_bytes(in, r->act, c + d), longest);
 	pw->tokens += (double)(n * c);
@@ -294,12 +346,13 @@ static int mixed_step(const struct kv_fit_in *in, const struct rates *r,
 	struct op ops[2] = {
 		{(double)(f.step_weight_bytes - f.step_lookup_bytes),
 		 t * dec->lin + (d + x * pw->heads) * dec->head,
-		 (double)f.step_routed_bytes, t * dec->routed},
+		 (double)f.step_routed_bytes, t * dec->routed, 0, 0},
 		{d * (dec->kv + (double)tok_bytes) + x * pw->kv,
-		 x * pw->attn + d * dec->attn, 0, 0},
+		 x * pw->attn + d * dec->attn, 0, 0, 0, 0},
 	};
 	struct shape sh = {t, d + x * pw->heads,
-			   x > 0 ? pw->tokens : 0};
+			   x > 0 ? pw->tokens : 0, 0};
+	host_part(&f.split, (double)f.split.step_host_weight_bytes, ops, &sh);
 	add_steps(p, r, 1, false, ops, &sh, link_bytes(in, r->act, n),
 		  &longest);
 	return 0;
@@ -522,8 +575,8 @@ static void piece(struct work *s, const struct curve *cv, uint64_t o,
  * lookup tables aside, and of them the routed experts'; probed once for
  * each t. */
 static int weights_of(const struct kv_fit_in *in, uint64_t t,
-		      double (*memo)[2], uint64_t *memo_t, double *bytes,
-		      double *routed, char *err)
+		      double (*memo)[3], uint64_t *memo_t, double *bytes,
+		      double *routed, double *host, char *err)
 {
 	size_t h = (size_t)(t * 0x9E3779B97F4A7C15ULL >> 56);
 	struct kv_fit f;
@@ -534,10 +587,12 @@ static int weights_of(const struct kv_fit_in *in, uint64_t t,
 		memo[h][0] = (double)(f.step_weight_bytes -
 				      f.step_lookup_bytes);
 		memo[h][1] = (double)f.step_routed_bytes;
+		memo[h][2] = (double)f.split.step_host_weight_bytes;
 		memo_t[h] = t;
 	}
 	*bytes = memo[h][0];
 	*routed = memo[h][1];
+	*host = memo[h][2];
 	return 0;
 }
 
@@ -628,7 +683,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	const uint64_t total = w->prompts > u ? w->prompts : u;
 	struct curve cv;
 	struct kv_phase run = {0};
-	double memo[NMEMO][2], longest = 0, now = 0;
+	double memo[NMEMO][3], longest = 0, now = 0;
 	uint64_t memo_t[NMEMO], steps = 0;
 	int e;
 	for (size_t i = 0; i < NMEMO; i++)
@@ -655,7 +710,8 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	double ended = 0;
 	while (ended < (double)total - 0.5) {
 		struct work s = {0};
-		double d = 0, before = run.ms, wb, rb, newly = 0, arrived = 0;
+		double d = 0, before = run.ms, wb, rb, hb, newly = 0;
+		double arrived = 0;
 		/* prompts wait that may start, or one started */
 		bool prompts = v.qn > 0 &&
 			       (v.head_done > 0 || v.busy + 1 <= slots);
@@ -680,16 +736,18 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		     tok_bytes, &s, &newly, &arrived);
 		s.heads += newly;
 		uint64_t t = (uint64_t)llround(s.tokens);
-		if ((e = weights_of(in, t ? t : 1, memo, memo_t, &wb, &rb,
+		if ((e = weights_of(in, t ? t : 1, memo, memo_t, &wb, &rb, &hb,
 				    err)))
 			break;
 		struct op ops[2] = {
 			{wb, s.tokens * dec->lin + s.heads * dec->head, rb,
-			 s.tokens * dec->routed},
-			{s.kv, s.attn, 0, 0},
+			 s.tokens * dec->routed, 0, 0},
+			{s.kv, s.attn, 0, 0, 0, 0},
 		};
 		struct shape sh = {s.tokens, s.heads,
-				   s.tokens > d ? (double)(isl - w->cached) : 0};
+				   s.tokens > d ? (double)(isl - w->cached) : 0, 0};
+		if (r->sp)
+			host_part(r->sp, hb, ops, &sh);
 		add_steps(&run, r, 1, s.tokens == d && d > 1, ops, &sh,
 			  link_bytes(in, r->act, t ? t : 1), &longest);
 		now += run.ms - before;
@@ -861,6 +919,7 @@ static int rates_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			   1e-3;
 	if (w->eff && in->server->kind != KV_SERVER_IDEAL)
 		measured_rates(in, w, r);
+	r->off = in->off.on ? &in->off : NULL;
 	return 0;
 }
 
@@ -888,11 +947,12 @@ static int spec_pass(const struct kv_fit_in *in, const struct rates *r,
 		{(double)(fw.step_weight_bytes - fw.step_lookup_bytes) + xbytes,
 		 (double)q * lin + (double)rows / bb * f.step_head_flops +
 			 t * xflops,
-		 (double)fw.step_routed_bytes, (double)q * f.step_routed_flops},
+		 (double)fw.step_routed_bytes, (double)q * f.step_routed_flops,
+		 0, 0},
 		{(double)f.step_kv_bytes + t * (double)f.step_token_bytes,
-		 (double)q * f.step_attn_flops, 0, 0},
+		 (double)q * f.step_attn_flops, 0, 0, 0, 0},
 	};
-	struct shape sh = {t, (double)rows, 0};
+	struct shape sh = {t, (double)rows, 0, 0};
 	add_steps(p, r, 1, t > 1, ops, &sh, link_bytes(in, r->act, b * q),
 		  longest);
 	return 0;
@@ -1002,12 +1062,13 @@ static int decode_step(const struct kv_fit_in *in,
 	struct op ops[2] = {
 		{(double)(f->step_weight_bytes - f->step_lookup_bytes),
 		 f->step_flops - f->step_attn_flops,
-		 (double)f->step_routed_bytes, f->step_routed_flops},
+		 (double)f->step_routed_bytes, f->step_routed_flops, 0, 0},
 		{(double)f->step_kv_bytes +
 			 (double)b * (double)f->step_token_bytes,
-		 f->step_attn_flops, 0, 0},
+		 f->step_attn_flops, 0, 0, 0, 0},
 	};
-	struct shape sh = {(double)b, (double)b, 0};
+	struct shape sh = {(double)b, (double)b, 0, 0};
+	host_part(&f->split, (double)f->split.step_host_weight_bytes, ops, &sh);
 	add_steps(&out->decode, r, 1, b > 1, ops, &sh,
 		  link_bytes(in, r->act, b), &longest);
 	return 0;
@@ -1037,6 +1098,7 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	    (e = decode_step(in, &run, &r, out, &f, err)) ||
 	    (e = token_at(in, out->decode_ctx, &dec, err)))
 		return e;
+	r.sp = r.off ? &f.split : NULL;
 	uint64_t tok_bytes = f.step_token_bytes;
 
 	/* the prompt, in chunks of what a step has left after the decodes,

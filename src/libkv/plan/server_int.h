@@ -63,6 +63,9 @@ struct fit_stage {
 				  drafter's weight bytes on one rank */
 	uint64_t draft_bpt;    /* of bpt, its layers' (spec.h) */
 	uint32_t draft_layers; /* those layers */
+	uint64_t copy;         /* llama.cpp split: what its compute buffer
+				  adds to hold a host weight it copies in
+				  (fit_split); else 0 */
 };
 
 /*
@@ -109,6 +112,59 @@ bool server_type_is(const struct kv_model *m, const char *const *types);
  * names; where it names none, whether its model_type is one of types. */
 bool server_arch_is(const struct kv_model *m, const char *const *archs,
 		    const char *const *types);
+
+/* in's counts, where it carries those of its model and format; else
+ * NULL (each use derives them) (stage.c). */
+const struct kv_params_memo *fit_counted(const struct kv_fit_in *in);
+
+/* acc += a * b, checked: 0 or KV_ERANGE. */
+static inline int fit_mac(uint64_t *acc, uint64_t a, uint64_t b)
+{
+	uint64_t t;
+	return kv_mul(a, b, &t) || kv_add(*acc, t, acc) ? KV_ERANGE : 0;
+}
+
+/* Counts stage s's layers [s->first, s->first + s->n) on one rank: their
+ * parameters, weights, KV and FLOPs, with the embedding where `first`
+ * and the head where `last` (stage.c). Returns 0 or KV_E* (err filled for
+ * a layout that cannot be kept). */
+int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
+		    bool last, char *err);
+
+/* Stage s's budget under the engine's rules (its runtime memory and
+ * s->copy, weights, fraction), then the sequences it holds (stage.c). */
+int fit_stage_budget(const struct fit_ctx *c, struct fit_stage *s, char *err);
+
+/* Bytes of `params` parameters of the model as a stage's weights count
+ * them (shared out of --weights, as stored, or params x the weights'
+ * format), `stored` being their bytes as the checkpoint stores them; on
+ * one rank (stage.c). Returns 0 or KV_E*. */
+int fit_part_bytes(const struct fit_ctx *c, uint64_t params, uint64_t stored,
+		   uint64_t *out);
+
+/* Layer i's parameter counts, from in's memo where it has one (stage.c). */
+int fit_layer_params(const struct fit_ctx *c, uint32_t i, struct kv_params *p);
+
+/* llama.cpp's split (split.c): its host stage h (the embedding, the
+ * layers -ngl leaves in host memory, the head unless -ngl passes the
+ * layers) and GPU stage g, what the rules move between them, and g's
+ * budget; *sp's placement and host budget. Returns 0 or KV_E*. */
+int fit_split(const struct fit_ctx *c, struct fit_stage *h,
+	      struct fit_stage *g, struct kv_split *sp, char *err);
+
+/* The split's step (split.c): fh, the host stage's step as step() counts
+ * it, into sp's step fields and then added into f (the GPU stage's
+ * step), and the step's time. */
+void fit_split_step(const struct fit_ctx *c, const struct kv_fit *fh,
+		    struct kv_fit *f);
+
+/* llama.cpp's placement (server_llamacpp.c): whether slot runs on the GPU
+ * under -ngl gpu_layers (0 the input, 1 + i layer i, n_layers + 1 the
+ * output); its host compute buffer; and what its GPU compute buffer
+ * adds to copy a host weight of `largest` bytes in. */
+bool llamacpp_slot_gpu(uint32_t slot, uint32_t n_layers, uint32_t gpu_layers);
+uint64_t llamacpp_host_compute(const struct fit_ctx *c);
+uint64_t llamacpp_gpu_copy(const struct fit_ctx *c, uint64_t largest);
 
 /* A forward pass of `tokens` tokens at its peak, on one rank (fit.c). */
 uint64_t fit_forward_bytes(const struct fit_ctx *c, uint64_t tokens);

@@ -2,9 +2,11 @@
  * server_llamacpp.c - llama.cpp's KV rules (build b11118, September
  * 2026): n_ctx cells padded to 256, a sliding window only where its
  * loader sets one, a stream per sequence unless --kv-unified, its compute
- * buffer, and at most LLAMA_MAX_SEQ sequences. tests/scripts/
- * vs-node-llama-cpp.sh holds them to llama.cpp v0.5.0 itself (the build
- * node-llama-cpp 3.22.1 ships, its source of 28 September 2026).
+ * buffer, and at most LLAMA_MAX_SEQ sequences; and where -ngl puts each
+ * part of a model that the GPU holds only some of (split.c counts it).
+ * tests/scripts/vs-node-llama-cpp.sh holds them to llama.cpp v0.5.0
+ * itself (the build node-llama-cpp 3.22.1 ships, its source of 28
+ * September 2026).
  */
 #include "server_int.h"
 
@@ -119,6 +121,52 @@ static struct kv_runtime runtime(const struct fit_ctx *c)
 	r.activation = head > layer ? head : layer;
 	r.total = r.activation;
 	return r;
+}
+
+/*
+ * Where -ngl N puts a slot (src/llama-model.cpp, load_tensors, commit
+ * 00342301): i_gpu_start = max(n_layer - N, 0) and act_gpu_layers =
+ * min(N, n_layer + 1); layer il runs on the GPU when il >= i_gpu_start
+ * and il - i_gpu_start < act_gpu_layers, so the last N layers do; the
+ * output layer is asked as layer n_layer (dev_output =
+ * get_layer_buft_list(n_layer)), on the GPU only where N > n_layer; the
+ * input layer stays on the CPU ("there is very little benefit to
+ * offloading the input layer"). A layer's KV follows its layer
+ * (llama-kv-cache.cpp: dev_layer(il), unless offload_kqv is off, -nkvo).
+ */
+bool llamacpp_slot_gpu(uint32_t slot, uint32_t n_layers, uint32_t gpu_layers)
+{
+	if (slot == 0)
+		return false;
+	uint32_t il = slot - 1; /* n_layers: the output */
+	uint32_t start = gpu_layers < n_layers ? n_layers - gpu_layers : 0;
+	uint64_t act = gpu_layers < n_layers + 1ULL ? gpu_layers
+						    : n_layers + 1ULL;
+	return il >= start && il - start < act;
+}
+
+/* Its host compute buffer (llama-context.cpp, graph_reserve: the
+ * graph's inputs, on the host): n_ubatch rows of the embeddings looked up
+ * (float32) and the attention mask, n_ubatch x n_kv float32. Mistral 7B
+ * Q4_K_M at -ngl 20, n_ubatch 256, n_ctx 768 logs "CUDA_Host compute
+ * buffer size = 4.76 MiB": 256 x (4096 + 768) x 4 is 4.75 MiB; Llama 3 8B
+ * at 512 and 8192 logs 24.01 MiB, 512 x (4096 + 8192) x 4 = 24 MiB; the
+ * token ids and positions (a few KiB) are left out. */
+uint64_t llamacpp_host_compute(const struct fit_ctx *c)
+{
+	return c->batched * (c->in->m->hidden + c->ctx) * 4;
+}
+
+/* A batch of at least KV_NGL_BATCH tokens runs the products of host
+ * weights on the GPU (ggml-backend.cpp's op offload), each weight copied
+ * into its compute buffer first: the buffer holds the largest of them
+ * beside the activations. The Mistral 7B log above: "CUDA0 compute buffer
+ * size = 137.79 MiB", its head in host memory, is 256 x (32000 + 4096) x
+ * 4 (runtime() below) and the head's 107,520,000 bytes (32000 x 4096 in
+ * Q6_K). */
+uint64_t llamacpp_gpu_copy(const struct fit_ctx *c, uint64_t largest)
+{
+	return c->batched >= KV_NGL_BATCH ? largest : 0;
 }
 
 static const struct kv_server_ops ops = {

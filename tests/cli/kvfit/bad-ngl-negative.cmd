@@ -1,0 +1,1 @@
+kvfit tests/gguf/tiny-q4_k_m.gguf --gpu rtx-4090 -ngl -1

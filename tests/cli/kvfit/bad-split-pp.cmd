@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --engine llamacpp --gpu rtx-4090 -ngl 20 --pp 2

@@ -1,0 +1,1 @@
+kvfit tests/gguf/tiny-q4_k_m.gguf --gpu rtx-4090 --ctx 4k -nkvo --host-mem 64GiB -u 1
