@@ -229,10 +229,12 @@ static int tied_bytes(const struct fit_ctx *c, uint64_t *out)
 	return fit_part_bytes(c, f, fb, out);
 }
 
-/* The rules' moves from the counts: each layer's share of its routed
- * experts to the other side. */
-static int count_moves(const struct fit_ctx *c, struct fit_stage *h,
-		       struct fit_stage *g)
+/* The rules' moves: each layer's share of its routed experts to the
+ * other side, their FLOPs by the same share, and their bytes from the
+ * counts (bytes true) or not (in exact mode the weights are the GGUF's,
+ * placed already). */
+static int expert_moves(const struct fit_ctx *c, struct fit_stage *h,
+			struct fit_stage *g, bool bytes)
 {
 	const struct kv_fit_in *in = c->in;
 	uint32_t n = in->m->n_layers;
@@ -240,43 +242,19 @@ static int count_moves(const struct fit_ctx *c, struct fit_stage *h,
 		bool gpu = llamacpp_slot_gpu(1 + i, n, in->off.gpu_layers);
 		double share = layer_share(&in->off, i, gpu);
 		struct kv_params lp;
-		uint64_t b;
+		uint64_t b = 0;
 		int e;
 		if (!(share > 0))
 			continue;
 		if ((e = fit_layer_params(c, i, &lp)))
 			return e;
 		uint64_t moved = (uint64_t)llround((double)lp.routed * share);
-		if ((e = layer_part(c, &lp, moved, &b)))
+		if (bytes && (e = layer_part(c, &lp, moved, &b)))
 			return e;
 		double fl = lp.experts ? 2.0 * (double)lp.routed * share *
 						 lp.experts_active / lp.experts
 				       : 0;
 		move(gpu ? g : h, gpu ? h : g, b, b, fl, &lp);
-	}
-	return 0;
-}
-
-/* In exact mode the weights are the GGUF's; the experts' FLOPs move by
- * the same shares. */
-static int flop_moves(const struct fit_ctx *c, struct fit_stage *h,
-		      struct fit_stage *g)
-{
-	const struct kv_fit_in *in = c->in;
-	uint32_t n = in->m->n_layers;
-	for (uint32_t i = 0; i < n; i++) {
-		bool gpu = llamacpp_slot_gpu(1 + i, n, in->off.gpu_layers);
-		double share = layer_share(&in->off, i, gpu);
-		struct kv_params lp;
-		int e;
-		if (!(share > 0))
-			continue;
-		if ((e = fit_layer_params(c, i, &lp)))
-			return e;
-		double fl = lp.experts ? 2.0 * (double)lp.routed * share *
-						 lp.experts_active / lp.experts
-				       : 0;
-		move(gpu ? g : h, gpu ? h : g, 0, 0, fl, &lp);
 	}
 	return 0;
 }
@@ -340,8 +318,8 @@ int fit_split(const struct fit_ctx *c, struct fit_stage *h,
 		return e;
 	if (o->exact) {
 		exact_weights(c, h, g, head);
-		e = flop_moves(c, h, g);
-	} else if (!(e = count_moves(c, h, g)) && head &&
+		e = expert_moves(c, h, g, false);
+	} else if (!(e = expert_moves(c, h, g, true)) && head &&
 		   !(e = tied_bytes(c, &tied)) && tied) {
 		/* the GPU's copy of a tied head; the host's is looked up */
 		g->weights += tied;
