@@ -13,6 +13,7 @@
 #include "kv/offload.h"
 #include "kv/params.h"
 #include "kv/spec.h"
+#include "kv/vision.h"
 #include "server_int.h"
 
 
@@ -93,6 +94,35 @@ void kv_fit_memo(struct kv_fit_in *in, struct kv_params_memo *c)
 	*c = (struct kv_params_memo){0};
 	if (!counted(in) && !kv_params_memo_init(c, in->m, in->quant))
 		in->counts = c;
+}
+
+/* The vision tower on the first stage with in->images: its weights,
+ * split over tp as its linear layers are (vLLM's SiglipVisionModel), in
+ * the model's dtype (kept as given, not quantized), unless the weights
+ * came as bytes (a checkpoint's tensors, --weights: the tower among
+ * them); and with the engine's profile run, the encoder outputs it
+ * holds (kv_vision_encoder). */
+static int vision_stage(const struct fit_ctx *c, struct fit_stage *s)
+{
+	const struct kv_fit_in *in = c->in;
+	const struct kv_model *m = in->m;
+	if (!in->images)
+		return 0;
+	int e;
+	uint64_t w;
+	enum kv_dtype t = m->dtype;
+	if (t == KV_DTYPE_F32 && c->sv->w_f32 != KV_DTYPE_COUNT)
+		t = c->sv->w_f32;
+	if (!in->weights) {
+		if ((e = kv_weight_bytes(kv_vision_params(m), t, &w)))
+			return e;
+		s->vision_w = w / in->tp + (w % in->tp != 0);
+	}
+	if (!c->sv->encoder_profile || !in->runtime || in->reserve)
+		return 0;
+	return kv_vision_encoder(m, t, in->images, c->batched,
+				 c->seqs ? c->seqs : UINT64_MAX, c->ctx,
+				 &s->encoder_items, &s->encoder);
 }
 
 static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
@@ -239,6 +269,13 @@ static int stage_size(const struct fit_ctx *c, struct fit_stage *s, bool first,
 	if ((e = kv_add(s->weights, in->reserve + s->rt.total, &need)) ||
 	    (e = kv_add(need, s->draft_w, &need)))
 		return e;
+	/* the vision tower and its profile run's outputs, the first
+	 * stage's, before the KV budget */
+	if (first && (e = vision_stage(c, s)))
+		return e;
+	if ((e = kv_add(need, s->vision_w, &need)) ||
+	    (e = kv_add(need, s->encoder, &need)))
+		return e;
 	/* LoRA slots, allocated with the model, before the KV budget */
 	if ((e = kv_lora_stage(in, s->first, s->n, first, last, &s->lora)) ||
 	    (e = kv_add(need, s->lora.slots, &need)))
@@ -346,7 +383,8 @@ bool kv_fit_refuses(const struct kv_fit_in *in, char *err)
 			 kv_dtype_name(v));
 		return true;
 	}
-	return kv_lora_refuses(in, err) || kv_offload_refuses(in, err) ||
+	return kv_vision_refuses(in, err) || kv_lora_refuses(in, err) ||
+	       kv_offload_refuses(in, err) ||
 	       kv_spec_refuses(in, err);
 }
 
@@ -512,6 +550,9 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->draft_per_token = best.draft_bpt;
 	f->lookahead = kv_spec_lookahead(in);
 	f->max_concurrency = best.blocks ? best.concurrency : best.users;
+	f->vision_weights = best.vision_w;
+	f->encoder_bytes = best.encoder;
+	f->encoder_items = best.encoder_items;
 	f->lora_bytes = best.lora.slots;
 	f->lora_host_bytes = kv_lora_host_bytes(in);
 	f->seq_bytes = best.seq;

@@ -63,6 +63,12 @@ struct fit_stage {
 				  drafter's weight bytes on one rank */
 	uint64_t draft_bpt;    /* of bpt, its layers' (spec.h) */
 	uint32_t draft_layers; /* those layers */
+	uint64_t vision_w;     /* the first stage with in->images: the
+				  vision tower's weight bytes on one rank
+				  (vision.h); 0 where `weights` holds them */
+	uint64_t encoder;      /* the encoder outputs the engine holds
+				  while it measures its memory */
+	uint64_t encoder_items; /* of those, images */
 };
 
 /*
