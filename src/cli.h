@@ -102,6 +102,8 @@ enum cli_key {
 	/* kvfit's speculative decoding */
 	OPT_DRAFT, OPT_SPEC_METHOD, OPT_SPEC_TOKENS, OPT_ACCEPT,
 	OPT_ACCEPT_LEN,
+	/* kvfit's images */
+	OPT_IMAGES,
 };
 
 struct cli_opt {
