@@ -250,11 +250,10 @@ bool kv_plan_next(struct kv_plan_iter *it, struct kv_plan_row *r)
 static int time_check(const struct kv_plan_opts *o, enum kv_plan_solve s,
 		      const struct kv_fit_in *in, char *err)
 {
-	struct kv_serve_in x = o->work;
-	const struct kv_serve_in *w = &x;
+	const struct kv_serve_in *w = &o->work;
+	uint64_t img = kv_plan_image_tokens(o, in->m);
 	if (!w->isl)
 		return 0;
-	x.isl += kv_plan_image_tokens(o, in->m);
 	if (!(in->bandwidth_gbps > 0) || !(in->tflops > 0)) {
 		const char *what = in->bandwidth_gbps > 0
 					   ? "FLOP rate (--tflops)"
@@ -269,6 +268,16 @@ static int time_check(const struct kv_plan_opts *o, enum kv_plan_solve s,
 				 "%s: timing needs the GPU's %s: give --gpu, "
 				 "or --bandwidth and --tflops",
 				 in->m->name, what);
+		return KV_EINVAL;
+	}
+	if (s != KV_PLAN_CTX && img && w->isl + img + w->osl > in->ctx) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: --isl %llu + %llu image tokens + --osl %llu is "
+			 "%llu tokens, more than the context of %llu",
+			 in->m->name, (unsigned long long)w->isl,
+			 (unsigned long long)img, (unsigned long long)w->osl,
+			 (unsigned long long)(w->isl + img + w->osl),
+			 (unsigned long long)in->ctx);
 		return KV_EINVAL;
 	}
 	if (s != KV_PLAN_CTX && w->isl + w->osl > in->ctx) {
