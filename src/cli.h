@@ -106,6 +106,8 @@ enum cli_key {
 	 * tier) */
 	OPT_NGL, OPT_OT, OPT_CPU_MOE, OPT_N_CPU_MOE, OPT_NKVO, OPT_HOST_MEM,
 	OPT_HOST_BW, OPT_HOST_PROFILE,
+	/* kvfit's images */
+	OPT_IMAGES,
 };
 
 struct cli_opt {

@@ -142,6 +142,14 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	}
 }
 
+/* --images. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
+static int opt_images(int c, const char *s, struct args *a)
+{
+	if (c != OPT_IMAGES)
+		return CLI_NOT_MINE;
+	return cli_u64("--images", s, 0, 1ULL << 20, &a->o.images);
+}
+
 /* LoRA's options. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
 static int opt_lora(int c, const char *s, struct args *a)
 {
@@ -549,6 +557,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			    (e = opt_gpu(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_rows(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_lora(c, optarg, a)) == CLI_NOT_MINE &&
+			    (e = opt_images(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_offload(c, optarg, a)) == CLI_NOT_MINE)
 				e = opt_split(c, optarg, a);
 			if (e == CLI_NOT_MINE) /* said by cli_getopt */

@@ -12,11 +12,12 @@
 #include "kv/units.h"
 
 /* a table on a terminal: the answer first (a column the rows lack, as
- * LoRA's, a host tier's, a prompt's hits or speculative decoding's
- * without them, is left out) */
+ * LoRA's, the images', a host tier's, a prompt's hits or speculative
+ * decoding's without them, is left out) */
 static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
-	"weights_bytes", "runtime_bytes", "lora_bytes", "free_kv_bytes",
+	"weights_bytes", "runtime_bytes", "lora_bytes",
+	"vision_weights_bytes", "encoder_bytes", "free_kv_bytes",
 	"kv_bytes", "offload_kv_tokens", "step_users", "step_fits", "step_ms",
 	"tokens_per_s", "draft_weights_bytes", "draft_bytes_per_token"};
 static const char *const brief_split_cols[] = {

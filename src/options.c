@@ -181,6 +181,10 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "lora-target-modules", OPT_LORA_MODULES, "LIST",
 	    "LoRA: the matrices adapted, q_proj,...,\n"
 	    "lm_head or all (default: the engine's)"),
+	OPT(T_FIT, "images", OPT_IMAGES, "N",
+	    "images each request carries: a vision\n"
+	    "tower's weights, its tokens in the prompt,\n"
+	    "vLLM's encoder outputs (default 0: none)"),
 	OPT(T_FIT, "kv-offload", OPT_KV_OFFLOAD, "SIZE",
 	    "host memory for KV of each GPU (64GiB): a\n"
 	    "tier beside the GPU's pool"),

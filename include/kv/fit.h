@@ -95,6 +95,8 @@ struct kv_fit_in {
 	struct kv_ngl off;   /* llama.cpp's split between the GPU and
 				    host memory (off.on; pp 1); else every
 				    weight on the GPU */
+	uint64_t images;         /* images a request carries (vision.h); 0:
+				    none, the vision tower not counted */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
@@ -220,6 +222,15 @@ struct kv_fit {
 	uint64_t step_token_bytes; /* KV bytes one token adds on one rank,
 				      all stages (what a step writes per
 				      token) */
+	/* images (in->images), on the first stage's GPU, 0 without */
+	uint64_t vision_weights;   /* the vision tower's weight bytes,
+				      derived (vision.h), beside `weights`;
+				      0 where a checkpoint's bytes or
+				      --weights hold them */
+	uint64_t encoder_bytes;    /* the encoder outputs the engine holds
+				      while it measures its memory (vLLM's
+				      profile run), before its KV budget */
+	uint64_t encoder_items;    /* of those, images */
 	/* LoRA (in->lora), on the GPU that decides */
 	uint64_t lora_bytes;       /* the slots the engine preallocates,
 				      taken before its KV budget (in

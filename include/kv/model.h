@@ -80,6 +80,16 @@ struct kv_model {
 				  not given) */
 	uint64_t vit_hidden;   /* its width (hidden_size, 1024 if not
 				  given) */
+	uint64_t vit_ffn;      /* its MLP width (intermediate_size); 0:
+				  not given */
+	uint32_t vit_patch;    /* pixels a patch's side (patch_size); 0:
+				  not given */
+	uint32_t vit_image;    /* pixels an image's side (image_size); 0:
+				  not given */
+	uint32_t vit_channels; /* colour channels (num_channels, 3) */
+	uint32_t mm_tokens;    /* tokens an image takes in the prompt
+				  (Gemma 3's mm_tokens_per_image); 0: not
+				  given */
 	enum kv_family family;
 	bool gated_mlp;        /* SwiGLU/GeGLU (3 matrices) vs plain (2) */
 	bool layernorm;        /* LayerNorm (weight+bias) vs RMSNorm (weight) */

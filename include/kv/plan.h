@@ -101,6 +101,9 @@ struct kv_plan_opts {
 	double host_tflops;       /* host FLOP rate; 0 unknown */
 	double link_gbps;         /* the GPU's link to the host (> 0 with
 				     split) */
+	uint64_t images;          /* images a request carries (vision.h),
+				     their tokens added to work.isl's
+				     prompt; 0: none */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -370,6 +373,12 @@ enum kv_prow_col {
 	/* with a host tier (--kv-offload), likewise */
 	KV_PROW_OFFLOAD_KV_TOKENS,
 	KV_PROW_OFFLOAD_KV_BYTES,
+	/* with --images, after the memory's (LoRA's, the host tier's) */
+	KV_PROW_IMAGES,
+	KV_PROW_IMAGE_TOKENS,
+	KV_PROW_VISION_WEIGHTS_BYTES,
+	KV_PROW_ENCODER_ITEMS,
+	KV_PROW_ENCODER_BYTES,
 	/* with --prefix-hit or a host tier, after the time's */
 	KV_PROW_HIT_TOKENS,
 	KV_PROW_LOAD_MS,
@@ -388,14 +397,20 @@ extern const char *const kv_prow_names[KV_PROW_NCOLS];
 
 /* The columns o's rows have, in order, into out (KV_PROW_NCOLS of room;
  * NULL: only counted): the memory's (before KV_PROW_ISL), a split's where
- * one is asked (o->split), LoRA's with o->lora, the host tier's with one;
- * then with a workload (o->work.isl) the time's (KV_PROW_ISL to
- * KV_PROW_TIME_SOURCE), the hits' with o->offload, and with speculative
- * decoding (o->spec) its own from KV_PROW_SPEC_METHOD. Returns how many. */
+ * one is asked (o->split), LoRA's with o->lora, the host tier's with one,
+ * the images' with o->images; then with a workload (o->work.isl) the
+ * time's (KV_PROW_ISL to KV_PROW_TIME_SOURCE), the hits' with
+ * o->offload, and with speculative decoding (o->spec) its own from
+ * KV_PROW_SPEC_METHOD. Returns how many. */
 size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out);
 
 /* How many columns o's rows have (kv_prow_cols). */
 size_t kv_prow_ncols(const struct kv_plan_opts *o);
+
+/* The tokens o->images of m take in a request's prompt (kv_vision_tokens
+ * each); 0 without images. */
+uint64_t kv_plan_image_tokens(const struct kv_plan_opts *o,
+			      const struct kv_model *m);
 
 /* Row r's cell of column c, on the GPU named gpu; the time's cells empty
  * where the row was not timed (isl and osl still given). s may point

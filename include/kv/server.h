@@ -87,6 +87,11 @@ struct kv_server {
 				 modelled */
 	const struct kv_offload_rules *offload; /* its host tier of KV;
 				 NULL: none */
+	bool vision;          /* models a request's images (vision.h): the
+				 tower's weights, the image tokens */
+	bool encoder_profile; /* holds the encoder outputs of its profile
+				 run when it measures its memory (vLLM's
+				 profile_run) */
 };
 
 /* The newest rules of engine k; NULL out of range. */

@@ -878,8 +878,20 @@ static int read_vision(struct cfg *c, struct kv_model *m)
 	if ((e = cfg_u32(&v, "num_hidden_layers", false, 24, 1, MAX_LAYERS,
 			 &m->vit_layers)))
 		return e;
-	return cfg_uint(&v, "hidden_size", false, 1024, 1, MAX_HIDDEN,
-			&m->vit_hidden);
+	if ((e = cfg_uint(&v, "hidden_size", false, 1024, 1, MAX_HIDDEN,
+			  &m->vit_hidden)) ||
+	    (e = cfg_uint(&v, "intermediate_size", false, 0, 1,
+			  MAX_HIDDEN * 64, &m->vit_ffn)) ||
+	    (e = cfg_u32(&v, "patch_size", false, 0, 1, 4096,
+			 &m->vit_patch)) ||
+	    (e = cfg_u32(&v, "image_size", false, 0, 1, 1u << 16,
+			 &m->vit_image)) ||
+	    (e = cfg_u32(&v, "num_channels", false, 3, 1, 64,
+			 &m->vit_channels)))
+		return e;
+	/* Gemma 3: the tokens of one image, beside vision_config */
+	return cfg_u32(c, "mm_tokens_per_image", false, 0, 1, 1u << 20,
+		       &m->mm_tokens);
 }
 
 /* The config's model_type (GPT-2's for a config with its names and no

@@ -10,6 +10,7 @@
 
 #include "kv/offload.h"
 #include "kv/plan.h"
+#include "kv/vision.h"
 
 int kv_plan_engine_parse(const char *s, const struct kv_server **out)
 {
@@ -203,7 +204,17 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.offload = o->offload,
 		.spec = kv_spec_on(&o->spec) ? &o->spec : NULL,
 		.off = offload_of(o, p, sv),
+		.images = o->images,
 	};
+}
+
+uint64_t kv_plan_image_tokens(const struct kv_plan_opts *o,
+			      const struct kv_model *m)
+{
+	uint64_t n;
+	if (kv_mul(o->images, kv_vision_tokens(m), &n))
+		return UINT64_MAX;
+	return n;
 }
 
 void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
@@ -212,7 +223,8 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 	bool row = p->dtype != KV_PLAN_OPTIONS; /* kvsize's: one row each */
 	*it = (struct kv_plan_iter){
 		.o = o, .p = p, .auto_dtype = -1,
-		.defctx = o->work.isl ? o->work.isl + o->work.osl
+		.defctx = o->work.isl ? o->work.isl + o->work.osl +
+						kv_plan_image_tokens(o, p->m)
 		: p->m->run_ctx ? p->m->run_ctx
 		: p->m->max_pos ? p->m->max_pos : 4096};
 	it->dtypes = row ? &p->dtype : o->dtypes ? o->dtypes : &it->auto_dtype;
@@ -297,6 +309,7 @@ static int time_check(const struct kv_plan_opts *o, enum kv_plan_solve s,
 		      const struct kv_fit_in *in, char *err)
 {
 	const struct kv_serve_in *w = &o->work;
+	uint64_t img = kv_plan_image_tokens(o, in->m);
 	if (!w->isl)
 		return 0;
 	if (!(in->bandwidth_gbps > 0) || !(in->tflops > 0)) {
@@ -313,6 +326,16 @@ static int time_check(const struct kv_plan_opts *o, enum kv_plan_solve s,
 				 "%s: timing needs the GPU's %s: give --gpu, "
 				 "or --bandwidth and --tflops",
 				 in->m->name, what);
+		return KV_EINVAL;
+	}
+	if (s != KV_PLAN_CTX && img && w->isl + img + w->osl > in->ctx) {
+		snprintf(err, KV_ERRLEN,
+			 "%s: --isl %llu + %llu image tokens + --osl %llu is "
+			 "%llu tokens, more than the context of %llu",
+			 in->m->name, (unsigned long long)w->isl,
+			 (unsigned long long)img, (unsigned long long)w->osl,
+			 (unsigned long long)(w->isl + img + w->osl),
+			 (unsigned long long)in->ctx);
 		return KV_EINVAL;
 	}
 	if (s != KV_PLAN_CTX && w->isl + w->osl > in->ctx) {
@@ -474,6 +497,7 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	r->usd_per_mtok = NAN;
 	if (!w.isl)
 		return 0;
+	w.isl += kv_plan_image_tokens(o, r->in.m); /* the prompt's images */
 	if ((e = time_check(o, o->solve, &r->in, err)) ||
 	    (e = hits(r, &w, err)) || (e = plan_time(o, r, w, err)))
 		return e;
@@ -699,7 +723,8 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 		struct kv_fit g;
 		r.why = KV_PLAN_WEIGHTS;
 		r.need = f->weights + f->draft_weights + in->reserve +
-			 f->runtime + f->lora_bytes;
+			 f->runtime + f->lora_bytes + f->vision_weights +
+			 f->encoder_bytes;
 		kv_fit_memo(&x, &c);
 		for (x.pp = in->pp + 1; x.pp <= in->m->n_layers && !r.pp;
 		     x.pp++)
@@ -709,7 +734,8 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 	} else if (f->missing) {
 		r.why = KV_PLAN_WEIGHTS;
 		r.need = f->weights + f->draft_weights + in->reserve +
-			 f->runtime + f->lora_bytes;
+			 f->runtime + f->lora_bytes + f->vision_weights +
+			 f->encoder_bytes;
 		/* an error leaves tp 0: no --tp to suggest */
 		kv_fit_solve_tp(in, 1, kv_plan_max_tp(in->m), &r.tp, err);
 	} else if (in->server->start_check && !f->users_whole) {

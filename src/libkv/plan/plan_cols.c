@@ -78,6 +78,11 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_USD_PER_MTOK] = "usd_per_mtok",
 	[KV_PROW_ARRIVALS] = "arrivals",
 	[KV_PROW_TIME_SOURCE] = "time_source",
+	[KV_PROW_IMAGES] = "images",
+	[KV_PROW_IMAGE_TOKENS] = "image_tokens",
+	[KV_PROW_VISION_WEIGHTS_BYTES] = "vision_weights_bytes",
+	[KV_PROW_ENCODER_ITEMS] = "encoder_items",
+	[KV_PROW_ENCODER_BYTES] = "encoder_bytes",
 	[KV_PROW_MAX_LORAS] = "max_loras",
 	[KV_PROW_LORA_RANK] = "lora_rank",
 	[KV_PROW_LORA_BYTES] = "lora_bytes",
@@ -138,6 +143,8 @@ size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
 		span(out, &n, KV_PROW_MAX_LORAS, KV_PROW_LORA_STEP_FLOPS);
 	if (host_tier(o))
 		span(out, &n, KV_PROW_OFFLOAD_KV_TOKENS, KV_PROW_OFFLOAD_KV_BYTES);
+	if (o->images)
+		span(out, &n, KV_PROW_IMAGES, KV_PROW_ENCODER_BYTES);
 	if (o->work.isl)
 		span(out, &n, KV_PROW_ISL, KV_PROW_TIME_SOURCE);
 	if (o->work.isl && o->offload)
@@ -310,6 +317,11 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_USD_PER_MTOK: kv_cell_real(out, r->usd_per_mtok, 4); break;
 	case KV_PROW_ARRIVALS: kv_cell_str(out, kv_plan_arrivals_name(o->work.arrivals)); break;
 	case KV_PROW_TIME_SOURCE: kv_cell_str(out, s->source); break;
+	case KV_PROW_IMAGES: kv_cell_num(out, KV_CELL_U64, o->images); break;
+	case KV_PROW_IMAGE_TOKENS: kv_cell_num(out, KV_CELL_U64, kv_plan_image_tokens(o, in->m)); break;
+	case KV_PROW_VISION_WEIGHTS_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->vision_weights); break;
+	case KV_PROW_ENCODER_ITEMS: kv_cell_num(out, KV_CELL_U64, f->encoder_items); break;
+	case KV_PROW_ENCODER_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->encoder_bytes); break;
 	case KV_PROW_MAX_LORAS: kv_cell_num(out, KV_CELL_U64, kv_lora_max_loras(in)); break;
 	case KV_PROW_LORA_RANK: kv_cell_num(out, KV_CELL_U64, kv_lora_rank(in)); break;
 	case KV_PROW_LORA_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->lora_bytes); break;

@@ -42,4 +42,5 @@ const struct kv_server kv_server_ideal = {
 	.ops = &ops,
 	.lora = &lora,
 	.offload = &offload,
+	.vision = true,
 };

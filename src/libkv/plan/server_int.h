@@ -66,6 +66,12 @@ struct fit_stage {
 	uint64_t copy;         /* llama.cpp split: what its compute buffer
 				  adds to hold a host weight it copies in
 				  (fit_split); else 0 */
+	uint64_t vision_w;     /* the first stage with in->images: the
+				  vision tower's weight bytes on one rank
+				  (vision.h); 0 where `weights` holds them */
+	uint64_t encoder;      /* the encoder outputs the engine holds
+				  while it measures its memory */
+	uint64_t encoder_items; /* of those, images */
 };
 
 /*

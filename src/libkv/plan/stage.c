@@ -11,6 +11,7 @@
 
 #include "kv/params.h"
 #include "kv/spec.h"
+#include "kv/vision.h"
 #include "server_int.h"
 
 /* Tokens layer g keeps: per sequence (`priv`, in pages) and once
@@ -76,6 +77,35 @@ static int draft_size(const struct fit_ctx *c, struct fit_stage *s,
 	    (e = fit_mac(&s->shared, tb, sh)))
 		return e;
 	return 0;
+}
+
+/* The vision tower on the first stage with in->images: its weights,
+ * split over tp as its linear layers are (vLLM's SiglipVisionModel), in
+ * the model's dtype (kept as given, not quantized), unless the weights
+ * came as bytes (a checkpoint's tensors, --weights: the tower among
+ * them); and with the engine's profile run, the encoder outputs it
+ * holds (kv_vision_encoder). */
+static int vision_stage(const struct fit_ctx *c, struct fit_stage *s)
+{
+	const struct kv_fit_in *in = c->in;
+	const struct kv_model *m = in->m;
+	if (!in->images)
+		return 0;
+	int e;
+	uint64_t w;
+	enum kv_dtype t = m->dtype;
+	if (t == KV_DTYPE_F32 && c->sv->w_f32 != KV_DTYPE_COUNT)
+		t = c->sv->w_f32;
+	if (!in->weights) {
+		if ((e = kv_weight_bytes(kv_vision_params(m), t, &w)))
+			return e;
+		s->vision_w = w / in->tp + (w % in->tp != 0);
+	}
+	if (!c->sv->encoder_profile || !in->runtime || in->reserve)
+		return 0;
+	return kv_vision_encoder(m, t, in->images, c->batched,
+				 c->seqs ? c->seqs : UINT64_MAX, c->ctx,
+				 &s->encoder_items, &s->encoder);
 }
 
 int fit_layer_params(const struct fit_ctx *c, uint32_t i, struct kv_params *p)
@@ -201,6 +231,10 @@ int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
 	/* LoRA slots, allocated with the model, before the KV budget */
 	if ((e = kv_lora_stage(in, s->first, s->n, first, last, &s->lora)))
 		return e;
+	/* the vision tower and its profile run's outputs, the first
+	 * stage's, before the KV budget */
+	if (first && (e = vision_stage(c, s)))
+		return e;
 	if (ssm && c->ssm_layers) {
 		uint64_t st = c->state / c->ssm_layers * ssm;
 		if ((e = kv_add(s->seq, st, &s->seq)) ||
@@ -250,7 +284,9 @@ int fit_stage_budget(const struct fit_ctx *c, struct fit_stage *s, char *err)
 	}
 	if ((e = kv_add(s->weights, in->reserve + s->rt.total, &need)) ||
 	    (e = kv_add(need, s->draft_w, &need)) ||
-	    (e = kv_add(need, s->lora.slots, &need)))
+	    (e = kv_add(need, s->lora.slots, &need)) ||
+	    (e = kv_add(need, s->vision_w, &need)) ||
+	    (e = kv_add(need, s->encoder, &need)))
 		return e;
 	if (in->kv_memory) { /* what the engine's log said it has */
 		s->free_kv = in->kv_memory;
