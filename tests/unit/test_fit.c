@@ -8,6 +8,7 @@
 #include "kv/fit.h"
 #include "kv/params.h"
 #include "test.h"
+#include "fit_solve.h"
 
 #define GB 1000000000ULL
 #define SEQ8K (131072ULL * 8192) /* Llama 3.1 8B bf16, one 8K sequence */
@@ -26,17 +27,6 @@ static struct kv_fit_in seed(const struct kv_model *m, uint64_t ctx)
 				  .mem = 80 * GB, .reserve = 6 * GB, .tp = 1,
 				  .pp = 1, .ctx = ctx,
 				  .server = IDEAL};
-}
-
-static struct kv_fit solve(const struct kv_fit_in *in)
-{
-	char err[KV_ERRLEN];
-	struct kv_fit f = {0};
-	int e = kv_fit_solve(in, &f, err);
-	if (e)
-		fprintf(stderr, "solve: %s\n", err);
-	CHECK(e == 0);
-	return f;
 }
 
 static void test_seed(const struct kv_model *m)

@@ -13,6 +13,7 @@
 #include "kv/offload.h"
 #include "kv/serve.h"
 #include "test.h"
+#include "fit_solve.h"
 
 #define IDEAL kv_server_get(KV_SERVER_IDEAL)
 #define VLLM kv_server_get(KV_SERVER_VLLM)
@@ -32,17 +33,6 @@ static struct kv_fit_in row(const struct kv_model *m,
 				  .tp = 1, .pp = 1, .ctx = 8192, .server = sv,
 				  .gpu = "h100-sxm", .bandwidth_gbps = 3350,
 				  .tflops = 989.4, .offload = o};
-}
-
-static struct kv_fit solve(const struct kv_fit_in *in)
-{
-	char err[KV_ERRLEN];
-	struct kv_fit f = {0};
-	int e = kv_fit_solve(in, &f, err);
-	if (e)
-		fprintf(stderr, "solve: %s\n", err);
-	CHECK(e == 0);
-	return f;
 }
 
 static uint64_t tokens(const struct kv_fit_in *in)

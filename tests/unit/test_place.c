@@ -15,6 +15,7 @@
 #include "kv/serve.h"
 #include "plan/server_int.h"
 #include "test.h"
+#include "fit_solve.h"
 
 #define MIB (1ULL << 20)
 #define LLAMACPP kv_server_get(KV_SERVER_LLAMACPP)
@@ -41,17 +42,6 @@ static struct kv_model *load(const char *path)
 		exit(1);
 	}
 	return m;
-}
-
-static struct kv_fit solve(const struct kv_fit_in *in)
-{
-	char err[KV_ERRLEN];
-	struct kv_fit f = {0};
-	int e = kv_fit_solve(in, &f, err);
-	if (e)
-		fprintf(stderr, "solve: %s\n", err);
-	CHECK(e == 0);
-	return f;
 }
 
 /* src/llama-model.cpp, load_tensors: the last N layers; the output at
