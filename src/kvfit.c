@@ -231,7 +231,6 @@ static int tier(int c, const char *s, struct args *a)
  * or CLI_NOT_MINE. */
 static int opt_offload(int c, const char *s, struct args *a)
 {
-	int e;
 	switch (c) {
 	case OPT_KV_OFFLOAD:
 	case OPT_KV_OFFLOAD_GIB:
@@ -242,13 +241,10 @@ static int opt_offload(int c, const char *s, struct args *a)
 	case OPT_PREFIX_HIT:
 		a->off.hit_given = true;
 		return cli_double("--prefix-hit", s, 0, 1, &a->off.hit);
-	case OPT_HOST_LINK: /* the host tier's and a split's link */
+	case OPT_HOST_LINK: /* the host tier's, and a split's from it */
 		a->link_host_given = true;
-		if ((e = cli_double("--host-link", s, 1e-3, 1e9,
-				    &a->off.link_gbps)))
-			return e;
-		a->o.link_gbps = a->off.link_gbps;
-		return 0;
+		return cli_double("--host-link", s, 1e-3, 1e9,
+				  &a->off.link_gbps);
 	default: return CLI_NOT_MINE;
 	}
 }

@@ -63,15 +63,14 @@ static int host_defaults(struct args *a)
 			return cli_usage("%s", err);
 		o->host_mem = avail; /* 0: unknown */
 	}
-	/* the GPU's link to host memory (gpus.json's host_link_gbps), or
-	 * its PCIe interconnect, or a PCIe 4.0 x16's */
-	if (!(o->link_gbps > 0))
-		o->link_gbps = o->gpu && o->gpu->host_link_gbps > 0
-				       ? o->gpu->host_link_gbps
-			       : o->gpu && o->gpu->interconnect_gbps > 0 &&
-					 !strncmp(o->gpu->interconnect, "PCIe", 4)
-				       ? o->gpu->interconnect_gbps
-				       : LINK_GBPS;
+	/* the GPU's link to host memory as the host tier has it
+	 * (--host-link, else gpus.json's host_link_gbps), or its PCIe
+	 * interconnect, or a PCIe 4.0 x16's */
+	o->link_gbps = a->off.link_gbps > 0 ? a->off.link_gbps
+		       : o->gpu && o->gpu->interconnect_gbps > 0 &&
+				 !strncmp(o->gpu->interconnect, "PCIe", 4)
+			       ? o->gpu->interconnect_gbps
+			       : LINK_GBPS;
 	return 0;
 }
 
