@@ -318,15 +318,25 @@ static int mlx_mode(struct cfg *q, const struct mlx_mode **out)
 
 /* Whether v is one of mode md's: its own where it fixes one, else one of
  * the list affine takes (0-terminated). */
-static bool mlx_takes(const struct mlx_mode *md, uint64_t own, uint64_t v,
-		      const uint64_t *list)
+/* Whether mode md takes v for `field`: a fixed mode only its own value,
+ * affine one of list (named `names` in the message); else refused. */
+static int mlx_takes(struct cfg *q, const struct mlx_mode *md,
+		     const char *field, uint64_t own, uint64_t v,
+		     const uint64_t *list, const char *names)
 {
-	if (md->fixed)
-		return v == own;
-	for (; *list; list++)
-		if (v == *list)
-			return true;
-	return false;
+	char where[320];
+	bool ok = md->fixed && v == own;
+	for (; !md->fixed && !ok && *list; list++)
+		ok = v == *list;
+	if (ok)
+		return 0;
+	cfg_find(q, field, where, sizeof where);
+	return md->fixed ? cfg_fail(q, "%s: must be %u for mode %s, got %llu",
+				    where, (unsigned)own, md->name,
+				    (unsigned long long)v)
+			 : cfg_fail(q, "%s: must be %s for mode affine, got "
+				    "%llu", where, names,
+				    (unsigned long long)v);
 }
 
 /*
@@ -342,31 +352,17 @@ static int mlx_format(struct cfg *q, bool top, struct kv_quant_rule *r)
 	static const uint64_t groups_ok[] = {32, 64, 128, 0};
 	const struct mlx_mode *md;
 	uint64_t bits, group;
-	char where[320];
 	int e;
 	if ((e = mlx_mode(q, &md)) ||
 	    (e = cfg_uint(q, "bits", top, md->bits, 0, 64, &bits)) ||
 	    (e = cfg_uint(q, "group_size", top, md->group, 0, MAX_HIDDEN,
 			  &group)))
 		return e;
-	if (!mlx_takes(md, md->bits, bits, bits_ok)) {
-		cfg_find(q, "bits", where, sizeof where);
-		return md->fixed ? cfg_fail(q, "%s: must be %u for mode %s, "
-					    "got %llu", where, md->bits,
-					    md->name, (unsigned long long)bits)
-				 : cfg_fail(q, "%s: must be 2, 3, 4, 5, 6 or 8 "
-					    "for mode affine, got %llu", where,
-					    (unsigned long long)bits);
-	}
-	if (!mlx_takes(md, md->group, group, groups_ok)) {
-		cfg_find(q, "group_size", where, sizeof where);
-		return md->fixed ? cfg_fail(q, "%s: must be %u for mode %s, "
-					    "got %llu", where, md->group,
-					    md->name, (unsigned long long)group)
-				 : cfg_fail(q, "%s: must be 32, 64 or 128 for "
-					    "mode affine, got %llu", where,
-					    (unsigned long long)group);
-	}
+	if ((e = mlx_takes(q, md, "bits", md->bits, bits, bits_ok,
+			   "2, 3, 4, 5, 6 or 8")) ||
+	    (e = mlx_takes(q, md, "group_size", md->group, group, groups_ok,
+			   "32, 64 or 128")))
+		return e;
 	*r = (struct kv_quant_rule){.bits = (uint32_t)bits,
 				    .group = group,
 				    .scale_bytes = md->scale,
