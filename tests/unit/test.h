@@ -89,6 +89,18 @@ static inline struct kv_model *test_load(const char *name)
 	return m;
 }
 
+/* A config, checkpoint or GGUF at path; exits where it does not load. */
+static inline struct kv_model *test_load_path(const char *path)
+{
+	char err[KV_ERRLEN];
+	struct kv_model *m = NULL;
+	if (kv_model_load(path, &m, err)) {
+		fprintf(stderr, "load: %s\n", err);
+		exit(1);
+	}
+	return m;
+}
+
 /* A config given as JSON text, named "tiny"; exits on a parse error. */
 static inline struct kv_model *test_parse(const char *json)
 {

@@ -33,17 +33,6 @@
 #define TINY_OUT 54784ULL
 #define TINY_ALL (TINY_EMBD + 2 * TINY_LAYER + TINY_OUT) /* 843776 */
 
-static struct kv_model *load(const char *path)
-{
-	char err[KV_ERRLEN];
-	struct kv_model *m = NULL;
-	if (kv_model_load(path, &m, err)) {
-		fprintf(stderr, "load: %s\n", err);
-		exit(1);
-	}
-	return m;
-}
-
 /* src/llama-model.cpp, load_tensors: the last N layers; the output at
  * N > n_layer; the input never. */
 static void test_slots(void)
@@ -90,7 +79,7 @@ static void test_ot_parse(void)
  * 128 experts, gated (gate, up, down). */
 static void test_counts(void)
 {
-	struct kv_model *m = load("configs/qwen3-30b-a3b.json");
+	struct kv_model *m = test_load_path("configs/qwen3-30b-a3b.json");
 	struct kv_ot r[KV_OT_MAX];
 	struct kv_place p;
 	char err[KV_ERRLEN];
@@ -133,7 +122,7 @@ static void test_counts(void)
 /* A GGUF's own tensors: each slot's bytes, the rules' exact bytes. */
 static void test_exact(void)
 {
-	struct kv_model *m = load("tests/gguf/tiny-q4_k_m.gguf");
+	struct kv_model *m = test_load_path("tests/gguf/tiny-q4_k_m.gguf");
 	struct kv_ot r[KV_OT_MAX];
 	struct kv_place p;
 	char err[KV_ERRLEN];
@@ -187,7 +176,7 @@ static struct kv_fit_in tiny_in(const struct kv_model *m,
  */
 static void test_split(void)
 {
-	struct kv_model *m = load("tests/gguf/tiny-q4_k_m.gguf");
+	struct kv_model *m = test_load_path("tests/gguf/tiny-q4_k_m.gguf");
 	struct kv_place p;
 	char err[KV_ERRLEN];
 	CHECK(kv_place_init(&p, m, NULL, 0, err) == 0);
@@ -280,7 +269,7 @@ static void test_split(void)
  */
 static void test_mistral_log(void)
 {
-	struct kv_model *m = load("configs/mistral-7b-v0.1.json");
+	struct kv_model *m = test_load_path("configs/mistral-7b-v0.1.json");
 	struct kv_slot slot[34] = {0};
 	struct kv_place p = {.exact = true, .n_layers = 32, .slot = slot};
 	slot[0].bytes = 73728000; /* token_embd Q4_K */
@@ -343,7 +332,7 @@ static void test_ngl_ms(void)
  * 376064 + (8912896 + 107520) + 2097152 = 11493632. */
 static void test_solve_layers(void)
 {
-	struct kv_model *m = load("tests/gguf/tiny-q4_k_m.gguf");
+	struct kv_model *m = test_load_path("tests/gguf/tiny-q4_k_m.gguf");
 	struct kv_place p;
 	char err[KV_ERRLEN];
 	CHECK(kv_place_init(&p, m, NULL, 0, err) == 0);
@@ -377,7 +366,7 @@ static void test_solve_layers(void)
  * x 768), and the solve's answer the fewest such layers. */
 static void test_moe(void)
 {
-	struct kv_model *m = load("configs/qwen3-30b-a3b.json");
+	struct kv_model *m = test_load_path("configs/qwen3-30b-a3b.json");
 	struct kv_params pm;
 	char err[KV_ERRLEN];
 	CHECK(kv_model_params(m, &pm, err) == 0);
@@ -425,7 +414,7 @@ static void test_moe(void)
  * + 128) x 4. */
 static void test_moe_exact(void)
 {
-	struct kv_model *m = load("tests/gguf/tiny-moe.gguf");
+	struct kv_model *m = test_load_path("tests/gguf/tiny-moe.gguf");
 	struct kv_place p;
 	char err[KV_ERRLEN];
 	CHECK(kv_place_init(&p, m, NULL, 0, err) == 0);
@@ -458,7 +447,7 @@ static void test_moe_exact(void)
  */
 static void test_serve(void)
 {
-	struct kv_model *m = load("tests/gguf/tiny-q4_k_m.gguf");
+	struct kv_model *m = test_load_path("tests/gguf/tiny-q4_k_m.gguf");
 	struct kv_place p;
 	struct kv_serve out;
 	char err[KV_ERRLEN];

@@ -25,17 +25,6 @@
 #define LLAMACPP kv_server_get(KV_SERVER_LLAMACPP)
 #define CHECK_REL(a, b) CHECK_NEAR((a), (b), fabs((double)(b)) * 1e-12)
 
-static struct kv_model *load(const char *path)
-{
-	char err[KV_ERRLEN];
-	struct kv_model *m = NULL;
-	if (kv_model_load(path, &m, err)) {
-		fprintf(stderr, "load: %s\n", err);
-		exit(1);
-	}
-	return m;
-}
-
 /* A row of m on sv: 80 GB, 16-bit weights and cache. */
 static struct kv_fit_in row(const struct kv_model *m,
 			    const struct kv_server *sv, uint32_t tp,
@@ -72,10 +61,10 @@ static void test_tokens(void)
 
 static void test_check(void)
 {
-	struct kv_model *q72 = load("configs/qwen2.5-72b.json");
-	struct kv_model *q3 = load("tests/configs/qwen2.5-3b-instruct.json");
-	struct kv_model *l8 = load("configs/llama-3.1-8b.json");
-	struct kv_model *ds = load("configs/deepseek-v3.json");
+	struct kv_model *q72 = test_load_path("configs/qwen2.5-72b.json");
+	struct kv_model *q3 = test_load_path("tests/configs/qwen2.5-3b-instruct.json");
+	struct kv_model *l8 = test_load_path("configs/llama-3.1-8b.json");
+	struct kv_model *ds = test_load_path("configs/deepseek-v3.json");
 	char err[KV_ERRLEN];
 	struct kv_spec s = {.method = KV_SPEC_DRAFT, .draft = q3, .k = 4};
 	/* Qwen2.5 72B pads its vocabulary to 152,064, the 3B to 151,936 */
@@ -137,11 +126,11 @@ static uint64_t weights(const struct kv_fit_in *in)
 
 static void test_weights(void)
 {
-	struct kv_model *l70 = load("configs/llama-3.1-70b.json");
-	struct kv_model *l8 = load("configs/llama-3.1-8b.json");
-	struct kv_model *l1 = load("tests/configs/llama-3.2-1b-instruct.json");
-	struct kv_model *e3 = load("tests/configs/eagle3-llama3.1-instruct-8b.json");
-	struct kv_model *glm = load("tests/configs/glm-4.7-flash.json");
+	struct kv_model *l70 = test_load_path("configs/llama-3.1-70b.json");
+	struct kv_model *l8 = test_load_path("configs/llama-3.1-8b.json");
+	struct kv_model *l1 = test_load_path("tests/configs/llama-3.2-1b-instruct.json");
+	struct kv_model *e3 = test_load_path("tests/configs/eagle3-llama3.1-instruct-8b.json");
+	struct kv_model *glm = test_load_path("tests/configs/glm-4.7-flash.json");
 	struct kv_params p;
 	char err[KV_ERRLEN];
 	/* a draft model whole, split as the target: 2 x 1,235,814,400 / 4 */
@@ -195,11 +184,11 @@ static uint64_t token_bytes(const struct kv_fit_in *in, uint64_t cell,
 
 static void test_cache(void)
 {
-	struct kv_model *l70 = load("configs/llama-3.1-70b.json");
-	struct kv_model *l8 = load("configs/llama-3.1-8b.json");
-	struct kv_model *l1 = load("tests/configs/llama-3.2-1b-instruct.json");
-	struct kv_model *e3 = load("tests/configs/eagle3-llama3.1-instruct-8b.json");
-	struct kv_model *ds = load("configs/deepseek-v3.json");
+	struct kv_model *l70 = test_load_path("configs/llama-3.1-70b.json");
+	struct kv_model *l8 = test_load_path("configs/llama-3.1-8b.json");
+	struct kv_model *l1 = test_load_path("tests/configs/llama-3.2-1b-instruct.json");
+	struct kv_model *e3 = test_load_path("tests/configs/eagle3-llama3.1-instruct-8b.json");
+	struct kv_model *ds = test_load_path("configs/deepseek-v3.json");
 	struct kv_spec s = {.method = KV_SPEC_DRAFT, .draft = l1, .k = 4};
 	/* vLLM: the draft's own 16 layers, 2 of its 8 heads a rank */
 	struct kv_fit_in in = row(l70, VLLM, 4, &s);
@@ -258,10 +247,10 @@ static struct kv_fit solve(const struct kv_fit_in *in)
  * target's and the draft's layers; SGLang's cap. */
 static void test_fit(void)
 {
-	struct kv_model *l8 = load("configs/llama-3.1-8b.json");
-	struct kv_model *l70 = load("configs/llama-3.1-70b.json");
-	struct kv_model *l1 = load("tests/configs/llama-3.2-1b-instruct.json");
-	struct kv_model *e3 = load("tests/configs/eagle3-llama3.1-instruct-8b.json");
+	struct kv_model *l8 = test_load_path("configs/llama-3.1-8b.json");
+	struct kv_model *l70 = test_load_path("configs/llama-3.1-70b.json");
+	struct kv_model *l1 = test_load_path("tests/configs/llama-3.2-1b-instruct.json");
+	struct kv_model *e3 = test_load_path("tests/configs/eagle3-llama3.1-instruct-8b.json");
 	struct kv_spec s = {.method = KV_SPEC_EAGLE3, .draft = e3, .k = 3};
 	struct kv_fit_in in = row(l8, IDEAL, 1, &s);
 	in.weights = 16 * GB;
@@ -331,8 +320,8 @@ static struct kv_serve serve(const struct kv_fit_in *in, uint64_t users)
  */
 static void test_round(void)
 {
-	struct kv_model *l8 = load("configs/llama-3.1-8b.json");
-	struct kv_model *e3 = load("tests/configs/eagle3-llama3.1-instruct-8b.json");
+	struct kv_model *l8 = test_load_path("configs/llama-3.1-8b.json");
+	struct kv_model *e3 = test_load_path("tests/configs/eagle3-llama3.1-instruct-8b.json");
 	struct kv_spec s = {.method = KV_SPEC_EAGLE3, .draft = e3, .k = 3,
 			    .accept = 0.8};
 	struct kv_fit_in in = row(l8, IDEAL, 1, &s);
@@ -381,20 +370,20 @@ static void test_round(void)
  * family's name for them, an EAGLE-3 head's own vocabulary. */
 static void test_configs(void)
 {
-	struct kv_model *m = load("tests/configs/qwen3-next-80b-a3b-instruct.json");
+	struct kv_model *m = test_load_path("tests/configs/qwen3-next-80b-a3b-instruct.json");
 	CHECK_U64(m->n_mtp_layers, 1); /* none named: vLLM's default */
 	kv_model_free(m);
-	m = load("tests/configs/qwen3.5-9b.json"); /* mtp_num_hidden_layers */
+	m = test_load_path("tests/configs/qwen3.5-9b.json"); /* mtp_num_hidden_layers */
 	CHECK_U64(m->n_mtp_layers, 1);
 	kv_model_free(m);
-	m = load("configs/deepseek-v3.json");
+	m = test_load_path("configs/deepseek-v3.json");
 	CHECK_U64(m->n_mtp_layers, 1);
 	kv_model_free(m);
-	m = load("configs/llama-3.1-8b.json");
+	m = test_load_path("configs/llama-3.1-8b.json");
 	CHECK_U64(m->n_mtp_layers, 0);
 	CHECK_U64(m->draft_vocab, 0);
 	kv_model_free(m);
-	m = load("tests/configs/eagle3-llama3.1-instruct-8b.json");
+	m = test_load_path("tests/configs/eagle3-llama3.1-instruct-8b.json");
 	CHECK_U64(m->draft_vocab, 32000);
 	CHECK_U64(m->n_layers, 1);
 	kv_model_free(m);
