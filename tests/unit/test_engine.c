@@ -273,6 +273,7 @@ static void gemm_case(const float *x, const void *w, enum kv_dtype wt,
 		      uint64_t K, int beta, enum kv_isa isa)
 {
 	enum { N = GEMM_N };
+	static float xp[GEMM_M * GEMM_K];
 	/* with beta 0 the outputs in range start as NaN: they must not be
 	 * read */
 	for (uint64_t i = 0; i < GEMM_M * N; i++) {
@@ -280,9 +281,10 @@ static void gemm_case(const float *x, const void *w, enum kv_dtype wt,
 		bool in = r < m && c >= 3 && c < 297;
 		y0[i] = y1[i] = in && !beta ? NAN : (float)(i % 7);
 	}
-	kv_gemm_small_isa(x, m, K, w, wt, N, 3, 297, (float)beta, y0, isa);
+	kv_gemm_small_isa(x, m, K, w, wt, N, 3, 297, (float)beta, y0, isa,
+			  xp, GEMM_M * GEMM_K);
 	kv_gemm_small_isa(x, m, K, w, wt, N, 3, 297, (float)beta, y1,
-			  KV_ISA_C);
+			  KV_ISA_C, NULL, 0);
 	CHECK_NEAR(kv_max_abs_diff(y0, y1, GEMM_M * N), 0, 1e-5);
 	/* columns outside the range are left alone */
 	CHECK(y0[0] == 0 && y0[299] == (float)(299 % 7));
@@ -299,7 +301,7 @@ static void gemm_case(const float *x, const void *w, enum kv_dtype wt,
 		for (c = 0; c < N; c++)
 			one[c] = beta ? (float)((r * N + c) % 7) : NAN;
 		kv_gemm_small_isa(x + r * K, 1, K, w, wt, N, 3, 297,
-				  (float)beta, one, isa);
+				  (float)beta, one, isa, xp, GEMM_M * GEMM_K);
 		CHECK(!memcmp(one + 3, y0 + r * N + 3, 294 * sizeof *one));
 	}
 }

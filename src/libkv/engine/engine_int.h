@@ -127,14 +127,16 @@ void kv_attn_part_isa(const float *q, uint32_t g, uint32_t per,
  * widened to float, products summed in float), y (m, n): a few rows by a
  * weight matrix, streaming it once without packing. beta 0 never reads
  * y. simd: the vectorised kernel when the CPU has one; _isa: through the
- * named one (the portable one where that does not run), for tests. */
+ * named one (the portable one where that does not run), for tests. xp
+ * (xp_n floats, or NULL): scratch where bf16 weights against one or two
+ * rows take x's rows rearranged, the faster kernel on AVX-512. */
 void kv_gemm_small(const float *x, uint64_t m, uint64_t k, const void *w,
 		   enum kv_dtype wt, uint64_t n, uint64_t c0, uint64_t c1,
-		   float beta, float *y, bool simd);
+		   float beta, float *y, bool simd, float *xp, uint64_t xp_n);
 void kv_gemm_small_isa(const float *x, uint64_t m, uint64_t k,
 		       const void *w, enum kv_dtype wt, uint64_t n,
 		       uint64_t c0, uint64_t c1, float beta, float *y,
-		       enum kv_isa isa);
+		       enum kv_isa isa, float *xp, uint64_t xp_n);
 /* n weights of type wt as floats into out. */
 void kv_weights_to_f32(const void *w, enum kv_dtype wt, uint64_t n,
 		       float *out);

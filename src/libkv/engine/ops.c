@@ -69,15 +69,19 @@ static void product(const struct kv_ops *o, unsigned tid, const float *x,
 		    uint64_t k, uint64_t n, uint64_t c0, uint64_t c1,
 		    float beta)
 {
+	/* each thread's rows for sgemm's widening, free here: the small
+	 * product's scratch */
+	float *f = o->conv ? o->conv + (uint64_t)tid * KV_CONV_ROWS * o->conv_k
+			   : NULL;
 	if (m <= KV_SMALL_ROWS && o->simd) {
-		kv_gemm_small(x, m, k, w, o->wt, n, c0, c1, beta, y, o->simd);
+		kv_gemm_small(x, m, k, w, o->wt, n, c0, c1, beta, y, o->simd, f,
+			      f ? KV_CONV_ROWS * o->conv_k : 0);
 	} else if (o->wt == KV_DTYPE_F32) {
 		/* rows c0 .. c1 - 1 of W (n, k) */
 		blas(x, (const float *)w + c0 * k, y, m, k, n, c0, c1, beta);
 	} else {
 		/* 16-bit weights: a few rows widened at a time, each
 		 * block an sgemm of its own */
-		float *f = o->conv + (uint64_t)tid * KV_CONV_ROWS * o->conv_k;
 		for (uint64_t c = c0; c < c1; c += KV_CONV_ROWS) {
 			uint64_t e = c + KV_CONV_ROWS < c1 ? c + KV_CONV_ROWS
 							   : c1;
