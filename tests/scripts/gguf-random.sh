@@ -1,28 +1,31 @@
 #!/bin/sh
-# gguf-gpt2.sh BUILD SRC: scripts/gguf-gpt2.py writes what llama.cpp's
-# gpt2 loader reads, checked by reading the file back with gguf-py's own
-# reader: the architecture and shape keys, every tensor by name with
-# ggml's shape and type (matrices in the weight type, 1-D tensors f32, no
-# output matrix), the vocabulary (256 byte symbols, a merge per further
-# token, <|endoftext|> last) and a shape it refuses. Needs NumPy and
+# gguf-random.sh BUILD SRC: scripts/gguf-random.py writes what llama.cpp's
+# gpt2 and llama loaders read, checked by reading the file back with
+# gguf-py's own reader: the architecture and shape keys, every tensor by
+# name with ggml's shape and type (matrices in the weight type, 1-D tensors
+# f32; gpt2 without an output matrix, llama with one), the vocabulary
+# (gpt2: 256 byte symbols, a merge per further token, <|endoftext|> last;
+# llama: <unk> <s> </s>, 256 byte tokens, scored pieces) and shapes it
+# refuses; and its --config-out config is the same model to kvtools: kvsize
+# and kvfit --params read the same cache and parameters from both. Needs NumPy and
 # llama.cpp's gguf-py, which no Debian package ships: set GGUF_PY to its
 # folder (llama.cpp/gguf-py); without it the test says so and skips.
 src=$2
 [ -n "$GGUF_PY" ] && [ -f "$GGUF_PY/gguf/__init__.py" ] || {
-	echo "gguf-gpt2.sh: GGUF_PY is not llama.cpp's gguf-py folder: skipped"
+	echo "gguf-random.sh: GGUF_PY is not llama.cpp's gguf-py folder: skipped"
 	exit 77
 }
 py=
 for p in python3 /usr/bin/python3; do
 	$p -c 'import numpy' 2>/dev/null && { py=$p; break; }
 done
-[ -n "$py" ] || { echo "gguf-gpt2.sh: no python3 with NumPy: skipped"; exit 77; }
+[ -n "$py" ] || { echo "gguf-random.sh: no python3 with NumPy: skipped"; exit 77; }
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONPATH="$GGUF_PY"
 fail=0
 shape="--layers 2 --width 64 --heads 4 --ff 256 --vocab 300 --positions 96"
 for w in f32 f16 bf16; do
-	$py "$src/scripts/gguf-gpt2.py" --out "$tmp/$w.gguf" --weights-dtype $w \
+	$py "$src/scripts/gguf-random.py" --out "$tmp/$w.gguf" --weights-dtype $w \
 		$shape 2>"$tmp/err" || { echo "write $w: $(cat "$tmp/err")"; fail=1; continue; }
 	$py - "$tmp/$w.gguf" $w <<'EOF' || fail=1
 import sys
@@ -77,15 +80,96 @@ for name in sorted(set(expect) | set(got)):
     if expect.get(name) != got.get(name):
         bad.append("%s: %r, not %r" % (name, got.get(name), expect.get(name)))
 for b in bad:
-    print("gguf-gpt2.sh: %s: %s" % (w, b))
+    print("gguf-random.sh: %s: %s" % (w, b))
 sys.exit(1 if bad else 0)
 EOF
 done
 
-$py "$src/scripts/gguf-gpt2.py" --out "$tmp/x.gguf" --width 64 --heads 5 \
+shape="--layers 2 --width 64 --heads 4 --kv-heads 2 --ff 256 --vocab 300 --positions 96"
+for w in f16 bf16; do
+	$py "$src/scripts/gguf-random.py" --arch llama --out "$tmp/l$w.gguf" \
+		--config-out "$tmp/l$w.json" --weights-dtype $w $shape 2>"$tmp/err" ||
+		{ echo "write llama $w: $(cat "$tmp/err")"; fail=1; continue; }
+	$py - "$tmp/l$w.gguf" $w <<'EOF' || fail=1
+import sys
+import gguf
+
+path, w = sys.argv[1], sys.argv[2]
+r = gguf.GGUFReader(path)
+bad = []
+
+
+def field(key):
+    f = r.get_field(key)
+    return None if f is None else f.contents()
+
+
+want = {"general.architecture": "llama", "llama.block_count": 2,
+        "llama.embedding_length": 64, "llama.feed_forward_length": 256,
+        "llama.attention.head_count": 4, "llama.attention.head_count_kv": 2,
+        "llama.context_length": 96, "llama.rope.dimension_count": 16,
+        "llama.vocab_size": 300, "tokenizer.ggml.model": "llama",
+        "tokenizer.ggml.bos_token_id": 1, "tokenizer.ggml.eos_token_id": 2}
+for k, v in want.items():
+    if field(k) != v:
+        bad.append("%s: %r, not %r" % (k, field(k), v))
+toks, types = field("tokenizer.ggml.tokens"), field("tokenizer.ggml.token_type")
+scores = field("tokenizer.ggml.scores")
+if (len(toks) != 300 or len(set(toks)) != 300 or toks[:3] != ["<unk>", "<s>", "</s>"]
+        or toks[3 + 0x41] != "<0x41>"):
+    bad.append("tokens: %d, %d distinct, first %r" % (len(toks), len(set(toks)), toks[:4]))
+if types[:3] != [2, 3, 3] or set(types[3:259]) != {6} or set(types[259:]) != {1}:
+    bad.append("token types")
+if len(scores) != 300 or scores[260] != -1.0:
+    bad.append("scores")
+mat = {"f16": "F16", "bf16": "BF16"}[w]
+D, F, KV = 64, 256, 32
+expect = {"token_embd.weight": ([D, 300], mat), "output.weight": ([D, 300], mat),
+          "output_norm.weight": ([D], "F32")}
+for i in range(2):
+    p = "blk.%d." % i
+    expect.update({
+        p + "attn_norm.weight": ([D], "F32"), p + "ffn_norm.weight": ([D], "F32"),
+        p + "attn_q.weight": ([D, D], mat), p + "attn_k.weight": ([D, KV], mat),
+        p + "attn_v.weight": ([D, KV], mat), p + "attn_output.weight": ([D, D], mat),
+        p + "ffn_gate.weight": ([D, F], mat), p + "ffn_up.weight": ([D, F], mat),
+        p + "ffn_down.weight": ([F, D], mat)})
+got = {t.name: ([int(x) for x in t.shape], t.tensor_type.name) for t in r.tensors}
+for name in sorted(set(expect) | set(got)):
+    if expect.get(name) != got.get(name):
+        bad.append("%s: %r, not %r" % (name, got.get(name), expect.get(name)))
+for b in bad:
+    print("gguf-random.sh: llama %s: %s" % (w, b))
+sys.exit(1 if bad else 0)
+EOF
+	# the GGUF and the config are one model to kvtools: the same cache
+	# (in f16: by default llama.cpp caches in f16, HF in torch_dtype),
+	# and the same parameter count
+	for f in gguf json; do
+		"$1/kvsize" "$tmp/l$w.$f" -c 96 -t f16 -o tsv --no-header | cut -f2- >"$tmp/kv.$f"
+		"$1/kvfit" "$tmp/l$w.$f" --params -o tsv --no-header | cut -f2,3 >"$tmp/p.$f"
+	done
+	cmp -s "$tmp/kv.gguf" "$tmp/kv.json" && [ -s "$tmp/kv.json" ] ||
+		{ echo "llama $w: kvsize: GGUF $(cat "$tmp/kv.gguf"), config $(cat "$tmp/kv.json")"; fail=1; }
+	cmp -s "$tmp/p.gguf" "$tmp/p.json" && [ "$(cat "$tmp/p.json")" = "161600	161600" ] ||
+		{ echo "llama $w: params: GGUF $(cat "$tmp/p.gguf"), config $(cat "$tmp/p.json")"; fail=1; }
+done
+
+$py "$src/scripts/gguf-random.py" --out "$tmp/x.gguf" --width 64 --heads 5 \
 	>/dev/null 2>"$tmp/err"
 st=$?
 [ $st = 2 ] && grep -q -- "--width 64: must be a multiple of --heads (5)" "$tmp/err" ||
 	{ echo "width not a multiple of heads: exit $st: $(cat "$tmp/err")"; fail=1; }
+[ ! -e "$tmp/x.gguf" ] || { echo "a refused shape left a file"; fail=1; }
+$py "$src/scripts/gguf-random.py" --arch llama --out "$tmp/x.gguf" --heads 12 \
+	--kv-heads 5 >/dev/null 2>"$tmp/err"
+st=$?
+[ $st = 2 ] && grep -q -- "--heads 12: must be a multiple of --kv-heads (5)" "$tmp/err" ||
+	{ echo "heads not a multiple of kv-heads: exit $st: $(cat "$tmp/err")"; fail=1; }
+$py "$src/scripts/gguf-random.py" --out "$tmp/x.gguf" --kv-heads 4 \
+	>/dev/null 2>"$tmp/err"
+st=$?
+[ $st = 2 ] && grep -q -- "--kv-heads: gpt2 has as many as --heads" "$tmp/err" ||
+	{ echo "gpt2 with --kv-heads: exit $st: $(cat "$tmp/err")"; fail=1; }
 [ ! -e "$tmp/x.gguf" ] || { echo "a refused shape left a file"; fail=1; }
 exit $fail

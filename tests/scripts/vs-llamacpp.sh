@@ -7,7 +7,8 @@
 # times (the GGUF already in --gguf-dir, so gguf-py is not needed): the
 # options each receives, llama-bench's median per token, the table joined
 # by weights, cache, context and threads, and a point llama-bench did not
-# give (exit 1). gguf-gpt2.py without gguf-py names it, exit 2.
+# give (exit 1); the llama architecture run from the config beside its
+# GGUF. gguf-random.py without gguf-py names it, exit 2.
 src=$2
 script=$src/scripts/vs-llamacpp
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
@@ -90,6 +91,7 @@ refuses "--threads: '0': not a positive integer" -j 0
 refuses "--reps: '': not a list" -R ''
 refuses "option '-n' needs a value" -n
 refuses "unknown option '--model'" --model gpt2
+refuses "--arch: 'mistral' is not one of: gpt2 llama" --arch llama,mistral
 kvbin=$tmp/none
 refuses "no $tmp/none/kvbench; build first" --llama-bench "$lb"
 kvbin=
@@ -99,18 +101,19 @@ kvbin=
 # rounded up to 1,024), so this one is reused and gguf-py is not needed
 echo x >"$tmp/gguf/gpt2-f16-p1024.gguf"
 KV_BIN=$tmp/kvbin LLAMA_BENCH=$lb sh "$script" --gguf-dir "$tmp/gguf" \
-	-c 128,512 -j 1,2 -t q8_0,q4_0 -R 3 >"$tmp/out" 2>"$tmp/err" ||
+	--arch gpt2 --weights-dtype f16 -c 128,512 -j 1,2 -t q8_0,q4_0 -R 3 \
+	>"$tmp/out" 2>"$tmp/err" ||
 	say "run: exit $?: $(cat "$tmp/err")"
 cat >"$tmp/want" <<'EOF'
-weights_dtype	kv_dtype	ctx	threads	kvtools_ms	llamacpp_ms	ratio
-f16	q8_0	128	1	3.000	5.000	0.600
-f16	q8_0	128	2	4.000	6.000	0.667
-f16	q8_0	512	1	9.000	17.000	0.529
-f16	q8_0	512	2	10.000	18.000	0.556
-f16	q4_0	128	1	3.000	5.000	0.600
-f16	q4_0	128	2	4.000	6.000	0.667
-f16	q4_0	512	1	9.000	17.000	0.529
-f16	q4_0	512	2	10.000	18.000	0.556
+arch	weights_dtype	kv_dtype	ctx	threads	kvtools_ms	llamacpp_ms	ratio
+gpt2	f16	q8_0	128	1	3.000	5.000	0.600
+gpt2	f16	q8_0	128	2	4.000	6.000	0.667
+gpt2	f16	q8_0	512	1	9.000	17.000	0.529
+gpt2	f16	q8_0	512	2	10.000	18.000	0.556
+gpt2	f16	q4_0	128	1	3.000	5.000	0.600
+gpt2	f16	q4_0	128	2	4.000	6.000	0.667
+gpt2	f16	q4_0	512	1	9.000	17.000	0.529
+gpt2	f16	q4_0	512	2	10.000	18.000	0.556
 EOF
 diff "$tmp/want" "$tmp/out" >"$tmp/diff" || say "table: $(cat "$tmp/diff")"
 grep -q '"build_commit": "abc1234", "build_number": 42' "$tmp/err" ||
@@ -125,12 +128,26 @@ for k in q8_0 q4_0; do
 	done
 done | diff - "$tmp/lb/build/bin/args" || say "llama-bench's options"
 
+# the llama architecture: kvbench runs the config beside its GGUF
+echo x >"$tmp/gguf/llama-bf16-p1024.gguf"
+echo '{}' >"$tmp/gguf/llama-bf16-p1024.json"
+rm -f "$tmp/kvbin/args" "$tmp/lb/build/bin/args"
+KV_BIN=$tmp/kvbin LLAMA_BENCH=$lb sh "$script" --gguf-dir "$tmp/gguf" \
+	--arch llama --weights-dtype bf16 -c 160 -j 2 -t f16 -R 3 \
+	>"$tmp/out" 2>"$tmp/err" || say "llama run: exit $?: $(cat "$tmp/err")"
+printf 'arch\tweights_dtype\tkv_dtype\tctx\tthreads\tkvtools_ms\tllamacpp_ms\tratio\nllama\tbf16\tf16\t160\t2\t4.000\t7.000\t0.571\n' |
+	diff - "$tmp/out" >"$tmp/diff" || say "llama table: $(cat "$tmp/diff")"
+echo "$tmp/gguf/llama-bf16-p1024.json -B decode -c 160 -j 2 -t f16 --weights-dtype bf16 -R 3 -o tsv" |
+	diff - "$tmp/kvbin/args" || say "llama: kvbench's options"
+echo "-m $tmp/gguf/llama-bf16-p1024.gguf -p 0 -n 16 -r 3 -d 160 -t 2 -ctk f16 -ctv f16 -fa 1 -o jsonl" |
+	diff - "$tmp/lb/build/bin/args" || say "llama: llama-bench's options"
+
 # a point llama-bench did not give: named, exit 1
 KV_BIN=$tmp/kvbin LLAMA_BENCH=$lb sh "$script" --gguf-dir "$tmp/gguf" \
-	-c 999 -t f16 >"$tmp/out" 2>"$tmp/err"
+	--arch gpt2 --weights-dtype f16 -c 999 -t f16 >"$tmp/out" 2>"$tmp/err"
 st=$?
 [ $st = 1 ] || say "a missing point: exit $st, not 1"
-grep -q "^vs-llamacpp: llama-bench gave no point for weights f16, cache f16, ctx 999, 1 threads$" "$tmp/err" ||
+grep -q "^vs-llamacpp: llama-bench gave no point for gpt2, weights f16, cache f16, ctx 999, 1 threads$" "$tmp/err" ||
 	say "a missing point not named: $(cat "$tmp/err")"
 
 # the writer without gguf-py
@@ -139,13 +156,13 @@ for p in python3 /usr/bin/python3; do
 	$p -c 'import numpy' 2>/dev/null && { py=$p; break; }
 done
 if [ -n "$py" ]; then
-	PYTHONPATH="" $py "$src/scripts/gguf-gpt2.py" --out "$tmp/x.gguf" >"$tmp/out" 2>"$tmp/err"
+	PYTHONPATH="" $py "$src/scripts/gguf-random.py" --out "$tmp/x.gguf" >"$tmp/out" 2>"$tmp/err"
 	st=$?
-	[ $st = 2 ] || say "gguf-gpt2.py without gguf-py: exit $st, not 2"
-	[ "$(cat "$tmp/err")" = "gguf-gpt2.py: needs llama.cpp's gguf-py on PYTHONPATH" ] ||
-		say "gguf-gpt2.py without gguf-py: $(cat "$tmp/err")"
-	[ ! -e "$tmp/x.gguf" ] || say "gguf-gpt2.py without gguf-py wrote a file"
+	[ $st = 2 ] || say "gguf-random.py without gguf-py: exit $st, not 2"
+	[ "$(cat "$tmp/err")" = "gguf-random.py: needs llama.cpp's gguf-py on PYTHONPATH" ] ||
+		say "gguf-random.py without gguf-py: $(cat "$tmp/err")"
+	[ ! -e "$tmp/x.gguf" ] || say "gguf-random.py without gguf-py wrote a file"
 else
-	echo "vs-llamacpp.sh: no python3 with NumPy: gguf-gpt2.py's refusal not checked"
+	echo "vs-llamacpp.sh: no python3 with NumPy: gguf-random.py's refusal not checked"
 fi
 exit $fail
