@@ -412,8 +412,9 @@ void kv_gemm_small_isa(const float *x, uint64_t m, uint64_t k,
 	uint64_t row = k * wsize(wt);
 	for (uint64_t c = c0; c < c1;) {
 		/* one or two rows of x: one row of W at a time, one
-		 * sequential stream that needs no help; more rows: four
-		 * (AVX-512), each load of x serving four products */
+		 * sequential stream, touched STREAM_AHEAD on; more rows:
+		 * four (AVX-512), each load of x serving four products,
+		 * the next four touched as these are read */
 		int C = isa == KV_ISA_AVX512 && m > 2 && c1 - c >= TILE_C
 				? TILE_C
 				: 1;
