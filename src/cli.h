@@ -108,6 +108,8 @@ enum cli_key {
 	OPT_HOST_BW, OPT_HOST_PROFILE,
 	/* kvfit's images */
 	OPT_IMAGES,
+	/* kvfit's engines' commands (-o ENGINE) and the flags they read */
+	OPT_CTX_SIZE, OPT_FLASH_ATTN, OPT_ENABLE_LORA, OPT_HICACHE,
 };
 
 struct cli_opt {
