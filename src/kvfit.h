@@ -58,6 +58,7 @@ struct args {
 				  not given */
 	size_t nctx_sizes;
 	bool hicache;          /* SGLang's --enable-hierarchical-cache */
+	char spec_model[4096]; /* vLLM's --speculative-config's model */
 };
 
 /* What the split's options say together once the configs are read (an
@@ -96,7 +97,7 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 int kvfit_launch_format(const char *s);
 
 /* The options of kvfit_launch.c: --ctx-size, --flash-attn,
- * --enable-lora, --enable-hierarchical-cache. Returns 0, CLI_USAGE
+ * --enable-lora, --enable-hierarchical-cache, --speculative-config. Returns 0, CLI_USAGE
  * (said) or CLI_NOT_MINE. */
 int kvfit_launch_opt(int c, const char *s, struct args *a);
 

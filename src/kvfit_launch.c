@@ -56,6 +56,11 @@ enum lf {
 	LF_KV_UNIFIED, LF_SWA_FULL,
 	LF_FLASH_ATTN,  /* on: what the compute buffer is modelled with */
 	LF_WINDOWS,     /* TensorRT-LLM's max_attention_window list */
+	LF_SPEC_JSON,   /* vLLM's speculative config, one JSON object */
+	LF_SPEC_ALGO,   /* the method, as the engine names it */
+	LF_SPEC_DRAFT,  /* the drafter's model (a draft model, a head) */
+	LF_SPEC_K,      /* tokens drafted a round */
+	LF_LORA_MODULES, /* the modules adapted, where given */
 };
 
 /* One setting of an engine: its flag (a YAML key, "section.key", where
@@ -115,6 +120,7 @@ static const struct launch_flag vllm_flags[] = {
 	{LF_LORA_RANK, "--max-lora-rank", false},
 	{LF_CPU_LORAS, "--max-cpu-loras", false},
 	{LF_TIER_GIB_ALL, "--kv-offloading-size", false},
+	{LF_SPEC_JSON, "--speculative-config", false},
 };
 
 static const struct launch_flag sglang_flags[] = {
@@ -133,6 +139,10 @@ static const struct launch_flag sglang_flags[] = {
 	{LF_TIER_ON, "--enable-hierarchical-cache", false},
 	{LF_TIER_GB, "--hicache-size", false},
 	{LF_TIER_RATIO, "--hicache-ratio", false},
+	{LF_LORA_MODULES, "--lora-target-modules", false},
+	{LF_SPEC_ALGO, "--speculative-algorithm", false},
+	{LF_SPEC_DRAFT, "--speculative-draft-model-path", false},
+	{LF_SPEC_K, "--speculative-num-steps", false},
 };
 
 static const struct launch_flag llamacpp_flags[] = {
@@ -149,6 +159,8 @@ static const struct launch_flag llamacpp_flags[] = {
 	{LF_N_CPU_MOE, "--n-cpu-moe", false},
 	{LF_OT, "--override-tensor", false},
 	{LF_NKVO, "--no-kv-offload", false},
+	{LF_SPEC_DRAFT, "--model-draft", false},
+	{LF_SPEC_K, "--draft-max", false},
 };
 
 static const struct launch_flag trtllm_flags[] = {
@@ -283,6 +295,8 @@ static bool tier_bytes(const struct kv_fit_in *in)
 	return in->offload && in->offload->bytes;
 }
 
+static const char *model_of(const struct kv_model *m, char *buf, size_t n);
+
 /* LoRA's values (in->lora set): adapters a batch, rank, adapters in
  * host memory where given. */
 static bool lora_value(const struct kv_fit_in *in, enum lf f, char *buf,
@@ -313,7 +327,8 @@ static bool tier_value(const struct kv_fit_in *in, enum lf f, char *buf,
 		return b > 0;
 	case LF_TIER_GB:
 		if (b / 1e9 != (double)(uint64_t)(b / 1e9))
-			*bad = "--kv-offload of other than whole GB a GPU";
+			*bad = "--kv-offload of other than whole GB a GPU "
+			       "(--hicache-size)";
 		snprintf(buf, n, "%llu", (unsigned long long)(b / 1e9));
 		return b > 0;
 	case LF_TIER_RATIO:
@@ -361,6 +376,60 @@ static bool windows_value(const struct kv_fit_in *in, char *buf, size_t n)
 	if (k < n)
 		snprintf(buf + k, n - k, "]");
 	return in->nwindows > 0;
+}
+
+/* The drafter's model as the engine takes it, or NULL without one. */
+static const char *draft_of(const struct kv_spec *sp, char *buf, size_t n)
+{
+	return sp->draft ? model_of(sp->draft, buf, n) : NULL;
+}
+
+/* s as a JSON string, quotes and backslashes escaped. */
+static size_t json_string(const char *s, char *buf, size_t n)
+{
+	size_t k = 0;
+	if (k + 1 < n)
+		buf[k++] = '"';
+	for (; *s && k + 3 < n; s++) {
+		if (*s == '"' || *s == '\\')
+			buf[k++] = '\\';
+		buf[k++] = *s;
+	}
+	if (k + 1 < n)
+		buf[k++] = '"';
+	buf[k < n ? k : n - 1] = '\0';
+	return k;
+}
+
+/* Speculative decoding's values (o->spec on). */
+static bool spec_value(const struct launch_engine *e, const struct args *a,
+		       enum lf f, char *buf, size_t n)
+{
+	const struct kv_spec *sp = &a->o.spec;
+	const char *method = kv_spec_engine_method(e->kind, sp->method);
+	char m[sizeof ((struct kv_model *)0)->name];
+	const char *draft = draft_of(sp, m, sizeof m);
+	size_t k;
+	switch (f) {
+	case LF_SPEC_JSON:
+		k = (size_t)snprintf(buf, n, "{\"method\": \"%s\", ",
+				     method ? method : "");
+		if (draft && k < n) {
+			k += (size_t)snprintf(buf + k, n - k, "\"model\": ");
+			k += k < n ? json_string(draft, buf + k, n - k) : 0;
+			k += k < n ? (size_t)snprintf(buf + k, n - k, ", ") : 0;
+		}
+		if (k < n)
+			snprintf(buf + k, n - k,
+				 "\"num_speculative_tokens\": %u}", sp->k);
+		return true;
+	case LF_SPEC_ALGO: snprintf(buf, n, "%s", method); return true;
+	case LF_SPEC_DRAFT:
+		snprintf(buf, n, "%s", draft ? draft : "");
+		return draft != NULL;
+	case LF_SPEC_K: snprintf(buf, n, "%u", sp->k); return true;
+	default: return false;
+	}
 }
 
 /*
@@ -417,6 +486,16 @@ static bool value(const struct launch_engine *e, const struct args *a,
 		snprintf(buf, n, "%llu", (unsigned long long)in->block);
 		return in->block > 0;
 	case LF_WINDOWS: return windows_value(in, buf, n);
+	case LF_SPEC_JSON:
+	case LF_SPEC_ALGO:
+	case LF_SPEC_DRAFT:
+	case LF_SPEC_K:
+		return kv_spec_on(&o->spec) && spec_value(e, a, f, buf, n);
+	case LF_LORA_MODULES:
+		if (!in->lora || !in->lora->modules)
+			return false;
+		kv_lora_modules_name(in->lora->modules, buf, n);
+		return true;
 	case LF_LORA_ON: return in->lora != NULL;
 	case LF_MAX_LORAS:
 	case LF_LORA_RANK:
@@ -427,49 +506,72 @@ static bool value(const struct launch_engine *e, const struct args *a,
 	return tier_value(in, f, buf, n, bad) || split_value(a, r, f, buf, n);
 }
 
-/* What the row asks that the engine has no flag for: the option that
- * asks it, or NULL. */
-static const char *unwritable(const struct launch_engine *e,
-			      const struct args *a,
-			      const struct kv_plan_row *r)
+/* What a row asks that its command cannot carry: the option, and why
+ * where it is not that the engine has no flag or value for it. */
+struct why {
+	const char *opt;
+	const char *note;
+};
+
+/* What the row asks that the engine has no flag for, or kvfit does not
+ * write yet: opt NULL where there is none. */
+static struct why unwritable(const struct launch_engine *e,
+			     const struct args *a,
+			     const struct kv_plan_row *r)
 {
 	const struct kv_fit_in *in = &r->in;
 	const struct kv_plan_opts *o = &a->o;
+	static char spec[64]; /* "--spec-method eagle3" */
 	if (o->kv_memory && !flag_of(e, LF_KV_BYTES))
-		return "--kv-memory";
+		return (struct why){"--kv-memory", NULL};
 	if (in->block && !flag_of(e, LF_BLOCK))
-		return "--block-size";
+		return (struct why){"--block-size", NULL};
 	if (in->pp > 1 && !flag_of(e, LF_PP))
-		return "--pp (llama-server splits layers over every GPU it "
-		       "sees)";
+		return (struct why){"--pp", "llama-server splits layers over "
+					    "every GPU it sees; no flag counts "
+					    "them"};
 	if (o->util > 0 && !flag_of(e, LF_UTIL))
-		return "--util";
-	if (in->lora && in->lora->modules)
-		return "--lora-target-modules";
+		return (struct why){"--util", NULL};
+	if (in->lora && in->lora->modules && !flag_of(e, LF_LORA_MODULES))
+		return (struct why){"--lora-target-modules",
+				    "vLLM reads them from the adapters"};
 	if (o->split && !flag_of(e, LF_NGL))
-		return "a split between the GPU and host memory";
+		return (struct why){"a split between the GPU and host memory",
+				    NULL};
 	if (in->offload && in->offload->ratio > 0 &&
 	    !flag_of(e, LF_TIER_RATIO))
-		return "--hicache-ratio";
-	if (kv_spec_on(&o->spec))
-		return "--spec-method (speculative decoding is not written "
-		       "yet)";
+		return (struct why){"--hicache-ratio", NULL};
+	if (kv_spec_on(&o->spec) && !flag_of(e, LF_SPEC_JSON) &&
+	    !flag_of(e, LF_SPEC_ALGO) &&
+	    (o->spec.method != KV_SPEC_DRAFT || !flag_of(e, LF_SPEC_DRAFT))) {
+		/* TensorRT-LLM's speculative_config, llama.cpp's n-gram
+		 * maps (--spec-type): settings kvfit does not read back */
+		snprintf(spec, sizeof spec, "--spec-method %s",
+			 kv_spec_method_name(o->spec.method));
+		return (struct why){spec, "not written for this engine yet"};
+	}
 	if (o->images)
-		return "--images (a request's images are not written yet)";
-	return NULL;
+		return (struct why){"--images", "a request's images are not "
+						"written yet"};
+	return (struct why){NULL, NULL};
 }
 
 int kvfit_launch_check(const struct args *a, const struct kv_plan_row *r)
 {
 	const struct launch_engine *e = engine_of(a);
-	const char *bad = unwritable(e, a, r);
+	struct why w = unwritable(e, a, r);
+	const char *bad = NULL;
 	char buf[1024];
-	for (size_t i = 0; !bad && i < e->nflags; i++)
+	for (size_t i = 0; !w.opt && !bad && i < e->nflags; i++)
 		value(e, a, r, e->flags[i].field, buf, sizeof buf, &bad);
 	if (bad)
+		w.opt = bad;
+	if (w.opt && w.note)
+		return cli_usage("-o %s: %s: %s", e->format, w.opt, w.note);
+	if (w.opt)
 		return cli_usage("-o %s: %s: %s has no flag or value for it",
-				 e->format,
-				 bad, kv_server_get(e->kind)->label);
+				 e->format, w.opt,
+				 kv_server_get(e->kind)->label);
 	return 0;
 }
 
@@ -552,7 +654,7 @@ void kvfit_launch_row(const struct args *a, const struct kv_plan_row *r)
 {
 	const struct launch_engine *e = engine_of(a);
 	const struct kv_plan_opts *o = &a->o;
-	char v[1024], yaml[1024], m[4096];
+	char v[1024], yaml[1024], m[sizeof ((struct kv_model *)0)->name];
 	const char *bad = NULL;
 	yaml_of(e, a, r, yaml, sizeof yaml);
 	if (yaml[0]) {
@@ -610,6 +712,14 @@ int kvfit_launch_opt(int c, const char *s, struct args *a)
 				 "buffer is modelled with flash attention), got "
 				 "'%s'",
 				 s);
+	case OPT_SPEC_CONFIG: { /* vLLM's: method, model, tokens */
+		char err[KV_ERRLEN];
+		if (kv_spec_vllm_parse(s, &a->o.spec, a->spec_model,
+				       sizeof a->spec_model, err))
+			return cli_usage("%s", err);
+		a->draft = a->spec_model[0] ? a->spec_model : NULL;
+		return 0;
+	}
 	case OPT_ENABLE_LORA: a->lora_given = true; return 0;
 	case OPT_HICACHE: a->hicache = true; return 0;
 	default: return CLI_NOT_MINE;

@@ -275,6 +275,10 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "enable-hierarchical-cache", OPT_HICACHE, NULL,
 	    "SGLang: its host tier of KV, at\n"
 	    "--hicache-ratio 2 where no size is given"),
+	OPT(T_FIT, "speculative-config", OPT_SPEC_CONFIG, "JSON",
+	    "vLLM's speculative decoding: its method,\n"
+	    "model (--draft) and num_speculative_tokens\n"
+	    "(--spec-tokens)"),
 	/* kvdecode */
 	OPT(T_DECODE, "prompt", 'p', "N|TEXT",
 	    "N tokens drawn from the seed (default 128),\n"
@@ -517,6 +521,8 @@ const struct cli_opt cli_opts[] = {
 	ALIAS(T_FIT, "pp-size", OPT_PP, "N", "SGLang", "pp"),
 	ALIAS(T_FIT, "tp_size", OPT_TP, "N", "TensorRT-LLM", "tp"),
 	ALIAS(T_FIT, "pp_size", OPT_PP, "N", "TensorRT-LLM", "pp"),
+	ALIAS(T_FIT, "speculative-algorithm", OPT_SPEC_METHOD, "HOW",
+	      "SGLang", "spec-method"),
 };
 
 const size_t cli_nopts = sizeof cli_opts / sizeof *cli_opts;

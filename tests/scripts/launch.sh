@@ -122,6 +122,17 @@ trip sglang h100-sxm llama-3.1-8b --ctx 8k -t fp8_e5m2
 trip sglang h100-sxm llama-3.1-8b --ctx 8k --max-loras 4 --max-lora-rank 16
 trip sglang h100-sxm llama-3.1-8b --ctx 8k --kv-offload 100GB
 trip sglang h100-sxm llama-3.1-8b --ctx 8k --hicache-ratio 3
+trip sglang h100-sxm llama-3.1-8b --ctx 8k --max-loras 4 --max-lora-rank 16 \
+	--lora-target-modules q_proj,v_proj
+for fmt in vllm sglang; do
+	trip $fmt h100-sxm llama-3.1-70b --tp 4 --ctx 8k --draft llama-3.2-1b-instruct \
+		--spec-tokens 4
+	trip $fmt h100-sxm llama-3.1-8b --ctx 8k --spec-method eagle3 \
+		--draft eagle3-llama3.1-instruct-8b --spec-tokens 3
+	trip $fmt h200 deepseek-v3 --tp 8 --ctx 8k --spec-method mtp --spec-tokens 3
+	trip $fmt h100-sxm llama-3.1-8b --ctx 8k --spec-method ngram --spec-tokens 3
+done
+trip llama-server h100-sxm llama-3.1-8b --ctx 8k --draft llama-3.2-1b-instruct --spec-tokens 8
 trip llama-server h100-sxm llama-3.1-8b --ctx 8k -t q8_0
 trip llama-server l40s llama-3.1-8b --ctx 3000 --cache-type-k q8_0 --cache-type-v q4_0
 trip llama-server h100-sxm gemma-3-27b --ctx 16k --kv-unified
