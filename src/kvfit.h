@@ -59,6 +59,7 @@ struct args {
 	size_t nctx_sizes;
 	bool hicache;          /* SGLang's --enable-hierarchical-cache */
 	char spec_model[4096]; /* vLLM's --speculative-config's model */
+	uint64_t n_batch;      /* llama.cpp's --batch-size; 0: not given */
 };
 
 /* What the split's options say together once the configs are read (an
@@ -96,7 +97,7 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
  * a word that names none. */
 int kvfit_launch_format(const char *s);
 
-/* The options of kvfit_launch.c: --ctx-size, --flash-attn,
+/* The options of kvfit_launch.c: --ctx-size, --batch-size, --flash-attn,
  * --enable-lora, --enable-hierarchical-cache, --speculative-config. Returns 0, CLI_USAGE
  * (said) or CLI_NOT_MINE. */
 int kvfit_launch_opt(int c, const char *s, struct args *a);

@@ -61,7 +61,13 @@ enum lf {
 	LF_SPEC_DRAFT,  /* the drafter's model (a draft model, a head) */
 	LF_SPEC_K,      /* tokens drafted a round */
 	LF_LORA_MODULES, /* the modules adapted, where given */
+	LF_N_BATCH,     /* llama.cpp's n_batch, where n_ubatch is above its
+			   default (n_ubatch is at most it) */
 };
+
+/* llama.cpp's n_batch by default (common/common.h, commit 145b6280);
+ * llama_context takes n_ubatch = min(n_batch, n_ubatch). */
+#define LLAMACPP_N_BATCH 2048
 
 /* One setting of an engine: its flag (a YAML key, "section.key", where
  * yaml), and for a switch no value. */
@@ -152,6 +158,7 @@ static const struct launch_flag llamacpp_flags[] = {
 	{LF_V, "--cache-type-v", false},
 	{LF_FLASH_ATTN, "--flash-attn", false},
 	{LF_BATCHED, "--ubatch-size", false},
+	{LF_N_BATCH, "--batch-size", false},
 	{LF_KV_UNIFIED, "--kv-unified", false},
 	{LF_SWA_FULL, "--swa-full", false},
 	{LF_NGL, "--n-gpu-layers", false},
@@ -482,6 +489,10 @@ static bool value(const struct launch_engine *e, const struct args *a,
 		snprintf(buf, n, "%llu",
 			 (unsigned long long)r->f.batched_tokens);
 		return true;
+	case LF_N_BATCH:
+		snprintf(buf, n, "%llu",
+			 (unsigned long long)r->f.batched_tokens);
+		return r->f.batched_tokens > LLAMACPP_N_BATCH;
 	case LF_BLOCK:
 		snprintf(buf, n, "%llu", (unsigned long long)in->block);
 		return in->block > 0;
@@ -720,6 +731,8 @@ int kvfit_launch_opt(int c, const char *s, struct args *a)
 		a->draft = a->spec_model[0] ? a->spec_model : NULL;
 		return 0;
 	}
+	case OPT_N_BATCH:
+		return cli_u64("--batch-size", s, 1, 1ULL << 30, &a->n_batch);
 	case OPT_ENABLE_LORA: a->lora_given = true; return 0;
 	case OPT_HICACHE: a->hicache = true; return 0;
 	default: return CLI_NOT_MINE;
@@ -747,6 +760,11 @@ int kvfit_launch_after(struct args *a)
 		o->ctx = a->ctx_sizes;
 		o->nctx = a->nctx_sizes;
 		a->ctx_sizes = NULL;
+	}
+	if (a->n_batch) { /* llama.cpp's n_ubatch is at most n_batch */
+		uint64_t ub = o->batched ? o->batched
+				: kv_server_get(KV_SERVER_LLAMACPP)->batched;
+		o->batched = ub < a->n_batch ? o->batched : a->n_batch;
 	}
 	if (a->hicache && !a->tier_opt) { /* SGLang's default ratio */
 		a->tier_opt = "--enable-hierarchical-cache";

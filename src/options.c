@@ -275,6 +275,9 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "enable-hierarchical-cache", OPT_HICACHE, NULL,
 	    "SGLang: its host tier of KV, at\n"
 	    "--hicache-ratio 2 where no size is given"),
+	OPT(T_FIT, "batch-size", OPT_N_BATCH, "N",
+	    "llama.cpp: its n_batch, above which no\n"
+	    "n_ubatch goes (its default 2048)"),
 	OPT(T_FIT, "speculative-config", OPT_SPEC_CONFIG, "JSON",
 	    "vLLM's speculative decoding: its method,\n"
 	    "model (--draft) and num_speculative_tokens\n"

@@ -133,6 +133,7 @@ for fmt in vllm sglang; do
 	trip $fmt h100-sxm llama-3.1-8b --ctx 8k --spec-method ngram --spec-tokens 3
 done
 trip llama-server h100-sxm llama-3.1-8b --ctx 8k --draft llama-3.2-1b-instruct --spec-tokens 8
+trip llama-server h100-sxm llama-3.1-8b --ctx 8k --max-num-batched-tokens 4096
 trip llama-server h100-sxm llama-3.1-8b --ctx 8k -t q8_0
 trip llama-server l40s llama-3.1-8b --ctx 3000 --cache-type-k q8_0 --cache-type-v q4_0
 trip llama-server h100-sxm gemma-3-27b --ctx 16k --kv-unified
