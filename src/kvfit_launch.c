@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "kvfit.h"
+#include "kv/vision.h"
 
 /* The plan's settings a command carries, each written one way. */
 enum lf {
@@ -63,6 +64,7 @@ enum lf {
 	LF_LORA_MODULES, /* the modules adapted, where given */
 	LF_N_BATCH,     /* llama.cpp's n_batch, where n_ubatch is above its
 			   default (n_ubatch is at most it) */
+	LF_IMAGES,      /* images a request carries, as a JSON limit */
 };
 
 /* llama.cpp's n_batch by default (common/common.h, commit 145b6280);
@@ -127,6 +129,7 @@ static const struct launch_flag vllm_flags[] = {
 	{LF_CPU_LORAS, "--max-cpu-loras", false},
 	{LF_TIER_GIB_ALL, "--kv-offloading-size", false},
 	{LF_SPEC_JSON, "--speculative-config", false},
+	{LF_IMAGES, "--limit-mm-per-prompt", false},
 };
 
 static const struct launch_flag sglang_flags[] = {
@@ -489,6 +492,10 @@ static bool value(const struct launch_engine *e, const struct args *a,
 		snprintf(buf, n, "%llu",
 			 (unsigned long long)r->f.batched_tokens);
 		return true;
+	case LF_IMAGES:
+		snprintf(buf, n, "{\"image\": %llu}",
+			 (unsigned long long)o->images);
+		return o->images > 0;
 	case LF_N_BATCH:
 		snprintf(buf, n, "%llu",
 			 (unsigned long long)r->f.batched_tokens);
@@ -561,9 +568,8 @@ static struct why unwritable(const struct launch_engine *e,
 			 kv_spec_method_name(o->spec.method));
 		return (struct why){spec, "not written for this engine yet"};
 	}
-	if (o->images)
-		return (struct why){"--images", "a request's images are not "
-						"written yet"};
+	if (o->images && !flag_of(e, LF_IMAGES))
+		return (struct why){"--images", NULL};
 	return (struct why){NULL, NULL};
 }
 
@@ -729,6 +735,12 @@ int kvfit_launch_opt(int c, const char *s, struct args *a)
 				       sizeof a->spec_model, err))
 			return cli_usage("%s", err);
 		a->draft = a->spec_model[0] ? a->spec_model : NULL;
+		return 0;
+	}
+	case OPT_LIMIT_MM: { /* vLLM's: the images a prompt carries */
+		char err[KV_ERRLEN];
+		if (kv_vision_vllm_limit_parse(s, &a->o.images, err))
+			return cli_usage("%s", err);
 		return 0;
 	}
 	case OPT_N_BATCH:

@@ -278,6 +278,9 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "batch-size", OPT_N_BATCH, "N",
 	    "llama.cpp: its n_batch, above which no\n"
 	    "n_ubatch goes (its default 2048)"),
+	OPT(T_FIT, "limit-mm-per-prompt", OPT_LIMIT_MM, "JSON",
+	    "vLLM's limit of images a prompt carries,\n"
+	    "{\"image\": N}, as --images N"),
 	OPT(T_FIT, "speculative-config", OPT_SPEC_CONFIG, "JSON",
 	    "vLLM's speculative decoding: its method,\n"
 	    "model (--draft) and num_speculative_tokens\n"

@@ -113,6 +113,7 @@ for fmt in vllm sglang trtllm; do
 	trip $fmt l40s llama-3.1-8b --ctx 4k --block-size 64
 	trip $fmt h100-sxm llama-3.1-70b --solve tp --users 40 --ctx 32k
 done
+trip vllm h100-sxm gemma-3-27b --ctx 8k --images 4
 trip vllm h100-sxm llama-3.1-8b --ctx 8k -t int8
 trip vllm h100-sxm llama-3.1-8b --ctx 8k --kv-memory 40GiB
 trip vllm h100-sxm llama-3.1-8b --ctx 8k --max-loras 4 --max-lora-rank 64
