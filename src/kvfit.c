@@ -550,9 +550,16 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case OPT_PARAMS: a->params = true; break;
 		case OPT_LIST_GPUS: a->list_gpus = true; break;
 		case 'o': /* an engine's command, else a table's format */
-			if ((a->launch = kvfit_launch_format(optarg)))
-				break;
-			/* fall through */
+			a->launch = kvfit_launch_format(optarg);
+			if (!a->launch && cli_output_find(optarg) < 0)
+				return cli_usage("--output: tsv, csv, json, md, "
+						 "table, vllm, sglang, "
+						 "llama-server or trtllm, got "
+						 "'%s'",
+						 optarg);
+			if (!a->launch && (e = cli_output(optarg, &a->json)))
+				return e;
+			break;
 		default:
 			e = cli_common(c, optarg, usage_head, usage_foot,
 				       &a->json, &a->header, done);
