@@ -110,7 +110,7 @@ enum cli_key {
 	OPT_IMAGES,
 	/* kvfit's engines' commands (-o ENGINE) and the flags they read */
 	OPT_CTX_SIZE, OPT_FLASH_ATTN, OPT_ENABLE_LORA, OPT_HICACHE,
-	OPT_SPEC_CONFIG, OPT_N_BATCH, OPT_LIMIT_MM,
+	OPT_SPEC_CONFIG, OPT_N_BATCH, OPT_LIMIT_MM, OPT_PREFIX_CACHING,
 };
 
 struct cli_opt {

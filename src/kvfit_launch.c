@@ -65,6 +65,8 @@ enum lf {
 	LF_N_BATCH,     /* llama.cpp's n_batch, where n_ubatch is above its
 			   default (n_ubatch is at most it) */
 	LF_IMAGES,      /* images a request carries, as a JSON limit */
+	LF_PREFIX_CACHING, /* the switch that shares a prompt's prefix,
+			      where --prefix plans on it */
 };
 
 /* llama.cpp's n_batch by default (common/common.h, commit 145b6280);
@@ -130,6 +132,7 @@ static const struct launch_flag vllm_flags[] = {
 	{LF_TIER_GIB_ALL, "--kv-offloading-size", false},
 	{LF_SPEC_JSON, "--speculative-config", false},
 	{LF_IMAGES, "--limit-mm-per-prompt", false},
+	{LF_PREFIX_CACHING, "--enable-prefix-caching", false},
 };
 
 static const struct launch_flag sglang_flags[] = {
@@ -492,6 +495,7 @@ static bool value(const struct launch_engine *e, const struct args *a,
 		snprintf(buf, n, "%llu",
 			 (unsigned long long)r->f.batched_tokens);
 		return true;
+	case LF_PREFIX_CACHING: return o->prefix > 0;
 	case LF_IMAGES:
 		snprintf(buf, n, "{\"image\": %llu}",
 			 (unsigned long long)o->images);
@@ -616,11 +620,12 @@ static void word(const char *s)
 	putchar('\'');
 }
 
-/* The model as the engine takes it: what the user gave, a config file's
- * folder where it named one. */
+/* The model as the engine takes it: what the user gave (a name, a hub
+ * id, a folder), a config file's folder where it named one, and a GGUF's
+ * file (an Ollama model's blob) where one was read. */
 static const char *model_of(const struct kv_model *m, char *buf, size_t n)
 {
-	const char *s = m->name, *slash = strrchr(s, '/');
+	const char *s = m->gguf ? m->path : m->name, *slash = strrchr(s, '/');
 	size_t len = strlen(s);
 	if (len < 5 || strcmp(s + len - 5, ".json"))
 		return s;
@@ -746,6 +751,7 @@ int kvfit_launch_opt(int c, const char *s, struct args *a)
 	case OPT_N_BATCH:
 		return cli_u64("--batch-size", s, 1, 1ULL << 30, &a->n_batch);
 	case OPT_ENABLE_LORA: a->lora_given = true; return 0;
+	case OPT_PREFIX_CACHING: return 0; /* --prefix plans the sharing */
 	case OPT_HICACHE: a->hicache = true; return 0;
 	default: return CLI_NOT_MINE;
 	}

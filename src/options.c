@@ -278,6 +278,9 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "batch-size", OPT_N_BATCH, "N",
 	    "llama.cpp: its n_batch, above which no\n"
 	    "n_ubatch goes (its default 2048)"),
+	OPT(T_FIT, "enable-prefix-caching", OPT_PREFIX_CACHING, NULL,
+	    "vLLM's switch that shares a prompt's prefix\n"
+	    "(--prefix plans the sharing)"),
 	OPT(T_FIT, "limit-mm-per-prompt", OPT_LIMIT_MM, "JSON",
 	    "vLLM's limit of images a prompt carries,\n"
 	    "{\"image\": N}, as --images N"),

@@ -10,10 +10,13 @@
 # max_attention_window) to kvfit's options.
 bin=$1 src=$2
 cd "$src" || exit 1
-PATH=$bin:$PATH KV_CONFIG_PATH=configs LC_ALL=C
+PATH=$bin:$PATH KV_CONFIG_PATH=$(pwd)/configs LC_ALL=C
 export PATH KV_CONFIG_PATH LC_ALL
 fail=0 cases=0
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+# the lines run in $tmp (TensorRT-LLM's write their YAML there), where
+# the models' relative paths lead to the same files
+ln -s "$(pwd)/tests" "$tmp/tests"
 
 # The plan's users (users_whole, or --users where fewer), ctx and
 # kv_bytes, from kvfit's TSV on stdin.
@@ -71,8 +74,9 @@ trtllm_serve() {
 }
 
 # trip FORMAT MACHINE MODEL [OPTIONS...]: plan, print the command, run
-# it back; the plans must agree. MACHINE: --gpu NAME and the host's
-# options, one word.
+# it back; the plans must agree. MACHINE: the GPU's name, and what
+# both sides are given that is not an engine's flag (the host's memory,
+# a shared prefix), one word.
 trip() {
 	fmt=$1 machine="--gpu $2"
 	shift 2
@@ -82,9 +86,11 @@ trip() {
 	trtllm) e=trtllm ;;
 	esac
 	users=$(echo "$*" | sed -n 's/.*--users \([0-9]*\).*/\1/p')
-	want=$(kvfit "$@" $machine --engine "$e" -o tsv | plan "$users")
-	line=$(kvfit "$@" $machine -o "$fmt") || {
-		echo "FAIL: kvfit $* -o $fmt: exit $?"; fail=1; return; }
+	want=$(kvfit "$@" $machine --engine "$e" -o tsv 2>/dev/null |
+		plan "$users")
+	line=$(kvfit "$@" $machine -o "$fmt" 2>"$tmp/line.err") || {
+		echo "FAIL: kvfit $* -o $fmt: exit $?"; cat "$tmp/line.err"
+		fail=1; return; }
 	rm -f "$tmp/back"
 	(cd "$tmp" && eval "$(echo "$line" |
 		sed -e 's/^llama-server /llama_server /' \
@@ -113,6 +119,11 @@ for fmt in vllm sglang trtllm; do
 	trip $fmt l40s llama-3.1-8b --ctx 4k --block-size 64
 	trip $fmt h100-sxm llama-3.1-70b --solve tp --users 40 --ctx 32k
 done
+trip vllm 'h100-sxm --prefix 2000' llama-3.1-8b --ctx 8k
+trip llama-server 'l40s --host-mem 256GiB' llama-3.1-70b --ctx 8k --solve layers --users 4
+trip llama-server 'l40s --host-mem 256GiB' qwen3-30b-a3b --ctx 8k --n-gpu-layers auto
+trip llama-server h100-sxm tests/gguf/qwen3-30b-a3b.gguf --ctx 8k -t q8_0
+trip vllm h100-sxm tests/ckpt/tiny/config.json --ctx 256
 trip vllm h100-sxm gemma-3-27b --ctx 8k --images 4
 trip vllm h100-sxm llama-3.1-8b --ctx 8k -t int8
 trip vllm h100-sxm llama-3.1-8b --ctx 8k --kv-memory 40GiB
