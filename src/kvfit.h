@@ -98,8 +98,9 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 int kvfit_launch_format(const char *s);
 
 /* The options of kvfit_launch.c: --ctx-size, --batch-size,
- * --limit-mm-per-prompt, --flash-attn, --enable-lora, --enable-hierarchical-cache, --speculative-config. Returns 0, CLI_USAGE
- * (said) or CLI_NOT_MINE. */
+ * --limit-mm-per-prompt, --flash-attn, --enable-lora,
+ * --enable-hierarchical-cache, --enable-prefix-caching,
+ * --speculative-config. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
 int kvfit_launch_opt(int c, const char *s, struct args *a);
 
 /* Once every option is read: --ctx-size over the slots of --parallel,

@@ -77,7 +77,8 @@ int kv_spec_vllm_parse(const char *json, struct kv_spec *s, char *model,
 	if (e)
 		return e;
 	const char *method = json_str(o, "method"), *m = json_str(o, "model");
-	const cJSON *nk = cJSON_GetObjectItemCaseSensitive(o, "num_speculative_tokens");
+	const cJSON *nk =
+		cJSON_GetObjectItemCaseSensitive(o, "num_speculative_tokens");
 	e = KV_EINVAL;
 	if (!cJSON_IsObject(o))
 		kv_fail(err, opt, "must be a JSON object");
