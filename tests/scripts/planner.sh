@@ -61,7 +61,7 @@ done
 [ "$(head -1 "$tmp/tsv" | tr '\t' ',')" = "$(head -1 "$tmp/csv")" ] || { echo "FAIL: csv header"; fail=1; }
 grep -q '^| model | gpu |' "$tmp/md" && grep -q '^|---|' "$tmp/md" || { echo "FAIL: md table"; fail=1; }
 grep -q '"users_whole":' "$tmp/json" || { echo "FAIL: json"; fail=1; }
-expect 2 "tsv, csv, json, md or table" kvfit llama-3.1-8b --gpu h100 -o xml
+expect 2 "tsv, csv, json, md, table, vllm, sglang, llama-server or trtllm" kvfit llama-3.1-8b --gpu h100 -o xml
 # a table for a person (a terminal's default): the answer's columns,
 # aligned, sizes in units; every column with -v
 expect 0 "^model +engine +gpus +kv_dtype +ctx +users_whole +bound +weights_bytes" kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k -o table
