@@ -108,6 +108,9 @@ enum cli_key {
 	OPT_HOST_BW, OPT_HOST_PROFILE,
 	/* kvfit's images */
 	OPT_IMAGES,
+	/* kvfit's engines' commands (-o ENGINE) and the flags they read */
+	OPT_CTX_SIZE, OPT_FLASH_ATTN, OPT_ENABLE_LORA, OPT_HICACHE,
+	OPT_SPEC_CONFIG, OPT_N_BATCH, OPT_LIMIT_MM, OPT_PREFIX_CACHING,
 };
 
 struct cli_opt {
@@ -228,6 +231,8 @@ enum cli_format { CLI_TSV, CLI_CSV, CLI_JSON, CLI_MD, CLI_TABLE };
  * written for a person (CLI_TABLE: aligned, sizes in units, the tool's
  * answer columns only unless cli_verbose()), and TSV anywhere else. */
 int cli_output(const char *s, bool *json);
+/* The enum cli_format -o's word s names, or -1. */
+int cli_output_find(const char *s);
 
 /* -v, --verbose: a table on a terminal shows every column. */
 void cli_verbose(void);

@@ -16,17 +16,26 @@
 static int output = -1; /* -o, for tables not --json; -1: by stdout */
 static bool verbose;
 
-int cli_output(const char *s, bool *json)
+int cli_output_find(const char *s)
 {
 	static const char *const names[] = {"tsv", "csv", "json", "md",
 					    "table"};
 	for (int i = 0; i < 5; i++)
-		if (!strcmp(s, names[i])) {
-			output = i;
-			*json = output == CLI_JSON;
-			return 0;
-		}
-	return cli_usage("--output: tsv, csv, json, md or table, got '%s'", s);
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+int cli_output(const char *s, bool *json)
+{
+	int i = cli_output_find(s);
+	if (i < 0)
+		return cli_usage("--output: tsv, csv, json, md or table, got "
+				 "'%s'",
+				 s);
+	output = i;
+	*json = output == CLI_JSON;
+	return 0;
 }
 
 void cli_verbose(void)

@@ -122,7 +122,10 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	case OPT_ATTN_WINDOW: /* token counts of at least 1, in turn */
 		return cli_list(cli_opt_as(), s, 1ULL << 40, &o->windows,
 				&o->nwindows);
-	case OPT_KV_MEMORY:
+	case OPT_KV_MEMORY: /* vLLM's --kv-cache-memory-bytes: bytes */
+		if (!strcmp(cli_opt_as(), "--kv-cache-memory-bytes"))
+			return cli_u64(cli_opt_as(), s, 1, UINT64_MAX,
+				       &o->kv_memory);
 		return size_above0(cli_opt_as(), s, &o->kv_memory);
 	case OPT_WDTYPE:
 		if (kv_plan_weights_parse(s, o))
@@ -546,6 +549,17 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 		case 'H': a->human = true; break;
 		case OPT_PARAMS: a->params = true; break;
 		case OPT_LIST_GPUS: a->list_gpus = true; break;
+		case 'o': /* an engine's command, else a table's format */
+			a->launch = kvfit_launch_format(optarg);
+			if (!a->launch && cli_output_find(optarg) < 0)
+				return cli_usage("--output: tsv, csv, json, md, "
+						 "table, vllm, sglang, "
+						 "llama-server or trtllm, got "
+						 "'%s'",
+						 optarg);
+			if (!a->launch && (e = cli_output(optarg, &a->json)))
+				return e;
+			break;
 		default:
 			e = cli_common(c, optarg, usage_head, usage_foot,
 				       &a->json, &a->header, done);
@@ -554,15 +568,17 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			    (e = opt_rows(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_lora(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_images(c, optarg, a)) == CLI_NOT_MINE &&
-			    (e = opt_offload(c, optarg, a)) == CLI_NOT_MINE)
-				e = opt_split(c, optarg, a);
+			    (e = opt_offload(c, optarg, a)) == CLI_NOT_MINE &&
+			    (e = opt_split(c, optarg, a)) == CLI_NOT_MINE)
+				e = kvfit_launch_opt(c, optarg, a);
 			if (e == CLI_NOT_MINE) /* said by cli_getopt */
 				return CLI_USAGE;
 			if (e || *done)
 				return e;
 		}
 	}
-	if ((e = cli_kv_join(&a->kv, &a->o.dtypes, &a->o.ndtypes)))
+	if ((e = kvfit_launch_after(a)) ||
+	    (e = cli_kv_join(&a->kv, &a->o.dtypes, &a->o.ndtypes)))
 		return e;
 	a->o.lora = a->lora_given ? &a->lora : NULL;
 	a->o.offload = a->tier_opt || a->off.hit_given ? &a->off : NULL;
@@ -645,5 +661,6 @@ out:
 	free(a.o.users);
 	free(a.o.blocks);
 	free(a.o.windows);
+	free(a.ctx_sizes);
 	return cli_finish(status);
 }

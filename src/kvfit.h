@@ -51,6 +51,15 @@ struct args {
 	const char *host_given; /* the first host option given, or NULL */
 	const char *host_profile; /* --host-profile FILE */
 	struct kv_gpus *host;  /* its table, owned */
+	/* -o vllm, sglang, llama-server, trtllm: the command of each row */
+	int launch;            /* kvfit_launch_format's; 0: a table */
+	uint64_t *ctx_sizes;   /* llama.cpp's --ctx-size: every --parallel
+				  slot's tokens together (a list); NULL:
+				  not given */
+	size_t nctx_sizes;
+	bool hicache;          /* SGLang's --enable-hierarchical-cache */
+	char spec_model[4096]; /* vLLM's --speculative-config's model */
+	uint64_t n_batch;      /* llama.cpp's --batch-size; 0: not given */
 };
 
 /* What the split's options say together once the configs are read (an
@@ -83,6 +92,33 @@ int kvfit_calibrate(const struct args *a, const struct kv_plan *pl,
  * or 2 for bad input (said, nothing printed). */
 int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 	       const char *gpu_name);
+
+/* -o's engines (kvfit_launch.c): the format's number (1 up), or 0 for
+ * a word that names none. */
+int kvfit_launch_format(const char *s);
+
+/* The options of kvfit_launch.c: --ctx-size, --batch-size,
+ * --limit-mm-per-prompt, --flash-attn, --enable-lora,
+ * --enable-hierarchical-cache, --enable-prefix-caching,
+ * --speculative-config. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
+int kvfit_launch_opt(int c, const char *s, struct args *a);
+
+/* Once every option is read: --ctx-size over the slots of --parallel,
+ * the host tier --enable-hierarchical-cache turns on, and what -o ENGINE
+ * asks (kvfit_launch_opts). Returns 0 or CLI_USAGE (said). */
+int kvfit_launch_after(struct args *a);
+
+/* What -o ENGINE asks of the other options once all are read: without
+ * --engine, that engine's rules; with another, or all, a refusal.
+ * Returns 0 or CLI_USAGE (said). */
+int kvfit_launch_opts(struct args *a);
+
+/* Whether row r can be written as a command: 0, or CLI_USAGE where it
+ * asks what the engine has no flag for (said). */
+int kvfit_launch_check(const struct args *a, const struct kv_plan_row *r);
+
+/* Row r's command, one line on stdout. */
+void kvfit_launch_row(const struct args *a, const struct kv_plan_row *r);
 
 /* --params: each plan's parameters and weight bytes. */
 int kvfit_params(const struct args *a, const struct kv_plan *pl, size_t np);

@@ -388,7 +388,15 @@ static void row(struct cli_table *t, const struct args *a,
 		v->below = true;
 		return;
 	}
-	put_row(t, gpu_name, &a->o, r);
+	if (!a->launch)
+		put_row(t, gpu_name, &a->o, r);
+	else if (f->users_whole)
+		kvfit_launch_row(a, r);
+	else { /* a row that serves none runs nothing */
+		cli_error("%s: no sequence fits at %llu tokens: no command",
+			  in->m->name, (unsigned long long)in->ctx);
+		v->below = true;
+	}
 	if (layers)
 		layers_found(in, f);
 	missed(a, r, v);
@@ -505,12 +513,17 @@ int kvfit_rows(const struct args *a, const struct kv_plan *pl, size_t np,
 	struct verdict v = {0};
 	size_t n;
 	int status = solve(a, pl, np, &rows, &n);
+	for (size_t i = 0; a->launch && !status && i < n; i++)
+		if (!rows[i].none && !rows[i].unserved)
+			status = kvfit_launch_check(a, &rows[i]);
 	if (!status && a->mem_note[0])
 		fprintf(stderr, "%s\n", a->mem_note);
 	if (!status) {
 		struct cols k;
 		cols_of(&a->o, &k);
-		cli_table_begin(&t, k.name, k.n, a->json, a->header, a->human);
+		/* -o ENGINE: no table, a command a row */
+		cli_table_begin(&t, k.name, k.n, a->json,
+				a->header && !a->launch, a->human);
 		if (a->o.work.isl)
 			cli_table_brief(&t, brief_time_cols,
 					CLI_NCOLS(brief_time_cols));

@@ -266,6 +266,28 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "human", 'H', NULL,
 	    "sizes in KiB/MiB/GiB; on a terminal, a\n"
 	    "memory bar per row on stderr"),
+	OPT(T_FIT, "flash-attn", OPT_FLASH_ATTN, "on",
+	    "llama.cpp: on or auto, as modelled (its\n"
+	    "compute buffer with flash attention)"),
+	OPT(T_FIT, "enable-lora", OPT_ENABLE_LORA, NULL,
+	    "LoRA at the engine's defaults (vLLM's and\n"
+	    "SGLang's switch)"),
+	OPT(T_FIT, "enable-hierarchical-cache", OPT_HICACHE, NULL,
+	    "SGLang: its host tier of KV, at\n"
+	    "--hicache-ratio 2 where no size is given"),
+	OPT(T_FIT, "batch-size", OPT_N_BATCH, "N",
+	    "llama.cpp: its n_batch, above which no\n"
+	    "n_ubatch goes (its default 2048)"),
+	OPT(T_FIT, "enable-prefix-caching", OPT_PREFIX_CACHING, NULL,
+	    "vLLM's switch that shares a prompt's prefix\n"
+	    "(--prefix plans the sharing)"),
+	OPT(T_FIT, "limit-mm-per-prompt", OPT_LIMIT_MM, "JSON",
+	    "vLLM's limit of images a prompt carries,\n"
+	    "{\"image\": N}, as --images N"),
+	OPT(T_FIT, "speculative-config", OPT_SPEC_CONFIG, "JSON",
+	    "vLLM's speculative decoding: its method,\n"
+	    "model (--draft) and num_speculative_tokens\n"
+	    "(--spec-tokens)"),
 	/* kvdecode */
 	OPT(T_DECODE, "prompt", 'p', "N|TEXT",
 	    "N tokens drawn from the seed (default 128),\n"
@@ -421,7 +443,13 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_BENCH, "seed", 's', "N",
 	    "weights' seed (default 0)"),
 	/* every tool */
-	OPT(T_ALL, "output", 'o', "FORMAT",
+	OPT(T_FIT, "output", 'o', "FORMAT",
+	    "tsv (the default when piped), csv, json, md\n"
+	    "(a Markdown table) or table (aligned, sizes\n"
+	    "in units: the default on a terminal); or\n"
+	    "vllm, sglang, llama-server, trtllm: the\n"
+	    "command that runs each row"),
+	OPT(T_SIZE | T_DECODE | T_BENCH, "output", 'o', "FORMAT",
 	    "tsv (the default when piped), csv, json, md\n"
 	    "(a Markdown table) or table (aligned, sizes\n"
 	    "in units: the default on a terminal)"),
@@ -448,8 +476,8 @@ const struct cli_opt cli_opts[] = {
 	      "kv-memory"),
 	ALIAS(T_FIT, "kv-offloading-size", OPT_KV_OFFLOAD_GIB, "GIB", "vLLM",
 	      "kv-offload"),
-	ALIAS(T_SIZE | T_FIT | T_BENCH, "ctx-size", 'c', "LIST", "llama.cpp",
-	      "ctx"),
+	ALIAS(T_SIZE | T_BENCH, "ctx-size", 'c', "LIST", "llama.cpp", "ctx"),
+	ALIAS(T_FIT, "ctx-size", OPT_CTX_SIZE, "LIST", "llama.cpp", "ctx"),
 	ALIAS(T_SIZE | T_FIT | T_BENCH, "cache-type-k", OPT_CTK, "F",
 	      "llama.cpp", "kv-dtype"),
 	ALIAS(T_SIZE | T_FIT | T_BENCH, "cache-type-v", OPT_CTV, "F",
@@ -495,6 +523,15 @@ const struct cli_opt cli_opts[] = {
 	      "TensorRT-LLM", "util"),
 	ALIAS(T_FIT, "host_cache_size", OPT_HOST_CACHE_SIZE, "BYTES",
 	      "TensorRT-LLM", "kv-offload"),
+	/* what kvfit's commands (-o ENGINE) write, read back */
+	ALIAS(T_FIT, "kv-cache-memory-bytes", OPT_KV_MEMORY, "SIZE", "vLLM",
+	      "kv-memory"),
+	ALIAS(T_FIT, "tp-size", OPT_TP, "N", "SGLang", "tp"),
+	ALIAS(T_FIT, "pp-size", OPT_PP, "N", "SGLang", "pp"),
+	ALIAS(T_FIT, "tp_size", OPT_TP, "N", "TensorRT-LLM", "tp"),
+	ALIAS(T_FIT, "pp_size", OPT_PP, "N", "TensorRT-LLM", "pp"),
+	ALIAS(T_FIT, "speculative-algorithm", OPT_SPEC_METHOD, "HOW",
+	      "SGLang", "spec-method"),
 };
 
 const size_t cli_nopts = sizeof cli_opts / sizeof *cli_opts;

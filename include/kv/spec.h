@@ -56,6 +56,20 @@ struct kv_spec {
 /* "draft", "eagle", "eagle3", "mtp", "ngram": 0, else KV_EINVAL. */
 int kv_spec_method_parse(const char *s, enum kv_spec_method *out);
 
+/* The method's name in engine k's flags: vLLM's speculative config's
+ * method, SGLang's --speculative-algorithm; NULL where k has none (a
+ * method llama.cpp runs is named by its flags alone). kv_spec_method_parse
+ * reads these too. */
+const char *kv_spec_engine_method(enum kv_server_kind k,
+				  enum kv_spec_method m);
+
+/* vLLM's --speculative-config JSON ({"method": "eagle3", "model": PATH,
+ * "num_speculative_tokens": 3}; a model alone is a draft model) into s's
+ * method and k, and its model into model (n bytes; "" without one).
+ * Returns 0, or KV_EINVAL with err naming the field. */
+int kv_spec_vllm_parse(const char *json, struct kv_spec *s, char *model,
+		       size_t n, char *err);
+
 /* The method's name as --spec-method takes it ("" for NONE). */
 const char *kv_spec_method_name(enum kv_spec_method m);
 

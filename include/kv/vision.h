@@ -48,4 +48,12 @@ int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
 		      uint64_t batched, uint64_t seqs, uint64_t max_len,
 		      uint64_t *items, uint64_t *bytes);
 
+/* vLLM's --limit-mm-per-prompt JSON ({"image": 4}, or {"image":
+ * {"count": 4}}; vllm/config/multimodal.py limit_per_prompt), the images
+ * a prompt may carry, which its profile run sizes the encoder by: the
+ * image count into *images (0 without one). Another modality of a count
+ * above 0 is refused. Returns 0, or KV_EINVAL with err naming the field. */
+int kv_vision_vllm_limit_parse(const char *json, uint64_t *images,
+			       char *err);
+
 #endif

@@ -35,7 +35,7 @@ expect 0 "	64	4096	" kvfit llama-3.1-8b --gpu h100-sxm --max-model-len 8k \
 expect 0 "kv_tokens" kvfit llama-3.1-8b --gpu h100-sxm --kv-cache-memory 60GiB --max-model-len 128k
 # llama.cpp's names
 expect 0 "llamacpp	llamacpp [a-z0-9]+	1	q8_0	8192	.*	4	512	4.00	4	" kvfit llama-3.1-8b --gpu h100-sxm --engine llamacpp \
-	--ctx-size 8192 --cache-type-k q8_0 --cache-type-v q8_0 --parallel 4 --ubatch-size 512
+	--ctx-size 32768 --cache-type-k q8_0 --cache-type-v q8_0 --parallel 4 --ubatch-size 512
 expect 2 "kvtools has --tp" kvfit llama-3.1-8b --gpu h100 -tp 4
 expect 2 "kvtools has --cache-type-k" kvfit llama-3.1-8b --gpu h100 -ctk q8_0
 expect 2 "kvtools has --n-gpu-layers" kvsize llama-3.1-8b -ngl 99
@@ -61,7 +61,7 @@ done
 [ "$(head -1 "$tmp/tsv" | tr '\t' ',')" = "$(head -1 "$tmp/csv")" ] || { echo "FAIL: csv header"; fail=1; }
 grep -q '^| model | gpu |' "$tmp/md" && grep -q '^|---|' "$tmp/md" || { echo "FAIL: md table"; fail=1; }
 grep -q '"users_whole":' "$tmp/json" || { echo "FAIL: json"; fail=1; }
-expect 2 "tsv, csv, json, md or table" kvfit llama-3.1-8b --gpu h100 -o xml
+expect 2 "tsv, csv, json, md, table, vllm, sglang, llama-server or trtllm" kvfit llama-3.1-8b --gpu h100 -o xml
 # a table for a person (a terminal's default): the answer's columns,
 # aligned, sizes in units; every column with -v
 expect 0 "^model +engine +gpus +kv_dtype +ctx +users_whole +bound +weights_bytes" kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k -o table

@@ -70,9 +70,12 @@ static void aliases(void)
 			CHECK(!find(t, a->name));
 			/* the same key, but for llama.cpp's K and V
 			 * formats, which kvsize, kvfit and kvbench check
-			 * agree, and the engines' host tiers of KV, each
-			 * in a unit of its own, which kvfit takes one of */
+			 * agree, the engines' host tiers of KV, each
+			 * in a unit of its own, which kvfit takes one of,
+			 * and kvfit's --ctx-size, llama.cpp's tokens of
+			 * every --parallel slot together */
 			if (of && a->key != OPT_CTK && a->key != OPT_CTV &&
+			    a->key != OPT_CTX_SIZE &&
 			    !(a->key >= OPT_KV_OFFLOAD_GIB &&
 			      a->key <= OPT_HOST_CACHE_SIZE))
 				CHECK(a->key == of->key);

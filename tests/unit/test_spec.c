@@ -389,9 +389,55 @@ static void test_configs(void)
 	kv_model_free(m);
 }
 
+/* The engines' names of the methods, and vLLM's JSON of them
+ * (vllm/config/speculative.py, f19b16d9; SGLang's speculative_hook.py,
+ * 004c82e0). */
+static void test_engine_names(void)
+{
+	enum kv_spec_method m = KV_SPEC_NONE;
+	struct kv_spec s = {0};
+	char model[64], err[KV_ERRLEN];
+	CHECK(kv_spec_method_parse("draft_model", &m) == 0 &&
+	      m == KV_SPEC_DRAFT);
+	CHECK(kv_spec_method_parse("NEXTN", &m) == 0 && m == KV_SPEC_MTP);
+	CHECK(kv_spec_method_parse("STANDALONE", &m) == 0 &&
+	      m == KV_SPEC_DRAFT);
+	CHECK(kv_spec_method_parse("deepseek_mtp", &m) == 0 &&
+	      m == KV_SPEC_MTP);
+	CHECK(kv_spec_method_parse("_mtp", &m) == KV_EINVAL);
+	CHECK_STR(kv_spec_engine_method(KV_SERVER_VLLM, KV_SPEC_EAGLE3),
+		  "eagle3");
+	CHECK_STR(kv_spec_engine_method(KV_SERVER_SGLANG, KV_SPEC_MTP),
+		  "NEXTN");
+	CHECK(kv_spec_engine_method(KV_SERVER_LLAMACPP, KV_SPEC_DRAFT) ==
+	      NULL);
+	CHECK(kv_spec_vllm_parse("{\"method\": \"eagle3\", \"model\": "
+				 "\"org/head\", \"num_speculative_tokens\": 3}",
+				 &s, model, sizeof model, err) == 0);
+	CHECK(s.method == KV_SPEC_EAGLE3 && s.k == 3);
+	CHECK_STR(model, "org/head");
+	CHECK(kv_spec_vllm_parse("{\"model\": \"d\", "
+				 "\"num_speculative_tokens\": 5}",
+				 &s, model, sizeof model, err) == 0);
+	CHECK(s.method == KV_SPEC_DRAFT && s.k == 5); /* a model alone */
+	CHECK(kv_spec_vllm_parse("{\"method\": \"ngram\", "
+				 "\"num_speculative_tokens\": 4}",
+				 &s, model, sizeof model, err) == 0);
+	CHECK(s.method == KV_SPEC_NGRAM && !model[0]);
+	CHECK(kv_spec_vllm_parse("{\"method\": \"mtp\"}", &s, model,
+				 sizeof model, err) == KV_EINVAL);
+	CHECK(strstr(err, "num_speculative_tokens") != NULL);
+	CHECK(kv_spec_vllm_parse("{\"method\": \"medusa\", "
+				 "\"num_speculative_tokens\": 2}",
+				 &s, model, sizeof model, err) == KV_EINVAL);
+	CHECK(kv_spec_vllm_parse("[3]", &s, model, sizeof model, err) ==
+	      KV_EINVAL);
+}
+
 int main(void)
 {
 	test_configs();
+	test_engine_names();
 	test_tokens();
 	test_check();
 	test_weights();

@@ -179,8 +179,30 @@ static void refusals(void)
 	}
 }
 
+/* vLLM's --limit-mm-per-prompt, both of its forms. */
+static void limit_parse(void)
+{
+	uint64_t n = 99;
+	char err[KV_ERRLEN];
+	CHECK(kv_vision_vllm_limit_parse("{\"image\": 4}", &n, err) == 0);
+	CHECK_U64(n, 4);
+	CHECK(kv_vision_vllm_limit_parse("{\"image\": {\"count\": 2, "
+					 "\"width\": 512}, \"video\": 0}",
+					 &n, err) == 0);
+	CHECK_U64(n, 2);
+	CHECK(kv_vision_vllm_limit_parse("{}", &n, err) == 0);
+	CHECK_U64(n, 0);
+	CHECK(kv_vision_vllm_limit_parse("{\"video\": 1}", &n, err) ==
+	      KV_EINVAL);
+	CHECK(strstr(err, "video: only images") != NULL);
+	CHECK(kv_vision_vllm_limit_parse("{\"image\": -1}", &n, err) ==
+	      KV_EINVAL);
+	CHECK(kv_vision_vllm_limit_parse("4", &n, err) == KV_EINVAL);
+}
+
 int main(void)
 {
+	limit_parse();
 	gemma_params();
 	encoder();
 	row_effects();

@@ -35,6 +35,8 @@ static const struct {
 	{"fp8_e4m3", KV_DTYPE_FP8}, {"e4m3", KV_DTYPE_FP8},
 	{"float8_e4m3fn", KV_DTYPE_FP8}, {"e5m2", KV_DTYPE_FP8_E5M2},
 	{"float8_e5m2", KV_DTYPE_FP8_E5M2},
+	/* vLLM's --kv-cache-dtype for it (vllm/config/cache.py) */
+	{"int8_per_token_head", KV_DTYPE_INT8},
 };
 
 const struct kv_dtype_info *kv_dtype_info(enum kv_dtype t)

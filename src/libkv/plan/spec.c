@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "base/json.h"
 #include "kv/params.h"
 #include "kv/spec.h"
 
@@ -18,13 +21,87 @@ static const char *const method_names[] = {
 	[KV_SPEC_MTP] = "mtp",	    [KV_SPEC_NGRAM] = "ngram"};
 #define N_METHODS (int)(sizeof method_names / sizeof *method_names)
 
+/* The engines' names of the methods: vLLM's SpeculativeConfig.method
+ * (vllm/config/speculative.py, f19b16d9: draft_model; its MTP model
+ * types are taken as mtp) and SGLang's --speculative-algorithm
+ * (arg_groups/speculative_hook.py, 004c82e0: STANDALONE, EAGLE, EAGLE3,
+ * NEXTN, NGRAM). */
+static const char *const vllm_methods[] = {
+	[KV_SPEC_DRAFT] = "draft_model", [KV_SPEC_EAGLE] = "eagle",
+	[KV_SPEC_EAGLE3] = "eagle3", [KV_SPEC_MTP] = "mtp",
+	[KV_SPEC_NGRAM] = "ngram"};
+static const char *const sglang_methods[] = {
+	[KV_SPEC_DRAFT] = "STANDALONE", [KV_SPEC_EAGLE] = "EAGLE",
+	[KV_SPEC_EAGLE3] = "EAGLE3", [KV_SPEC_MTP] = "NEXTN",
+	[KV_SPEC_NGRAM] = "NGRAM"};
+
 int kv_spec_method_parse(const char *s, enum kv_spec_method *out)
 {
 	int i = s[0] ? kv_name_find(method_names, N_METHODS, s) : -1;
 	if (i <= 0)
+		i = kv_name_find(vllm_methods, N_METHODS, s);
+	if (i <= 0)
+		i = kv_name_find(sglang_methods, N_METHODS, s);
+	if (i <= 0 && strlen(s) > 4 && !strcmp(s + strlen(s) - 4, "_mtp"))
+		i = KV_SPEC_MTP; /* vLLM's deepseek_mtp, qwen3_next_mtp, ... */
+	if (i <= 0)
 		return KV_EINVAL;
 	*out = (enum kv_spec_method)i;
 	return 0;
+}
+
+const char *kv_spec_engine_method(enum kv_server_kind k,
+				  enum kv_spec_method m)
+{
+	const char *const *names = k == KV_SERVER_VLLM	   ? vllm_methods
+				   : k == KV_SERVER_SGLANG ? sglang_methods
+							   : NULL;
+	return names && m > KV_SPEC_NONE && (int)m < N_METHODS ? names[m]
+								: NULL;
+}
+
+/* A string field of vLLM's speculative config, or NULL. */
+static const char *json_str(const cJSON *o, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+int kv_spec_vllm_parse(const char *json, struct kv_spec *s, char *model,
+		       size_t n, char *err)
+{
+	const char *opt = "--speculative-config";
+	cJSON *o = NULL;
+	uint64_t k = 0;
+	int e = kv_json_read(json, strlen(json), opt, &o, err);
+	if (e)
+		return e;
+	const char *method = json_str(o, "method"), *m = json_str(o, "model");
+	const cJSON *nk =
+		cJSON_GetObjectItemCaseSensitive(o, "num_speculative_tokens");
+	e = KV_EINVAL;
+	if (!cJSON_IsObject(o))
+		kv_fail(err, opt, "must be a JSON object");
+	else if (!nk || !kv_json_whole(nk, KV_SPEC_MAX_TOKENS, &k) || !k)
+		kv_fail(err, opt, "num_speculative_tokens: must be 1 to %d",
+			KV_SPEC_MAX_TOKENS);
+	else if (method && kv_spec_method_parse(method, &s->method))
+		kv_fail(err, opt, "method: draft_model, eagle, eagle3, mtp or "
+			"ngram, got '%s'", method);
+	else if (!method && !m)
+		kv_fail(err, opt, "needs a method or a model");
+	else if (m && strlen(m) >= n)
+		kv_fail(err, opt, "model: a path too long");
+	else
+		e = 0;
+	if (!e) {
+		if (!method) /* a model alone: vLLM's draft_model */
+			s->method = KV_SPEC_DRAFT;
+		s->k = (uint32_t)k;
+		snprintf(model, n, "%s", m ? m : "");
+	}
+	cJSON_Delete(o);
+	return e;
 }
 
 const char *kv_spec_method_name(enum kv_spec_method m)

@@ -6,6 +6,11 @@
  * arithmetic is here.
  */
 #include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/json.h"
 
 #include "kv/server.h"
 #include "kv/vision.h"
@@ -83,4 +88,37 @@ int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
 	    (e = kv_mul(*bytes, row, bytes)))
 		return e;
 	return 0;
+}
+
+int kv_vision_vllm_limit_parse(const char *json, uint64_t *images, char *err)
+{
+	const char *opt = "--limit-mm-per-prompt";
+	cJSON *o = NULL, *it;
+	uint64_t n = 0;
+	int e = kv_json_read(json, strlen(json), opt, &o, err);
+	if (e)
+		return e;
+	e = cJSON_IsObject(o) ? 0 : kv_fail(err, opt, "must be a JSON object");
+	cJSON_ArrayForEach(it, o)
+	{
+		/* a count, or {"count": N, ...} (vLLM's dict form) */
+		const cJSON *c = cJSON_IsObject(it)
+			? cJSON_GetObjectItemCaseSensitive(it, "count")
+			: it;
+		uint64_t v;
+		if (e)
+			break;
+		if (!c || !kv_json_whole(c, 1ULL << 20, &v))
+			e = kv_fail(err, opt, "%s: must be a count", it->string);
+		else if (!strcmp(it->string, "image"))
+			n = v;
+		else if (v)
+			e = kv_fail(err, opt, "%s: only images are modelled, "
+				    "got %llu", it->string,
+				    (unsigned long long)v);
+	}
+	if (!e)
+		*images = n;
+	cJSON_Delete(o);
+	return e;
 }

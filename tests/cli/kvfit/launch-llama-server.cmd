@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu l40s --ctx 3000 --cache-type-k q8_0 --cache-type-v q4_0 -o llama-server; kvfit gemma-3-27b --gpu h100-sxm --ctx 16k --kv-unified -o llama-server; kvfit qwen3-30b-a3b --gpu l40s --host-mem 256GiB --ctx 8k --n-cpu-moe 12 --override-tensor 'blk\.(1|2)\.ffn_.*_exps=CPU' -o llama-server

@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k --prefix 2000 -o vllm; kvfit tests/gguf/gemma-2-2b-it.gguf --gpu l40s --ctx 4k -o llama-server; OLLAMA_MODELS=tests/ollama/models kvfit qwen3:30b --gpu h100-sxm --ctx 8k -o llama-server

@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k --spec-method eagle3 --draft eagle3-llama3.1-instruct-8b --spec-tokens 3 -o vllm; kvfit deepseek-v3 --gpu h200 --tp 8 --ctx 8k --spec-method mtp --spec-tokens 3 -o sglang; kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k --draft llama-3.2-1b-instruct --spec-tokens 8 -o llama-server

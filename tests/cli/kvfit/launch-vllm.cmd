@@ -1,0 +1,1 @@
+kvfit llama-3.1-70b --gpu h100-sxm --tp 4 --ctx 32k -t fp8 --max-loras 4 --max-lora-rank 64 -o vllm; kvfit llama-3.1-8b --gpu h100-sxm --ctx 8k,32k -o vllm; kvfit llama-3.1-70b --gpu h100-sxm --tp 2 --ctx 8k --kv-offload 64GiB -o vllm
