@@ -124,7 +124,7 @@ struct cli_opt {
 	const char *of;     /* ... and the option it stands for */
 };
 
-#define CLI_MAX_OPTS 128 /* the most rows one tool has */
+#define CLI_MAX_OPTS 192 /* the most rows one tool has */
 
 extern const struct cli_opt cli_opts[];
 extern const size_t cli_nopts;
