@@ -108,6 +108,9 @@ enum cli_key {
 	OPT_HOST_BW, OPT_HOST_PROFILE,
 	/* kvfit's images */
 	OPT_IMAGES,
+	/* kvfit's fleet: disaggregated workers, replicas, --solve gpus */
+	OPT_DISAGG, OPT_PREFILL_TP, OPT_DECODE_TP, OPT_PREFILL_WORKERS,
+	OPT_DECODE_WORKERS, OPT_KV_LINK, OPT_MAX_GPUS,
 };
 
 struct cli_opt {

@@ -107,7 +107,7 @@ int kv_fleet_prefill(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	if ((e = fit_at(&x, x.ctx, &f, err)))
 		return e;
 	if (!f.users_whole) {
-		snprintf(err, KV_ERRLEN, "%s: a prefill worker of --tp %u "
+		snprintf(err, KV_ERRLEN, "%s: a prefill worker of tp %u "
 			 "holds no prompt of %llu tokens beside its weights",
 			 in->m->name, in->tp, (unsigned long long)w->isl);
 		return KV_ERANGE;
@@ -173,7 +173,7 @@ int kv_fleet_decode(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->bytes_per_token = f.bytes_per_token;
 	out->users_fit = f.users_whole;
 	if (!f.users_whole) {
-		snprintf(err, KV_ERRLEN, "%s: a decode worker of --tp %u has "
+		snprintf(err, KV_ERRLEN, "%s: a decode worker of tp %u has "
 			 "no room for one user of %llu tokens",
 			 in->m->name, in->tp, (unsigned long long)x.ctx);
 		return KV_ERANGE;
@@ -431,7 +431,7 @@ int kv_fleet_agg(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		return e;
 	if (!f.users_whole) {
 		snprintf(out->why, KV_ERRLEN, "%s: no user of %llu tokens fits "
-			 "a replica of --tp %u", in->m->name,
+			 "a replica of tp %u", in->m->name,
 			 (unsigned long long)x.ctx, in->tp);
 		out->replicas = replicas ? replicas : 1;
 		out->gpus = out->replicas * kv_shape_gpus(&out->shape);
