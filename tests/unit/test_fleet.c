@@ -275,6 +275,37 @@ static void replicas(const struct kv_model *m)
 	CHECK_U64(fewer.replicas, 1);
 }
 
+/* An MLA model's transfer: DeepSeek-V3 keeps one latent of 512 + 64
+ * values a layer, 61 layers x 576 x 2 B = 70,272 B a token in bf16, and
+ * every rank of a tp 8 decode worker holds all of it (vLLM reads it once
+ * a rank): 2000 tokens are 140,544,000 B to each decode GPU, 2.81088 ms
+ * over 50 GB/s. Its fp8 weights, 671 GB over 8 H200s of 141 GB. */
+static void mla(void)
+{
+	char err[KV_ERRLEN];
+	struct kv_model *m = test_load("deepseek-v3");
+	if (!m)
+		return;
+	struct kv_fit_in in = {.m = m, .kv_dtype = KV_DTYPE_BF16,
+			       .w_dtype = KV_DTYPE_BF16, .stored = true,
+			       .mem = 150754820096ULL, .tp = 8, .pp = 1,
+			       .ctx = 2500, .server = IDEAL, .gpu = "h200",
+			       .bandwidth_gbps = 4800, .tflops = 1979};
+	struct kv_serve_in w = {.isl = 2000, .osl = 500, .users = 1};
+	struct kv_decode d;
+	CHECK(kv_fleet_decode(&in, &w, 0, &d, err) == 0);
+	CHECK_U64(d.bytes_per_token, 70272);
+	CHECK(d.users_fit > 0);
+	uint64_t b = kv_fleet_transfer_bytes(2000, d.bytes_per_token);
+	CHECK_U64(b, 140544000);
+	CHECK_NEAR(kv_fleet_transfer_ms(b, 50), 2.81088, 1e-12);
+	/* at tp 4 the weights miss: no room for one user, said */
+	in.tp = 4;
+	CHECK(kv_fleet_decode(&in, &w, 0, &d, err) == KV_ERANGE);
+	CHECK_HAS(err, "a decode worker of tp 4 has no room for one user");
+	kv_model_free(m);
+}
+
 int main(void)
 {
 	transfer();
@@ -290,5 +321,6 @@ int main(void)
 	disagg(m);
 	replicas(m);
 	kv_model_free(m);
+	mla();
 	return test_done("fleet");
 }
