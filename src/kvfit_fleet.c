@@ -99,8 +99,8 @@ int kvfit_check_fleet(const struct args *a)
 		return cli_usage("%s: a disaggregated worker's; give --disagg",
 				 a->fleet_opt);
 	if (a->max_gpus && !a->disagg && !gpus)
-		return cli_usage("--max-gpus: bounds --solve gpus and --disagg's "
-				 "split; give one");
+		return cli_usage("--max-gpus: bounds --solve gpus and "
+				 "--disagg's split; give one");
 	if (!a->disagg && !gpus)
 		return 0;
 	if (gpus && !a->rate_given)
@@ -122,13 +122,19 @@ int kvfit_check_fleet(const struct args *a)
 	return refused(a);
 }
 
-/* The shape of a row: r's input at tp. */
-static struct kv_fit_in at_tp(const struct kv_fit_in *in, uint64_t tp)
+/* A row's input as a worker of shape s runs it. */
+static struct kv_fit_in shaped(const struct kv_fit_in *in,
+			       struct kv_shape s)
 {
 	struct kv_fit_in x = *in;
-	x.tp = (uint32_t)tp;
-	x.pp = 1;
+	kv_shape_apply(&s, &x);
 	return x;
+}
+
+/* ... of tp GPUs, one stage. */
+static struct kv_fit_in at_tp(const struct kv_fit_in *in, uint64_t tp)
+{
+	return shaped(in, (struct kv_shape){.tp = (uint32_t)tp, .pp = 1});
 }
 
 static void put_opt_u(struct cli_table *t, bool on, uint64_t v)
@@ -276,8 +282,10 @@ static int disagg_row(struct rows *out, const struct args *a,
 	struct kv_fleet_goal g = goal_of(a);
 	struct kv_serve_in w = work_of(a, r);
 	uint64_t tp = a->o.tp;
-	struct kv_fit_in pin = at_tp(&r->in, a->prefill_tp ? a->prefill_tp : tp);
-	struct kv_fit_in din = at_tp(&r->in, a->decode_tp ? a->decode_tp : tp);
+	struct kv_fit_in pin = at_tp(&r->in, a->prefill_tp ? a->prefill_tp
+							     : tp);
+	struct kv_fit_in din = at_tp(&r->in, a->decode_tp ? a->decode_tp
+							   : tp);
 	struct kv_prefill p;
 	struct kv_decode d;
 	struct kv_fleet plan, agg;
@@ -337,7 +345,7 @@ static size_t search(const struct args *a, const struct kv_plan_row *r,
 	int e;
 	*status = 0;
 	for (size_t i = 0; i < ns; i++) {
-		struct kv_fit_in in = at_tp(&r->in, sh[i].tp);
+		struct kv_fit_in in = shaped(&r->in, sh[i]);
 		pok[i] = dok[i] = false;
 		if (sh[i].tp > max_tp)
 			continue;
@@ -367,7 +375,7 @@ static size_t search(const struct args *a, const struct kv_plan_row *r,
 		for (size_t j = 0; j < ns; j++) {
 			if (!pok[i] || !dok[j])
 				continue;
-			struct kv_fit_in din = at_tp(&r->in, sh[j].tp);
+			struct kv_fit_in din = shaped(&r->in, sh[j]);
 			if ((e = kv_fleet_disagg(&din, w, &p[i], &d[j], 0, 0, g,
 						 &ps[n], err))) {
 				*status = cli_kv_error(e, err);
@@ -408,8 +416,9 @@ static void closest(const struct args *a, const struct kv_plan_row *r,
 					   c->tpot_ms + c->ttft_ms / 1e3))
 				c = &ps[i];
 		if (c)
-			snprintf(why, sizeof why, "%s on %u GPUs: time to first "
-				 "token %.1f ms, %.2f ms per output token",
+			snprintf(why, sizeof why, "%s on %u GPUs: time to "
+				 "first token %.1f ms, %.2f ms per output "
+				 "token",
 				 shape_text(c, s, sizeof s), c->gpus,
 				 c->ttft_ms, c->tpot_ms);
 		else

@@ -27,6 +27,9 @@ struct kv_shape {
 /* GPUs of one worker of shape s: tp x pp. */
 uint32_t kv_shape_gpus(const struct kv_shape *s);
 
+/* in, as one worker of shape s runs it (its ranks). */
+void kv_shape_apply(const struct kv_shape *s, struct kv_fit_in *in);
+
 /* The shapes --solve gpus tries, tp 1, 2, 4, 8 (pp 1), into out (room for
  * KV_FLEET_SHAPES); returns how many. */
 #define KV_FLEET_SHAPES 4

@@ -17,6 +17,12 @@ uint32_t kv_shape_gpus(const struct kv_shape *s)
 	return s->tp * s->pp;
 }
 
+void kv_shape_apply(const struct kv_shape *s, struct kv_fit_in *in)
+{
+	in->tp = s->tp;
+	in->pp = s->pp;
+}
+
 size_t kv_fleet_shapes(struct kv_shape *out)
 {
 	static const uint32_t tps[KV_FLEET_SHAPES] = {1, 2, 4, 8};
@@ -322,8 +328,9 @@ int kv_fleet_disagg(const struct kv_fit_in *dec, const struct kv_serve_in *w,
 				 .p = *p, .d = *d, .open = g->rate > 0,
 				 .link_gbps = g->link_gbps};
 	if (!(g->link_gbps > 0)) {
-		snprintf(err, KV_ERRLEN, "%s: the KV's transfer from prefill to "
-			 "decode needs the link between them: give --kv-link",
+		snprintf(err, KV_ERRLEN, "%s: the KV's transfer from prefill "
+			 "to decode needs the link between them: give "
+			 "--kv-link",
 			 name);
 		return KV_EINVAL;
 	}
@@ -354,9 +361,9 @@ int kv_fleet_disagg(const struct kv_fit_in *dec, const struct kv_serve_in *w,
 	}
 	out->load = out->rate / (out->x * p->rps);
 	if (out->open && out->load >= 1) {
-		snprintf(out->why, KV_ERRLEN, "%s: %g requests a second cannot "
-			 "be prefilled: %u prefill worker%s take at most %.3g a "
-			 "second",
+		snprintf(out->why, KV_ERRLEN, "%s: %g requests a second "
+			 "cannot be prefilled: %u prefill worker%s take at "
+			 "most %.3g a second",
 			 name, out->rate, out->x, out->x == 1 ? "" : "s",
 			 out->x * p->rps);
 		return 0;
