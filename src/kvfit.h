@@ -57,7 +57,8 @@ struct args {
 	uint64_t prefill_workers, decode_workers; /* 0: found */
 	double kv_link;        /* --kv-link, 10^9 B/s; 0: --interconnect's */
 	uint64_t max_gpus;     /* --max-gpus; 0: 64 */
-	const char *fleet_opt; /* the first worker's option given */
+	const char *fleet_opt; /* the first worker's option given
+				  (--prefill-tp ... --decode-workers) */
 };
 
 /* The fleet's options (--disagg, --prefill-tp, ..., --max-gpus): 0,

@@ -42,12 +42,11 @@ int kvfit_opt_fleet(int c, const char *s, struct args *a)
 	}
 	if (c == OPT_MAX_GPUS)
 		return cli_u64(opt, s, 1, 1u << 20, &a->max_gpus);
-	if (!a->fleet_opt)
+	if (!a->fleet_opt && c != OPT_KV_LINK)
 		a->fleet_opt = c == OPT_PREFILL_TP	    ? "--prefill-tp"
 			       : c == OPT_DECODE_TP	    ? "--decode-tp"
 			       : c == OPT_PREFILL_WORKERS ? "--prefill-workers"
-			       : c == OPT_DECODE_WORKERS  ? "--decode-workers"
-							  : "--kv-link";
+							  : "--decode-workers";
 	switch (c) {
 	case OPT_PREFILL_TP:
 		return cli_u64(opt, s, 1, KV_MAX_RANKS, &a->prefill_tp);
@@ -94,13 +93,19 @@ int kvfit_check_fleet(const struct args *a)
 {
 	const struct kv_plan_opts *o = &a->o;
 	bool gpus = o->solve == KV_PLAN_GPUS;
-	if (a->fleet_opt && !a->disagg &&
-	    !(gpus && !strcmp(a->fleet_opt, "--kv-link")))
+	if (gpus && a->fleet_opt)
+		return cli_usage("%s: --solve gpus finds the workers' shapes "
+				 "and counts; give no %s",
+				 a->fleet_opt, a->fleet_opt);
+	if (a->fleet_opt && !a->disagg)
 		return cli_usage("%s: a disaggregated worker's; give --disagg",
 				 a->fleet_opt);
-	if (a->max_gpus && !a->disagg && !gpus)
-		return cli_usage("--max-gpus: bounds --solve gpus and "
-				 "--disagg's split; give one");
+	if ((a->max_gpus || a->kv_link > 0) && !a->disagg && !gpus)
+		return cli_usage("%s: a fleet's (%s); give --disagg or "
+				 "--solve gpus",
+				 a->max_gpus ? "--max-gpus" : "--kv-link",
+				 a->max_gpus ? "the most GPUs it may take"
+					     : "the link between its workers");
 	if (!a->disagg && !gpus)
 		return 0;
 	if (gpus && !a->rate_given)
@@ -110,10 +115,6 @@ int kvfit_check_fleet(const struct args *a)
 		return cli_usage("%s: needs --isl and --osl, the requests it "
 				 "plans for",
 				 asked(a));
-	if (gpus && a->fleet_opt && strcmp(a->fleet_opt, "--kv-link"))
-		return cli_usage("%s: --solve gpus finds the workers' shapes "
-				 "and counts; give no %s",
-				 a->fleet_opt, a->fleet_opt);
 	if (!a->prefill_workers != !a->decode_workers)
 		return cli_usage("%s: give --prefill-workers and "
 				 "--decode-workers together, or neither",
