@@ -21,7 +21,7 @@ static const char *const cols[] = {
 	"prefill_requests_per_s", "decode_users", "decode_requests_per_s",
 	"kv_transfer_bytes", "kv_transfer_ms", "prefill_load", "concurrency",
 	"queue_ms", "ttft_ms", "tpot_ms", "out_tokens_per_s",
-	"out_tokens_per_s_gpu", "meets_target", "best"};
+	"out_tokens_per_s_gpu", "meets_target", "time_source", "best"};
 #define NCOLS (sizeof cols / sizeof *cols)
 static const char *const brief[] = {
 	"model", "mode", "gpus", "replicas", "tp", "prefill_workers",
@@ -220,6 +220,7 @@ static void put_plan(struct cli_table *t, const struct args *a,
 		cli_put_str(t, p->meets ? "yes" : "no");
 	else
 		cli_put_empty(t);
+	cli_put_str(t, p->source ? p->source : "");
 	if (a->o.solve == KV_PLAN_GPUS)
 		cli_put_str(t, best);
 	cli_row_end(t);

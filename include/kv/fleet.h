@@ -82,6 +82,7 @@ struct kv_prefill {
 	double rps;         /* requests a second it prefills, busy all the
 			       time: batch / batch_ms (so a server of
 			       1 / rps a prompt, for its queue) */
+	const char *source; /* where its rates came from (kv_serve's) */
 };
 
 /* A decode worker: in at its shape (ctx isl + osl). */
@@ -153,6 +154,8 @@ struct kv_fleet {
 	double tokens_per_s_gpu;
 	bool served;            /* the rate is kept up with */
 	bool meets;             /* and within the targets given */
+	const char *source;     /* where the workers' rates came from (the
+				   time_source column) */
 	char why[KV_ERRLEN];    /* where not served: why */
 };
 

@@ -143,6 +143,7 @@ static void worker_rates(const struct kv_model *m)
 	CHECK(kv_serve_solve(&in, &one, &s, err) == 0);
 	CHECK_NEAR(p.batch_ms, s.prefill.ms, 1e-9);
 	CHECK_NEAR(p.rps, 1e3 / s.prefill.ms, 1e-9);
+	CHECK_STR(p.source, "datasheet"); /* the ideal engine's */
 	in.ctx = 1100;
 	CHECK(kv_fleet_decode(&in, &w, 0, &d, err) == 0);
 	CHECK_U64(d.bytes_per_token, 131072);

@@ -133,6 +133,7 @@ int kv_fleet_prefill(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->batch_ms = s.latency_ms - s.wait_ms;
 	out->rps = (double)b / out->batch_ms * 1e3;
 	out->one_ms = out->batch_ms;
+	out->source = s.source;
 	if (b > 1) { /* and one prompt alone */
 		v.users = 1;
 		if ((e = kv_serve_solve(&x, &v, &s, err)))
@@ -326,7 +327,8 @@ int kv_fleet_disagg(const struct kv_fit_in *dec, const struct kv_serve_in *w,
 	struct kv_fit_in din = *dec;
 	*out = (struct kv_fleet){.mode = KV_FLEET_DISAGG, .x = x, .y = y,
 				 .p = *p, .d = *d, .open = g->rate > 0,
-				 .link_gbps = g->link_gbps};
+				 .link_gbps = g->link_gbps,
+				 .source = p->source};
 	if (!(g->link_gbps > 0)) {
 		snprintf(err, KV_ERRLEN, "%s: the KV's transfer from prefill "
 			 "to decode needs the link between them: give "
@@ -415,6 +417,7 @@ static int agg_at(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		out->concurrency = (double)v.users;
 	}
 	out->load = NAN;
+	out->source = s.source;
 	out->ttft_ms = s.ttft_ms;
 	out->tpot_ms = s.tpot_ms;
 	totals(out, w);
