@@ -283,9 +283,10 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "decode-workers", OPT_DECODE_WORKERS, "Y",
 	    "--disagg: decode workers (default: alike)"),
 	OPT(T_FIT, "kv-link", OPT_KV_LINK, "GBPS",
-	    "--disagg: each decode GPU's link to the\n"
-	    "prefill workers, one direction, 10^9 B/s\n"
-	    "(default: --interconnect's, one node)"),
+	    "a decode GPU's link to the prefill workers\n"
+	    "(--disagg, --solve gpus), one direction,\n"
+	    "10^9 B/s (default: --interconnect's, one\n"
+	    "node)"),
 	OPT(T_FIT, "max-gpus", OPT_MAX_GPUS, "N",
 	    "the most GPUs --solve gpus (and the xPyD\n"
 	    "split) may take (default 64)"),
