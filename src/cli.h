@@ -111,6 +111,9 @@ enum cli_key {
 	/* kvfit's engines' commands (-o ENGINE) and the flags they read */
 	OPT_CTX_SIZE, OPT_FLASH_ATTN, OPT_ENABLE_LORA, OPT_HICACHE,
 	OPT_SPEC_CONFIG, OPT_N_BATCH, OPT_LIMIT_MM, OPT_PREFIX_CACHING,
+	/* kvfit's fleet: disaggregated workers, replicas, --solve gpus */
+	OPT_DISAGG, OPT_PREFILL_TP, OPT_DECODE_TP, OPT_PREFILL_WORKERS,
+	OPT_DECODE_WORKERS, OPT_KV_LINK, OPT_MAX_GPUS,
 };
 
 struct cli_opt {

@@ -415,8 +415,8 @@ static int opt_rows(int c, const char *s, struct args *a)
 	case OPT_PREFIX: return cli_tokens("--prefix", s, &o->prefix);
 	case OPT_SOLVE:
 		if (kv_plan_solve_parse(s, &o->solve))
-			return cli_usage("--solve: must be users, ctx, tp or "
-					 "layers, got '%s'",
+			return cli_usage("--solve: must be users, ctx, tp, "
+					 "layers or gpus, got '%s'",
 					 s);
 		o->split |= o->solve == KV_PLAN_LAYERS;
 		return 0;
@@ -431,8 +431,14 @@ static int opt_rows(int c, const char *s, struct args *a)
 	case OPT_RATE:
 		a->rate_given = true;
 		o->work.arrivals = KV_ARRIVE_RATE;
-		return cli_double("--request-rate", s, 1e-9, 1e9,
-				  &o->work.rate);
+		if (cli_double("--request-rate", s, -1e300, 1e9,
+			       &o->work.rate))
+			return CLI_USAGE;
+		return o->work.rate > 0
+			       ? 0
+			       : cli_usage("--request-rate: must be above 0 "
+					   "requests a second, got '%s'",
+					   s);
 	case OPT_CALIBRATE:
 		if (a->ncalib == sizeof a->calib / sizeof a->calib[0])
 			return cli_usage("--calibrate: at most %zu files",
@@ -492,7 +498,7 @@ static int check(int argc, const struct args *a)
 		return cli_usage("--wired-limit-mb and --gpu-mem both say the "
 				 "GPU's memory; give one");
 	if (a->o.solve != KV_PLAN_USERS && a->o.solve != KV_PLAN_LAYERS &&
-	    !a->o.nusers)
+	    a->o.solve != KV_PLAN_GPUS && !a->o.nusers)
 		return cli_usage("--solve %s: needs --users N",
 				 a->o.solve == KV_PLAN_CTX ? "ctx" : "tp");
 	if (a->o.solve == KV_PLAN_TP && a->o.tp_given)
@@ -533,7 +539,8 @@ static int check(int argc, const struct args *a)
 				 o->max_ttft     ? "--max-ttft"
 				 : o->max_tpot ? "--max-tpot"
 					       : "--cost-per-hour");
-	return check_spec(a);
+	int e = check_spec(a);
+	return e ? e : kvfit_check_fleet(a);
 }
 
 static int parse(int argc, char **argv, struct args *a, bool *done)
@@ -569,8 +576,10 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			    (e = opt_lora(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_images(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_offload(c, optarg, a)) == CLI_NOT_MINE &&
-			    (e = opt_split(c, optarg, a)) == CLI_NOT_MINE)
-				e = kvfit_launch_opt(c, optarg, a);
+			    (e = opt_split(c, optarg, a)) == CLI_NOT_MINE &&
+			    (e = kvfit_launch_opt(c, optarg, a)) ==
+				    CLI_NOT_MINE)
+				e = kvfit_opt_fleet(c, optarg, a);
 			if (e == CLI_NOT_MINE) /* said by cli_getopt */
 				return CLI_USAGE;
 			if (e || *done)
@@ -642,6 +651,8 @@ int main(int argc, char **argv)
 		status = kvfit_calibrate(&a, pl, gpus, gpu_name);
 	else if (a.params)
 		status = kvfit_params(&a, pl, np);
+	else if (a.disagg || a.o.solve == KV_PLAN_GPUS)
+		status = kvfit_fleet(&a, pl, np, gpu_name);
 	else
 		status = kvfit_rows(&a, pl, np, gpu_name);
 out:

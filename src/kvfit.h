@@ -60,7 +60,29 @@ struct args {
 	bool hicache;          /* SGLang's --enable-hierarchical-cache */
 	char spec_model[4096]; /* vLLM's --speculative-config's model */
 	uint64_t n_batch;      /* llama.cpp's --batch-size; 0: not given */
+	/* the fleet (kvfit_fleet.c) */
+	bool disagg;           /* --disagg */
+	uint64_t prefill_tp, decode_tp; /* 0: --tp */
+	uint64_t prefill_workers, decode_workers; /* 0: found */
+	double kv_link;        /* --kv-link, 10^9 B/s; 0: --interconnect's */
+	uint64_t max_gpus;     /* --max-gpus; 0: 64 */
+	const char *fleet_opt; /* the first worker's option given
+				  (--prefill-tp ... --decode-workers) */
 };
+
+/* The fleet's options (--disagg, --prefill-tp, ..., --max-gpus): 0,
+ * CLI_USAGE (said) or CLI_NOT_MINE. */
+int kvfit_opt_fleet(int c, const char *s, struct args *a);
+
+/* What they say together, and what they refuse, once all are read: 0 or
+ * CLI_USAGE (said). */
+int kvfit_check_fleet(const struct args *a);
+
+/* --disagg and --solve gpus: the plans of each row, printed: 0, 1 where
+ * one does not keep up, misses a target or (--solve gpus) none is found
+ * within --max-gpus, or 2 for bad input (said). */
+int kvfit_fleet(const struct args *a, const struct kv_plan *pl, size_t np,
+		const char *gpu_name);
 
 /* What the split's options say together once the configs are read (an
  * Ollama model's num_gpu asks one too), and the host's figures where the

@@ -198,7 +198,8 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "solve", OPT_SOLVE, "WHAT",
 	    "users (default), ctx (longest context for\n"
 	    "--users), tp (fewest GPUs for --users),\n"
-	    "layers (llama.cpp: most on the GPU)"),
+	    "layers (llama.cpp: most on the GPU), gpus\n"
+	    "(fewest for --request-rate in the targets)"),
 	OPT(T_FIT, "min-users", OPT_MIN_USERS, "N",
 	    "exit 1 when fewer than N sequences fit"),
 	OPT(T_FIT, "isl", OPT_ISL, "N",
@@ -288,6 +289,29 @@ const struct cli_opt cli_opts[] = {
 	    "vLLM's speculative decoding: its method,\n"
 	    "model (--draft) and num_speculative_tokens\n"
 	    "(--spec-tokens)"),
+	OPT(T_FIT, "disagg", OPT_DISAGG, NULL,
+	    "disaggregated prefill and decode workers\n"
+	    "(with --isl, --osl): their plan, and the\n"
+	    "aggregated one on as many GPUs"),
+	OPT(T_FIT, "prefill-tp", OPT_PREFILL_TP, "N",
+	    "--disagg: GPUs of a prefill worker, tensor\n"
+	    "parallel (default: --tp)"),
+	OPT(T_FIT, "decode-tp", OPT_DECODE_TP, "N",
+	    "--disagg: a decode worker's (default: --tp)"),
+	OPT(T_FIT, "prefill-workers", OPT_PREFILL_WORKERS, "X",
+	    "--disagg: prefill workers (default: with\n"
+	    "--request-rate the fewest that serve it,\n"
+	    "else the xPyD split that balances them)"),
+	OPT(T_FIT, "decode-workers", OPT_DECODE_WORKERS, "Y",
+	    "--disagg: decode workers (default: alike)"),
+	OPT(T_FIT, "kv-link", OPT_KV_LINK, "GBPS",
+	    "a decode GPU's link to the prefill workers\n"
+	    "(--disagg, --solve gpus), one direction,\n"
+	    "10^9 B/s (default: --interconnect's, one\n"
+	    "node)"),
+	OPT(T_FIT, "max-gpus", OPT_MAX_GPUS, "N",
+	    "the most GPUs --solve gpus (and the xPyD\n"
+	    "split) may take (default 64)"),
 	/* kvdecode */
 	OPT(T_DECODE, "prompt", 'p', "N|TEXT",
 	    "N tokens drawn from the seed (default 128),\n"

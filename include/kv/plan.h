@@ -26,6 +26,9 @@ enum kv_plan_solve {
 			   model: every layer, the fewest layers' experts
 			   in host memory) at which `users` (1 where none
 			   is given) fit */
+	KV_PLAN_GPUS,   /* the fewest GPUs (replicas x shape, aggregated
+			   or disaggregated: fleet.h) that serve a request
+			   rate within the latency targets */
 };
 
 /* --cpu-moe: every layer's experts in host memory (kv_plan_opts.n_cpu_moe). */
@@ -114,7 +117,7 @@ int kv_plan_engine_parse(const char *s, const struct kv_server **out);
 int kv_plan_arrivals_parse(const char *s, enum kv_arrivals *out);
 /* The arrivals' name (the arrivals column): steady, burst or rate. */
 const char *kv_plan_arrivals_name(enum kv_arrivals a);
-/* "users", "ctx", "tp" or "layers". */
+/* "users", "ctx", "tp", "layers" or "gpus". */
 int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out);
 /* The weights' format: a storage format (o->wdtype), or a quantization
  * (o->wq, its matrices, with bf16 around them; o->wquant set). */

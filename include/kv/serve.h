@@ -212,6 +212,11 @@ double kv_serve_cost(double usd_per_hour, uint32_t gpus, double tokens_per_s);
 int kv_serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		  uint64_t max_users, struct kv_serve *out, char *err);
 
+/* The mean wait of an M/D/1 queue at load rho whose server takes s_ms:
+ * rho s / (2 (1 - rho)), ms; INFINITY where rho >= 1. A prompt's wait
+ * for those ahead of it at a request rate (kv_serve_rate, fleet.h). */
+double kv_serve_queue_ms(double rho, double s_ms);
+
 /* What latency targets ask: the most users, at most max_users, whose
  * ttft and tpot are within max_ttft_ms and max_tpot_ms (0: no target).
  * Both grow with users, so the answer is found by bisection. *users is

@@ -41,8 +41,9 @@ int kv_plan_solve_parse(const char *s, enum kv_plan_solve *out)
 {
 	static const char *const names[] = {
 		[KV_PLAN_USERS] = "users", [KV_PLAN_CTX] = "ctx",
-		[KV_PLAN_TP] = "tp", [KV_PLAN_LAYERS] = "layers"};
-	int i = kv_name_find(names, 4, s);
+		[KV_PLAN_TP] = "tp", [KV_PLAN_LAYERS] = "layers",
+		[KV_PLAN_GPUS] = "gpus"};
+	int i = kv_name_find(names, 5, s);
 	*out = i < 0 ? *out : (enum kv_plan_solve)i;
 	return i < 0 ? KV_EINVAL : 0;
 }

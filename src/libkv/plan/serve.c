@@ -1421,10 +1421,15 @@ static int serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			 in->m->name, w->rate, rho);
 		return KV_ERANGE;
 	}
-	out->queue_ms = rho * s1 / (2 * (1 - rho));
+	out->queue_ms = kv_serve_queue_ms(rho, s1);
 	out->ttft_ms += out->queue_ms;
 	out->latency_ms += out->queue_ms;
 	return 0;
+}
+
+double kv_serve_queue_ms(double rho, double s_ms)
+{
+	return rho >= 1 ? INFINITY : rho * s_ms / (2 * (1 - rho));
 }
 
 int kv_serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
