@@ -108,6 +108,8 @@ enum cli_key {
 	OPT_HOST_BW, OPT_HOST_PROFILE,
 	/* kvfit's images */
 	OPT_IMAGES,
+	/* kvfit's expert parallelism and data-parallel attention */
+	OPT_DP, OPT_DP_ATTN, OPT_EP, OPT_EP_ALL, OPT_EP_IMBALANCE,
 };
 
 struct cli_opt {

@@ -142,6 +142,61 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	}
 }
 
+/* Expert parallelism and data-parallel attention (ep.h). Returns 0,
+ * CLI_USAGE (said) or CLI_NOT_MINE. */
+static int opt_ep(int c, const char *s, struct args *a)
+{
+	struct kv_plan_opts *o = &a->o;
+	switch (c) {
+	case OPT_DP:
+		return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->dp);
+	case OPT_DP_ATTN: o->dp_attention = true; return 0;
+	case OPT_EP:
+		return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->ep);
+	case OPT_EP_ALL: o->ep_all = true; return 0;
+	case OPT_EP_IMBALANCE:
+		return cli_double("--ep-imbalance", s, 1, 1e6,
+				  &o->ep_imbalance);
+	default: return CLI_NOT_MINE;
+	}
+}
+
+/* What the groups and experts asked say together: the groups within the
+ * --tp GPUs (--dp-attention) divide them, --ep one way. */
+static int check_ep(const struct args *a)
+{
+	const struct kv_plan_opts *o = &a->o;
+	if (o->ep_all && o->ep)
+		return cli_usage("--enable-expert-parallel and --ep: give one "
+				 "(the flag spans every GPU of a stage)");
+	if (o->dp_attention && o->dp && (o->dp > o->tp || o->tp % o->dp))
+		return cli_usage("--dp %llu: must divide the %llu GPUs of --tp "
+				 "with --dp-attention (the groups within them)",
+				 (unsigned long long)o->dp,
+				 (unsigned long long)o->tp);
+	uint64_t gpus = o->dp_attention ? o->tp : o->tp * (o->dp ? o->dp : 1);
+	if (o->ep > gpus && o->dp_attention)
+		return cli_usage("--ep %llu: more than the %llu GPUs of --tp "
+				 "(--dp-attention's groups are within them)",
+				 (unsigned long long)o->ep,
+				 (unsigned long long)gpus);
+	if (o->ep > gpus)
+		return cli_usage("--ep %llu: more than the %llu GPUs of a stage "
+				 "(--tp %llu x --dp %llu)",
+				 (unsigned long long)o->ep,
+				 (unsigned long long)gpus,
+				 (unsigned long long)o->tp,
+				 (unsigned long long)(o->dp ? o->dp : 1));
+	if (o->ep_imbalance > 0 && !o->ep && !o->ep_all)
+		return cli_usage("--ep-imbalance: the expert ranks' load; give "
+				 "--ep N");
+	if (kv_plan_ep(o) && (o->split || o->solve == KV_PLAN_TP))
+		return cli_usage("--dp and --ep: %s is not modelled beside "
+				 "them",
+				 o->split ? "llama.cpp's split" : "--solve tp");
+	return 0;
+}
+
 /* --images. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
 static int opt_images(int c, const char *s, struct args *a)
 {
@@ -530,7 +585,7 @@ static int check(int argc, const struct args *a)
 				 o->max_ttft     ? "--max-ttft"
 				 : o->max_tpot ? "--max-tpot"
 					       : "--cost-per-hour");
-	return check_spec(a);
+	return check_spec(a) ? CLI_USAGE : check_ep(a);
 }
 
 static int parse(int argc, char **argv, struct args *a, bool *done)
@@ -554,6 +609,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			    (e = opt_rows(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_lora(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_images(c, optarg, a)) == CLI_NOT_MINE &&
+			    (e = opt_ep(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_offload(c, optarg, a)) == CLI_NOT_MINE)
 				e = opt_split(c, optarg, a);
 			if (e == CLI_NOT_MINE) /* said by cli_getopt */

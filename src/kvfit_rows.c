@@ -15,18 +15,20 @@
  * LoRA's, the images', a host tier's, a prompt's hits or speculative
  * decoding's without them, is left out) */
 static const char *const brief_cols[] = {
-	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
+	"model", "engine", "gpus", "dp", "ep", "kv_dtype", "ctx",
+	"users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "lora_bytes",
 	"vision_weights_bytes", "encoder_bytes", "free_kv_bytes",
 	"kv_bytes", "offload_kv_tokens", "step_users", "step_fits", "step_ms",
-	"tokens_per_s", "draft_weights_bytes", "draft_bytes_per_token"};
+	"tokens_per_s", "a2a_ms", "draft_weights_bytes",
+	"draft_bytes_per_token"};
 static const char *const brief_split_cols[] = {
 	"model", "engine", "kv_dtype", "ctx", "gpu_layers", "cpu_moe_layers",
 	"users_whole", "bound", "gpu_weights_bytes", "gpu_kv_bytes",
 	"host_weights_bytes", "host_kv_bytes", "host_fits", "step_ms",
 	"tokens_per_s"};
 static const char *const brief_time_cols[] = {
-	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
+	"model", "engine", "gpus", "dp", "ep", "kv_dtype", "ctx", "users_whole",
 	"step_users", "step_fits", "hit_tokens", "load_ms", "ttft_ms",
 	"tpot_ms", "out_tokens_per_s_gpu", "tokens_per_step",
 	"decode_bound", "meets_target", "usd_per_mtok"};

@@ -70,11 +70,14 @@ static void aliases(void)
 			CHECK(!find(t, a->name));
 			/* the same key, but for llama.cpp's K and V
 			 * formats, which kvsize, kvfit and kvbench check
-			 * agree, and the engines' host tiers of KV, each
-			 * in a unit of its own, which kvfit takes one of */
+			 * agree, the engines' host tiers of KV, each in a
+			 * unit of its own, which kvfit takes one of, and
+			 * vLLM's --enable-expert-parallel, a flag for --ep
+			 * over every rank */
 			if (of && a->key != OPT_CTK && a->key != OPT_CTV &&
 			    !(a->key >= OPT_KV_OFFLOAD_GIB &&
-			      a->key <= OPT_HOST_CACHE_SIZE))
+			      a->key <= OPT_HOST_CACHE_SIZE) &&
+			    a->key != OPT_EP_ALL)
 				CHECK(a->key == of->key);
 		}
 	}

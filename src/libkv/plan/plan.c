@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kv/ep.h"
 #include "kv/offload.h"
 #include "kv/plan.h"
 #include "kv/vision.h"
@@ -168,6 +169,15 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 				   : o->wdtype >= 0 ? NULL
 						    : &m->quant;
 	enum kv_compute c = kv_gpu_compute(o->gpu, w, q);
+	/* the groups: --dp-attention's within the tp ranks, tp / dp each
+	 * (every rank its own without --dp), else --dp groups of tp */
+	uint64_t tp = p->tp ? p->tp : o->tp;
+	uint64_t dp = o->dp ? o->dp : o->dp_attention ? tp : 1;
+	if (o->dp_attention && tp % dp == 0)
+		tp /= dp;
+	uint64_t ep = o->ep_all ? tp * dp : o->ep;
+	if (users) /* the users of one group, the busiest */
+		users = users / dp + (users % dp != 0);
 	if (dtype >= 0)
 		kv_dtype_unpack(dtype, &k, &v);
 	return (struct kv_fit_in){
@@ -181,7 +191,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.reserve = o->reserve,
 		.runtime = !o->reserve_given,
 		.util = o->util,
-		.tp = (uint32_t)(p->tp ? p->tp : o->tp),
+		.tp = (uint32_t)tp,
 		.pp = (uint32_t)o->pp,
 		.block = block,
 		.gpu = o->gpu ? o->gpu->name : NULL,
@@ -205,6 +215,9 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.spec = kv_spec_on(&o->spec) ? &o->spec : NULL,
 		.off = offload_of(o, p, sv),
 		.images = o->images,
+		.dp = (uint32_t)dp,
+		.ep = (uint32_t)ep,
+		.ep_imbalance = o->ep_imbalance,
 	};
 }
 
@@ -442,6 +455,9 @@ static int plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	w.users = in->users ? in->users : r->f.users_whole;
 	if (!w.users)
 		return 0;
+	/* each data-parallel group its share of the requests (ep.h) */
+	w.rate /= kv_ep_dp(in);
+	w.prompts = w.prompts / kv_ep_dp(in) + (w.prompts % kv_ep_dp(in) != 0);
 	if (w.arrivals == KV_ARRIVE_RATE) {
 		/* the concurrency the rate makes, the step's columns for it */
 		int e2 = kv_serve_rate(in, &w, r->f.users_whole, &r->s, err);
@@ -462,7 +478,8 @@ static int plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 			   (!(o->max_tpot > 0) || s.tpot_ms <= o->max_tpot);
 		if (o->usd_per_hour > 0)
 			r->usd_per_mtok = kv_serve_cost(o->usd_per_hour,
-							in->tp * in->pp,
+							in->tp * in->pp *
+								kv_ep_dp(in),
 							s.tokens_per_s);
 		return 0;
 	}
@@ -481,7 +498,7 @@ static int plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 		   (!(o->max_tpot > 0) || r->s.tpot_ms <= o->max_tpot);
 	if (o->usd_per_hour > 0)
 		r->usd_per_mtok = kv_serve_cost(o->usd_per_hour,
-						in->tp * in->pp,
+						in->tp * in->pp * kv_ep_dp(in),
 						r->s.tokens_per_s);
 	return 0;
 }
@@ -507,12 +524,12 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 uint64_t kv_plan_served(const struct kv_plan_opts *o,
 			const struct kv_plan_row *r)
 {
-	uint64_t fit = r->f.users_whole;
+	uint64_t fit = r->f.users_whole, g = kv_ep_dp(&r->in);
 	if (!(o->max_ttft > 0 || o->max_tpot > 0) || !o->work.isl)
-		return fit;
+		return fit * g;
 	if (!r->timed || !r->meets)
 		return 0;
-	return r->in.users && r->in.users < fit ? r->in.users : fit;
+	return (r->in.users && r->in.users < fit ? r->in.users : fit) * g;
 }
 
 uint32_t kv_plan_max_tp(const struct kv_model *m)
