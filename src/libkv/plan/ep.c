@@ -39,7 +39,7 @@ static const struct kv_ep_rule vllm = {
  * is_dp_attention_enabled())), the dense layers' MLP and the head split
  * over every rank of tp_size, the groups' tokens gathered to them
  * (moe_dense_tp_size and enable_dp_lm_head unset); with its expert
- * parallelism (--moe-a2a-backend deepep, the DP-attention recipe) the
+ * parallelism (moe_a2a_backend deepep, the DP-attention recipe) the
  * shared experts are whole on each rank (models/deepseek_v2.py:
  * tp_size=1 when the backend is DeepEP) and the tokens go by DeepEP's
  * low-latency kernels in decode: dispatched in fp8, combined in bf16.
