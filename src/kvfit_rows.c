@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "kvfit.h"
+#include "kv/ep.h"
 #include "kv/units.h"
 
 /* a table on a terminal: the answer first (a column the rows lack, as
@@ -304,14 +305,15 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 		 const char *gpu_name, struct verdict *v)
 {
 	const struct kv_fit_in *in = &r->in;
-	uint64_t served = kv_plan_served(&a->o, r), g = in->tp * in->pp;
+	uint64_t dp = kv_ep_dp(in); /* groups: every one's users */
+	uint64_t served = kv_plan_served(&a->o, r), g = in->tp * in->pp * dp;
 	char tg[96], of[64] = "";
 	if (!a->min_users || served >= a->min_users ||
 	    (kv_plan_target(&a->o) && a->o.users))
 		return;
 	if (kv_plan_target(&a->o))
 		snprintf(of, sizeof of, ", of the %llu that fit",
-			 (unsigned long long)r->f.users_whole);
+			 (unsigned long long)(r->f.users_whole * dp));
 	cli_error("%s: %llu user%s %s%s at %llu tokens (%s, %llu GPU%s, %s)%s"
 		  ", below --min-users %llu",
 		  in->m->name, (unsigned long long)served,
@@ -366,7 +368,7 @@ static void row(struct cli_table *t, const struct args *a,
 		cli_warn("%s: memory holds %llu tokens for %llu users; the "
 			 "config's %llu positions are the longest context",
 			 in->m->name, (unsigned long long)r->held,
-			 (unsigned long long)in->users,
+			 (unsigned long long)(in->users * kv_ep_dp(in)),
 			 (unsigned long long)in->m->max_pos);
 	bool layers = in->off.on && (a->o.solve == KV_PLAN_LAYERS ||
 				     a->o.ngl == KV_NGL_AUTO);
