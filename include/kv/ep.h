@@ -45,6 +45,10 @@ enum kv_a2a {
 struct kv_ep_rule {
 	bool ep_all;             /* experts over every rank of the stage or
 				    none (vLLM: EP size = TP x DP) */
+	bool seqs_shared;        /* the cap on running sequences is all the
+				    groups', each its share (SGLang's
+				    --max-running-requests); else each
+				    group's own */
 	bool attn_whole;         /* each rank its own attention under groups
 				    (TensorRT-LLM's enable_attention_dp):
 				    no tp within a group */

@@ -43,8 +43,12 @@ static const struct kv_ep_rule vllm = {
  * shared experts are whole on each rank (models/deepseek_v2.py:
  * tp_size=1 when the backend is DeepEP) and the tokens go by DeepEP's
  * low-latency kernels in decode: dispatched in fp8, combined in bf16.
+ * Its --max-running-requests is all the groups' (model_executor/
+ * pool_configurator.py, _resolve_max_num_reqs: max_running_requests //
+ * dp_size a worker).
  */
 static const struct kv_ep_rule sglang = {
+	.seqs_shared = true,
 	.dense = KV_EP_BY_STAGE,
 	.shared = KV_EP_WHOLE,
 	.embed = KV_EP_WHOLE,

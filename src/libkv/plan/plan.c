@@ -178,6 +178,11 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 	uint64_t ep = o->ep_all ? tp * dp : o->ep;
 	if (users) /* the users of one group, the busiest */
 		users = users / dp + (users % dp != 0);
+	uint64_t seqs = o->seqs; /* a group's cap, where the engine shares
+				    one among the groups */
+	const struct kv_ep_rule *rl = kv_ep_rule(sv);
+	if (seqs && rl && rl->seqs_shared && seqs / dp)
+		seqs /= dp;
 	if (dtype >= 0)
 		kv_dtype_unpack(dtype, &k, &v);
 	return (struct kv_fit_in){
@@ -196,7 +201,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.block = block,
 		.gpu = o->gpu ? o->gpu->name : NULL,
 		.batched_tokens = o->batched,
-		.max_seqs = o->seqs,
+		.max_seqs = seqs,
 		.kv_memory = o->kv_memory,
 		.kv_unified = o->kv_unified,
 		.swa_full = o->swa_full,

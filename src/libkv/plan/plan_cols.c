@@ -320,7 +320,7 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_KV_TOKENS: kv_cell_num(out, KV_CELL_U64, f->kv_tokens); break;
 	case KV_PROW_NUM_BLOCKS: some(out, f->num_blocks); break;
 	case KV_PROW_MAX_CONCURRENCY: kv_cell_real(out, kv_fit_users_shown(f->max_concurrency) * g, 2); break;
-	case KV_PROW_MAX_NUM_SEQS: some(out, f->max_seqs); break;
+	case KV_PROW_MAX_NUM_SEQS: some(out, f->max_seqs * g); break;
 	case KV_PROW_BATCHED_TOKENS: some(out, f->batched_tokens); break;
 	case KV_PROW_USERS: kv_cell_real(out, kv_fit_users_shown(f->users) * g, 2); break;
 	case KV_PROW_USERS_WHOLE: kv_cell_num(out, KV_CELL_U64, f->users_whole * g); break;
