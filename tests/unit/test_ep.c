@@ -19,6 +19,7 @@
 #include "kv/ep.h"
 #include "kv/fit.h"
 #include "kv/params.h"
+#include "kv/serve.h"
 #include "test.h"
 #include "fit_solve.h"
 
@@ -151,6 +152,29 @@ static void a2a(const struct kv_model *m)
 	CHECK_U64(kv_ep_a2a_calls(&in), 0);
 }
 
+/*
+ * The decode step's link under SGLang's DEP8 at the datasheet's rates: a
+ * group's 16 users, tp 1 (no all-reduce), the all-to-all alone: 16 x 8 x
+ * 7/8 x 7168 x 3 x 58 = 139,689,984 bytes, over 450 GB/s 0.310422 ms,
+ * and 116 collectives' latency 1.2528 ms. The tokens a second are the
+ * 8 groups', over 8 GPUs.
+ */
+static void times(const struct kv_model *m)
+{
+	char err[KV_ERRLEN];
+	struct kv_fit_in in = row(m, SGLANG, 1, 8, 8);
+	struct kv_serve_in w = {.isl = 1000, .osl = 100, .users = 16,
+				.link_gbps = 450, .ar_base_us = 6.6,
+				.ar_step_us = 0.6};
+	struct kv_serve s;
+	CHECK(kv_serve_solve(&in, &w, &s, err) == 0);
+	CHECK_NEAR(s.decode.link_bytes, 139689984.0, 1e-3);
+	CHECK_NEAR(s.decode.link_ms, 0.310422 + 1.2528, 1e-6);
+	CHECK_NEAR(s.tokens_per_s,
+		   8 * 16 * (double)w.osl / s.latency_ms * 1e3, 1e-6);
+	CHECK_NEAR(s.tokens_per_s_gpu, s.tokens_per_s / 8, 1e-9);
+}
+
 static void refusals(const struct kv_model *m)
 {
 	char err[KV_ERRLEN];
@@ -193,6 +217,7 @@ int main(void)
 	latent(m);
 	flops(m);
 	a2a(m);
+	times(m);
 	refusals(m);
 	kv_model_free(m);
 	return test_done("ep");
