@@ -110,6 +110,7 @@ enum cli_key {
 	OPT_IMAGES,
 	/* kvfit's expert parallelism and data-parallel attention */
 	OPT_DP, OPT_DP_ATTN, OPT_EP, OPT_EP_ALL, OPT_EP_IMBALANCE,
+	OPT_DP_ATTN_ONE,
 };
 
 struct cli_opt {

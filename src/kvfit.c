@@ -151,6 +151,9 @@ static int opt_ep(int c, const char *s, struct args *a)
 	case OPT_DP:
 		return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->dp);
 	case OPT_DP_ATTN: o->dp_attention = true; return 0;
+	case OPT_DP_ATTN_ONE: /* SGLang's: dp_size 1 turns it off */
+		o->dp_attention = o->dp_one = true;
+		return 0;
 	case OPT_EP:
 		return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->ep);
 	case OPT_EP_ALL: o->ep_all = true; return 0;

@@ -514,7 +514,7 @@ const struct cli_opt cli_opts[] = {
 	      "ep"),
 	ALIAS(T_FIT, "tp-size", OPT_TP, "N", "SGLang", "tp"),
 	ALIAS(T_FIT, "dp-size", OPT_DP, "N", "SGLang", "dp"),
-	ALIAS(T_FIT, "enable-dp-attention", OPT_DP_ATTN, NULL, "SGLang",
+	ALIAS(T_FIT, "enable-dp-attention", OPT_DP_ATTN_ONE, NULL, "SGLang",
 	      "dp-attention"),
 	ALIAS(T_FIT, "ep-size", OPT_EP, "N", "SGLang", "ep"),
 	ALIAS(T_FIT, "expert-parallel-size", OPT_EP, "N", "SGLang", "ep"),

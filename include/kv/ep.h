@@ -49,6 +49,9 @@ struct kv_ep_rule {
 				    groups', each its share (SGLang's
 				    --max-running-requests); else each
 				    group's own */
+	bool batched_shared;     /* the tokens a step schedules are split
+				    among the groups (SGLang's
+				    chunked_prefill_size // dp_size) */
 	bool attn_whole;         /* each rank its own attention under groups
 				    (TensorRT-LLM's enable_attention_dp):
 				    no tp within a group */
@@ -73,6 +76,10 @@ const struct kv_ep_rule *kv_ep_rule(const struct kv_server *s);
 uint32_t kv_ep_dp(const struct kv_fit_in *in);
 uint32_t kv_ep_size(const struct kv_fit_in *in);
 double kv_ep_imbalance(const struct kv_fit_in *in);
+
+/* The tokens a step of one group schedules, of `batched` the engine's
+ * (at least 1). */
+uint64_t kv_ep_batched(const struct kv_fit_in *in, uint64_t batched);
 
 /* Whether in asks either (dp or ep above 1). */
 bool kv_ep_on(const struct kv_fit_in *in);

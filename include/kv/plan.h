@@ -111,6 +111,9 @@ struct kv_plan_opts {
 				     tp ranks (SGLang's and TensorRT-LLM's
 				     form), tp / dp each; else dp groups
 				     of tp (vLLM's) */
+	bool dp_one;              /* as SGLang's --enable-dp-attention:
+				     without --dp, one group (its dp_size
+				     1 turns DP attention off) */
 	uint64_t ep;              /* --ep: expert-parallel ranks; 0: none */
 	bool ep_all;              /* --enable-expert-parallel: ep over every
 				     rank of a stage */

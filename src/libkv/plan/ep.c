@@ -45,10 +45,13 @@ static const struct kv_ep_rule vllm = {
  * low-latency kernels in decode: dispatched in fp8, combined in bf16.
  * Its --max-running-requests is all the groups' (model_executor/
  * pool_configurator.py, _resolve_max_num_reqs: max_running_requests //
- * dp_size a worker).
+ * dp_size a worker), and so is its chunked prefill
+ * (server_args.py, _handle_data_parallelism: chunked_prefill_size //
+ * dp_size under DP attention; with dp_size 1 it turns DP attention off).
  */
 static const struct kv_ep_rule sglang = {
 	.seqs_shared = true,
+	.batched_shared = true,
 	.dense = KV_EP_BY_STAGE,
 	.shared = KV_EP_WHOLE,
 	.embed = KV_EP_WHOLE,
@@ -119,6 +122,15 @@ uint32_t kv_ep_size(const struct kv_fit_in *in)
 double kv_ep_imbalance(const struct kv_fit_in *in)
 {
 	return in->ep_imbalance > 1 ? in->ep_imbalance : 1;
+}
+
+uint64_t kv_ep_batched(const struct kv_fit_in *in, uint64_t batched)
+{
+	const struct kv_ep_rule *r = kv_ep_rule(in->server);
+	if (!r || !r->batched_shared || kv_ep_dp(in) < 2)
+		return batched;
+	batched /= kv_ep_dp(in);
+	return batched ? batched : 1;
 }
 
 bool kv_ep_on(const struct kv_fit_in *in)

@@ -240,6 +240,7 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		c.block = in->block;
 	if (in->batched_tokens)
 		c.batched = in->batched_tokens;
+	c.batched = kv_ep_batched(in, c.batched); /* a group's share */
 	if (in->max_seqs)
 		c.seqs = in->max_seqs;
 	/* a sequence holds its drafts in flight past its context */

@@ -172,7 +172,9 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 	/* the groups: --dp-attention's within the tp ranks, tp / dp each
 	 * (every rank its own without --dp), else --dp groups of tp */
 	uint64_t tp = p->tp ? p->tp : o->tp;
-	uint64_t dp = o->dp ? o->dp : o->dp_attention ? tp : 1;
+	uint64_t dp = o->dp		       ? o->dp
+		      : o->dp_attention && !o->dp_one ? tp
+						      : 1;
 	if (o->dp_attention && tp % dp == 0)
 		tp /= dp;
 	uint64_t ep = o->ep_all ? tp * dp : o->ep;

@@ -202,7 +202,7 @@ static void spec_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 bool kv_plan_ep(const struct kv_plan_opts *o)
 {
 	return o->dp > 1 || o->ep > 1 || o->ep_all ||
-	       (o->dp_attention && o->tp > 1);
+	       (o->dp_attention && !o->dp_one && o->tp > 1);
 }
 
 /* Expert parallelism's and data-parallel attention's cells
