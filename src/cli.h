@@ -114,6 +114,9 @@ enum cli_key {
 	/* kvfit's fleet: disaggregated workers, replicas, --solve gpus */
 	OPT_DISAGG, OPT_PREFILL_TP, OPT_DECODE_TP, OPT_PREFILL_WORKERS,
 	OPT_DECODE_WORKERS, OPT_KV_LINK, OPT_MAX_GPUS,
+	/* kvfit's expert parallelism and data-parallel attention */
+	OPT_DP, OPT_DP_ATTN, OPT_EP, OPT_EP_ALL, OPT_EP_IMBALANCE,
+	OPT_DP_ATTN_ONE,
 };
 
 struct cli_opt {

@@ -145,6 +145,64 @@ static int opt_gpu(int c, const char *s, struct args *a)
 	}
 }
 
+/* Expert parallelism and data-parallel attention (ep.h). Returns 0,
+ * CLI_USAGE (said) or CLI_NOT_MINE. */
+static int opt_ep(int c, const char *s, struct args *a)
+{
+	struct kv_plan_opts *o = &a->o;
+	switch (c) {
+	case OPT_DP:
+		return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->dp);
+	case OPT_DP_ATTN: o->dp_attention = true; return 0;
+	case OPT_DP_ATTN_ONE: /* SGLang's: dp_size 1 turns it off */
+		o->dp_attention = o->dp_one = true;
+		return 0;
+	case OPT_EP:
+		return cli_u64(cli_opt_as(), s, 1, KV_MAX_RANKS, &o->ep);
+	case OPT_EP_ALL: o->ep_all = true; return 0;
+	case OPT_EP_IMBALANCE:
+		return cli_double("--ep-imbalance", s, 1, 1e6,
+				  &o->ep_imbalance);
+	default: return CLI_NOT_MINE;
+	}
+}
+
+/* What the groups and experts asked say together: the groups within the
+ * --tp GPUs (--dp-attention) divide them, --ep one way. */
+static int check_ep(const struct args *a)
+{
+	const struct kv_plan_opts *o = &a->o;
+	if (o->ep_all && o->ep)
+		return cli_usage("--enable-expert-parallel and --ep: give one "
+				 "(the flag spans every GPU of a stage)");
+	if (o->dp_attention && o->dp && (o->dp > o->tp || o->tp % o->dp))
+		return cli_usage("--dp %llu: must divide the %llu GPUs of --tp "
+				 "with --dp-attention (the groups within them)",
+				 (unsigned long long)o->dp,
+				 (unsigned long long)o->tp);
+	uint64_t gpus = o->dp_attention ? o->tp : o->tp * (o->dp ? o->dp : 1);
+	if (o->ep > gpus && o->dp_attention)
+		return cli_usage("--ep %llu: more than the %llu GPUs of --tp "
+				 "(--dp-attention's groups are within them)",
+				 (unsigned long long)o->ep,
+				 (unsigned long long)gpus);
+	if (o->ep > gpus)
+		return cli_usage("--ep %llu: more than the %llu GPUs of a stage "
+				 "(--tp %llu x --dp %llu)",
+				 (unsigned long long)o->ep,
+				 (unsigned long long)gpus,
+				 (unsigned long long)o->tp,
+				 (unsigned long long)(o->dp ? o->dp : 1));
+	if (o->ep_imbalance > 0 && !o->ep && !o->ep_all)
+		return cli_usage("--ep-imbalance: the expert ranks' load; give "
+				 "--ep N");
+	if (kv_plan_ep(o) && (o->split || o->solve == KV_PLAN_TP))
+		return cli_usage("--dp and --ep: %s is not modelled beside "
+				 "them",
+				 o->split ? "llama.cpp's split" : "--solve tp");
+	return 0;
+}
+
 /* --images. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
 static int opt_images(int c, const char *s, struct args *a)
 {
@@ -539,7 +597,9 @@ static int check(int argc, const struct args *a)
 				 o->max_ttft     ? "--max-ttft"
 				 : o->max_tpot ? "--max-tpot"
 					       : "--cost-per-hour");
-	int e = check_spec(a);
+	if (check_spec(a))
+		return CLI_USAGE;
+	int e = check_ep(a);
 	return e ? e : kvfit_check_fleet(a);
 }
 
@@ -575,6 +635,7 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 			    (e = opt_rows(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_lora(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_images(c, optarg, a)) == CLI_NOT_MINE &&
+			    (e = opt_ep(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_offload(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = opt_split(c, optarg, a)) == CLI_NOT_MINE &&
 			    (e = kvfit_launch_opt(c, optarg, a)) ==

@@ -9,24 +9,27 @@
 #include <unistd.h>
 
 #include "kvfit.h"
+#include "kv/ep.h"
 #include "kv/units.h"
 
 /* a table on a terminal: the answer first (a column the rows lack, as
  * LoRA's, the images', a host tier's, a prompt's hits or speculative
  * decoding's without them, is left out) */
 static const char *const brief_cols[] = {
-	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole", "bound",
+	"model", "engine", "gpus", "dp", "ep", "kv_dtype", "ctx",
+	"users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "lora_bytes",
 	"vision_weights_bytes", "encoder_bytes", "free_kv_bytes",
 	"kv_bytes", "offload_kv_tokens", "step_users", "step_fits", "step_ms",
-	"tokens_per_s", "draft_weights_bytes", "draft_bytes_per_token"};
+	"tokens_per_s", "a2a_ms", "draft_weights_bytes",
+	"draft_bytes_per_token"};
 static const char *const brief_split_cols[] = {
 	"model", "engine", "kv_dtype", "ctx", "gpu_layers", "cpu_moe_layers",
 	"users_whole", "bound", "gpu_weights_bytes", "gpu_kv_bytes",
 	"host_weights_bytes", "host_kv_bytes", "host_fits", "step_ms",
 	"tokens_per_s"};
 static const char *const brief_time_cols[] = {
-	"model", "engine", "gpus", "kv_dtype", "ctx", "users_whole",
+	"model", "engine", "gpus", "dp", "ep", "kv_dtype", "ctx", "users_whole",
 	"step_users", "step_fits", "hit_tokens", "load_ms", "ttft_ms",
 	"tpot_ms", "out_tokens_per_s_gpu", "tokens_per_step",
 	"decode_bound", "meets_target", "usd_per_mtok"};
@@ -302,14 +305,15 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 		 const char *gpu_name, struct verdict *v)
 {
 	const struct kv_fit_in *in = &r->in;
-	uint64_t served = kv_plan_served(&a->o, r), g = in->tp * in->pp;
+	uint64_t dp = kv_ep_dp(in); /* groups: every one's users */
+	uint64_t served = kv_plan_served(&a->o, r), g = in->tp * in->pp * dp;
 	char tg[96], of[64] = "";
 	if (!a->min_users || served >= a->min_users ||
 	    (kv_plan_target(&a->o) && a->o.users))
 		return;
 	if (kv_plan_target(&a->o))
 		snprintf(of, sizeof of, ", of the %llu that fit",
-			 (unsigned long long)r->f.users_whole);
+			 (unsigned long long)(r->f.users_whole * dp));
 	cli_error("%s: %llu user%s %s%s at %llu tokens (%s, %llu GPU%s, %s)%s"
 		  ", below --min-users %llu",
 		  in->m->name, (unsigned long long)served,
@@ -364,7 +368,7 @@ static void row(struct cli_table *t, const struct args *a,
 		cli_warn("%s: memory holds %llu tokens for %llu users; the "
 			 "config's %llu positions are the longest context",
 			 in->m->name, (unsigned long long)r->held,
-			 (unsigned long long)in->users,
+			 (unsigned long long)(in->users * kv_ep_dp(in)),
 			 (unsigned long long)in->m->max_pos);
 	bool layers = in->off.on && (a->o.solve == KV_PLAN_LAYERS ||
 				     a->o.ngl == KV_NGL_AUTO);

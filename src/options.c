@@ -106,6 +106,20 @@ const struct cli_opt cli_opts[] = {
 	    "tensor-parallel GPUs (heads split)"),
 	OPT(T_FIT, "pp", OPT_PP, "N",
 	    "pipeline stages (layers split)"),
+	OPT(T_FIT, "dp", OPT_DP, "N",
+	    "MoE: attention data-parallel, N groups of\n"
+	    "--tp GPUs, each its own sequences and KV\n"
+	    "(vLLM's form; users are all the groups')"),
+	OPT(T_FIT, "dp-attention", OPT_DP_ATTN, NULL,
+	    "the --dp groups within the --tp GPUs, tp/dp\n"
+	    "each (SGLang's, TensorRT-LLM's form;\n"
+	    "without --dp every GPU its own)"),
+	OPT(T_FIT, "ep", OPT_EP, "N",
+	    "MoE: expert parallelism, the routed experts\n"
+	    "over N of a stage's tp x dp GPUs, E/N each"),
+	OPT(T_FIT, "ep-imbalance", OPT_EP_IMBALANCE, "F",
+	    "the busiest expert rank's tokens over the\n"
+	    "mean, >= 1 (default 1: balanced)"),
 	OPT(T_FIT, "ctx", 'c', "LIST",
 	    "tokens per sequence: 8192,8k,128K or lo:hi:xF\n"
 	    "(default: the config's maximum)"),
@@ -556,6 +570,18 @@ const struct cli_opt cli_opts[] = {
 	ALIAS(T_FIT, "pp_size", OPT_PP, "N", "TensorRT-LLM", "pp"),
 	ALIAS(T_FIT, "speculative-algorithm", OPT_SPEC_METHOD, "HOW",
 	      "SGLang", "spec-method"),
+	ALIAS(T_FIT, "data-parallel-size", OPT_DP, "N", "vLLM", "dp"),
+	ALIAS(T_FIT, "enable-expert-parallel", OPT_EP_ALL, NULL, "vLLM",
+	      "ep"),
+	ALIAS(T_FIT, "dp-size", OPT_DP, "N", "SGLang", "dp"),
+	ALIAS(T_FIT, "enable-dp-attention", OPT_DP_ATTN_ONE, NULL, "SGLang",
+	      "dp-attention"),
+	ALIAS(T_FIT, "ep-size", OPT_EP, "N", "SGLang", "ep"),
+	ALIAS(T_FIT, "expert-parallel-size", OPT_EP, "N", "SGLang", "ep"),
+	ALIAS(T_FIT, "enable_attention_dp", OPT_DP_ATTN, NULL,
+	      "TensorRT-LLM", "dp-attention"),
+	ALIAS(T_FIT, "moe_expert_parallel_size", OPT_EP, "N", "TensorRT-LLM",
+	      "ep"),
 };
 
 const size_t cli_nopts = sizeof cli_opts / sizeof *cli_opts;

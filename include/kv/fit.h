@@ -97,6 +97,17 @@ struct kv_fit_in {
 				    weight on the GPU */
 	uint64_t images;         /* images a request carries (vision.h); 0:
 				    none, the vision tower not counted */
+	uint32_t dp;             /* attention's data-parallel groups of tp
+				    ranks each, every group its own
+				    sequences and KV (ep.h); users,
+				    max_seqs and the step are one group's;
+				    0 or 1: one */
+	uint32_t ep;             /* expert-parallel ranks of a stage's
+				    dp x tp, n_experts / ep experts each
+				    (ep.h); 0 or 1: the experts split as
+				    the rest */
+	double ep_imbalance;     /* the busiest expert rank's tokens over
+				    the mean, >= 1; 0: 1 (balanced) */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and

@@ -32,6 +32,11 @@ struct kv_params {
 			   * included, the rest in its dtype */
 	uint32_t experts; /* routed experts per MoE layer (layer) */
 	uint32_t experts_active; /* routed experts per token (layer) */
+	uint64_t mlp;     /* of total: the dense MLP, or a MoE layer's shared
+			   * experts, those an engine may split apart from
+			   * attention (layer) */
+	uint64_t mlp_bytes, routed_bytes; /* of bytes: the mlp's and the
+			   * routed experts', as stored (layer) */
 };
 
 /* Parameters of decoder layer i (embed, head and mtp stay 0). Returns 0 or

@@ -107,6 +107,20 @@ struct kv_plan_opts {
 	uint64_t images;          /* images a request carries (vision.h),
 				     their tokens added to work.isl's
 				     prompt; 0: none */
+	/* expert parallelism and data-parallel attention (ep.h) */
+	uint64_t dp;              /* --dp: groups; 0: none (1), or with
+				     dp_attention every rank of tp */
+	bool dp_attention;        /* --dp-attention: the groups within the
+				     tp ranks (SGLang's and TensorRT-LLM's
+				     form), tp / dp each; else dp groups
+				     of tp (vLLM's) */
+	bool dp_one;              /* as SGLang's --enable-dp-attention:
+				     without --dp, one group (its dp_size
+				     1 turns DP attention off) */
+	uint64_t ep;              /* --ep: expert-parallel ranks; 0: none */
+	bool ep_all;              /* --enable-expert-parallel: ep over every
+				     rank of a stage */
+	double ep_imbalance;      /* --ep-imbalance; 0: 1 */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -393,6 +407,13 @@ enum kv_prow_col {
 	KV_PROW_DRAFT_BYTES_PER_TOKEN,
 	KV_PROW_ACCEPTANCE,
 	KV_PROW_TOKENS_PER_STEP,
+	/* with --dp or --ep, after the memory's (and the images') */
+	KV_PROW_EP,
+	KV_PROW_DP,
+	KV_PROW_EXPERTS_PER_RANK,
+	KV_PROW_A2A,
+	KV_PROW_A2A_BYTES,
+	KV_PROW_A2A_MS,
 	KV_PROW_NCOLS
 };
 
@@ -420,6 +441,9 @@ uint64_t kv_plan_image_tokens(const struct kv_plan_opts *o,
  * into out->buf. */
 void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 		  const char *gpu, enum kv_prow_col c, struct kv_cell *out);
+
+/* Whether o asks for expert parallelism or data-parallel attention. */
+bool kv_plan_ep(const struct kv_plan_opts *o);
 
 /* Whether o gives a latency target to time rows against (a workload and
  * --max-ttft or --max-tpot). */

@@ -70,14 +70,18 @@ static void aliases(void)
 			CHECK(!find(t, a->name));
 			/* the same key, but for llama.cpp's K and V
 			 * formats, which kvsize, kvfit and kvbench check
-			 * agree, the engines' host tiers of KV, each
-			 * in a unit of its own, which kvfit takes one of,
-			 * and kvfit's --ctx-size, llama.cpp's tokens of
-			 * every --parallel slot together */
+			 * agree, the engines' host tiers of KV, each in a
+			 * unit of its own, which kvfit takes one of,
+			 * kvfit's --ctx-size, llama.cpp's tokens of every
+			 * --parallel slot together, vLLM's
+			 * --enable-expert-parallel, a flag for --ep over
+			 * every rank, and SGLang's --enable-dp-attention,
+			 * one group without --dp-size */
 			if (of && a->key != OPT_CTK && a->key != OPT_CTV &&
 			    a->key != OPT_CTX_SIZE &&
 			    !(a->key >= OPT_KV_OFFLOAD_GIB &&
-			      a->key <= OPT_HOST_CACHE_SIZE))
+			      a->key <= OPT_HOST_CACHE_SIZE) &&
+			    a->key != OPT_EP_ALL && a->key != OPT_DP_ATTN_ONE)
 				CHECK(a->key == of->key);
 		}
 	}

@@ -401,8 +401,11 @@ int kv_layer_params_as(const struct kv_model *m, const struct kv_quant *q,
 	mac(&a, mixer && l->mlp != KV_MLP_NONE ? layer_norms(m) : 1,
 	    norm(m, m->hidden));
 
+	uint64_t n0 = a.n, b0 = a.bytes; /* before the MLP */
 	if (l->mlp == KV_MLP_DENSE)
 		mlp(&a, m, "mlp", l->ffn_dim, m->mlp_bias);
+	p->mlp = a.n - n0;
+	p->mlp_bytes = a.bytes - b0;
 	if (l->mlp != KV_MLP_MOE) {
 		p->total = p->active = a.n;
 		p->bytes = a.bytes;
@@ -411,8 +414,12 @@ int kv_layer_params_as(const struct kv_model *m, const struct kv_quant *q,
 	/* router, shared experts: every token reads them; Qwen's shared
 	 * expert is gated (Qwen2-MoE, Qwen3-Next, Qwen3.5: hidden -> 1) */
 	router(&a, m);
+	n0 = a.n;
+	b0 = a.bytes;
 	if (m->shared_ffn_dim)
 		mlp(&a, m, "mlp.shared_experts", m->shared_ffn_dim, false);
+	p->mlp = a.n - n0;
+	p->mlp_bytes = a.bytes - b0;
 	if (m->shared_ffn_dim && !strncmp(m->model_type, "qwen", 4))
 		kept_lin(&a, "mlp.shared_expert_gate", m->hidden, 1);
 	struct acc e = {.m = m, .q = q, .layer = i, .expert = true};
@@ -421,8 +428,8 @@ int kv_layer_params_as(const struct kv_model *m, const struct kv_quant *q,
 	p->experts_active = m->n_experts_active;
 	if (kv_mul(e.n, m->n_experts, &p->routed) ||
 	    kv_add(a.n, p->routed, &p->total) ||
-	    kv_mul(e.bytes, m->n_experts, &p->bytes) ||
-	    kv_add(p->bytes, a.bytes, &p->bytes))
+	    kv_mul(e.bytes, m->n_experts, &p->routed_bytes) ||
+	    kv_add(p->routed_bytes, a.bytes, &p->bytes))
 		return KV_ERANGE;
 	p->active = a.n + e.n * m->n_experts_active; /* <= total */
 	return a.err ? a.err : e.err;

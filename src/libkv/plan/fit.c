@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kv/ep.h"
 #include "kv/offload.h"
 #include "kv/params.h"
 #include "kv/spec.h"
@@ -65,6 +66,8 @@ bool kv_fit_refuses(const struct kv_fit_in *in, char *err)
 {
 	const struct kv_server *sv = in->server;
 	char list[160];
+	if (kv_ep_refuses(in, err)) /* before its tp: the groups asked */
+		return true;
 	if (sv && sv->by_layers && in->tp > 1) {
 		snprintf(err, KV_ERRLEN,
 			 "%s: tensor parallel %u: %s splits a model over GPUs "
@@ -132,6 +135,8 @@ static int check(const struct kv_fit_in *in, char *err)
 	}
 	if (kv_fit_refuses(in, err))
 		return KV_EINVAL;
+	if (kv_ep_check(in, err))
+		return KV_EINVAL;
 	if (in->off.on && (in->pp > 1 || !in->server ||
 			   !in->server->by_layers)) {
 		snprintf(err, KV_ERRLEN,
@@ -164,10 +169,10 @@ static int step(const struct fit_stage *s, uint64_t b, uint64_t loras,
 		struct kv_fit *f)
 {
 	long double keep = 1; /* share of routed experts b tokens touch */
-	if (s->experts && b)
+	if (s->experts && b) /* (every group's b, with groups) */
 		keep = 1 - powl(1 - (long double)s->experts_active /
 					    s->experts,
-				(long double)b);
+				(long double)b * (s->groups ? s->groups : 1));
 	uint64_t cut = (uint64_t)llroundl((long double)s->routed_bytes *
 					  (1 - keep));
 	uint64_t w = s->weights - cut;
@@ -235,6 +240,7 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 		c.block = in->block;
 	if (in->batched_tokens)
 		c.batched = in->batched_tokens;
+	c.batched = kv_ep_batched(in, c.batched); /* a group's share */
 	if (in->max_seqs)
 		c.seqs = in->max_seqs;
 	/* a sequence holds its drafts in flight past its context */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kv/ep.h"
 #include "kv/offload.h"
 #include "kv/plan.h"
 #include "kv/vision.h"
@@ -169,6 +170,22 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 				   : o->wdtype >= 0 ? NULL
 						    : &m->quant;
 	enum kv_compute c = kv_gpu_compute(o->gpu, w, q);
+	/* the groups: --dp-attention's within the tp ranks, tp / dp each
+	 * (every rank its own without --dp), else --dp groups of tp */
+	uint64_t tp = p->tp ? p->tp : o->tp;
+	uint64_t dp = o->dp		       ? o->dp
+		      : o->dp_attention && !o->dp_one ? tp
+						      : 1;
+	if (o->dp_attention && tp % dp == 0)
+		tp /= dp;
+	uint64_t ep = o->ep_all ? tp * dp : o->ep;
+	if (users) /* the users of one group, the busiest */
+		users = users / dp + (users % dp != 0);
+	uint64_t seqs = o->seqs; /* a group's cap, where the engine shares
+				    one among the groups */
+	const struct kv_ep_rule *rl = kv_ep_rule(sv);
+	if (seqs && rl && rl->seqs_shared && seqs / dp)
+		seqs /= dp;
 	if (dtype >= 0)
 		kv_dtype_unpack(dtype, &k, &v);
 	return (struct kv_fit_in){
@@ -182,12 +199,12 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.reserve = o->reserve,
 		.runtime = !o->reserve_given,
 		.util = o->util,
-		.tp = (uint32_t)(p->tp ? p->tp : o->tp),
+		.tp = (uint32_t)tp,
 		.pp = (uint32_t)o->pp,
 		.block = block,
 		.gpu = o->gpu ? o->gpu->name : NULL,
 		.batched_tokens = o->batched,
-		.max_seqs = o->seqs,
+		.max_seqs = seqs,
 		.kv_memory = o->kv_memory,
 		.kv_unified = o->kv_unified,
 		.swa_full = o->swa_full,
@@ -206,6 +223,9 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.spec = kv_spec_on(&o->spec) ? &o->spec : NULL,
 		.off = offload_of(o, p, sv),
 		.images = o->images,
+		.dp = (uint32_t)dp,
+		.ep = (uint32_t)ep,
+		.ep_imbalance = o->ep_imbalance,
 	};
 }
 
@@ -443,6 +463,9 @@ static int plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	w.users = in->users ? in->users : r->f.users_whole;
 	if (!w.users)
 		return 0;
+	/* each data-parallel group its share of the requests (ep.h) */
+	w.rate /= kv_ep_dp(in);
+	w.prompts = w.prompts / kv_ep_dp(in) + (w.prompts % kv_ep_dp(in) != 0);
 	if (w.arrivals == KV_ARRIVE_RATE) {
 		/* the concurrency the rate makes, the step's columns for it */
 		int e2 = kv_serve_rate(in, &w, r->f.users_whole, &r->s, err);
@@ -463,7 +486,8 @@ static int plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 			   (!(o->max_tpot > 0) || s.tpot_ms <= o->max_tpot);
 		if (o->usd_per_hour > 0)
 			r->usd_per_mtok = kv_serve_cost(o->usd_per_hour,
-							in->tp * in->pp,
+							in->tp * in->pp *
+								kv_ep_dp(in),
 							s.tokens_per_s);
 		return 0;
 	}
@@ -482,7 +506,7 @@ static int plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 		   (!(o->max_tpot > 0) || r->s.tpot_ms <= o->max_tpot);
 	if (o->usd_per_hour > 0)
 		r->usd_per_mtok = kv_serve_cost(o->usd_per_hour,
-						in->tp * in->pp,
+						in->tp * in->pp * kv_ep_dp(in),
 						r->s.tokens_per_s);
 	return 0;
 }
@@ -508,12 +532,12 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 uint64_t kv_plan_served(const struct kv_plan_opts *o,
 			const struct kv_plan_row *r)
 {
-	uint64_t fit = r->f.users_whole;
+	uint64_t fit = r->f.users_whole, g = kv_ep_dp(&r->in);
 	if (!(o->max_ttft > 0 || o->max_tpot > 0) || !o->work.isl)
-		return fit;
+		return fit * g;
 	if (!r->timed || !r->meets)
 		return 0;
-	return r->in.users && r->in.users < fit ? r->in.users : fit;
+	return (r->in.users && r->in.users < fit ? r->in.users : fit) * g;
 }
 
 uint32_t kv_plan_max_tp(const struct kv_model *m)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "kv/ep.h"
 #include "kv/lora.h"
 #include "kv/offload.h"
 #include "kv/plan.h"
@@ -100,6 +101,12 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_DRAFT_BYTES_PER_TOKEN] = "draft_bytes_per_token",
 	[KV_PROW_ACCEPTANCE] = "acceptance",
 	[KV_PROW_TOKENS_PER_STEP] = "tokens_per_step",
+	[KV_PROW_EP] = "ep",
+	[KV_PROW_DP] = "dp",
+	[KV_PROW_EXPERTS_PER_RANK] = "experts_per_rank",
+	[KV_PROW_A2A] = "a2a",
+	[KV_PROW_A2A_BYTES] = "a2a_bytes",
+	[KV_PROW_A2A_MS] = "a2a_ms",
 };
 
 /* A count, or an empty cell where the engine has none. */
@@ -145,6 +152,8 @@ size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
 		span(out, &n, KV_PROW_OFFLOAD_KV_TOKENS, KV_PROW_OFFLOAD_KV_BYTES);
 	if (o->images)
 		span(out, &n, KV_PROW_IMAGES, KV_PROW_ENCODER_BYTES);
+	if (kv_plan_ep(o))
+		span(out, &n, KV_PROW_EP, KV_PROW_A2A_MS);
 	if (o->work.isl)
 		span(out, &n, KV_PROW_ISL, KV_PROW_TIME_SOURCE);
 	if (o->work.isl && o->offload)
@@ -185,6 +194,43 @@ static void spec_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_TOKENS_PER_STEP:
 		if (!isnan(e))
 			kv_cell_real(out, e, 3);
+		break;
+	default: break;
+	}
+}
+
+bool kv_plan_ep(const struct kv_plan_opts *o)
+{
+	return o->dp > 1 || o->ep > 1 || o->ep_all ||
+	       (o->dp_attention && !o->dp_one && o->tp > 1);
+}
+
+/* Expert parallelism's and data-parallel attention's cells
+ * (KV_PROW_EP on): the decode step's collectives, of its step_users. */
+static void ep_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
+		    enum kv_prow_col c, struct kv_cell *out)
+{
+	const struct kv_fit_in *in = &r->in;
+	const struct kv_serve_in *w = &o->work;
+	const struct kv_ep_rule *rl = kv_ep_rule(in->server);
+	double t = (double)r->f.step_users;
+	switch (c) {
+	case KV_PROW_EP: kv_cell_num(out, KV_CELL_U64, kv_ep_size(in)); break;
+	case KV_PROW_DP: kv_cell_num(out, KV_CELL_U64, kv_ep_dp(in)); break;
+	case KV_PROW_EXPERTS_PER_RANK: some(out, kv_ep_experts(in)); break;
+	case KV_PROW_A2A:
+		if (rl && kv_ep_a2a_calls(in))
+			kv_cell_str(out, in->ep > 1 ? rl->a2a_name
+						    : "allgather");
+		break;
+	case KV_PROW_A2A_BYTES:
+		kv_cell_num(out, KV_CELL_BYTES,
+			    (uint64_t)llround(kv_ep_a2a_bytes(in, t)));
+		break;
+	case KV_PROW_A2A_MS:
+		kv_cell_real(out, kv_ep_a2a_ms(in, t, w->link_gbps,
+					       w->ar_base_us, w->ar_step_us),
+			     3);
 		break;
 	default: break;
 	}
@@ -232,7 +278,12 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	const struct kv_fit *f = &r->f;
 	const struct kv_serve *s = &r->s;
 	uint64_t tier_tokens, tier_bytes;
+	uint32_t g = kv_ep_dp(in); /* the groups: users are all of theirs */
 	kv_cell_empty(out);
+	if (c >= KV_PROW_EP) {
+		ep_cell(r, o, c, out);
+		return;
+	}
 	if (c >= KV_PROW_SPEC_METHOD) {
 		spec_cell(r, o, c, out);
 		return;
@@ -242,7 +293,7 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	switch (c) {
 	case KV_PROW_MODEL: kv_cell_str(out, in->m->name); break;
 	case KV_PROW_GPU: kv_cell_str(out, gpu); break;
-	case KV_PROW_GPUS: kv_cell_num(out, KV_CELL_U64, (uint64_t)in->tp * in->pp); break;
+	case KV_PROW_GPUS: kv_cell_num(out, KV_CELL_U64, (uint64_t)in->tp * in->pp * g); break;
 	case KV_PROW_TP: kv_cell_num(out, KV_CELL_U64, in->tp); break;
 	case KV_PROW_PP: kv_cell_num(out, KV_CELL_U64, in->pp); break;
 	case KV_PROW_ENGINE: kv_cell_str(out, in->server->name); break;
@@ -268,21 +319,21 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_DUP_BYTES_PER_TOKEN: kv_cell_num(out, KV_CELL_BYTES, f->dup_per_token); break;
 	case KV_PROW_KV_TOKENS: kv_cell_num(out, KV_CELL_U64, f->kv_tokens); break;
 	case KV_PROW_NUM_BLOCKS: some(out, f->num_blocks); break;
-	case KV_PROW_MAX_CONCURRENCY: kv_cell_real(out, kv_fit_users_shown(f->max_concurrency), 2); break;
-	case KV_PROW_MAX_NUM_SEQS: some(out, f->max_seqs); break;
+	case KV_PROW_MAX_CONCURRENCY: kv_cell_real(out, kv_fit_users_shown(f->max_concurrency) * g, 2); break;
+	case KV_PROW_MAX_NUM_SEQS: some(out, f->max_seqs * g); break;
 	case KV_PROW_BATCHED_TOKENS: some(out, f->batched_tokens); break;
-	case KV_PROW_USERS: kv_cell_real(out, kv_fit_users_shown(f->users), 2); break;
-	case KV_PROW_USERS_WHOLE: kv_cell_num(out, KV_CELL_U64, f->users_whole); break;
+	case KV_PROW_USERS: kv_cell_real(out, kv_fit_users_shown(f->users) * g, 2); break;
+	case KV_PROW_USERS_WHOLE: kv_cell_num(out, KV_CELL_U64, f->users_whole * g); break;
 	case KV_PROW_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->kv_bytes); break;
 	case KV_PROW_DUP_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->dup_bytes); break;
-	case KV_PROW_STEP_USERS: kv_cell_num(out, KV_CELL_U64, f->step_users); break;
+	case KV_PROW_STEP_USERS: kv_cell_num(out, KV_CELL_U64, f->step_users * g); break;
 	case KV_PROW_STEP_FITS: kv_cell_str(out, kv_fit_step_fits(f) ? "yes" : "no"); break;
 	case KV_PROW_STEP_WEIGHT_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->step_weight_bytes); break;
 	case KV_PROW_STEP_KV_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->step_kv_bytes); break;
 	case KV_PROW_KV_WEIGHT_RATIO: kv_cell_real(out, f->kv_weight_ratio, 2); break;
 	case KV_PROW_KV_SHARE: kv_cell_real(out, f->kv_share, 2); break;
 	case KV_PROW_STEP_MS: kv_cell_real(out, f->step_ms, 3); break;
-	case KV_PROW_TOKENS_PER_S: kv_cell_real(out, f->tokens_per_s, 1); break;
+	case KV_PROW_TOKENS_PER_S: kv_cell_real(out, f->tokens_per_s * g, 1); break;
 	case KV_PROW_COMPUTE_MS: kv_cell_real(out, f->compute_ms, 3); break;
 	case KV_PROW_BOUND: kv_cell_str(out, kv_plan_bound(f)); break;
 	case KV_PROW_GPU_LAYERS:

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kv/eff.h"
+#include "kv/ep.h"
 #include "kv/serve.h"
 #include "kv/spec.h"
 
@@ -54,6 +55,8 @@ struct rates {
 	double row_bytes;  /* a token's activation (hidden x 2 bytes) */
 	double vocab;      /* logits a sampled row */
 	uint32_t layers, tp, pp;
+	bool ep;           /* groups or experts split (ep.h): the link is
+			      their collectives' bytes and latency */
 	/* llama.cpp's split (kv_fit_in.off.on): the host's part of each step
 	 * and the link's, beside the GPU's */
 	const struct kv_ngl *off; /* NULL: no split */
@@ -89,7 +92,11 @@ static double link_bytes(const struct kv_fit_in *in, uint32_t act,
 			 uint64_t t)
 {
 	double x = (double)t * (double)in->m->hidden * act, b = 0;
-	if (in->tp > 1)
+	if (kv_ep_on(in)) /* groups and experts: their all-reduces, then
+			     the experts' tokens sent and back (ep.h) */
+		b += kv_ep_allreduces(in) * x * 2.0 * (in->tp - 1) / in->tp +
+		     kv_ep_a2a_bytes(in, (double)t);
+	else if (in->tp > 1)
 		b += 2.0 * in->m->n_layers * x * 2.0 * (in->tp - 1) / in->tp;
 	if (in->pp > 1)
 		b += (double)(in->pp - 1) * x;
@@ -196,9 +203,9 @@ static void measured_step(const struct rates *r, const struct op ops[2],
 	*lk = r->pp > 1 && r->link > 0
 		      ? (double)(r->pp - 1) * x / r->link * 1e3
 		      : 0;
-	if (r->tp > 1 && r->ar)
+	if (r->tp > 1 && r->ar && !r->ep)
 		*lk += 2.0 * r->layers * kv_curve_at(r->ar, x) * 1e-3;
-	else if (r->tp > 1)
+	else if (r->tp > 1 || r->ep)
 		*lk += (r->link > 0 ? link / r->link * 1e3 : 0) + r->ar_ms;
 }
 
@@ -387,6 +394,15 @@ static int spec_check(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	return 0;
 }
 
+/* One group's tokens a second as every data-parallel group's (ep.h:
+ * each as busy), and per GPU over all of them. */
+static void all_groups(const struct kv_fit_in *in, struct kv_serve *out)
+{
+	out->tokens_per_s *= kv_ep_dp(in);
+	out->tokens_per_s_gpu = out->tokens_per_s /
+				((double)in->tp * in->pp * kv_ep_dp(in));
+}
+
 /*
  * The steady state of `users` requests served in a closed loop, each
  * sent as the last ends: over one request's life the engine also runs
@@ -470,7 +486,7 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->tpot_ms = w->osl > 1 ? (active - own) / o1 : dms;
 	out->latency_ms = out->wait_ms + active + out->load_wait_ms;
 	out->tokens_per_s = b * (double)w->osl / out->latency_ms * 1e3;
-	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
+	all_groups(in, out);
 	return 0;
 }
 
@@ -798,7 +814,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->latency_ms = v.end / nn + out->load_wait_ms;
 	out->tpot_ms = osl > 1 ? v.tpot / nn : out->decode.ms;
 	out->tokens_per_s = nn * (double)osl / now * 1e3;
-	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
+	all_groups(in, out);
 	return 0;
 }
 
@@ -849,12 +865,15 @@ static void measured_rates(const struct kv_fit_in *in,
 	r->layers = m->n_layers / in->pp;
 	r->tp = in->tp;
 	r->pp = in->pp;
+	r->ep = kv_ep_on(in);
 	r->fixed_ms = ((double)r->layers * (CALLS * e->gemm_floor_us +
 					    ELEMS * elem_us) +
 		       (double)attn / in->pp * afloor) *
 		      1e-3;
+	/* with groups, every group's tokens reach the experts */
 	r->moe_div = m->n_experts && m->n_experts_active
-			     ? (double)m->n_experts / m->n_experts_active
+			     ? (double)m->n_experts / m->n_experts_active /
+				       kv_ep_dp(in)
 			     : 1;
 	uint32_t moe = 0;
 	uint64_t ffn = 0;
@@ -873,6 +892,14 @@ static void measured_rates(const struct kv_fit_in *in,
 		 * back, in 16 bits */
 		r->moe_row = (double)moe / in->pp * m->n_experts_active *
 			     (2.0 * m->hidden + 3.0 * (double)ffn / in->tp) * 2;
+		if (kv_ep_on(in)) /* a rank's rows of every group's tokens,
+				     each its ffn / moe_tp, the busiest's */
+			r->moe_row = (double)moe / in->pp *
+				     m->n_experts_active * kv_ep_dp(in) /
+				     kv_ep_size(in) * kv_ep_imbalance(in) *
+				     (2.0 * m->hidden +
+				      3.0 * (double)ffn / kv_ep_moe_tp(in)) *
+				     2;
 		r->moe_ms = (double)moe / in->pp * e->moe_floor_us * 1e-3;
 	}
 	r->row_bytes = (double)m->hidden * 2;
@@ -912,8 +939,15 @@ static int rates_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		      (w->layer_given ? w->layer_us * in->m->n_layers / in->pp
 				      : 0)) *
 		     1e-3;
-	/* two all-reduces a layer under tensor parallelism */
-	if (in->tp > 1)
+	/* two all-reduces a layer under tensor parallelism (groups and
+	 * experts: theirs, and the experts' collectives, ep.h) */
+	if (kv_ep_on(in))
+		r->ar_ms = (kv_ep_allreduces(in) *
+				    (w->ar_base_us +
+				     2.0 * (in->tp - 1) * w->ar_step_us) +
+			    kv_ep_a2a_us(in, w->ar_base_us, w->ar_step_us)) *
+			   1e-3;
+	else if (in->tp > 1)
 		r->ar_ms = 2.0 * in->m->n_layers *
 			   (w->ar_base_us + 2.0 * (in->tp - 1) * w->ar_step_us) *
 			   1e-3;
@@ -1410,7 +1444,7 @@ static int serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->tpot_ms = a.tpot_ms + t * (b.tpot_ms - a.tpot_ms);
 	out->latency_ms = a.latency_ms + t * (b.latency_ms - a.latency_ms);
 	out->tokens_per_s = w->rate * (double)w->osl;
-	out->tokens_per_s_gpu = out->tokens_per_s / ((double)in->tp * in->pp);
+	all_groups(in, out);
 	out->concurrency = n;
 	/* arrivals at random: a prompt waits for those ahead of it, the
 	 * prefill an M/D/1 server of one prompt's time alone */

@@ -72,6 +72,13 @@ struct fit_stage {
 	uint64_t encoder;      /* the encoder outputs the engine holds
 				  while it measures its memory */
 	uint64_t encoder_items; /* of those, images */
+	uint32_t groups;       /* data-parallel groups whose tokens reach
+				  this rank's experts (ep.h); 0: 1 */
+	/* with groups or experts split (kv_ep_on), the stage's parameters
+	 * and stored bytes by how they are split (kv_ep_split: by group, by
+	 * stage, whole), and its routed experts' */
+	uint64_t ep_params[3], ep_stored[3];
+	uint64_t routed_stored;
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kv/ep.h"
 #include "kv/params.h"
 #include "kv/spec.h"
 #include "kv/vision.h"
@@ -120,22 +121,97 @@ int fit_layer_params(const struct fit_ctx *c, uint32_t i, struct kv_params *p)
 				  i, p);
 }
 
+/* Bytes of `params` parameters (`stored` as the checkpoint stores
+ * them) on every rank together: fit_part_bytes before its split. */
+static int whole_bytes(const struct fit_ctx *c, uint64_t params,
+		       uint64_t stored, uint64_t *w)
+{
+	const struct kv_fit_in *in = c->in;
+	if (in->weights)
+		*w = c->total_params ? fit_muldiv(in->weights, params,
+					      c->total_params)
+				     : 0;
+	else if (in->stored)
+		*w = stored;
+	else
+		return kv_weight_bytes(params, in->w_dtype, w);
+	return 0;
+}
+
 int fit_part_bytes(const struct fit_ctx *c, uint64_t params, uint64_t stored,
 		   uint64_t *out)
 {
 	const struct kv_fit_in *in = c->in;
 	uint64_t w;
 	int e;
-	if (in->weights)
-		w = c->total_params ? fit_muldiv(in->weights, params,
-					     c->total_params)
-				    : 0;
-	else if (in->stored)
-		w = stored;
-	else if ((e = kv_weight_bytes(params, in->w_dtype, &w)))
+	if ((e = whole_bytes(c, params, stored, &w)))
 		return e;
 	*out = w / in->tp + (w % in->tp != 0);
 	return 0;
+}
+
+/* With groups or experts split (ep.h): a stage's weights on one rank,
+ * each part over the ranks its engine splits it over, the routed
+ * experts over every rank of the stage (n_experts / ep whole experts,
+ * each over the stage's dp x tp / ep). */
+static int ep_weights(const struct fit_ctx *c, struct fit_stage *s)
+{
+	const struct kv_fit_in *in = c->in;
+	uint64_t w, sum = 0;
+	uint32_t ranks, tokens;
+	int e;
+	for (int k = 0; k < 3; k++) {
+		kv_ep_div(in, (enum kv_ep_split)k, &ranks, &tokens);
+		if ((e = whole_bytes(c, s->ep_params[k], s->ep_stored[k],
+				     &w)) ||
+		    (e = kv_add(sum, fit_cdiv(w, ranks), &sum)))
+			return e;
+	}
+	if ((e = whole_bytes(c, s->routed, s->routed_stored, &w)))
+		return e;
+	s->routed_bytes = fit_cdiv(w, in->tp * kv_ep_dp(in));
+	return kv_add(sum, s->routed_bytes, &s->weights);
+}
+
+/* With groups or experts split: layer lp's parts by how its engine
+ * splits them into s, and the FLOPs a token of one group costs a rank in
+ * its products (*routed of them the routed experts': the stage's tokens
+ * over every rank, the busiest's at the imbalance). */
+static double ep_layer(const struct fit_ctx *c, const struct kv_layer *ly,
+		       const struct kv_params *lp, struct fit_stage *s,
+		       double *routed)
+{
+	const struct kv_fit_in *in = c->in;
+	const struct kv_ep_rule *r = kv_ep_rule(c->sv);
+	enum kv_ep_split mh = ly->mlp == KV_MLP_MOE && in->ep > 1 ? r->shared
+								  : r->dense;
+	uint32_t ranks, tokens;
+	double ra = lp->experts ? (double)lp->routed * lp->experts_active /
+					  lp->experts
+				: 0;
+	s->ep_params[KV_EP_BY_GROUP] += lp->total - lp->routed - lp->mlp;
+	s->ep_stored[KV_EP_BY_GROUP] += lp->bytes - lp->routed_bytes -
+					lp->mlp_bytes;
+	s->ep_params[mh] += lp->mlp;
+	s->ep_stored[mh] += lp->mlp_bytes;
+	s->routed_stored += lp->routed_bytes;
+	kv_ep_div(in, mh, &ranks, &tokens);
+	*routed = 2.0 * ra * kv_ep_imbalance(in) / in->tp;
+	return 2.0 * ((double)lp->active - ra - (double)lp->mlp) / in->tp +
+	       2.0 * (double)lp->mlp * tokens / ranks + *routed;
+}
+
+/* With groups or experts split: the embedding's (first) and the final
+ * norm's and head's (last) parameters and bytes into s, as its engine
+ * splits them. */
+static void ep_edges(const struct fit_ctx *c, struct fit_stage *s,
+		     uint64_t f, uint64_t fb, uint64_t l, uint64_t lb)
+{
+	const struct kv_ep_rule *r = kv_ep_rule(c->sv);
+	s->ep_params[r->embed] += f;
+	s->ep_stored[r->embed] += fb;
+	s->ep_params[r->head] += l;
+	s->ep_stored[r->head] += lb;
 }
 
 int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
@@ -157,6 +233,11 @@ int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
 	}
 	s->params = (first ? f : 0) + (last ? l : 0);
 	s->stored = (first ? fb : 0) + (last ? lb : 0);
+	bool ep = kv_ep_on(in);
+	s->groups = kv_ep_dp(in);
+	if (ep)
+		ep_edges(c, s, first ? f : 0, first ? fb : 0, last ? l : 0,
+			 last ? lb : 0);
 	for (uint32_t i = s->first; i < s->first + s->n; i++) {
 		struct kv_params lp;
 		struct kv_geom g;
@@ -174,8 +255,14 @@ int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
 		if ((e = kv_layer_geom(m, i, &c->o, &g, err)) ||
 		    (e = kv_geom_token_bytes(&g, &c->o, &tb, err)))
 			return e;
-		s->flops += 2.0 * (double)lp.active / in->tp;
-		if (lp.experts)
+		double rf;
+		if (ep) {
+			s->flops += ep_layer(c, &m->layers[i], &lp, s, &rf);
+			s->routed_flops += rf;
+		} else {
+			s->flops += 2.0 * (double)lp.active / in->tp;
+		}
+		if (lp.experts && !ep)
 			s->routed_flops += 2.0 * (double)lp.routed *
 					   lp.experts_active / lp.experts /
 					   in->tp;
@@ -224,8 +311,11 @@ int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
 	if (last && in->spec && (e = draft_size(c, s, err)))
 		return e;
 	if (last) { /* the output head's logits; the embedding is a lookup */
-		s->head_flops = 2.0 * (double)m->vocab * (double)m->hidden /
-				in->tp;
+		uint32_t ranks = in->tp, tokens = 1;
+		if (ep)
+			kv_ep_div(in, kv_ep_rule(c->sv)->head, &ranks, &tokens);
+		s->head_flops = 2.0 * (double)m->vocab * (double)m->hidden *
+				tokens / ranks;
 		s->flops += s->head_flops;
 	}
 	/* LoRA slots, allocated with the model, before the KV budget */
@@ -242,11 +332,16 @@ int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
 			return e;
 	}
 
-	/* weights on one rank: the stage's share, split over tp */
-	if ((e = fit_part_bytes(c, s->params, s->stored, &s->weights)))
+	/* weights on one rank: the stage's share, split over tp (or as its
+	 * engine splits each part over groups and experts) */
+	if (ep && (e = ep_weights(c, s)))
 		return e;
-	s->routed_bytes = s->params ? fit_muldiv(s->weights, s->routed, s->params)
-				    : 0;
+	if (!ep && (e = fit_part_bytes(c, s->params, s->stored, &s->weights)))
+		return e;
+	if (!ep)
+		s->routed_bytes = s->params ? fit_muldiv(s->weights, s->routed,
+							 s->params)
+					    : 0;
 	if (first) { /* the same rule for the lookup tables' bytes */
 		uint64_t np, nb;
 		if (cn) {
@@ -263,7 +358,10 @@ int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
 		else if (!in->stored && (e = kv_weight_bytes(np, in->w_dtype,
 							     &nb)))
 			return e;
-		s->lookup_bytes = nb / in->tp;
+		uint32_t ranks = in->tp, tokens = 1;
+		if (ep)
+			kv_ep_div(in, kv_ep_rule(c->sv)->embed, &ranks, &tokens);
+		s->lookup_bytes = nb / ranks;
 	}
 	return 0;
 }

@@ -1,0 +1,1 @@
+kvfit deepseek-v3 --gpu h200 --tp 8 --ep 4 --engine vllm
