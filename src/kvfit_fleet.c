@@ -77,6 +77,8 @@ static int refused(const struct args *a)
 			   : kv_spec_on(&o->spec) ? "--spec-method"
 			   : o->split ? a->split_opt
 			   : o->offload ? "--kv-offload and --prefix-hit"
+			   : kv_plan_ep(o) ? "--ep/--dp"
+			   : a->launch ? "-o ENGINE (one replica's command)"
 			   : o->solve == KV_PLAN_GPUS && o->tp_given ? "--tp"
 								       : NULL;
 	if (!what)

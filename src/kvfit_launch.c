@@ -20,12 +20,22 @@
  *     llmapi/llm_args.py (KvCacheConfig: dtype, tokens_per_block,
  *     host_cache_size, max_attention_window have no flag of trtllm-serve:
  *     they go to the YAML file of --extra_llm_api_options).
+ * Expert and data parallelism as each engine counts its ranks (ep.h):
+ * vLLM's --tensor-parallel-size is a group's and --data-parallel-size the
+ * groups, --enable-expert-parallel the experts over all of them, and
+ * --max-num-seqs each group's (a scheduler a group); SGLang's --tp-size
+ * is every GPU with --enable-dp-attention (attn_tp_size = tp_size //
+ * dp_size), its --max-running-requests and --chunked-prefill-size all the
+ * groups' (each gets its share); TensorRT-LLM's --tp_size is every GPU,
+ * enable_attention_dp (a key of the YAML file) makes each its own group,
+ * --ep_size the experts' ranks, --max_batch_size a rank's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kvfit.h"
+#include "kv/ep.h"
 #include "kv/vision.h"
 
 /* The plan's settings a command carries, each written one way. */
@@ -67,6 +77,12 @@ enum lf {
 	LF_IMAGES,      /* images a request carries, as a JSON limit */
 	LF_PREFIX_CACHING, /* the switch that shares a prompt's prefix,
 			      where --prefix plans on it */
+	LF_DP,          /* attention's data-parallel groups (ep.h) */
+	LF_DP_ATTN,     /* the switch that puts the groups within --tp's
+			   GPUs (SGLang, TensorRT-LLM) */
+	LF_EP,          /* expert-parallel ranks */
+	LF_EP_ON,       /* the switch that spreads the experts over every
+			   rank of a stage (vLLM) */
 };
 
 /* llama.cpp's n_batch by default (common/common.h, commit 145b6280);
@@ -133,6 +149,8 @@ static const struct launch_flag vllm_flags[] = {
 	{LF_SPEC_JSON, "--speculative-config", false},
 	{LF_IMAGES, "--limit-mm-per-prompt", false},
 	{LF_PREFIX_CACHING, "--enable-prefix-caching", false},
+	{LF_DP, "--data-parallel-size", false},
+	{LF_EP_ON, "--enable-expert-parallel", false},
 };
 
 static const struct launch_flag sglang_flags[] = {
@@ -155,6 +173,9 @@ static const struct launch_flag sglang_flags[] = {
 	{LF_SPEC_ALGO, "--speculative-algorithm", false},
 	{LF_SPEC_DRAFT, "--speculative-draft-model-path", false},
 	{LF_SPEC_K, "--speculative-num-steps", false},
+	{LF_DP, "--dp-size", false},
+	{LF_DP_ATTN, "--enable-dp-attention", false},
+	{LF_EP, "--ep-size", false},
 };
 
 static const struct launch_flag llamacpp_flags[] = {
@@ -187,6 +208,8 @@ static const struct launch_flag trtllm_flags[] = {
 	{LF_BLOCK, "kv_cache_config.tokens_per_block", true},
 	{LF_TIER_BYTES, "kv_cache_config.host_cache_size", true},
 	{LF_WINDOWS, "kv_cache_config.max_attention_window", true},
+	{LF_EP, "--ep_size", false},
+	{LF_DP_ATTN, "enable_attention_dp", true},
 };
 
 static const struct launch_engine engines[] = {
@@ -457,12 +480,32 @@ static bool value(const struct launch_engine *e, const struct args *a,
 	const struct kv_fit_in *in = &r->in;
 	const struct kv_plan_opts *o = &a->o;
 	const char *s;
+	uint32_t dp = kv_ep_dp(in);
+	/* SGLang's and TensorRT-LLM's rank counts and caps are every
+	 * group's where the groups are within --tp's GPUs */
+	bool within = dp > 1 && o->dp_attention && e->kind != KV_SERVER_VLLM;
 	buf[0] = '\0';
 	switch (f) {
-	case LF_TP: snprintf(buf, n, "%u", in->tp); return true;
+	case LF_TP:
+		snprintf(buf, n, "%u", within ? in->tp * dp : in->tp);
+		return true;
+	case LF_DP:
+		snprintf(buf, n, "%u", dp);
+		return dp > 1;
+	case LF_DP_ATTN:
+		if (flag_of(e, LF_DP_ATTN)->yaml) /* a YAML key's value */
+			snprintf(buf, n, "true");
+		return within;
+	case LF_EP:
+		snprintf(buf, n, "%u", in->ep);
+		return in->ep > 1;
+	case LF_EP_ON: return in->ep > 1;
 	case LF_PP: snprintf(buf, n, "%u", in->pp); return true;
 	case LF_SEQS:
-		snprintf(buf, n, "%llu", (unsigned long long)users_of(r));
+		snprintf(buf, n, "%llu",
+			 (unsigned long long)(users_of(r) *
+					      (e->kind == KV_SERVER_SGLANG ? dp
+									   : 1)));
 		return true;
 	case LF_CTX:
 		snprintf(buf, n, "%llu", (unsigned long long)in->ctx);
@@ -493,7 +536,9 @@ static bool value(const struct launch_engine *e, const struct args *a,
 		return o->kv_memory > 0;
 	case LF_BATCHED:
 		snprintf(buf, n, "%llu",
-			 (unsigned long long)r->f.batched_tokens);
+			 (unsigned long long)(r->f.batched_tokens *
+					      (e->kind == KV_SERVER_SGLANG ? dp
+									   : 1)));
 		return true;
 	case LF_PREFIX_CACHING: return o->prefix > 0;
 	case LF_IMAGES:
@@ -574,6 +619,10 @@ static struct why unwritable(const struct launch_engine *e,
 	}
 	if (o->images && !flag_of(e, LF_IMAGES))
 		return (struct why){"--images", NULL};
+	if (kv_ep_dp(in) > 1 && !o->dp_attention && !flag_of(e, LF_DP))
+		return (struct why){"--dp", "trtllm-serve runs one group of "
+					    "ranks (enable_attention_dp: "
+					    "--dp-attention)"};
 	return (struct why){NULL, NULL};
 }
 
@@ -635,17 +684,16 @@ static const char *model_of(const struct kv_model *m, char *buf, size_t n)
 	return buf;
 }
 
-/* The YAML of the row's settings that have no flag, as flow mappings on
- * one line ("kv_cache_config: {dtype: fp8, tokens_per_block: 64}") into
- * buf; "" where there are none. */
-static const char *yaml_of(const struct launch_engine *e,
-			   const struct args *a, const struct kv_plan_row *r,
-			   char *buf, size_t n)
+/* The row's settings that go to the engine's YAML file, one line each
+ * into lines[] (at most n of size sz): a top-level key as "key: value",
+ * a section's keys together as "section: {key: value, ...}". Returns the
+ * lines written. */
+static size_t yaml_of(const struct launch_engine *e, const struct args *a,
+		      const struct kv_plan_row *r, char lines[][256], size_t n)
 {
-	char v[1024], section[64] = "";
+	char v[200];
 	const char *bad = NULL;
 	size_t k = 0;
-	buf[0] = '\0';
 	for (size_t i = 0; i < e->nflags && k < n; i++) {
 		const struct launch_flag *fl = &e->flags[i];
 		const char *dot = strchr(fl->flag, '.');
@@ -653,35 +701,36 @@ static const char *yaml_of(const struct launch_engine *e,
 			continue;
 		if (fl->field == LF_KV && !strcmp(v, "auto"))
 			continue;
+		if (!dot) {
+			snprintf(lines[k++], 256, "%s: %s", fl->flag, v);
+			continue;
+		}
 		int len = (int)(dot - fl->flag);
-		bool same = !strncmp(section, fl->flag, (size_t)len) &&
-			    section[len] == '\0';
-		if (!same)
-			k += (size_t)snprintf(buf + k, n - k, "%s%.*s: {",
-					      section[0] ? "}, " : "", len,
-					      fl->flag);
-		else
-			k += (size_t)snprintf(buf + k, n - k, ", ");
-		snprintf(section, sizeof section, "%.*s", len, fl->flag);
-		if (k < n)
-			k += (size_t)snprintf(buf + k, n - k, "%s: %s", dot + 1,
-					      v);
+		char *l = k ? lines[k - 1] : NULL;
+		size_t m = l ? strlen(l) : 0;
+		if (l && !strncmp(l, fl->flag, (size_t)len) && l[len] == ':' &&
+		    l[m - 1] == '}') { /* the section goes on */
+			snprintf(l + m - 1, 256 - (m - 1), ", %s: %s}", dot + 1,
+				 v);
+		} else {
+			snprintf(lines[k++], 256, "%.*s: {%s: %s}", len,
+				 fl->flag, dot + 1, v);
+		}
 	}
-	if (section[0] && k < n)
-		snprintf(buf + k, n - k, "}");
-	return buf;
+	return k;
 }
 
 void kvfit_launch_row(const struct args *a, const struct kv_plan_row *r)
 {
 	const struct launch_engine *e = engine_of(a);
 	const struct kv_plan_opts *o = &a->o;
-	char v[1024], yaml[1024], m[sizeof ((struct kv_model *)0)->name];
+	char v[1024], yaml[8][256], m[sizeof ((struct kv_model *)0)->name];
 	const char *bad = NULL;
-	yaml_of(e, a, r, yaml, sizeof yaml);
-	if (yaml[0]) {
-		fputs("echo", stdout);
-		word(yaml);
+	size_t ny = yaml_of(e, a, r, yaml, 8);
+	if (ny) {
+		fputs("printf '%s\\n'", stdout);
+		for (size_t i = 0; i < ny; i++)
+			word(yaml[i]);
 		printf(" > %s && ", YAML_FILE);
 	}
 	fputs(e->command, stdout);
@@ -706,7 +755,7 @@ void kvfit_launch_row(const struct args *a, const struct kv_plan_row *r)
 		if (v[0])
 			word(v);
 	}
-	if (yaml[0]) {
+	if (ny) {
 		word(e->yaml_flag);
 		word(YAML_FILE);
 	}

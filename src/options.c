@@ -582,6 +582,7 @@ const struct cli_opt cli_opts[] = {
 	      "TensorRT-LLM", "dp-attention"),
 	ALIAS(T_FIT, "moe_expert_parallel_size", OPT_EP, "N", "TensorRT-LLM",
 	      "ep"),
+	ALIAS(T_FIT, "ep_size", OPT_EP, "N", "TensorRT-LLM", "ep"),
 };
 
 const size_t cli_nopts = sizeof cli_opts / sizeof *cli_opts;

@@ -52,7 +52,8 @@ trtllm_serve() {
 			yaml=$1
 			shift
 			n=$((n - 1))
-			# kv_cache_config: {dtype: fp8, max_attention_window: [a, b]}
+			# a line a key (enable_attention_dp: true) or a section
+			# (kv_cache_config: {dtype: fp8, max_attention_window: [a, b]})
 			sed -e 's/^kv_cache_config: {//' -e 's/}$//' \
 				-e 's/\[\([^]]*\)\]/\1/' -e 's/, \([0-9]\)/,\1/g' \
 				-e 's/, /\n/g' "$yaml" >"$tmp/keys"
@@ -63,6 +64,8 @@ trtllm_serve() {
 				host_cache_size) set -- "$@" --host_cache_size "$v" ;;
 				max_attention_window)
 					set -- "$@" --max-attention-window "$v" ;;
+				enable_attention_dp)
+					[ "$v" = true ] && set -- "$@" --enable_attention_dp ;;
 				*) echo "unknown YAML key $k"; fail=1 ;;
 				esac
 			done <"$tmp/keys"
@@ -113,11 +116,15 @@ for fmt in vllm sglang llama-server trtllm; do
 	trip $fmt h100-sxm gemma-3-27b --ctx 16k,4k
 	trip $fmt h100-sxm llama-3.1-8b --solve ctx --users 64
 done
+trip vllm h200 deepseek-v3 --tp 1 --dp 8 --enable-expert-parallel --ctx 32k
+trip sglang h200 deepseek-v3 --tp 2 --dp 4 --ctx 32k
 for fmt in vllm sglang trtllm; do
 	trip $fmt h100-sxm llama-3.1-70b --tp 4 --ctx 32k -t fp8
 	trip $fmt h100-sxm llama-3.1-70b --pp 4 --ctx 16k --util 0.85
 	trip $fmt l40s llama-3.1-8b --ctx 4k --block-size 64
 	trip $fmt h100-sxm llama-3.1-70b --solve tp --users 40 --ctx 32k
+	trip $fmt h200 deepseek-v3 --tp 8 --dp-attention --ep 8 --ctx 32k
+	trip $fmt h100-sxm qwen3-30b-a3b --tp 4 --dp-attention --ep 4 --ctx 16k --users 64
 done
 trip vllm 'h100-sxm --prefix 2000' llama-3.1-8b --ctx 8k
 trip llama-server 'l40s --host-mem 256GiB' llama-3.1-70b --ctx 8k --solve layers --users 4

@@ -1,0 +1,1 @@
+kvfit deepseek-v3 --gpu h200 --tp 8 --dp-attention --ep 8 --ctx 32k -o vllm; kvfit deepseek-v3 --gpu h200 --tp 8 --dp-attention --ep 8 --ctx 32k -o sglang; kvfit deepseek-v3 --gpu h200 --tp 8 --dp-attention --ep 8 --ctx 32k -o trtllm; kvfit qwen3-30b-a3b --gpu h100-sxm --tp 2 --dp 4 --ctx 16k -o sglang
