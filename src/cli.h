@@ -107,7 +107,7 @@ enum cli_key {
 	OPT_NGL, OPT_OT, OPT_CPU_MOE, OPT_N_CPU_MOE, OPT_NKVO, OPT_HOST_MEM,
 	OPT_HOST_BW, OPT_HOST_PROFILE,
 	/* kvfit's images */
-	OPT_IMAGES,
+	OPT_IMAGES, OPT_IMAGE_SIZE,
 };
 
 struct cli_opt {

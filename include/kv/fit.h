@@ -97,6 +97,9 @@ struct kv_fit_in {
 				    weight on the GPU */
 	uint64_t images;         /* images a request carries (vision.h); 0:
 				    none, the vision tower not counted */
+	uint32_t image_w, image_h; /* each image's pixels, as given
+				    (--image-size); 0, 0: the largest its
+				    processor keeps (kv_vision_image) */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
