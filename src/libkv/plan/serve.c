@@ -991,14 +991,26 @@ static void phase_add(struct kv_phase *a, const struct kv_phase *b, double n)
 		a->bound = b->bound;
 }
 
-/* The drafter's rates (its own layers' costs, no scheduling of its own:
- * the engine's step cost is the round's, counted once). */
-static int draft_rates(const struct kv_fit_in *dx, const struct kv_serve_in *w,
-		       struct rates *r, char *err)
+/* The drafter's rates (for the model of in): its own layers' costs, and
+ * the engine's cost a step on each of its passes, each a forward of its
+ * own that the engine prepares, launches and samples from, beside the
+ * verify step's (vLLM's propose loops over num_speculative_tokens:
+ * vllm/v1/spec_decode/eagle.py, commit f7eef1b6; SGLang's draft_forward
+ * over speculative_num_steps: python/sglang/srt/speculative/
+ * eagle_worker.py, commit 00559eac). TensorRT-LLM's EAGLE-3 and MTP run
+ * their passes inside the model's own forward (tensorrt_llm/_torch/
+ * speculative/eagle3.py, Eagle3OneModelWorker, commit f933a608): the
+ * step's cost is paid once, by the verify. */
+static int draft_rates(const struct kv_fit_in *in, const struct kv_fit_in *dx,
+		       const struct kv_serve_in *w, struct rates *r,
+		       char *err)
 {
 	struct kv_serve_in x = *w;
-	x.step_given = true;
-	x.step_us = 0;
+	if (in->server->kind == KV_SERVER_TRTLLM &&
+	    in->spec->method != KV_SPEC_DRAFT) {
+		x.step_given = true;
+		x.step_us = 0;
+	}
 	return rates_of(dx, &x, r, err);
 }
 
@@ -1025,7 +1037,7 @@ static int spec_draft(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	if (!b || !kv_spec_drafter(in, &own, &dx, &xb, &xf))
 		return 0;
 	kv_fit_memo(&dx, &c);
-	if (!(e = draft_rates(&dx, w, &r, err))) {
+	if (!(e = draft_rates(in, &dx, w, &r, err))) {
 		if (prompt)
 			e = spec_pass(&dx, &r, 1, prompt, 1, ctx, xb, xf, p,
 				      &longest, err);
