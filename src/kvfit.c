@@ -18,6 +18,7 @@
 #include "kv/fit.h"
 #include "kv/spec.h"
 #include "kv/units.h"
+#include "kv/vision.h"
 
 static const char usage_head[] =
 	"Usage: kvfit [OPTIONS] CONFIG...\n"
@@ -203,9 +204,16 @@ static int check_ep(const struct args *a)
 	return 0;
 }
 
-/* --images. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
+/* --images, --image-size. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
 static int opt_images(int c, const char *s, struct args *a)
 {
+	if (c == OPT_IMAGE_SIZE) {
+		if (kv_vision_size_parse(s, &a->o.image_w, &a->o.image_h))
+			return cli_usage("--image-size: must be WxH in pixels, "
+					 "each 1 to 65536 (1280x720), got "
+					 "'%s'", s);
+		return 0;
+	}
 	if (c != OPT_IMAGES)
 		return CLI_NOT_MINE;
 	return cli_u64("--images", s, 0, 1ULL << 20, &a->o.images);
@@ -650,6 +658,9 @@ static int parse(int argc, char **argv, struct args *a, bool *done)
 	if ((e = kvfit_launch_after(a)) ||
 	    (e = cli_kv_join(&a->kv, &a->o.dtypes, &a->o.ndtypes)))
 		return e;
+	if (a->o.image_w && !a->o.images)
+		return cli_usage("--image-size: sizes the images of --images, "
+				 "and none is given");
 	a->o.lora = a->lora_given ? &a->lora : NULL;
 	a->o.offload = a->tier_opt || a->off.hit_given ? &a->off : NULL;
 	if (a->draft && !kv_spec_on(&a->o.spec)) /* a draft model's */

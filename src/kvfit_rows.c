@@ -19,7 +19,8 @@ static const char *const brief_cols[] = {
 	"model", "engine", "gpus", "dp", "ep", "kv_dtype", "ctx",
 	"users_whole", "bound",
 	"weights_bytes", "runtime_bytes", "lora_bytes",
-	"vision_weights_bytes", "encoder_bytes", "free_kv_bytes",
+	"image_tokens", "vision_weights_bytes", "encoder_bytes",
+	"free_kv_bytes",
 	"kv_bytes", "offload_kv_tokens", "step_users", "step_fits", "step_ms",
 	"tokens_per_s", "a2a_ms", "draft_weights_bytes",
 	"draft_bytes_per_token"};
@@ -30,7 +31,8 @@ static const char *const brief_split_cols[] = {
 	"tokens_per_s"};
 static const char *const brief_time_cols[] = {
 	"model", "engine", "gpus", "dp", "ep", "kv_dtype", "ctx", "users_whole",
-	"step_users", "step_fits", "hit_tokens", "load_ms", "ttft_ms",
+	"step_users", "step_fits", "hit_tokens", "load_ms", "encoder_ms",
+	"ttft_ms",
 	"tpot_ms", "out_tokens_per_s_gpu", "tokens_per_step",
 	"decode_bound", "meets_target", "usd_per_mtok"};
 

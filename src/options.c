@@ -199,6 +199,10 @@ const struct cli_opt cli_opts[] = {
 	    "images each request carries: a vision\n"
 	    "tower's weights, its tokens in the prompt,\n"
 	    "vLLM's encoder outputs (default 0: none)"),
+	OPT(T_FIT, "image-size", OPT_IMAGE_SIZE, "WxH",
+	    "each image's pixels, as the model's processor\n"
+	    "resizes or tiles it (default: the largest it\n"
+	    "keeps)"),
 	OPT(T_FIT, "kv-offload", OPT_KV_OFFLOAD, "SIZE",
 	    "host memory for KV of each GPU (64GiB): a\n"
 	    "tier beside the GPU's pool"),

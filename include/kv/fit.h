@@ -108,6 +108,9 @@ struct kv_fit_in {
 				    the rest */
 	double ep_imbalance;     /* the busiest expert rank's tokens over
 				    the mean, >= 1; 0: 1 (balanced) */
+	uint32_t image_w, image_h; /* each image's pixels, as given
+				    (--image-size); 0, 0: the largest its
+				    processor keeps (kv_vision_image) */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and

@@ -61,6 +61,19 @@ struct kv_layer {
 	uint64_t ffn_dim;    /* MLP width, per expert for MoE */
 };
 
+/* The vision towers whose image tokens and FLOPs are modelled
+ * (vision.h). */
+enum kv_vit {
+	KV_VIT_NONE,   /* none, or one not modelled */
+	KV_VIT_SIGLIP, /* Gemma 3: a SigLIP ViT at a fixed size, pooled to
+			  mm_tokens_per_image */
+	KV_VIT_QWEN25, /* Qwen2.5-VL: patches of any size, 2 x 2 merged,
+			  windowed attention, a gated MLP */
+	KV_VIT_QWEN3,  /* Qwen3-VL, Qwen3.5: the same grid, learned
+			  positions, a plain MLP, deepstack mergers */
+	KV_VIT_LLAMA4, /* Llama 4: 336-pixel tiles, pixel shuffle */
+};
+
 struct kv_model {
 	char name[256];        /* how tools name it: config name or path */
 	char path[4096];       /* the file read, "-" for stdin */
@@ -90,6 +103,38 @@ struct kv_model {
 	uint32_t mm_tokens;    /* tokens an image takes in the prompt
 				  (Gemma 3's mm_tokens_per_image); 0: not
 				  given */
+	/* how the tower turns an image into tokens and how it is built
+	 * (model_vision.c; vision.h derives its weights, tokens, FLOPs) */
+	enum kv_vit vit_kind;
+	uint32_t vit_depth;    /* its layers as built (num_hidden_layers,
+				  Qwen's depth); 0: not given */
+	uint32_t vit_merge;    /* Qwen: patches a side merged into one
+				  token (spatial_merge_size) */
+	uint32_t vit_temporal; /* Qwen: frames a patch spans
+				  (temporal_patch_size); an image is
+				  repeated over them */
+	uint64_t vit_out;      /* Qwen: the merger's output width
+				  (out_hidden_size; 0: the text model's
+				  hidden); Llama 4: the adapter's
+				  (projector_output_dim) */
+	uint32_t vit_window;   /* Qwen2.5: pixels a side of a window of
+				  windowed attention (window_size); 0:
+				  none */
+	uint32_t vit_full;     /* Qwen2.5: layers of full attention among
+				  them (fullatt_block_indexes) */
+	uint32_t vit_pos;      /* Qwen3: learned positions
+				  (num_position_embeddings); 0: none */
+	uint32_t vit_deepstack; /* Qwen3: extra mergers
+				  (deepstack_visual_indexes) */
+	double vit_shuffle;    /* Llama 4: pixel_shuffle_ratio */
+	uint64_t vit_proj_in;  /* Llama 4: projector_input_dim */
+	/* its image processor (preprocessor_config.json beside a
+	 * config.json, else the processor's defaults) */
+	uint64_t px_min, px_max; /* Qwen: pixels an image keeps at least
+				  and at most (min_pixels, max_pixels) */
+	uint32_t px_tile;      /* Llama 4: pixels a tile's side (size) */
+	uint32_t px_tiles;     /* Llama 4: tiles an image at most
+				  (max_patches) */
 	enum kv_family family;
 	bool gated_mlp;        /* SwiGLU/GeGLU (3 matrices) vs plain (2) */
 	bool layernorm;        /* LayerNorm (weight+bias) vs RMSNorm (weight) */

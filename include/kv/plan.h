@@ -121,6 +121,8 @@ struct kv_plan_opts {
 	bool ep_all;              /* --enable-expert-parallel: ep over every
 				     rank of a stage */
 	double ep_imbalance;      /* --ep-imbalance; 0: 1 */
+	uint32_t image_w, image_h; /* their pixels (--image-size); 0, 0:
+				     the largest the processor keeps */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -414,6 +416,11 @@ enum kv_prow_col {
 	KV_PROW_A2A,
 	KV_PROW_A2A_BYTES,
 	KV_PROW_A2A_MS,
+	/* with --images, after all others: the image as the tower sees
+	 * it, its FLOPs, and with a workload its time */
+	KV_PROW_IMAGE_SIZE,
+	KV_PROW_ENCODER_FLOPS,
+	KV_PROW_ENCODER_MS,
 	KV_PROW_NCOLS
 };
 
@@ -425,7 +432,9 @@ extern const char *const kv_prow_names[KV_PROW_NCOLS];
  * the images' with o->images; then with a workload (o->work.isl) the
  * time's (KV_PROW_ISL to KV_PROW_TIME_SOURCE), the hits' with
  * o->offload, and with speculative decoding (o->spec) its own from
- * KV_PROW_SPEC_METHOD. Returns how many. */
+ * KV_PROW_SPEC_METHOD; last, with o->images, the tower's from
+ * KV_PROW_IMAGE_SIZE (KV_PROW_ENCODER_MS with a workload). Returns how
+ * many. */
 size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out);
 
 /* How many columns o's rows have (kv_prow_cols). */

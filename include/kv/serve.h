@@ -173,6 +173,10 @@ struct kv_serve {
 				    sequence (kv_spec_tokens); 1 without */
 	struct kv_phase draft;   /* of a decode round, the drafter's
 				    passes; zeros without */
+	/* images (kv_fit_in.images): the vision tower's passes over a
+	 * request's images, before its prompt's steps (vision.h) */
+	struct kv_phase encoder; /* all of them, on one GPU; of prefill
+				    (and so of ttft); zeros without */
 };
 
 /*

@@ -1,17 +1,24 @@
 /*
- * test_vision.c - a vision tower's weights, its image tokens and the
- * encoder outputs vLLM holds while it profiles, against counts worked by
- * hand from the configs and vLLM's code (vllm/v1/core/
- * encoder_cache_manager.py, compute_mm_encoder_budget, commit 003ad86e;
- * vllm/v1/worker/utils.py, MultiModalBudget._get_max_items, commit
- * 0cac2462); and what they do to a row: taken before the KV budget.
+ * test_vision.c - a vision tower's weights, its image tokens, its FLOPs
+ * and time in a prompt's prefill, and the encoder outputs vLLM holds
+ * while it profiles, against counts worked by hand from the configs,
+ * the processors' code (transformers image_processing_qwen2_vl.py
+ * smart_resize, commit cb0fc56f; image_processing_llama4_fast.py
+ * get_best_fit, commit 0331fb36; processing_llama4.py, commit 01ad83ad)
+ * and vLLM's (vllm/v1/core/encoder_cache_manager.py,
+ * compute_mm_encoder_budget, commit 003ad86e; vllm/v1/worker/utils.py,
+ * MultiModalBudget._get_max_items, commit 0cac2462); and what they do to
+ * a row: taken before the KV budget, and added to ttft.
  */
 #include "kv/fit.h"
+#include "kv/params.h"
+#include "kv/serve.h"
 #include "kv/vision.h"
 #include "test.h"
 
 #define VLLM kv_server_get(KV_SERVER_VLLM)
 #define SGLANG kv_server_get(KV_SERVER_SGLANG)
+#define TRTLLM kv_server_get(KV_SERVER_TRTLLM)
 #define IDEAL kv_server_get(KV_SERVER_IDEAL)
 #define GB 1000000000ULL
 
@@ -45,7 +52,8 @@ static void gemma_params(void)
 	char err[KV_ERRLEN];
 	if (m) {
 		CHECK_U64(kv_vision_params(m), 423060336);
-		CHECK_U64(kv_vision_tokens(m), 256);
+		CHECK_U64(kv_vision_tokens(m, 0, 0), 256);
+		CHECK_U64(kv_vision_tokens(m, 1280, 720), 256);
 		kv_model_free(m);
 	}
 	if (kv_model_load("tests/configs/gemma-3-4b-it.json", &s, err)) {
@@ -146,8 +154,10 @@ static void row_effects(void)
 	kv_model_free(m);
 }
 
-/* No tower, image tokens not modelled (Llama 4's tiles), an engine whose
- * encoder memory is not modelled: refused, naming the model. */
+/* No tower, a tower not modelled (Mllama's cross-attention, LFM2-VL),
+ * an image the processor refuses, an engine whose encoder memory is not
+ * modelled: refused, naming the model. Llama 4, Qwen and SGLang are
+ * modelled. */
 static void refusals(void)
 {
 	struct kv_model *m = test_load("llama-3.1-8b");
@@ -163,16 +173,44 @@ static void refusals(void)
 	}
 	if ((m = test_load("llama-4-scout"))) {
 		struct kv_fit_in in = row(m, VLLM, 1);
+		CHECK(!kv_vision_refuses(&in, err));
+		kv_model_free(m);
+	}
+	m = test_load_path("tests/configs/llama-3.2-90b-vision-instruct.json");
+	if (m) {
+		struct kv_fit_in in = row(m, VLLM, 1);
 		CHECK(kv_vision_refuses(&in, err));
-		CHECK_U64(kv_vision_tokens(m), 0);
+		CHECK_STR(err, "llama-3.2-90b-vision-instruct: --images: the "
+			       "vision tower of MllamaForConditionalGeneration "
+			       "is not modelled (Gemma 3's, Qwen2.5-VL's, "
+			       "Qwen3-VL's and Llama 4's are)");
+		CHECK_U64(kv_vision_tokens(m, 0, 0), 0);
+		kv_model_free(m);
+	}
+	m = test_load_path("tests/configs/qwen2.5-vl-7b-instruct.json");
+	if (m) {
+		struct kv_fit_in in = row(m, VLLM, 1);
+		in.image_w = 20;
+		in.image_h = 500;
+		CHECK(kv_vision_refuses(&in, err));
+		CHECK_STR(err, "qwen2.5-vl-7b-instruct: --image-size: 20x500: "
+			       "a side below patch_size x spatial_merge_size "
+			       "pixels (the processor's smart_resize refuses "
+			       "it)");
+		in.image_w = 28;
+		in.image_h = 5880; /* 210 to 1 */
+		CHECK(kv_vision_refuses(&in, err));
+		CHECK_HAS(err, "sides more than 200 to 1");
 		kv_model_free(m);
 	}
 	if ((m = test_load("gemma-3-27b"))) {
-		struct kv_fit_in in = row(m, SGLANG, 1);
+		struct kv_fit_in in = row(m, TRTLLM, 1);
 		CHECK(kv_vision_refuses(&in, err));
-		CHECK_STR(err, "gemma-3-27b: --images: SGLang's encoder memory "
-			       "is not modelled (vLLM's and the ideal "
-			       "engine's are)");
+		CHECK_STR(err, "gemma-3-27b: --images: TensorRT-LLM's encoder "
+			       "memory is not modelled (vLLM's, SGLang's and "
+			       "the ideal engine's are)");
+		in.server = SGLANG;
+		CHECK(!kv_vision_refuses(&in, err));
 		in.server = VLLM;
 		CHECK(!kv_vision_refuses(&in, err));
 		kv_model_free(m);
@@ -200,6 +238,212 @@ static void limit_parse(void)
 	CHECK(kv_vision_vllm_limit_parse("4", &n, err) == KV_EINVAL);
 }
 
+/*
+ * Qwen2.5-VL 7B's tower: 32 layers of width h 1,280, gated MLP f 3,420,
+ * RMSNorms. A layer: q, k, v, o 4 (h^2 + h) = 6,558,720; gate and up
+ * 2 (h f + f) = 8,762,040; down f h + h = 4,378,880; two norms 2h =
+ * 2,560: 19,702,200, x 32 = 630,470,400. Patch embedding 3 x 2 x 14^2 x
+ * 1,280 = 1,505,280 (no bias). Merger: RMSNorm 1,280, 5,120^2 + 5,120 =
+ * 26,219,520, 5,120 x 3,584 + 3,584 = 18,353,664: 44,574,464. Sum
+ * 676,550,144, the visual module's count a training script prints for
+ * Qwen/Qwen2.5-VL-7B-Instruct; with the text model's 7,615,616,512
+ * (kvfit --params), 8,292,166,656, the hub's parameter count and its
+ * index's total_size 16,584,333,312 in bf16.
+ *
+ * Its images (smart_resize, factor 28, 3,136 to 1,003,520 pixels): by
+ * default the largest, floor(sqrt(1,003,520) / 28) x 28 = 980 a side,
+ * 70 x 70 = 4,900 patches, 1,225 tokens; 1280 x 720 rounds to 1288 x
+ * 728: 92 x 52 = 4,784 patches, 1,196 tokens; 70 x 700: 70 / 28 = 2.5
+ * rounds to even, 56 (not 84): 4 x 50 = 200 patches, 50 tokens; 4000 x
+ * 3000, over the pixels, scales by sqrt(12,000,000 / 1,003,520): 1148 x
+ * 840, 4,920 patches, 1,230 tokens; 56 x 56: 4 tokens. Python's
+ * smart_resize gives each.
+ */
+static void qwen25(void)
+{
+	struct kv_model *m =
+		test_load_path("tests/configs/qwen2.5-vl-7b-instruct.json");
+	struct kv_vision_image im;
+	char err[KV_ERRLEN];
+	if (!m)
+		return;
+	CHECK(m->vit_kind == KV_VIT_QWEN25);
+	CHECK_U64(kv_vision_params(m), 676550144);
+	CHECK(kv_vision_image(m, 0, 0, &im, err) == 0);
+	CHECK_U64(im.width, 980);
+	CHECK_U64(im.patches, 4900);
+	CHECK_U64(im.tokens, 1225);
+	CHECK(kv_vision_image(m, 1280, 720, &im, err) == 0);
+	CHECK_U64(im.width, 1288);
+	CHECK_U64(im.height, 728);
+	CHECK_U64(im.patches, 4784);
+	CHECK_U64(im.tokens, 1196);
+	CHECK_U64(kv_vision_tokens(m, 70, 700), 50);
+	CHECK(kv_vision_image(m, 4000, 3000, &im, err) == 0);
+	CHECK_U64(im.width, 1148);
+	CHECK_U64(im.height, 840);
+	CHECK_U64(im.tokens, 1230);
+	CHECK_U64(kv_vision_tokens(m, 56, 56), 4);
+	CHECK_U64(kv_vision_tokens(m, 20, 500), 0);
+	kv_model_free(m);
+}
+
+/*
+ * Qwen3.5 9B's tower, Qwen3-VL's build without deepstack mergers: 27
+ * layers of h 1,152, plain MLP f 4,304, LayerNorms: 15,239,504 a layer
+ * (as SigLIP's), 411,466,608; patch embedding 3 x 2 x 16^2 x 1,152 +
+ * 1,152 = 1,770,624; 2,304 positions x 1,152 = 2,654,208; merger
+ * LayerNorm 2,304, 4,608^2 + 4,608 = 21,238,272, 4,608 x 4,096 + 4,096 =
+ * 18,878,464: 40,119,040. Sum 456,010,480. Its largest image (factor
+ * 32): 992 a side, 62^2 = 3,844 patches, 961 tokens.
+ */
+static void qwen3(void)
+{
+	struct kv_model *m = test_load_path("tests/configs/qwen3.5-9b.json");
+	if (!m)
+		return;
+	CHECK(m->vit_kind == KV_VIT_QWEN3);
+	CHECK_U64(kv_vision_params(m), 456010480);
+	CHECK_U64(kv_vision_tokens(m, 0, 0), 961);
+	kv_model_free(m);
+}
+
+/*
+ * Qwen3-VL 8B, its config's shape fields (Qwen/Qwen3-VL-8B-Instruct:
+ * Qwen3-8B's text model, the tower as Qwen3.5's with out_hidden_size
+ * 4,096 and three deepstack mergers, each normed over 4,608: 2 x 4,608 +
+ * 21,238,272 + 18,878,464 = 40,125,952): 456,010,480 + 3 x 40,125,952 =
+ * 576,388,336; with the text model's 8,190,735,360, 8,767,123,696, the
+ * hub's safetensors total (BF16 8,767,123,696).
+ */
+static void qwen3_deepstack(void)
+{
+	static const char cfg[] =
+		"{\"model_type\": \"qwen3_vl\", \"text_config\": {"
+		"\"model_type\": \"qwen3_vl_text\", \"hidden_size\": 4096, "
+		"\"intermediate_size\": 12288, \"num_hidden_layers\": 36, "
+		"\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+		"\"head_dim\": 128, \"vocab_size\": 151936, "
+		"\"tie_word_embeddings\": false, \"dtype\": \"bfloat16\"}, "
+		"\"vision_config\": {\"model_type\": \"qwen3_vl\", "
+		"\"depth\": 27, \"hidden_size\": 1152, "
+		"\"intermediate_size\": 4304, \"num_heads\": 16, "
+		"\"out_hidden_size\": 4096, \"patch_size\": 16, "
+		"\"spatial_merge_size\": 2, \"temporal_patch_size\": 2, "
+		"\"num_position_embeddings\": 2304, "
+		"\"deepstack_visual_indexes\": [8, 16, 24]}}";
+	struct kv_model *m = NULL;
+	struct kv_params p;
+	char err[KV_ERRLEN];
+	if (kv_model_parse(cfg, sizeof cfg - 1, "qwen3-vl-8b", &m, err)) {
+		fprintf(stderr, "parse: %s\n", err);
+		test_failures++;
+		return;
+	}
+	CHECK(m->vit_kind == KV_VIT_QWEN3);
+	CHECK_U64(m->vit_deepstack, 3);
+	CHECK_U64(kv_vision_params(m), 576388336);
+	CHECK(kv_model_params(m, &p, err) == 0);
+	CHECK_U64(p.total + kv_vision_params(m), 8767123696ULL);
+	kv_model_free(m);
+}
+
+/*
+ * Llama 4 Scout's tower: 34 layers of h 1,408, plain MLP f 5,632,
+ * LayerNorms: 4 (h^2 + h) = 7,935,488, fc1 7,935,488, fc2 7,931,264,
+ * norms 5,632: 23,807,872, x 34 = 809,467,648. Patch embedding 588 x
+ * 1,408 = 827,904; class token 1,408; 577 positions 812,416; the two
+ * LayerNorms 5,632; adapter 5,632 x 4,096 + 4,096^2 = 39,845,888;
+ * projector 4,096 x 5,120 = 20,971,520. Sum 871,932,416; with the text
+ * model's 107,769,861,120 (kvfit --params), 108,641,793,536, the hub's
+ * count for meta-llama/Llama-4-Scout-17B-16E-Instruct.
+ *
+ * Its images (get_best_fit over canvases of up to 16 tiles of 336): 336
+ * x 336, one tile: 3 + 144 = 147 tokens; 1280 x 720: the least scale of
+ * at least 1 is 1.05 (3 x 4 and 4 x 4 tiles), the lesser area 3 high, 4
+ * wide: 12 tiles and the global one, 3 + 13 x 144 + 12 = 1,887 tokens;
+ * 200 x 1000: 3 high, 1 wide, 582; by default 4 x 4: 2,467. Python's
+ * get_best_fit and _prompt_split_image give each.
+ */
+static void llama4(void)
+{
+	struct kv_model *m = test_load("llama-4-scout");
+	struct kv_vision_image im;
+	char err[KV_ERRLEN];
+	if (!m)
+		return;
+	CHECK(m->vit_kind == KV_VIT_LLAMA4);
+	CHECK_U64(kv_vision_params(m), 871932416);
+	CHECK_U64(kv_vision_tokens(m, 336, 336), 147);
+	CHECK(kv_vision_image(m, 1280, 720, &im, err) == 0);
+	CHECK_U64(im.tiles_h, 3);
+	CHECK_U64(im.tiles_w, 4);
+	CHECK_U64(im.passes, 13);
+	CHECK_U64(im.patches, 577);
+	CHECK_U64(im.tokens, 1887);
+	CHECK(kv_vision_image(m, 200, 1000, &im, err) == 0);
+	CHECK_U64(im.tiles_h, 3);
+	CHECK_U64(im.tiles_w, 1);
+	CHECK_U64(im.tokens, 582);
+	CHECK(kv_vision_image(m, 0, 0, &im, err) == 0);
+	CHECK_U64(im.passes, 17);
+	CHECK_U64(im.tokens, 2467);
+	kv_model_free(m);
+}
+
+/*
+ * Gemma 3 27B's SigLIP on one 896-pixel image: 4,096 patches, h 1,152,
+ * f 4,304, 27 layers. Patch embedding 2 x 4,096 x 3 x 14^2 x 1,152 =
+ * 5,549,064,192; a layer's products 2 x 4,096 x (4 h^2 + 2 h f) = 8,192
+ * x 15,224,832 = 124,721,823,744, x 27 = 3,367,489,241,088; the
+ * projector on the 256 pooled tokens 2 x 256 x 1,152 x 5,376 =
+ * 3,170,893,824: 3,376,209,199,104 in products. Attention 4 x 4,096^2 x
+ * 1,152 = 77,309,411,328 a layer, x 27 = 2,087,354,105,856. Over tp 2,
+ * half of each.
+ *
+ * Its time at the datasheet's rates at half their peak (1,000 TFLOP/s x
+ * 0.5, 3,350 GB/s): 3.376e12 / 5e14 = 6.752418 ms of products (the
+ * tower's 846,120,672 bf16 bytes read in 0.253 ms, shorter), attention
+ * 2.087e12 / 5e14 = 4.174708 ms: 10.927126 ms an image, 21.854252 for
+ * two; one user's ttft grows by it, the prompt otherwise the same.
+ */
+static void encoder_time(void)
+{
+	struct kv_model *m = test_load("gemma-3-27b");
+	struct kv_vision_image im;
+	struct kv_vision_flops fl;
+	struct kv_serve s0, s2;
+	char err[KV_ERRLEN];
+	if (!m)
+		return;
+	CHECK(kv_vision_image(m, 0, 0, &im, err) == 0);
+	CHECK_U64(im.patches, 4096);
+	kv_vision_flops(m, &im, 1, &fl);
+	CHECK_NEAR(fl.linear, 3376209199104.0, 1);
+	CHECK_NEAR(fl.attn, 2087354105856.0, 1);
+	CHECK_U64(fl.rows, 4096);
+	CHECK_U64(fl.seq, 4096);
+	kv_vision_flops(m, &im, 2, &fl);
+	CHECK_NEAR(fl.linear, 1688104599552.0, 1);
+	struct kv_fit_in in = row(m, IDEAL, 0);
+	in.bandwidth_gbps = 3350;
+	in.tflops = 1000;
+	struct kv_serve_in w = {.isl = 1000, .osl = 100, .users = 1,
+				.flops_eff = 0.5};
+	CHECK(kv_serve_solve(&in, &w, &s0, err) == 0);
+	CHECK_NEAR(s0.encoder.ms, 0, 0);
+	in.images = 2;
+	CHECK(kv_serve_solve(&in, &w, &s2, err) == 0);
+	CHECK_NEAR(s2.encoder.ms, 21.854252, 1e-5);
+	CHECK_NEAR(s2.encoder.flops, 2 * 5463563304960.0, 1);
+	CHECK_NEAR(s2.ttft_ms - s0.ttft_ms, 21.854252, 1e-5);
+	CHECK_NEAR(s2.prefill.ms - s0.prefill.ms, 21.854252, 1e-5);
+	w.arrivals = KV_ARRIVE_BURST;
+	CHECK(kv_serve_solve(&in, &w, &s2, err) == KV_EINVAL);
+	CHECK_HAS(err, "--arrivals burst with --images");
+	kv_model_free(m);
+}
+
 int main(void)
 {
 	limit_parse();
@@ -207,5 +451,10 @@ int main(void)
 	encoder();
 	row_effects();
 	refusals();
+	qwen25();
+	qwen3();
+	qwen3_deepstack();
+	llama4();
+	encoder_time();
 	return test_done("vision");
 }

@@ -890,8 +890,10 @@ static int read_vision(struct cfg *c, struct kv_model *m)
 			 &m->vit_channels)))
 		return e;
 	/* Gemma 3: the tokens of one image, beside vision_config */
-	return cfg_u32(c, "mm_tokens_per_image", false, 0, 1, 1u << 20,
-		       &m->mm_tokens);
+	if ((e = cfg_u32(c, "mm_tokens_per_image", false, 0, 1, 1u << 20,
+			 &m->mm_tokens)))
+		return e;
+	return model_vision_read(c, &v, m);
 }
 
 /* The config's model_type (GPT-2's for a config with its names and no
@@ -1489,7 +1491,9 @@ int kv_model_load(const char *path, struct kv_model **out, char *err)
 	}
 	if (!e)
 		e = kv_model_parse(buf, len, shown, out, err);
-	if (!e && f != stdin && (e = read_quant_beside(*out, path, err))) {
+	if (!e && f != stdin && ((e = read_quant_beside(*out, path, err)) ||
+				 (e = read_preprocessor_beside(*out, path,
+							       err)))) {
 		kv_model_free(*out);
 		*out = NULL;
 	}

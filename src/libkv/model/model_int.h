@@ -284,6 +284,19 @@ int read_quant(struct cfg *c, struct kv_model *m);
 int read_quant_beside(struct kv_model *m, const char *config_path,
 		      char *err);
 
+/* model_vision.c: vision_config v of config c, its tower as vision.h
+ * models it: its kind (by c's own model_type, or Gemma 3's
+ * mm_tokens_per_image), depth and the fields of its kind; after
+ * read_vision's common ones. Returns 0 or KV_EINVAL. */
+int model_vision_read(struct cfg *c, struct cfg *v, struct kv_model *m);
+
+/* preprocessor_config.json beside config_path, a config.json of a model
+ * whose tower's processor is modelled: its sizes over the processor's
+ * defaults. Returns 0 (no file: nothing read), or KV_EINVAL, KV_EIO,
+ * KV_ENOMEM with err naming that file. */
+int read_preprocessor_beside(struct kv_model *m, const char *config_path,
+			     char *err);
+
 /* gguf_cfg.c: a GGUF's metadata as the config.json its family reads
  * (*out freed by the caller with cJSON_Delete); 0, or KV_EINVAL with err
  * naming path and the key, or KV_ENOMEM. */

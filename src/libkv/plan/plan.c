@@ -226,6 +226,8 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.dp = (uint32_t)dp,
 		.ep = (uint32_t)ep,
 		.ep_imbalance = o->ep_imbalance,
+		.image_w = o->image_w,
+		.image_h = o->image_h,
 	};
 }
 
@@ -233,7 +235,8 @@ uint64_t kv_plan_image_tokens(const struct kv_plan_opts *o,
 			      const struct kv_model *m)
 {
 	uint64_t n;
-	if (kv_mul(o->images, kv_vision_tokens(m), &n))
+	if (kv_mul(o->images, kv_vision_tokens(m, o->image_w, o->image_h),
+		   &n))
 		return UINT64_MAX;
 	return n;
 }

@@ -9,6 +9,7 @@
 #include "kv/lora.h"
 #include "kv/offload.h"
 #include "kv/plan.h"
+#include "kv/vision.h"
 
 const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_MODEL] = "model",
@@ -107,6 +108,9 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_A2A] = "a2a",
 	[KV_PROW_A2A_BYTES] = "a2a_bytes",
 	[KV_PROW_A2A_MS] = "a2a_ms",
+	[KV_PROW_IMAGE_SIZE] = "image_size",
+	[KV_PROW_ENCODER_FLOPS] = "encoder_flops",
+	[KV_PROW_ENCODER_MS] = "encoder_ms",
 };
 
 /* A count, or an empty cell where the engine has none. */
@@ -160,6 +164,9 @@ size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
 		span(out, &n, KV_PROW_HIT_TOKENS, KV_PROW_RECOMPUTE_MS);
 	if (kv_spec_on(&o->spec))
 		span(out, &n, KV_PROW_SPEC_METHOD, KV_PROW_TOKENS_PER_STEP);
+	if (o->images)
+		span(out, &n, KV_PROW_IMAGE_SIZE,
+		     o->work.isl ? KV_PROW_ENCODER_MS : KV_PROW_ENCODER_FLOPS);
 	return n;
 }
 
@@ -236,6 +243,39 @@ static void ep_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	}
 }
 
+/* The vision tower's cells (KV_PROW_IMAGE_SIZE on): the image as it
+ * sees it (WxH pixels), its FLOPs on a request's images on one GPU
+ * (vision.h), their time where the row was timed. */
+static void vision_cell(const struct kv_plan_row *r, enum kv_prow_col c,
+			struct kv_cell *out)
+{
+	const struct kv_fit_in *in = &r->in;
+	struct kv_vision_image im;
+	struct kv_vision_flops fl;
+	char err[KV_ERRLEN];
+	if (kv_vision_image(in->m, in->image_w, in->image_h, &im, err))
+		return;
+	switch (c) {
+	case KV_PROW_IMAGE_SIZE:
+		kv_cell_str(out, NULL);
+		snprintf(out->buf, sizeof out->buf, "%ux%u", im.width,
+			 im.height);
+		out->s = out->buf;
+		break;
+	case KV_PROW_ENCODER_FLOPS:
+		kv_vision_flops(in->m, &im, in->tp, &fl);
+		kv_cell_num(out, KV_CELL_U64,
+			    (uint64_t)llround((fl.linear + fl.attn) *
+					      (double)in->images));
+		break;
+	case KV_PROW_ENCODER_MS:
+		if (r->timed)
+			kv_cell_real(out, r->s.encoder.ms, 3);
+		break;
+	default: break;
+	}
+}
+
 /* A split row's cell of column c (empty for a row of another engine). */
 static void split_cell(const struct kv_plan_row *r, enum kv_prow_col c,
 		       struct kv_cell *out)
@@ -280,6 +320,10 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	uint64_t tier_tokens, tier_bytes;
 	uint32_t g = kv_ep_dp(in); /* the groups: users are all of theirs */
 	kv_cell_empty(out);
+	if (c >= KV_PROW_IMAGE_SIZE) {
+		vision_cell(r, c, out);
+		return;
+	}
 	if (c >= KV_PROW_EP) {
 		ep_cell(r, o, c, out);
 		return;

@@ -18,6 +18,7 @@
 #include "kv/ep.h"
 #include "kv/serve.h"
 #include "kv/spec.h"
+#include "kv/vision.h"
 
 /* Chunk offsets probed at most per prefill: a longer prompt in smaller
  * chunks is timed in runs of chunks, each at its middle chunk. */
@@ -403,6 +404,19 @@ static void all_groups(const struct kv_fit_in *in, struct kv_serve *out)
 				((double)in->tp * in->pp * kv_ep_dp(in));
 }
 
+/* A burst's waves step prompt by prompt without the vision tower's time:
+ * refused with images. */
+static int vision_check(const struct kv_fit_in *in,
+			const struct kv_serve_in *w, char *err)
+{
+	if (!in->images || w->arrivals != KV_ARRIVE_BURST)
+		return 0;
+	snprintf(err, KV_ERRLEN, "%s: --arrivals burst with --images: the "
+		 "vision tower's time is not modelled in a burst (give "
+		 "steady, or --request-rate)", in->m->name);
+	return KV_EINVAL;
+}
+
 /*
  * The steady state of `users` requests served in a closed loop, each
  * sent as the last ends: over one request's life the engine also runs
@@ -477,6 +491,11 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			own = out->mix.ms;
 			active = (out->steps - rd) * own + rd * dms;
 		}
+		/* each request's images through the tower, its own before
+		 * its prompt and the others' among its steps (in pre
+		 * otherwise) */
+		own += out->encoder.ms;
+		active += b * out->encoder.ms;
 	}
 	/* a request that arrives during a step of the others waits for it
 	 * to end: half a step, on average; and for its cached tokens to
@@ -1006,14 +1025,26 @@ static void phase_add(struct kv_phase *a, const struct kv_phase *b, double n)
 		a->bound = b->bound;
 }
 
-/* The drafter's rates (its own layers' costs, no scheduling of its own:
- * the engine's step cost is the round's, counted once). */
-static int draft_rates(const struct kv_fit_in *dx, const struct kv_serve_in *w,
-		       struct rates *r, char *err)
+/* The drafter's rates (for the model of in): its own layers' costs, and
+ * the engine's cost a step on each of its passes, each a forward of its
+ * own that the engine prepares, launches and samples from, beside the
+ * verify step's (vLLM's propose loops over num_speculative_tokens:
+ * vllm/v1/spec_decode/eagle.py, commit f7eef1b6; SGLang's draft_forward
+ * over speculative_num_steps: python/sglang/srt/speculative/
+ * eagle_worker.py, commit 00559eac). TensorRT-LLM's EAGLE-3 and MTP run
+ * their passes inside the model's own forward (tensorrt_llm/_torch/
+ * speculative/eagle3.py, Eagle3OneModelWorker, commit f933a608): the
+ * step's cost is paid once, by the verify. */
+static int draft_rates(const struct kv_fit_in *in, const struct kv_fit_in *dx,
+		       const struct kv_serve_in *w, struct rates *r,
+		       char *err)
 {
 	struct kv_serve_in x = *w;
-	x.step_given = true;
-	x.step_us = 0;
+	if (in->server->kind == KV_SERVER_TRTLLM &&
+	    in->spec->method != KV_SPEC_DRAFT) {
+		x.step_given = true;
+		x.step_us = 0;
+	}
 	return rates_of(dx, &x, r, err);
 }
 
@@ -1040,7 +1071,7 @@ static int spec_draft(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	if (!b || !kv_spec_drafter(in, &own, &dx, &xb, &xf))
 		return 0;
 	kv_fit_memo(&dx, &c);
-	if (!(e = draft_rates(&dx, w, &r, err))) {
+	if (!(e = draft_rates(in, &dx, w, &r, err))) {
 		if (prompt)
 			e = spec_pass(&dx, &r, 1, prompt, 1, ctx, xb, xf, p,
 				      &longest, err);
@@ -1108,6 +1139,44 @@ static int decode_step(const struct kv_fit_in *in,
 	return 0;
 }
 
+/*
+ * The vision tower over a request's in->images, into *p (kvfit(1),
+ * IMAGES, Time): its products at the FLOP rate a prompt's products
+ * reach, with measured efficiencies their format's at the rows of all
+ * its passes (a request's images run in one call), or the tower's
+ * 16-bit weights read once, whichever is longer; then attention at the
+ * rate prefill attention reaches at a pass's patches. The engine's
+ * kernels' floors and its step cost are not counted: the tower runs
+ * within the prompt's first step.
+ */
+static void encoder_phase(const struct kv_fit_in *in, const struct rates *r,
+			  struct kv_phase *p)
+{
+	const struct kv_model *m = in->m;
+	struct kv_vision_image im;
+	struct kv_vision_flops fl;
+	char err[KV_ERRLEN];
+	*p = (struct kv_phase){0};
+	if (!in->images ||
+	    kv_vision_image(m, in->image_w, in->image_h, &im, err))
+		return;
+	kv_vision_flops(m, &im, in->tp, &fl);
+	double n = (double)in->images, lin = n * fl.linear, att = n * fl.attn;
+	double rows = n * (double)fl.rows, ge = 1, ae = 1, afps = r->fps;
+	if (r->eff) {
+		ge = kv_curve_at(r->gemm, rows);
+		ae = kv_curve_at(r->prefill, (double)fl.seq);
+		afps = r->attn_fps;
+	}
+	p->bytes = 2.0 * (double)kv_vision_params(m) / in->tp;
+	p->flops = lin + att;
+	p->mem_ms = p->bytes / r->bps * 1e3;
+	double lc = lin / (r->fps * ge) * 1e3, ac = att / (afps * ae) * 1e3;
+	p->compute_ms = lc + ac;
+	p->ms = fmax(p->mem_ms, lc) + ac;
+	p->bound = p->mem_ms > lc ? "memory" : "compute";
+}
+
 /* kv_serve_solve, in's counts derived */
 static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		       struct kv_serve *out, char *err)
@@ -1128,7 +1197,8 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			      ? "datasheet"
 		      : w->source ? w->source
 				  : "datasheet";
-	if ((e = spec_check(in, w, err)) || (e = rates_of(in, w, &r, err)) ||
+	if ((e = spec_check(in, w, err)) || (e = vision_check(in, w, err)) ||
+	    (e = rates_of(in, w, &r, err)) ||
 	    (e = decode_step(in, &run, &r, out, &f, err)) ||
 	    (e = token_at(in, out->decode_ctx, &dec, err)))
 		return e;
@@ -1189,6 +1259,9 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		phase_add(&pc, &pd, 1);
 		phase_add(&out->prefill, &pc, (double)out->chunks);
 	}
+	/* the vision tower on the request's images, before its steps */
+	encoder_phase(in, &r, &out->encoder);
+	phase_add(&out->prefill, &out->encoder, 1);
 	/* the cached tokens load beside the prompt's steps, or before */
 	out->load_wait_ms = w->load_overlaps
 				    ? fmax(0, w->load_ms - out->prefill.ms)

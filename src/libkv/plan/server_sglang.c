@@ -366,6 +366,11 @@ static const struct kv_offload_rules offload = {
  * (Qwen3-30B-A3B-FP8 on one H100 80GB HBM3). A Mamba layer keeps its
  * convolution in the model's dtype and its SSM state in float32
  * (mamba_ssm_dtype). A prompt's chunks run alone (enable_mixed_chunk off).
+ * A request's images (vision.h): the tower loaded with the model, its
+ * tokens in the prompt, its time in the prompt's prefill; SGLang holds
+ * no profile run's encoder outputs, but caches the embeddings it makes
+ * (managers/mm_utils.py, embedding_cache, of SGLANG_VLM_CACHE_SIZE_MB:
+ * runtime above) within a fraction cut for the tower (frac above).
  */
 const struct kv_server kv_server_sglang = {
 	.kind = KV_SERVER_SGLANG,
@@ -384,4 +389,5 @@ const struct kv_server kv_server_sglang = {
 	.ops = &ops,
 	.lora = &lora,
 	.offload = &offload,
+	.vision = true,
 };

@@ -1,1 +1,0 @@
-kvfit llama-4-scout --gpu h200 --images 1

@@ -1,1 +1,0 @@
-kvfit gemma-3-27b --gpu h100-sxm --engine sglang --images 1

@@ -1,0 +1,1 @@
+kvfit gemma-3-27b --gpu h100-sxm --engine sglang --ctx 8k --images 1 --isl 1000 --osl 200
