@@ -70,6 +70,10 @@ struct args {
 				  (--prefill-tp ... --decode-workers) */
 };
 
+/* The latency targets given, as "--max-ttft 500 and --max-tpot 15" ("":
+ * none) into buf. Returns buf. */
+const char *kvfit_targets(const struct kv_plan_opts *o, char *buf, size_t n);
+
 /* The fleet's options (--disagg, --prefill-tp, ..., --max-gpus): 0,
  * CLI_USAGE (said) or CLI_NOT_MINE. */
 int kvfit_opt_fleet(int c, const char *s, struct args *a);

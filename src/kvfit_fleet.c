@@ -240,20 +240,6 @@ static const char *shape_text(const struct kv_fleet *p, char *buf, size_t n)
 	return buf;
 }
 
-/* The targets, as given: " within --max-ttft 500 and --max-tpot 20". */
-static const char *targets(const struct kv_plan_opts *o, char *buf,
-			   size_t n)
-{
-	int k = 0;
-	buf[0] = '\0';
-	if (o->max_ttft > 0)
-		k = snprintf(buf, n, " within --max-ttft %g", o->max_ttft);
-	if (o->max_tpot > 0 && k >= 0 && (size_t)k < n)
-		snprintf(buf + k, n - (size_t)k, "%s --max-tpot %g",
-			 k ? " and" : " within", o->max_tpot);
-	return buf;
-}
-
 /* The goal the options set. */
 static struct kv_fleet_goal goal_of(const struct args *a)
 {
@@ -321,11 +307,11 @@ static int disagg_row(struct rows *out, const struct args *a,
 		return CLI_FAIL;
 	}
 	if (!plan.meets) {
-		cli_error("%s: %s miss%s: time to first token %.1f ms, "
+		kvfit_targets(&a->o, tg, sizeof tg);
+		cli_error("%s: %s miss%s%s: time to first token %.1f ms, "
 			  "%.2f ms per output token",
 			  r->in.m->name, shape_text(&plan, s, sizeof s),
-			  targets(&a->o, tg, sizeof tg), plan.ttft_ms,
-			  plan.tpot_ms);
+			  tg[0] ? " " : "", tg, plan.ttft_ms, plan.tpot_ms);
 		return CLI_FAIL;
 	}
 	return 0;
@@ -429,10 +415,11 @@ static void closest(const struct args *a, const struct kv_plan_row *r,
 			snprintf(why, sizeof why, "none keeps up: %.100s",
 				 n ? ps[0].why : "no shape holds a user");
 	}
+	kvfit_targets(&a->o, tg, sizeof tg);
 	cli_error("%s: no plan within --max-gpus %u serves %g requests a "
-		  "second%s; closest: %s",
-		  r->in.m->name, g->max_gpus, g->rate,
-		  targets(&a->o, tg, sizeof tg), why);
+		  "second%s%s; closest: %s",
+		  r->in.m->name, g->max_gpus, g->rate, tg[0] ? " within " : "",
+		  tg, why);
 }
 
 /* --solve gpus on one row: the Pareto rows of tokens a second per GPU

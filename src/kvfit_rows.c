@@ -287,8 +287,7 @@ static void missed(const struct args *a, const struct kv_plan_row *r,
 		  r->s.tpot_ms);
 }
 
-/* The targets given, as "--max-ttft 500 and --max-tpot 15". */
-static const char *targets(const struct kv_plan_opts *o, char *buf, size_t n)
+const char *kvfit_targets(const struct kv_plan_opts *o, char *buf, size_t n)
 {
 	int k = 0;
 	buf[0] = '\0';
@@ -323,7 +322,7 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 		  !kv_plan_target(&a->o) ? (served == 1 ? "fits" : "fit")
 		  : served == 1  ? "meets "
 				 : "meet ",
-		  kv_plan_target(&a->o) ? targets(&a->o, tg, sizeof tg) : "",
+		  kv_plan_target(&a->o) ? kvfit_targets(&a->o, tg, sizeof tg) : "",
 		  (unsigned long long)in->ctx, gpu_name,
 		  (unsigned long long)g, g > 1 ? "s" : "",
 		  in->server->name, of,
@@ -446,7 +445,7 @@ static void say_verdict(const struct args *a, struct verdict *v)
 			  v->model, (unsigned long long)v->best,
 			  v->best == 1 ? "" : "s",
 			  v->best == 1 ? "meets" : "meet",
-			  targets(&a->o, tg, sizeof tg),
+			  kvfit_targets(&a->o, tg, sizeof tg),
 			  (unsigned long long)a->min_users);
 		v->below = true;
 	}

@@ -8,8 +8,11 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/json.h"
 #include "model_int.h"
 
 int cfg_fail(struct cfg *c, const char *fmt, ...)
@@ -443,4 +446,35 @@ int cfg_kinds(struct cfg *c, const char *field, uint32_t n, enum kv_attn *kinds)
 		i++;
 	}
 	return 0;
+}
+
+int cfg_read_beside(const char *config_path, const char *name,
+		    size_t max_bytes,
+		    int (*read)(struct cfg *c, struct kv_model *m),
+		    struct kv_model *m, char *err)
+{
+	char path[4200], *text;
+	const char *base = strrchr(config_path, '/');
+	struct stat st;
+	cJSON *root = NULL;
+	size_t len;
+	if (strcmp(base ? base + 1 : config_path, "config.json") ||
+	    !kv_config_beside(config_path, name, path, sizeof path) ||
+	    stat(path, &st))
+		return 0;
+	int e = kv_file_read(path, max_bytes, &text, &len, err);
+	if (e)
+		return e;
+	e = kv_json_read(text, len, path, &root, err);
+	free(text);
+	if (!e) {
+		struct cfg c = {root, root, NULL, path, err, NULL};
+		char got[96];
+		cfg_show(root, got, sizeof got);
+		e = cJSON_IsObject(root)
+			    ? read(&c, m)
+			    : cfg_fail(&c, "not a JSON object, got %s", got);
+	}
+	cJSON_Delete(root);
+	return e;
 }

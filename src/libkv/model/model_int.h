@@ -54,6 +54,14 @@ const cJSON *cfg_find(const struct cfg *c, const char *field, char *where,
 void cfg_absent(const struct cfg *c, const char *field, char *where,
 		size_t n);
 void cfg_show(const cJSON *it, char *buf, size_t n);
+/* The JSON object NAME beside a config.json (not another file name, nor
+ * standard input) through read(), its messages naming that file: 0 where
+ * there is none, else read()'s (a file past max_bytes, not JSON or not an
+ * object refused). */
+int cfg_read_beside(const char *config_path, const char *name,
+		    size_t max_bytes,
+		    int (*read)(struct cfg *c, struct kv_model *m),
+		    struct kv_model *m, char *err);
 int cfg_kind(struct cfg *c, const char *field, unsigned kinds,
 	     const cJSON **out);
 int cfg_nested(struct cfg *c, const char *name, struct cfg *sub, bool *has);

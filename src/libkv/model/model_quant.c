@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "base/json.h"
 #include "kv/quant.h"
@@ -555,6 +554,12 @@ static int modelopt_file(struct cfg *c, struct kv_quant *k)
 	return quant_modelopt(c, k);
 }
 
+/* modelopt_file over a model's quantization, as cfg_read_beside calls. */
+static int modelopt_file_of(struct cfg *c, struct kv_model *m)
+{
+	return modelopt_file(c, &m->quant);
+}
+
 /*
  * ModelOpt's hf_quant_config.json beside a checkpoint's config.json that
  * has no quantization (ModelOpt 0.29 and before wrote it there), read as
@@ -566,30 +571,8 @@ static int modelopt_file(struct cfg *c, struct kv_quant *k)
 int read_quant_beside(struct kv_model *m, const char *config_path,
 		      char *err)
 {
-	char path[4200], *text;
-	const char *base = strrchr(config_path, '/');
-	struct stat st;
-	cJSON *root = NULL;
-	size_t len;
-	if (m->quant.fmt != KV_QUANT_NONE ||
-	    strcmp(base ? base + 1 : config_path, "config.json") ||
-	    !kv_config_beside(config_path, "hf_quant_config.json", path,
-			      sizeof path) ||
-	    stat(path, &st))
+	if (m->quant.fmt != KV_QUANT_NONE)
 		return 0;
-	int e = kv_file_read(path, MAX_QUANT_FILE_BYTES, &text, &len, err);
-	if (e)
-		return e;
-	e = kv_json_read(text, len, path, &root, err);
-	free(text);
-	if (!e) {
-		struct cfg c = {root, root, NULL, path, err, NULL};
-		char got[96];
-		cfg_show(root, got, sizeof got);
-		e = cJSON_IsObject(root)
-			    ? modelopt_file(&c, &m->quant)
-			    : cfg_fail(&c, "not a JSON object, got %s", got);
-	}
-	cJSON_Delete(root);
-	return e;
+	return cfg_read_beside(config_path, "hf_quant_config.json",
+			       MAX_QUANT_FILE_BYTES, modelopt_file_of, m, err);
 }

@@ -7,7 +7,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/json.h"
 #include "model_int.h"
@@ -150,31 +149,9 @@ static int preprocessor(struct cfg *p, struct kv_model *m)
 int read_preprocessor_beside(struct kv_model *m, const char *config_path,
 			     char *err)
 {
-	char path[4200], *text;
-	const char *base = strrchr(config_path, '/');
-	struct stat st;
-	cJSON *root = NULL;
-	size_t len;
-	if ((m->vit_kind != KV_VIT_QWEN25 && m->vit_kind != KV_VIT_QWEN3 &&
-	     m->vit_kind != KV_VIT_LLAMA4) ||
-	    strcmp(base ? base + 1 : config_path, "config.json") ||
-	    !kv_config_beside(config_path, "preprocessor_config.json", path,
-			      sizeof path) ||
-	    stat(path, &st))
+	if (m->vit_kind != KV_VIT_QWEN25 && m->vit_kind != KV_VIT_QWEN3 &&
+	    m->vit_kind != KV_VIT_LLAMA4)
 		return 0;
-	int e = kv_file_read(path, 1 << 20, &text, &len, err);
-	if (e)
-		return e;
-	e = kv_json_read(text, len, path, &root, err);
-	free(text);
-	if (!e) {
-		struct cfg c = {root, root, NULL, path, err, NULL};
-		char got[96];
-		cfg_show(root, got, sizeof got);
-		e = cJSON_IsObject(root)
-			    ? preprocessor(&c, m)
-			    : cfg_fail(&c, "not a JSON object, got %s", got);
-	}
-	cJSON_Delete(root);
-	return e;
+	return cfg_read_beside(config_path, "preprocessor_config.json",
+			       1 << 20, preprocessor, m, err);
 }
