@@ -6,7 +6,8 @@
  * load a ttft target leaves a prefill queue (M/D/1), the xPyD split that
  * balances two kinds of worker (aiconfigurator's _match_workers), the
  * replicas a rate needs, and the decode worker's concurrency at a rate
- * (Little's law).
+ * (Little's law); a MoE model's DEP workers (data-parallel attention,
+ * expert parallelism) beside TP's.
  */
 #include <math.h>
 
@@ -407,6 +408,18 @@ static void dep(void)
 	CHECK(kv_serve_solve(&dep8, &v, &sv, err) == 0);
 	hi = sv.decode.ms;
 	CHECK(t >= lo - 1e-9 && t <= hi + 1e-9);
+	/* a DEP8 replica in a closed loop, all that fit: 2272 at once, its
+	 * rate eight groups' of 284, each 284 over a request's latency */
+	struct kv_fleet_goal g = {.max_gpus = 8};
+	struct kv_fleet a;
+	CHECK(kv_fleet_agg(&dep8, &w, 1, &g, &a, err) == 0);
+	CHECK(a.served);
+	CHECK_U64(a.gpus, 8);
+	CHECK_NEAR(a.concurrency, 2272, 0);
+	v.users = 284;
+	CHECK(kv_serve_solve(&dep8, &v, &sv, err) == 0);
+	CHECK_NEAR(a.rate, 8 * 284 / sv.latency_ms * 1e3, 1e-9);
+	CHECK_NEAR(a.tpot_ms, sv.tpot_ms, 1e-12);
 	kv_model_free(m);
 }
 
