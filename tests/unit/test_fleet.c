@@ -238,8 +238,8 @@ static void disagg(const struct kv_model *m)
 	char err[KV_ERRLEN];
 	struct kv_fit_in in = row(m, 1);
 	struct kv_serve_in w = work();
-	struct kv_prefill p = {.shape = {1, 1}, .batch = 1, .batch_ms = 100,
-			       .one_ms = 100, .rps = 10};
+	struct kv_prefill p = {.shape = {.tp = 1, .pp = 1}, .batch = 1,
+			       .batch_ms = 100, .one_ms = 100, .rps = 10};
 	struct kv_decode d;
 	struct kv_fleet f;
 	struct kv_fleet_goal g = {.rate = 30, .max_ttft = 300,
