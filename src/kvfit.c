@@ -173,6 +173,12 @@ static int opt_ep(int c, const char *s, struct args *a)
 static int check_ep(const struct args *a)
 {
 	const struct kv_plan_opts *o = &a->o;
+	if (o->solve == KV_PLAN_GPUS &&
+	    (o->dp || o->dp_attention || o->ep || o->ep_all ||
+	     o->ep_imbalance > 0))
+		return cli_usage("--solve gpus: finds the groups and expert "
+				 "ranks itself (DEP beside TP for a MoE "
+				 "model); give no --ep/--dp");
 	if (o->ep_all && o->ep)
 		return cli_usage("--enable-expert-parallel and --ep: give one "
 				 "(the flag spans every GPU of a stage)");

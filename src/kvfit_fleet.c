@@ -10,24 +10,49 @@
 #include <string.h>
 
 #include "kvfit.h"
+#include "kv/ep.h"
 #include "kv/fleet.h"
 
 #define DEFAULT_MAX_GPUS 64
 
+/* The columns; those of groups and expert ranks (EP_COLS) only where a
+ * plan has either, each after its tp. */
 static const char *const cols[] = {
 	"model", "gpu", "engine", "kv_dtype", "isl", "osl", "mode", "gpus",
-	"replicas", "tp", "prefill_workers", "prefill_tp", "decode_workers",
-	"decode_tp", "requests_per_s", "prefill_batch",
+	"replicas", "tp", "dp", "ep", "prefill_workers", "prefill_tp",
+	"prefill_dp", "prefill_ep", "decode_workers", "decode_tp",
+	"decode_dp", "decode_ep", "requests_per_s", "prefill_batch",
 	"prefill_requests_per_s", "decode_users", "decode_requests_per_s",
 	"kv_transfer_bytes", "kv_transfer_ms", "prefill_load", "concurrency",
 	"queue_ms", "ttft_ms", "tpot_ms", "out_tokens_per_s",
 	"out_tokens_per_s_gpu", "meets_target", "time_source", "best"};
 #define NCOLS (sizeof cols / sizeof *cols)
 static const char *const brief[] = {
-	"model", "mode", "gpus", "replicas", "tp", "prefill_workers",
-	"prefill_tp", "decode_workers", "decode_tp", "requests_per_s",
-	"kv_transfer_ms", "ttft_ms", "tpot_ms", "out_tokens_per_s_gpu",
-	"meets_target", "best"};
+	"model", "mode", "gpus", "replicas", "tp", "dp", "ep",
+	"prefill_workers", "prefill_tp", "prefill_dp", "prefill_ep",
+	"decode_workers", "decode_tp", "decode_dp", "decode_ep",
+	"requests_per_s", "kv_transfer_ms", "ttft_ms", "tpot_ms",
+	"out_tokens_per_s_gpu", "meets_target", "best"};
+
+/* Whether column `name` is one of the groups' and expert ranks'. */
+static bool ep_col(const char *name)
+{
+	size_t n = strlen(name);
+	return n >= 2 && (!strcmp(name + n - 2, "dp") ||
+			  !strcmp(name + n - 2, "ep"));
+}
+
+/* names[0..n) less the groups' and expert ranks' columns where ep is
+ * off, into out; returns how many. */
+static size_t pick(const char *const *names, size_t n, bool ep,
+		   const char **out)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ep || !ep_col(names[i]))
+			out[k++] = names[i];
+	return k;
+}
 
 int kvfit_opt_fleet(int c, const char *s, struct args *a)
 {
@@ -71,13 +96,16 @@ static const char *asked(const struct args *a)
 static int refused(const struct args *a)
 {
 	const struct kv_plan_opts *o = &a->o;
+	if (kv_plan_ep(o) && a->decode_tp)
+		return cli_usage("--decode-tp: with --ep/--dp the decode "
+				 "workers are --tp's groups and expert ranks; "
+				 "give --tp");
 	const char *what = o->nusers ? "--users"
 			   : a->arrivals_given ? "--arrivals"
 			   : o->pp > 1 ? "--pp"
 			   : kv_spec_on(&o->spec) ? "--spec-method"
 			   : o->split ? a->split_opt
 			   : o->offload ? "--kv-offload and --prefix-hit"
-			   : kv_plan_ep(o) ? "--ep/--dp"
 			   : a->launch ? "-o ENGINE (one replica's command)"
 			   : o->solve == KV_PLAN_GPUS && o->tp_given ? "--tp"
 								       : NULL;
@@ -134,10 +162,21 @@ static struct kv_fit_in shaped(const struct kv_fit_in *in,
 	return x;
 }
 
-/* ... of tp GPUs, one stage. */
+/* ... of tp GPUs, one stage, no groups nor expert ranks. */
 static struct kv_fit_in at_tp(const struct kv_fit_in *in, uint64_t tp)
 {
-	return shaped(in, (struct kv_shape){.tp = (uint32_t)tp, .pp = 1});
+	return shaped(in, (struct kv_shape){.tp = (uint32_t)tp, .pp = 1,
+					    .dp = 1, .ep = 1});
+}
+
+/* Whether a plan's workers have groups or expert ranks. */
+static bool has_ep(const struct kv_fleet *p)
+{
+	const struct kv_shape *s[] = {&p->shape, &p->p.shape, &p->d.shape};
+	for (size_t i = 0; i < 3; i++)
+		if (s[i]->dp > 1 || s[i]->ep > 1)
+			return true;
+	return false;
 }
 
 static void put_opt_u(struct cli_table *t, bool on, uint64_t v)
@@ -146,6 +185,16 @@ static void put_opt_u(struct cli_table *t, bool on, uint64_t v)
 		cli_put_u64(t, v);
 	else
 		cli_put_empty(t);
+}
+
+/* A shape's groups and expert ranks' cells, where shown. */
+static void put_ep(struct cli_table *t, bool ep, bool on,
+		   const struct kv_shape *s)
+{
+	if (!ep)
+		return;
+	put_opt_u(t, on, kv_shape_dp(s));
+	put_opt_u(t, on, s->ep > 1 ? s->ep : 1);
 }
 
 static void put_opt_f(struct cli_table *t, bool on, double v, int prec)
@@ -181,7 +230,7 @@ static int keep(struct rows *o, const struct kv_plan_row *r,
 /* One plan's row. */
 static void put_plan(struct cli_table *t, const struct args *a,
 		     const struct kv_plan_row *r, const char *gpu_name,
-		     const struct kv_fleet *p, const char *best)
+		     const struct kv_fleet *p, const char *best, bool ep)
 {
 	bool dis = p->mode == KV_FLEET_DISAGG, ok = p->served;
 	static const enum kv_prow_col same[] = {
@@ -197,10 +246,13 @@ static void put_plan(struct cli_table *t, const struct args *a,
 	cli_put_u64(t, p->gpus);
 	put_opt_u(t, !dis, p->replicas);
 	put_opt_u(t, !dis, p->shape.tp);
+	put_ep(t, ep, !dis, &p->shape);
 	put_opt_u(t, dis, p->x);
 	put_opt_u(t, dis, p->p.shape.tp);
+	put_ep(t, ep, dis, &p->p.shape);
 	put_opt_u(t, dis, p->y);
 	put_opt_u(t, dis, p->d.shape.tp);
+	put_ep(t, ep, dis, &p->d.shape);
 	put_opt_f(t, ok, p->rate, 3);
 	put_opt_u(t, dis, p->p.batch);
 	put_opt_f(t, dis, p->p.rps, 3);
@@ -228,15 +280,33 @@ static void put_plan(struct cli_table *t, const struct args *a,
 	cli_row_end(t);
 }
 
-/* The plan, as people say it: "2P(tp 4) + 1D(tp 8)", "8 x tp 2". */
+/* A shape, as people say it: "tp 8", "dp 8 ep 8", "tp 2 dp 4 ep 8". */
+static const char *shape_name(const struct kv_shape *s, char *buf, size_t n)
+{
+	if (kv_shape_dp(s) == 1 && s->ep <= 1)
+		snprintf(buf, n, "tp %u", s->tp);
+	else if (s->tp == 1)
+		snprintf(buf, n, "dp %u ep %u", kv_shape_dp(s),
+			 s->ep > 1 ? s->ep : 1);
+	else
+		snprintf(buf, n, "tp %u dp %u ep %u", s->tp, kv_shape_dp(s),
+			 s->ep > 1 ? s->ep : 1);
+	return buf;
+}
+
+/* The plan, as people say it: "2 prefill (tp 4) + 1 decode (dp 8 ep 8)
+ * workers", "8 replicas of tp 2". */
 static const char *shape_text(const struct kv_fleet *p, char *buf, size_t n)
 {
+	char ps[40], ds[40];
 	if (p->mode == KV_FLEET_DISAGG)
-		snprintf(buf, n, "%u prefill (tp %u) + %u decode (tp %u) "
-			 "workers", p->x, p->p.shape.tp, p->y, p->d.shape.tp);
+		snprintf(buf, n, "%u prefill (%s) + %u decode (%s) workers",
+			 p->x, shape_name(&p->p.shape, ps, sizeof ps), p->y,
+			 shape_name(&p->d.shape, ds, sizeof ds));
 	else
-		snprintf(buf, n, "%u replica%s of tp %u", p->replicas,
-			 p->replicas == 1 ? "" : "s", p->shape.tp);
+		snprintf(buf, n, "%u replica%s of %s", p->replicas,
+			 p->replicas == 1 ? "" : "s",
+			 shape_name(&p->shape, ps, sizeof ps));
 	return buf;
 }
 
@@ -272,10 +342,16 @@ static int disagg_row(struct rows *out, const struct args *a,
 	struct kv_fleet_goal g = goal_of(a);
 	struct kv_serve_in w = work_of(a, r);
 	uint64_t tp = a->o.tp;
+	bool ep = kv_plan_ep(&a->o); /* the decode workers' and replicas' */
+	struct kv_shape rs = kv_shape_of(&r->in);
+	/* the prefill workers in tp: --prefill-tp, else --tp, or with
+	 * --ep/--dp as many GPUs as a decode worker's */
 	struct kv_fit_in pin = at_tp(&r->in, a->prefill_tp ? a->prefill_tp
-							     : tp);
-	struct kv_fit_in din = at_tp(&r->in, a->decode_tp ? a->decode_tp
-							   : tp);
+					     : ep	    ? kv_shape_gpus(&rs)
+							    : tp);
+	struct kv_fit_in din = ep ? r->in
+				  : at_tp(&r->in, a->decode_tp ? a->decode_tp
+							       : tp);
 	struct kv_prefill p;
 	struct kv_decode d;
 	struct kv_fleet plan, agg;
@@ -293,8 +369,12 @@ static int disagg_row(struct rows *out, const struct args *a,
 	}
 	/* the aggregated engine on as many GPUs, at the decode worker's
 	 * shape (or --tp's) */
-	struct kv_fit_in ain = at_tp(&r->in, a->o.tp_given ? tp : din.tp);
-	uint32_t reps = plan.gpus / ain.tp ? plan.gpus / ain.tp : 1;
+	struct kv_fit_in ain = ep ? r->in
+				  : at_tp(&r->in, a->o.tp_given ? tp : din.tp);
+	struct kv_shape as = kv_shape_of(&ain);
+	uint32_t reps = plan.gpus / kv_shape_gpus(&as)
+				? plan.gpus / kv_shape_gpus(&as)
+				: 1;
 	if ((e = kv_fleet_agg(&ain, &w, reps, &g, &agg, err)))
 		return cli_kv_error(e, err);
 	if ((e = keep(out, r, &plan, "")) || (e = keep(out, r, &agg, "")))
@@ -329,7 +409,7 @@ static size_t search(const struct args *a, const struct kv_plan_row *r,
 	struct kv_prefill p[KV_FLEET_SHAPES];
 	struct kv_decode d[KV_FLEET_SHAPES];
 	bool pok[KV_FLEET_SHAPES], dok[KV_FLEET_SHAPES];
-	size_t ns = kv_fleet_shapes(sh), n = 0;
+	size_t ns = kv_fleet_shapes(r->in.m->n_experts > 0, sh), n = 0;
 	uint32_t max_tp = kv_plan_max_tp(r->in.m);
 	char err[KV_ERRLEN];
 	int e;
@@ -339,6 +419,9 @@ static size_t search(const struct args *a, const struct kv_plan_row *r,
 		pok[i] = dok[i] = false;
 		if (sh[i].tp > max_tp)
 			continue;
+		if (kv_ep_on(&in) && (kv_ep_refuses(&in, err) ||
+				      kv_ep_check(&in, err)))
+			continue; /* the engine or the experts take no DEP */
 		e = kv_fleet_prefill(&in, w, &p[i], err);
 		if (e == KV_EINVAL) /* the heads do not split so */
 			continue;
@@ -466,7 +549,7 @@ int kvfit_fleet(const struct args *a, const struct kv_plan *pl, size_t np,
 	struct rows out = {0};
 	struct cli_table t;
 	int status = 0, worst = 0;
-	bool gpus = a->o.solve == KV_PLAN_GPUS;
+	bool gpus = a->o.solve == KV_PLAN_GPUS, ep = kv_plan_ep(&a->o);
 	for (size_t i = 0; i < np && worst != CLI_USAGE; i++) {
 		struct kv_plan_iter it;
 		struct kv_plan_row r;
@@ -480,14 +563,18 @@ int kvfit_fleet(const struct args *a, const struct kv_plan *pl, size_t np,
 			worst = status > worst ? status : worst;
 		}
 	}
+	for (size_t i = 0; i < out.n; i++)
+		ep = ep || has_ep(&out.v[i].p);
 	if (worst != CLI_USAGE) {
-		cli_table_begin(&t, cols, NCOLS - !gpus, a->json, a->header,
-				a->human);
-		cli_table_brief(&t, brief,
-				sizeof brief / sizeof *brief - !gpus);
+		const char *c[NCOLS], *b[sizeof brief / sizeof *brief];
+		size_t nc = pick(cols, NCOLS - !gpus, ep, c);
+		size_t nb = pick(brief, sizeof brief / sizeof *brief - !gpus,
+				 ep, b);
+		cli_table_begin(&t, c, nc, a->json, a->header, a->human);
+		cli_table_brief(&t, b, nb);
 		for (size_t i = 0; i < out.n && !ferror(stdout); i++)
 			put_plan(&t, a, &out.v[i].r, gpu_name, &out.v[i].p,
-				 out.v[i].best);
+				 out.v[i].best, ep);
 		cli_table_end(&t);
 	}
 	free(out.v);

@@ -313,9 +313,11 @@ const struct cli_opt cli_opts[] = {
 	    "aggregated one on as many GPUs"),
 	OPT(T_FIT, "prefill-tp", OPT_PREFILL_TP, "N",
 	    "--disagg: GPUs of a prefill worker, tensor\n"
-	    "parallel (default: --tp)"),
+	    "parallel (default: --tp; with --ep/--dp a\n"
+	    "decode worker's GPUs)"),
 	OPT(T_FIT, "decode-tp", OPT_DECODE_TP, "N",
-	    "--disagg: a decode worker's (default: --tp)"),
+	    "--disagg: a decode worker's (default: --tp;\n"
+	    "not with --ep/--dp, which shape it)"),
 	OPT(T_FIT, "prefill-workers", OPT_PREFILL_WORKERS, "X",
 	    "--disagg: prefill workers (default: with\n"
 	    "--request-rate the fewest that serve it,\n"

@@ -18,22 +18,37 @@
 #include "serve.h"
 
 /* A worker's parallel shape. The search of kv_fleet_shapes walks its
- * fields; expert or data parallelism is one more field here and one
- * more loop there. */
+ * fields. dp and ep are kv_fit_in's (ep.h): dp groups of tp ranks each,
+ * every group its own sequences and KV, the routed experts over ep ranks
+ * of the dp x tp; SGLang's and TensorRT-LLM's --tp 8 --dp 8
+ * --enable-dp-attention is tp 1, dp 8 here, as vLLM's --dp 8. */
 struct kv_shape {
 	uint32_t tp, pp; /* tensor- and pipeline-parallel ranks, >= 1 */
+	uint32_t dp, ep; /* attention's groups and expert ranks; 0 or 1:
+			    none */
 };
 
-/* GPUs of one worker of shape s: tp x pp. */
+/* GPUs of one worker of shape s: tp x dp x pp. */
 uint32_t kv_shape_gpus(const struct kv_shape *s);
+
+/* s's groups (dp, at least 1). */
+uint32_t kv_shape_dp(const struct kv_shape *s);
+
+/* The shape in runs at (its ranks, groups and expert ranks). */
+struct kv_shape kv_shape_of(const struct kv_fit_in *in);
 
 /* in, as one worker of shape s runs it (its ranks). */
 void kv_shape_apply(const struct kv_shape *s, struct kv_fit_in *in);
 
-/* The shapes --solve gpus tries, tp 1, 2, 4, 8 (pp 1), into out (room for
- * KV_FLEET_SHAPES); returns how many. */
-#define KV_FLEET_SHAPES 4
-size_t kv_fleet_shapes(struct kv_shape *out);
+/* The shapes --solve gpus tries, into out (room for KV_FLEET_SHAPES);
+ * returns how many: tp 1, 2, 4, 8 (pp 1), and for a MoE model (moe)
+ * beside each of 2, 4, 8 GPUs its DEP shape, the GPUs each an attention
+ * group of one rank and an expert rank (dp = ep = the GPUs, tp 1: the
+ * serving recipes' "DEP8", vLLM's --data-parallel-size 8
+ * --enable-expert-parallel, SGLang's --tp 8 --dp 8 --enable-dp-attention
+ * --ep 8). */
+#define KV_FLEET_SHAPES 7
+size_t kv_fleet_shapes(bool moe, struct kv_shape *out);
 
 /* --- the arithmetic, each rule alone (hand-checked in test_fleet) --- */
 
@@ -70,7 +85,8 @@ bool kv_fleet_balance(double rp, uint32_t gp, double rd, uint32_t gd,
 /* --- the workers --- */
 
 /* A prefill worker: in at its shape (ctx the prompt and its first
- * token), w the workload (its isl). */
+ * token), w the workload (its isl). Under dp groups each group prefills
+ * its own prompts: batch and batch_ms are a group's, rps all of them. */
 struct kv_prefill {
 	struct kv_shape shape;
 	uint64_t batch;     /* prompts a step (or a prompt's chunks) runs:
@@ -85,7 +101,9 @@ struct kv_prefill {
 	const char *source; /* where its rates came from (kv_serve's) */
 };
 
-/* A decode worker: in at its shape (ctx isl + osl). */
+/* A decode worker: in at its shape (ctx isl + osl). Under dp groups
+ * users_fit, users and rps are all the groups', step_ms a group's step
+ * of its share. */
 struct kv_decode {
 	struct kv_shape shape;
 	uint64_t users_fit;  /* sequences its memory holds */
@@ -113,8 +131,9 @@ int kv_fleet_decode(const struct kv_fit_in *in, const struct kv_serve_in *w,
 /* The concurrency n a decode worker settles at when `rate` requests a
  * second arrive at it, each for osl - 1 steps: the fixed point of
  * n = rate x (osl - 1) x step(n), between whole users linearly, and the
- * step there (*tpot_ms). Returns 0, or KV_ERANGE where the users that
- * fit do not keep up. */
+ * step there (*tpot_ms). Under dp groups each group takes rate / dp of
+ * users_fit / dp, n all of theirs. Returns 0, or KV_ERANGE where the
+ * users that fit do not keep up. */
 int kv_fleet_decode_load(const struct kv_fit_in *in,
 			 const struct kv_serve_in *w, double rate,
 			 uint64_t users_fit, double *n, double *tpot_ms,
@@ -147,7 +166,7 @@ struct kv_fleet {
 	double load;            /* prefill workers' (or replicas') share of
 				   time busy with prompts */
 	double concurrency;     /* requests decoding at once on a decode
-				   worker (a replica) */
+				   worker (a replica), all its groups */
 	double queue_ms;        /* of ttft, the wait for prompts ahead */
 	double ttft_ms, tpot_ms;
 	double tokens_per_s;    /* output tokens a second, all GPUs */
@@ -186,7 +205,8 @@ int kv_fleet_agg(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		 struct kv_fleet *out, char *err);
 
 /* Whether plan a is no worse than b in both GPUs (so tokens a second per
- * GPU at one rate) and tpot, and better in one. */
+ * GPU at one rate) and tpot, and better in one; where both are equal (a
+ * decode shape beside two prefill shapes), whether a's ttft is less. */
 bool kv_fleet_dominates(const struct kv_fleet *a, const struct kv_fleet *b);
 
 #endif

@@ -6,7 +6,8 @@
  * load a ttft target leaves a prefill queue (M/D/1), the xPyD split that
  * balances two kinds of worker (aiconfigurator's _match_workers), the
  * replicas a rate needs, and the decode worker's concurrency at a rate
- * (Little's law).
+ * (Little's law); a MoE model's DEP workers (data-parallel attention,
+ * expert parallelism) beside TP's.
  */
 #include <math.h>
 
@@ -100,10 +101,40 @@ static void pareto(void)
 	CHECK(!kv_fleet_dominates(&c, &a));
 	CHECK(kv_fleet_dominates(&c, &b));
 	CHECK(!kv_fleet_dominates(&a, &a));
+}
+
+/* The shapes: a dense model's tp 1, 2, 4, 8; a MoE model's also DEP 2,
+ * 4, 8 (dp = ep = the GPUs, tp 1) after the tp of as many GPUs. */
+static void shapes(void)
+{
 	struct kv_shape s[KV_FLEET_SHAPES];
-	CHECK_U64(kv_fleet_shapes(s), 4);
+	CHECK_U64(kv_fleet_shapes(false, s), 4);
 	CHECK_U64(s[3].tp, 8);
+	CHECK_U64(s[3].dp, 1);
 	CHECK_U64(kv_shape_gpus(&s[3]), 8);
+	CHECK_U64(kv_fleet_shapes(true, s), 7);
+	CHECK_U64(s[0].tp, 1);
+	CHECK_U64(s[1].tp, 2);
+	CHECK_U64(s[2].tp, 1);
+	CHECK_U64(s[2].dp, 2);
+	CHECK_U64(s[2].ep, 2);
+	CHECK_U64(s[6].tp, 1);
+	CHECK_U64(s[6].dp, 8);
+	CHECK_U64(s[6].ep, 8);
+	CHECK_U64(kv_shape_gpus(&s[6]), 8);
+	struct kv_fit_in in = {.tp = 4, .pp = 1};
+	kv_shape_apply(&s[6], &in);
+	CHECK_U64(in.tp, 1);
+	CHECK_U64(in.dp, 8);
+	CHECK_U64(in.ep, 8);
+	struct kv_shape back = kv_shape_of(&in);
+	CHECK_U64(kv_shape_gpus(&back), 8);
+	CHECK_U64(back.ep, 8);
+	CHECK_U64(s[5].tp, 8);
+	kv_shape_apply(&s[5], &in);
+	CHECK_U64(in.tp, 8);
+	CHECK_U64(in.dp, 1);
+	CHECK_U64(in.ep, 1);
 }
 
 /* Llama 3.1 8B on an H100 SXM under the ideal engine, at the
@@ -207,8 +238,8 @@ static void disagg(const struct kv_model *m)
 	char err[KV_ERRLEN];
 	struct kv_fit_in in = row(m, 1);
 	struct kv_serve_in w = work();
-	struct kv_prefill p = {.shape = {1, 1}, .batch = 1, .batch_ms = 100,
-			       .one_ms = 100, .rps = 10};
+	struct kv_prefill p = {.shape = {.tp = 1, .pp = 1}, .batch = 1,
+			       .batch_ms = 100, .one_ms = 100, .rps = 10};
 	struct kv_decode d;
 	struct kv_fleet f;
 	struct kv_fleet_goal g = {.rate = 30, .max_ttft = 300,
@@ -307,6 +338,91 @@ static void mla(void)
 	kv_model_free(m);
 }
 
+/*
+ * DeepSeek-V3's decode worker on 8 H200s as DEP8 (dp 8 groups of one GPU,
+ * the 256 routed experts over 8 ranks, 32 each) beside TP8, as mla()'s
+ * (ideal engine, its stored fp8 weights, 2000 + 500 tokens, 2500 x
+ * 70,272 = 175,680,000 B a user on a GPU either way: TP8 holds every
+ * user's latent on every GPU, DEP8 each group its own users').
+ * TP8 holds an eighth of every weight; DEP8 the routed experts' eighth
+ * and the rest whole, 7/8 of it more: the attention (61 layers of q_a
+ * 7168 x 1536, q_b 1536 x 128 x 192, kv_a 7168 x 576, kv_b 512 x 128 x
+ * 256, o 128 x 128 x 7168: 187.1 M), the 3 dense MLPs (3 x 7168 x 18432)
+ * and the 58 shared experts (3 x 7168 x 2048), 15.157 G in fp8 (and its
+ * scales, 4 B a 128 x 128 block, 3.7 MB), with the embedding and head
+ * (129280 x 7168 each) and the 58 routers (256 x 7168) in bf16,
+ * 3.920 GB: 19.081 GB, 7/8 of it 16.696 GB. So TP8's
+ * 66,610,997,332 B free hold 379 users and DEP8's 49,914,102,432 B 284
+ * a group, 2272 a worker; its rate is 2272 / (499 steps of a group's
+ * step of 284 users).
+ */
+static void dep(void)
+{
+	char err[KV_ERRLEN];
+	struct kv_model *m = test_load("deepseek-v3");
+	if (!m)
+		return;
+	struct kv_fit_in tp8 = {.m = m, .kv_dtype = KV_DTYPE_BF16,
+				.w_dtype = KV_DTYPE_BF16, .stored = true,
+				.mem = 150754820096ULL, .tp = 8, .pp = 1,
+				.ctx = 2500, .server = IDEAL, .gpu = "h200",
+				.bandwidth_gbps = 4800, .tflops = 1979};
+	struct kv_fit_in dep8 = tp8;
+	struct kv_shape s = {.tp = 1, .pp = 1, .dp = 8, .ep = 8};
+	kv_shape_apply(&s, &dep8);
+	struct kv_serve_in w = {.isl = 2000, .osl = 500, .users = 1};
+	struct kv_fit ft, fd;
+	CHECK(kv_fit_solve(&tp8, &ft, err) == 0);
+	CHECK(kv_fit_solve(&dep8, &fd, err) == 0);
+	CHECK_NEAR((double)(fd.weights - ft.weights), 16.696e9, 0.002e9);
+	CHECK_U64(ft.free_kv / 175680000, 379);
+	CHECK_U64(fd.free_kv / 175680000, 284);
+	struct kv_decode dt, dd;
+	CHECK(kv_fleet_decode(&tp8, &w, 0, &dt, err) == 0);
+	CHECK(kv_fleet_decode(&dep8, &w, 0, &dd, err) == 0);
+	CHECK_U64(dt.users_fit, 379);
+	CHECK_U64(dd.users_fit, 2272);
+	CHECK_U64(dd.users, 2272);
+	CHECK_U64(dd.shape.dp, 8);
+	CHECK_U64(kv_shape_gpus(&dd.shape), 8);
+	CHECK_U64(dd.bytes_per_token, 70272); /* the transfer's, as TP8's */
+	struct kv_serve_in v = w;
+	struct kv_serve sv;
+	v.users = 284;
+	CHECK(kv_serve_solve(&dep8, &v, &sv, err) == 0);
+	CHECK_NEAR(dd.step_ms, sv.decode.ms, 1e-12);
+	CHECK_NEAR(dd.rps, 2272 / (499 * sv.decode.ms) * 1e3, 1e-9);
+	CHECK(dd.rps > 5 * dt.rps); /* at much the same step */
+	/* at 80 a second each group takes 10: Little's law over the worker,
+	 * n = 80 / 1000 x 499 x tpot, its tpot a group's step at n / 8
+	 * users (between those of the whole users either side) */
+	double n, t, lo, hi;
+	CHECK(kv_fleet_decode_load(&dep8, &w, 80, dd.users_fit, &n, &t,
+				   err) == 0);
+	CHECK_NEAR(n, 80e-3 * 499 * t, 1e-6);
+	CHECK(n / 8 > 1 && n / 8 < 284);
+	v.users = (uint64_t)floor(n / 8);
+	CHECK(kv_serve_solve(&dep8, &v, &sv, err) == 0);
+	lo = sv.decode.ms;
+	v.users++;
+	CHECK(kv_serve_solve(&dep8, &v, &sv, err) == 0);
+	hi = sv.decode.ms;
+	CHECK(t >= lo - 1e-9 && t <= hi + 1e-9);
+	/* a DEP8 replica in a closed loop, all that fit: 2272 at once, its
+	 * rate eight groups' of 284, each 284 over a request's latency */
+	struct kv_fleet_goal g = {.max_gpus = 8};
+	struct kv_fleet a;
+	CHECK(kv_fleet_agg(&dep8, &w, 1, &g, &a, err) == 0);
+	CHECK(a.served);
+	CHECK_U64(a.gpus, 8);
+	CHECK_NEAR(a.concurrency, 2272, 0);
+	v.users = 284;
+	CHECK(kv_serve_solve(&dep8, &v, &sv, err) == 0);
+	CHECK_NEAR(a.rate, 8 * 284 / sv.latency_ms * 1e3, 1e-9);
+	CHECK_NEAR(a.tpot_ms, sv.tpot_ms, 1e-12);
+	kv_model_free(m);
+}
+
 int main(void)
 {
 	transfer();
@@ -314,6 +430,7 @@ int main(void)
 	queue();
 	balance();
 	pareto();
+	shapes();
 	struct kv_model *m = test_load("llama-3.1-8b");
 	if (!m)
 		return 1;
@@ -323,5 +440,6 @@ int main(void)
 	replicas(m);
 	kv_model_free(m);
 	mla();
+	dep();
 	return test_done("fleet");
 }

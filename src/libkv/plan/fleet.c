@@ -10,25 +10,47 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kv/ep.h"
 #include "kv/fleet.h"
+
+uint32_t kv_shape_dp(const struct kv_shape *s)
+{
+	return s->dp > 1 ? s->dp : 1;
+}
 
 uint32_t kv_shape_gpus(const struct kv_shape *s)
 {
-	return s->tp * s->pp;
+	return s->tp * s->pp * kv_shape_dp(s);
+}
+
+struct kv_shape kv_shape_of(const struct kv_fit_in *in)
+{
+	return (struct kv_shape){.tp = in->tp, .pp = in->pp,
+				 .dp = kv_ep_dp(in), .ep = kv_ep_size(in)};
 }
 
 void kv_shape_apply(const struct kv_shape *s, struct kv_fit_in *in)
 {
 	in->tp = s->tp;
 	in->pp = s->pp;
+	in->dp = kv_shape_dp(s);
+	in->ep = s->ep > 1 ? s->ep : 1;
 }
 
-size_t kv_fleet_shapes(struct kv_shape *out)
+size_t kv_fleet_shapes(bool moe, struct kv_shape *out)
 {
-	static const uint32_t tps[KV_FLEET_SHAPES] = {1, 2, 4, 8};
-	for (size_t i = 0; i < KV_FLEET_SHAPES; i++)
-		out[i] = (struct kv_shape){.tp = tps[i], .pp = 1};
-	return KV_FLEET_SHAPES;
+	static const uint32_t tps[] = {1, 2, 4, 8};
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof tps / sizeof *tps; i++) {
+		out[n++] = (struct kv_shape){.tp = tps[i], .pp = 1,
+					     .dp = 1, .ep = 1};
+		if (moe && tps[i] > 1) /* DEP: a group and an expert rank
+					  a GPU */
+			out[n++] = (struct kv_shape){.tp = 1, .pp = 1,
+						     .dp = tps[i],
+						     .ep = tps[i]};
+	}
+	return n;
 }
 
 uint64_t kv_fleet_transfer_bytes(uint64_t isl, uint64_t bytes_per_token)
@@ -107,7 +129,7 @@ int kv_fleet_prefill(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	struct kv_serve s;
 	struct kv_fit f;
 	int e;
-	*out = (struct kv_prefill){.shape = {in->tp, in->pp}};
+	*out = (struct kv_prefill){.shape = kv_shape_of(in)};
 	/* it keeps a prompt and its first token until sent */
 	x.ctx = w->isl + 1;
 	if ((e = fit_at(&x, x.ctx, &f, err)))
@@ -131,7 +153,8 @@ int kv_fleet_prefill(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		return e;
 	out->batch = b;
 	out->batch_ms = s.latency_ms - s.wait_ms;
-	out->rps = (double)b / out->batch_ms * 1e3;
+	/* every group its own prompts (ep.h) */
+	out->rps = (double)b * kv_ep_dp(in) / out->batch_ms * 1e3;
 	out->one_ms = out->batch_ms;
 	out->source = s.source;
 	if (b > 1) { /* and one prompt alone */
@@ -172,13 +195,14 @@ int kv_fleet_decode(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	struct kv_fit f;
 	double ms;
 	int e;
-	*out = (struct kv_decode){.shape = {in->tp, in->pp}};
+	uint32_t dp = kv_ep_dp(in); /* the groups, each its own users */
+	*out = (struct kv_decode){.shape = kv_shape_of(in)};
 	if (x.ctx < w->isl + w->osl)
 		x.ctx = w->isl + w->osl;
 	if ((e = fit_at(&x, x.ctx, &f, err)))
 		return e;
 	out->bytes_per_token = f.bytes_per_token;
-	out->users_fit = f.users_whole;
+	out->users_fit = f.users_whole * dp;
 	if (!f.users_whole) {
 		snprintf(err, KV_ERRLEN, "%s: a decode worker of tp %u has "
 			 "no room for one user of %llu tokens",
@@ -203,15 +227,16 @@ int kv_fleet_decode(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	}
 	if (lo > 1 && (e = step_ms(&x, w, lo, &out->step_ms, err)))
 		return e;
-	out->users = lo;
-	out->rps = (double)lo / (decode_steps(w) * out->step_ms) * 1e3;
+	out->users = lo * dp;
+	out->rps = (double)out->users / (decode_steps(w) * out->step_ms) * 1e3;
 	return 0;
 }
 
-int kv_fleet_decode_load(const struct kv_fit_in *in,
-			 const struct kv_serve_in *w, double rate,
-			 uint64_t users_fit, double *n, double *tpot_ms,
-			 char *err)
+/* kv_fleet_decode_load for one group: rate its share, users_fit its. */
+static int decode_load(const struct kv_fit_in *in,
+		       const struct kv_serve_in *w, double rate,
+		       uint64_t users_fit, double *n, double *tpot_ms,
+		       char *err)
 {
 	const double k = rate / 1e3 * decode_steps(w); /* n = k step(n) */
 	double a, b;
@@ -224,8 +249,10 @@ int kv_fleet_decode_load(const struct kv_fit_in *in,
 		snprintf(err, KV_ERRLEN, "%s: %g requests a second cannot be "
 			 "decoded: the %llu users a decode worker holds finish "
 			 "at most %.3g a second",
-			 in->m->name, rate, (unsigned long long)users_fit,
-			 (double)users_fit / (decode_steps(w) * b) * 1e3);
+			 in->m->name, rate * kv_ep_dp(in),
+			 (unsigned long long)users_fit * kv_ep_dp(in),
+			 (double)users_fit * kv_ep_dp(in) /
+				 (decode_steps(w) * b) * 1e3);
 		return KV_ERANGE;
 	}
 	uint64_t lo = 1, hi = users_fit; /* the least m that keeps up */
@@ -257,6 +284,19 @@ int kv_fleet_decode_load(const struct kv_fit_in *in,
 	*n = (double)(hi - 1) + t;
 	*tpot_ms = a + t * (b - a);
 	return 0;
+}
+
+int kv_fleet_decode_load(const struct kv_fit_in *in,
+			 const struct kv_serve_in *w, double rate,
+			 uint64_t users_fit, double *n, double *tpot_ms,
+			 char *err)
+{
+	uint32_t dp = kv_ep_dp(in);
+	int e = decode_load(in, w, rate / dp, users_fit / dp, n, tpot_ms,
+			    err);
+	if (!e)
+		*n *= dp;
+	return e;
 }
 
 /* The rate a plan is at: the given one, with its totals. */
@@ -378,20 +418,22 @@ int kv_fleet_disagg(const struct kv_fit_in *dec, const struct kv_serve_in *w,
 	return 0;
 }
 
-/* replicas r of in at g's rate (each its share), into out. */
+/* replicas r of in at g's rate (each its share, and each of its dp
+ * groups theirs), into out; users_fit a group's. */
 static int agg_at(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		  uint64_t users_fit, uint32_t r, const struct kv_fleet_goal *g,
 		  struct kv_fleet *out, char *err)
 {
 	struct kv_serve_in v = *w;
 	struct kv_serve s;
+	uint32_t dp = kv_ep_dp(in);
 	int e;
 	out->replicas = r;
 	out->gpus = r * kv_shape_gpus(&out->shape);
 	out->served = out->meets = false;
 	out->why[0] = '\0';
 	if (g->rate > 0) {
-		v.rate = g->rate / r;
+		v.rate = g->rate / r / dp;
 		v.arrivals = KV_ARRIVE_RATE;
 		e = kv_serve_rate(in, &v, users_fit, &s, out->why);
 		if (e == KV_ERANGE)
@@ -401,7 +443,7 @@ static int agg_at(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			return e;
 		}
 		out->rate = g->rate;
-		out->concurrency = s.concurrency;
+		out->concurrency = s.concurrency * dp;
 		out->queue_ms = s.queue_ms;
 	} else {
 		uint64_t best = users_fit;
@@ -413,8 +455,9 @@ static int agg_at(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		v.users = best ? best : 1;
 		if ((e = kv_serve_solve(in, &v, &s, err)))
 			return e;
-		out->rate = r * (double)v.users / s.latency_ms * 1e3;
-		out->concurrency = (double)v.users;
+		out->rate = (double)r * dp * (double)v.users / s.latency_ms *
+			    1e3;
+		out->concurrency = (double)v.users * dp;
 	}
 	out->load = NAN;
 	out->source = s.source;
@@ -434,7 +477,7 @@ int kv_fleet_agg(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	struct kv_fit f;
 	int e;
 	*out = (struct kv_fleet){.mode = KV_FLEET_AGG, .open = g->rate > 0,
-				 .shape = {in->tp, in->pp}};
+				 .shape = kv_shape_of(in)};
 	if (x.ctx < w->isl + w->osl)
 		x.ctx = w->isl + w->osl;
 	if ((e = fit_at(&x, x.ctx, &f, err)))
@@ -473,6 +516,8 @@ int kv_fleet_agg(const struct kv_fit_in *in, const struct kv_serve_in *w,
 
 bool kv_fleet_dominates(const struct kv_fleet *a, const struct kv_fleet *b)
 {
-	return a->gpus <= b->gpus && a->tpot_ms <= b->tpot_ms &&
-	       (a->gpus < b->gpus || a->tpot_ms < b->tpot_ms);
+	if (a->gpus == b->gpus && a->tpot_ms == b->tpot_ms)
+		return a->ttft_ms < b->ttft_ms; /* one decode worker, two
+						   prefill shapes */
+	return a->gpus <= b->gpus && a->tpot_ms <= b->tpot_ms;
 }
