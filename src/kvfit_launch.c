@@ -481,9 +481,13 @@ static bool value(const struct launch_engine *e, const struct args *a,
 	const struct kv_plan_opts *o = &a->o;
 	const char *s;
 	uint32_t dp = kv_ep_dp(in);
-	/* SGLang's and TensorRT-LLM's rank counts and caps are every
-	 * group's where the groups are within --tp's GPUs */
+	/* SGLang's and TensorRT-LLM's rank counts are every group's where
+	 * the groups are within --tp's GPUs; a cap the engine shares among
+	 * the groups (ep.h's rule) is written as all of theirs */
 	bool within = dp > 1 && o->dp_attention && e->kind != KV_SERVER_VLLM;
+	const struct kv_ep_rule *rl = kv_ep_rule(in->server);
+	uint64_t seqs_x = rl && rl->seqs_shared ? dp : 1;
+	uint64_t batched_x = rl && rl->batched_shared ? dp : 1;
 	buf[0] = '\0';
 	switch (f) {
 	case LF_TP:
@@ -503,9 +507,7 @@ static bool value(const struct launch_engine *e, const struct args *a,
 	case LF_PP: snprintf(buf, n, "%u", in->pp); return true;
 	case LF_SEQS:
 		snprintf(buf, n, "%llu",
-			 (unsigned long long)(users_of(r) *
-					      (e->kind == KV_SERVER_SGLANG ? dp
-									   : 1)));
+			 (unsigned long long)(users_of(r) * seqs_x));
 		return true;
 	case LF_CTX:
 		snprintf(buf, n, "%llu", (unsigned long long)in->ctx);
@@ -537,8 +539,7 @@ static bool value(const struct launch_engine *e, const struct args *a,
 	case LF_BATCHED:
 		snprintf(buf, n, "%llu",
 			 (unsigned long long)(r->f.batched_tokens *
-					      (e->kind == KV_SERVER_SGLANG ? dp
-									   : 1)));
+					      batched_x));
 		return true;
 	case LF_PREFIX_CACHING: return o->prefix > 0;
 	case LF_IMAGES:
