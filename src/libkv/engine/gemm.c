@@ -99,8 +99,9 @@ wload256(const void *w, uint64_t i, enum kv_dtype wt)
 #define TILE_C 4
 
 /* A one-row tile reads one stream, and the hardware's prefetcher alone
- * kept it at 10.5 GB/s on one core where touching the bytes 2 KiB ahead
- * reached 14: its pf is its own row that far on. */
+ * kept it near 10.5 GB/s on one core (the README's Xeon) where touching
+ * the bytes 4 KiB ahead reached 12-13: its pf is its own row that far
+ * on. */
 #define STREAM_AHEAD 4096
 
 /* Accumulator sets a 16-bit tile keeps: one FMA chain per output would
@@ -112,7 +113,7 @@ wload256(const void *w, uint64_t i, enum kv_dtype wt)
 	((wt) == KV_DTYPE_F32 ? 1 : (R) * (C) == 1 ? 4 : (R) * (C) <= 4 ? 2 : 1)
 
 /* Brings lines n C .. n C + C - 1 of the next tile (pf, if any) into
- * L2. A tile's step reads a line from each of its C rows (16 f32
+ * cache. A tile's step reads a line from each of its C rows (16 f32
  * weights; 16-bit ones fill a line every other step), so the next tile
  * comes in order at the pace this one is read. */
 #define PREFETCH(pf, n, C)                                                 \
