@@ -9,7 +9,8 @@
  *   - one rank's bytes under tensor parallelism, times the ranks, hold at
  *     least the whole;
  *   - kvfit's users never grow when the GPU shrinks or the weights grow,
- *     under every engine's rules.
+ *     under every engine's rules (but SGLang's whole Mamba states:
+ *     props_state_split).
  *
  * kv_props_check() returns NULL, or what failed (a static string).
  */
@@ -103,6 +104,20 @@ static double props_users(const struct kv_model *m,
 	return kv_fit_solve(&in, &f, err) ? -1 : f.users;
 }
 
+/* Whether the engine splits m's memory between whole Mamba states and
+ * KV tokens as SGLang does (_handle_max_mamba_cache subtracts the floored
+ * count of states times a state's bytes): there, less memory can mean one
+ * state fewer and up to a state's bytes more KV tokens, so its users may
+ * grow by that much when the weights grow. */
+static bool props_state_split(const struct kv_model *m,
+			      const struct kv_server *e)
+{
+	struct kv_opts o = kv_opts_default(m);
+	uint64_t st;
+	return e->kind == KV_SERVER_SGLANG &&
+	       !kv_model_state_bytes(m, &o, 1, &st) && st > 0;
+}
+
 static const char *props_fit(const struct kv_model *m)
 {
 	const struct kv_server *e;
@@ -113,7 +128,7 @@ static const char *props_fit(const struct kv_model *m)
 		double heavy = props_users(m, e, 80000000000, 2 * w);
 		if (big >= 0 && small > big)
 			return "users grow when the GPU shrinks";
-		if (big >= 0 && heavy > big)
+		if (big >= 0 && heavy > big && !props_state_split(m, e))
 			return "users grow when the weights grow";
 	}
 	return NULL;
