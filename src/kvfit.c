@@ -526,6 +526,10 @@ static int opt_rows(int c, const char *s, struct args *a)
 	case OPT_LAYER_US:
 		o->work.layer_given = true;
 		return cli_double("--layer-us", s, 0, 1e9, &o->work.layer_us);
+	case OPT_REQUEST_US:
+		o->work.request_given = true;
+		return cli_double("--request-us", s, 0, 1e9,
+				  &o->work.request_us);
 	case OPT_ARRIVALS:
 		if (kv_plan_arrivals_parse(s, &o->work.arrivals))
 			return cli_usage("--arrivals: must be steady or burst, "

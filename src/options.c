@@ -251,6 +251,11 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "layer-us", OPT_LAYER_US, "US",
 	    "and its own cost a layer of a step, us\n"
 	    "(default: efficiency.json's)"),
+	OPT(T_FIT, "request-us", OPT_REQUEST_US, "US",
+	    "the engine's frontend's serial work a\n"
+	    "request (chat template, tokenizer), us; 0\n"
+	    "for token ids sent straight to the engine\n"
+	    "(default: efficiency.json's for it)"),
 	OPT(T_FIT, "osl", OPT_OSL, "N",
 	    "output tokens of a request (with --isl)"),
 	OPT(T_FIT, "max-ttft", OPT_MAX_TTFT, "MS",

@@ -9,9 +9,10 @@
  * datasheet. kvfit(1), TIME, says where each figure comes from.
  *
  * The file is an object: "elementwise" {"us", "bw"}, "engines" (a list
- * of {"engine", "step_us", "layer_us", "source"}: an engine's own cost a
- * step, and a layer of the step, beyond the kernels' work) and "gpus" (a
- * list of entries):
+ * of {"engine", "step_us", "layer_us", "request_us", "harmony_us",
+ * "source"}: an engine's own cost a step, and a layer of the step, beyond
+ * the kernels' work; and its frontend's serial work a request before the
+ * engine sees it, gpt-oss's apart) and "gpus" (a list of entries):
  *   "gpu"            a name of gpus.json
  *   "source"         where the figures come from
  *   "gemm"           {"m": [tokens...], "bf16": [...], "fp8": [...],
@@ -75,14 +76,24 @@ struct kv_eff {
 	struct kv_curve allreduce[3]; /* tp 2, 4, 8: us by bytes */
 };
 
+/* A serving engine's own costs beyond its kernels' work, us. */
+struct kv_engine_cost {
+	char engine[16];   /* "vllm" */
+	double step_us;    /* a step's (scheduling, sampling, launches) */
+	double layer_us;   /* and a layer's of the step */
+	double request_us; /* its frontend's serial work a request whose
+			      prompt a chat template renders */
+	double harmony_us; /* and one of gpt-oss, whose prompts the
+			      harmony library renders instead; 0:
+			      request_us */
+};
+
 struct kv_effs {
 	struct kv_eff *eff;   /* n entries */
 	size_t n;
 	double elem_us;       /* an elementwise kernel's fixed cost */
 	double elem_bw;       /* and the share of bandwidth it streams at */
-	char engines[8][16];  /* engines with a step cost ("vllm") */
-	double step_us[8];    /* their cost a step, us */
-	double layer_us[8];   /* and a layer of it, us */
+	struct kv_engine_cost engines[8]; /* engines with costs */
 	size_t nengines;
 };
 
@@ -111,10 +122,9 @@ const struct kv_eff *kv_effs_nearest(const struct kv_effs *e,
 				     double bandwidth_gbps,
 				     double bf16_tflops);
 
-/* An engine's own cost a step and a layer of it, us; 0 when the table
- * has none. */
-void kv_effs_engine(const struct kv_effs *e, const char *engine,
-		    double *step_us, double *layer_us);
+/* An engine's own costs; zeros when the table has none. */
+struct kv_engine_cost kv_effs_engine(const struct kv_effs *e,
+				     const char *engine);
 
 /* c at x: linear between points in the logarithm of x, its end values
  * beyond them; 1 for an empty curve. */

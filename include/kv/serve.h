@@ -46,6 +46,11 @@ struct kv_serve_in {
 			       with measured efficiencies, 0 without */
 	bool layer_given;   /* layer_us given */
 	double layer_us;    /* and of each layer of a step, us; alike */
+	bool request_given; /* request_us given */
+	double request_us;  /* the engine's frontend's serial work a
+			       request before its engine sees it (chat
+			       template, tokenizer, the request's set-up on
+			       one event loop), us; alike */
 	uint64_t slots;     /* a burst's requests the engine runs at once
 			       (those its cache holds), the others queued
 			       in it; 0: users */
@@ -164,6 +169,9 @@ struct kv_serve {
 				    engine at once (Little's law), else 0 */
 	double queue_ms;         /* of ttft, at a rate: the wait for the
 				    prompts ahead (M/D/1), else 0 */
+	double front_ms;         /* of ttft, the frontend's work on the
+				    request and on those sent before it
+				    (request_us each, one at a time) */
 	double load_wait_ms;     /* of ttft, the wait for cached tokens to
 				    load: load_ms, or what of it outlasts
 				    the prompt's steps where they overlap */

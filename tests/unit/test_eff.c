@@ -11,7 +11,8 @@
 static const char good[] =
 	"{\"elementwise\": {\"us\": 3, \"bw\": 0.8},"
 	" \"engines\": [{\"engine\": \"vllm\", \"step_us\": 2750,"
-	"   \"layer_us\": 20, \"source\": \"fit\"},"
+	"   \"layer_us\": 20, \"request_us\": 12500, \"harmony_us\": 2000,"
+	"   \"source\": \"fit\"},"
 	"  {\"engine\": \"trtllm\", \"step_us\": 0}],"
 	" \"gpus\": [{\"gpu\": \"h100-sxm\", \"source\": \"aic\","
 	"   \"gemm\": {\"m\": [1, 100], \"bf16\": [0.9, 0.5],"
@@ -53,14 +54,15 @@ static void test_read(void)
 	CHECK_NEAR(h->allreduce[2].x[1], 4096, 0);
 	CHECK_NEAR(e->elem_us, 3, 0);
 	CHECK_NEAR(e->elem_bw, 0.8, 0);
-	double us, lus;
-	kv_effs_engine(e, "vllm", &us, &lus);
-	CHECK_NEAR(us, 2750, 0);
-	CHECK_NEAR(lus, 20, 0);
-	kv_effs_engine(e, "trtllm", &us, &lus);
-	CHECK_NEAR(us + lus, 0, 0);
-	kv_effs_engine(e, "sglang", &us, &lus); /* none: no cost */
-	CHECK_NEAR(us + lus, 0, 0);
+	struct kv_engine_cost c = kv_effs_engine(e, "vllm");
+	CHECK_NEAR(c.step_us, 2750, 0);
+	CHECK_NEAR(c.layer_us, 20, 0);
+	CHECK_NEAR(c.request_us, 12500, 0);
+	CHECK_NEAR(c.harmony_us, 2000, 0);
+	c = kv_effs_engine(e, "trtllm"); /* layer_us and the others: 0 */
+	CHECK_NEAR(c.step_us + c.layer_us + c.request_us + c.harmony_us, 0, 0);
+	c = kv_effs_engine(e, "sglang"); /* none: no cost */
+	CHECK_NEAR(c.step_us + c.layer_us + c.request_us + c.harmony_us, 0, 0);
 	/* the nearest measured GPU by (bandwidth, bf16 peak) */
 	const double rates[1][2] = {{3350, 989.5}};
 	CHECK(kv_effs_nearest(e, rates, 4800, 989.5) == h);
@@ -138,6 +140,10 @@ static void test_bad(void)
 	bad("{\"engines\": [{\"engine\": \"vllm\"}], \"gpus\": [{\"gpu\": "
 	    "\"g\", \"source\": \"s\", " GEMM "}]}",
 	    "t.json: engines[0].step_us: missing");
+	bad("{\"engines\": [{\"engine\": \"vllm\", \"step_us\": 1, "
+	    "\"request_us\": -1}], \"gpus\": [{\"gpu\": \"g\", "
+	    "\"source\": \"s\", " GEMM "}]}",
+	    "t.json: engines[0].request_us: must be a non-negative number");
 	bad("{\"elementwise\": {\"us\": 3, \"bw\": 1.5}, \"gpus\": [{\"gpu\": "
 	    "\"g\", \"source\": \"s\", " GEMM "}]}",
 	    "t.json: elementwise.bw: must be at most 1");

@@ -487,8 +487,8 @@ static void test_measured_moe(void)
 		.moe_floor_us = 10,
 	};
 	struct kv_effs t = {.eff = &g, .n = 1, .elem_us = 1, .elem_bw = 0.8,
-			    .engines = {"vllm"}, .step_us = {100},
-			    .layer_us = {5}, .nengines = 1};
+			    .engines = {{"vllm", 100, 5, 0, 0}},
+			    .nengines = 1};
 	struct kv_fit_in in = {.m = m, .kv_dtype = KV_DTYPE_BF16,
 			       .w_dtype = KV_DTYPE_BF16, .mem = 80 * GB,
 			       .tp = 1, .pp = 1, .ctx = 16,
@@ -627,6 +627,67 @@ static void test_rate(const struct kv_model *m)
 		       "served: the 300 users that fit finish at most");
 }
 
+/* The frontend's work a request (--request-us): in the steady state each
+ * request's own, in ttft and latency; in a burst of N sent together the
+ * frontend takes c on each, one at a time, and hands the N over when done
+ * with the last, so the engine's whole run starts N c later (ttft and
+ * latency N c more each, the tokens over a run N c longer); at a rate, an
+ * M/D/1 server of c in front of the engine, refused where rate x c >= 1. */
+static void test_frontend(const struct kv_model *m)
+{
+	char err[KV_ERRLEN];
+	struct kv_fit_in in = llama(m);
+	struct kv_serve_in w = {.isl = 128, .osl = 4, .users = 8};
+	struct kv_serve a, b;
+	CHECK(kv_serve_solve(&in, &w, &a, err) == 0);
+	w.request_given = true;
+	w.request_us = 12000;
+	CHECK(kv_serve_solve(&in, &w, &b, err) == 0);
+	CHECK_NEAR(b.front_ms, 12, 1e-12);
+	CHECK_NEAR(b.ttft_ms - a.ttft_ms, 12, 1e-9);
+	CHECK_NEAR(b.latency_ms - a.latency_ms, 12, 1e-9);
+	CHECK_NEAR(b.tpot_ms, a.tpot_ms, 1e-12);
+	/* 1,000 sent at once: the engine sees them 12 s later */
+	w.arrivals = KV_ARRIVE_BURST;
+	w.users = w.prompts = 1000;
+	w.request_us = 0;
+	CHECK(kv_serve_solve(&in, &w, &a, err) == 0);
+	w.request_us = 12000;
+	CHECK(kv_serve_solve(&in, &w, &b, err) == 0);
+	CHECK_NEAR(a.front_ms, 0, 0);
+	CHECK_NEAR(b.front_ms, 12000, 1e-6);
+	CHECK_NEAR(b.ttft_ms - a.ttft_ms, 12000, 1e-6);
+	CHECK_NEAR(b.latency_ms - a.latency_ms, 12000, 1e-6);
+	CHECK_NEAR(b.tpot_ms, a.tpot_ms, 1e-9);
+	double run = 1000 * 4 / a.tokens_per_s; /* seconds */
+	CHECK_REL(b.tokens_per_s, 1000 * 4 / (run + 12));
+	/* a closed loop of 10 users, 20 prompts: the first ten wait 10 c,
+	 * the second ten, sent as the first end, c each: (10 x 120 + 10 x
+	 * 12) / 20 = 66 ms */
+	w.users = 10;
+	w.prompts = 20;
+	CHECK(kv_serve_solve(&in, &w, &b, err) == 0);
+	CHECK_NEAR(b.front_ms, 66, 1e-9);
+	/* at 50 requests a second: rho 0.6 on the frontend, a wait of
+	 * 0.6 x 12 / (2 x 0.4) = 9 ms beside its own 12 */
+	w = (struct kv_serve_in){.isl = 128, .osl = 4, .users = 1,
+				 .arrivals = KV_ARRIVE_RATE, .rate = 50,
+				 .request_given = true, .request_us = 12000};
+	CHECK(kv_serve_rate(&in, &w, 300, &b, err) == 0);
+	CHECK_NEAR(b.front_ms, 12 + 9, 1e-9);
+	w.request_us = 0;
+	CHECK(kv_serve_rate(&in, &w, 300, &a, err) == 0);
+	/* and a little more: longer lives keep more requests at once */
+	CHECK(b.ttft_ms - a.ttft_ms > 21 && b.ttft_ms - a.ttft_ms < 23);
+	/* 100 a second: the frontend alone is full */
+	w.request_us = 10000;
+	w.rate = 100;
+	CHECK(kv_serve_rate(&in, &w, 300, &b, err) == KV_ERANGE);
+	CHECK_STR(err, "llama-3.1-8b: 100 requests a second cannot be served: "
+		       "the engine's frontend takes 10 ms a request, at most "
+		       "100 a second (--request-us)");
+}
+
 int main(void)
 {
 	struct kv_model *m = test_load("llama-3.1-8b");
@@ -640,6 +701,7 @@ int main(void)
 	test_cost_and_targets(m);
 	test_refusals(m);
 	test_rate(m);
+	test_frontend(m);
 	kv_model_free(m);
 	test_moe();
 	test_measured_moe();

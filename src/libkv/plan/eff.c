@@ -250,16 +250,20 @@ static int globals(const cJSON *root, struct kv_effs *e, const char *path,
 		char where[32];
 		size_t k = e->nengines;
 		snprintf(where, sizeof where, "engines[%zu]", k);
+		struct kv_engine_cost *c = &e->engines[k];
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(x, "engine");
 		if (!cJSON_IsString(n) || !n->valuestring[0] ||
-		    strlen(n->valuestring) >= sizeof e->engines[0])
+		    strlen(n->valuestring) >= sizeof c->engine)
 			return kv_fail(err, path, "%s.engine: must be a name of 1 "
 				    "to 15 characters", where);
-		snprintf(e->engines[k], sizeof e->engines[k], "%s",
-			 n->valuestring);
-		if ((r = num(x, "step_us", true, true, &e->step_us[k], path,
+		snprintf(c->engine, sizeof c->engine, "%s", n->valuestring);
+		if ((r = num(x, "step_us", true, true, &c->step_us, path,
 			     where, err)) ||
-		    (r = num(x, "layer_us", false, true, &e->layer_us[k],
+		    (r = num(x, "layer_us", false, true, &c->layer_us, path,
+			     where, err)) ||
+		    (r = num(x, "request_us", false, true, &c->request_us,
+			     path, where, err)) ||
+		    (r = num(x, "harmony_us", false, true, &c->harmony_us,
 			     path, where, err)))
 			return r;
 		e->nengines++;
@@ -353,15 +357,13 @@ const struct kv_eff *kv_effs_nearest(const struct kv_effs *e,
 	return best;
 }
 
-void kv_effs_engine(const struct kv_effs *e, const char *engine,
-		    double *step_us, double *layer_us)
+struct kv_engine_cost kv_effs_engine(const struct kv_effs *e,
+				     const char *engine)
 {
-	*step_us = *layer_us = 0;
 	for (size_t i = 0; e && engine && i < e->nengines; i++)
-		if (!strcmp(e->engines[i], engine)) {
-			*step_us = e->step_us[i];
-			*layer_us = e->layer_us[i];
-		}
+		if (!strcmp(e->engines[i].engine, engine))
+			return e->engines[i];
+	return (struct kv_engine_cost){0};
 }
 
 double kv_curve_at(const struct kv_curve *c, double x)

@@ -32,6 +32,7 @@ struct rates {
 	double link;  /* bytes per second between GPUs; 0 unknown */
 	double ar_ms; /* a step's all-reduces' latency */
 	double step_ms; /* the serving engine's own cost a step */
+	double req_ms;  /* its frontend's a request */
 	double serial; /* kv_serve_in's */
 	uint32_t act; /* bytes of an activation sent between GPUs */
 	/* with measured efficiencies (eff set): */
@@ -501,9 +502,11 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	 * to end: half a step, on average; and for its cached tokens to
 	 * load (load_wait) */
 	out->wait_ms = w->users > 1 ? dms / 2 : 0;
-	out->ttft_ms = out->wait_ms + own + out->load_wait_ms;
+	out->front_ms = r->req_ms;
+	out->ttft_ms = out->front_ms + out->wait_ms + own + out->load_wait_ms;
 	out->tpot_ms = w->osl > 1 ? (active - own) / o1 : dms;
-	out->latency_ms = out->wait_ms + active + out->load_wait_ms;
+	out->latency_ms = out->front_ms + out->wait_ms + active +
+			  out->load_wait_ms;
 	out->tokens_per_s = b * (double)w->osl / out->latency_ms * 1e3;
 	all_groups(in, out);
 	return 0;
@@ -583,6 +586,7 @@ struct cohort {
 /* Requests sent at the same time, waiting for their prompts' turn. */
 struct group {
 	double n, at; /* requests; when they were sent, ms */
+	double ready; /* when the frontend hands them to the engine, ms */
 };
 
 /* A step's work, summed as the scheduler fills it. */
@@ -639,6 +643,7 @@ struct wave {
 	uint64_t head_done; /* prompt tokens of the first waiting request
 			       already run */
 	double unsent;      /* requests not yet sent */
+	double front;       /* the requests' waits on it, summed, ms */
 	double busy;        /* requests the engine runs: prompts started,
 			       decodes */
 	double first, end, tpot; /* sums over requests, ms */
@@ -646,19 +651,21 @@ struct wave {
 
 /* Takes up to `room` prompt tokens off the queue, first come first
  * served (whole prompts only where `whole`), into step s, a request
- * starting only while fewer than `slots` run; the requests whose prompts
- * end go to *newly (their arrivals summed in *arrived). */
+ * starting only while fewer than `slots` run and once the frontend has
+ * handed it over (by `now`); the requests whose prompts end go to
+ * *newly (their arrivals summed in *arrived). */
 static void take(struct wave *v, const struct curve *cv, uint64_t base,
 		 uint64_t isl, uint64_t room, bool whole, double slots,
-		 uint64_t tok_bytes, struct work *s, double *newly,
-		 double *arrived)
+		 double now, uint64_t tok_bytes, struct work *s,
+		 double *newly, double *arrived)
 {
 	while (room && v->qn) {
 		struct group *g = &v->q[v->qh];
 		uint64_t left = isl - v->head_done;
 		bool started = v->head_done > 0;
-		if (!started && v->busy + 1 > slots)
-			return; /* the engine is full: the queue waits */
+		if (!started && (v->busy + 1 > slots || g->ready > now))
+			return; /* the engine is full, or the frontend still
+				   has the head: the queue waits */
 		if (left > room) { /* the head request in part, or waits */
 			if (!whole) {
 				piece(s, cv, base + v->head_done, room,
@@ -687,6 +694,25 @@ static void take(struct wave *v, const struct curve *cv, uint64_t base,
 			v->qn--;
 		}
 	}
+}
+
+/* n requests sent to the queue: the frontend takes req_ms on each, one
+ * at a time. Those the benchmark sends together at its start reach the
+ * engine together when the frontend is done with the last of them (a
+ * loop that renders every waiting request's prompt before any reaches
+ * the engine); one sent later, as another ends, reaches it req_ms after
+ * it was sent, taken as sent req_ms before `now`: the engine's schedule
+ * as without a frontend (a request arriving within a step waits for
+ * the step's end either way), its ttft and latency req_ms longer. */
+static void send(struct wave *v, double n, double now, double req_ms)
+{
+	double ready = now, at = now - req_ms;
+	if (now == 0) {
+		ready = n * req_ms;
+		at = 0;
+	}
+	v->front += n * (ready - at);
+	v->q[(v->qh + v->qn++) % v->cap] = (struct group){n, at, ready};
 }
 
 /*
@@ -740,8 +766,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		snprintf(err, KV_ERRLEN, "%s: out of memory", in->m->name);
 		return KV_ENOMEM;
 	}
-	v.q[0] = (struct group){(double)u, 0};
-	v.qn = 1;
+	send(&v, (double)u, 0, r->req_ms);
 	double ended = 0;
 	while (ended < (double)total - 0.5) {
 		struct work s = {0};
@@ -749,7 +774,8 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		double arrived = 0;
 		/* prompts wait that may start, or one started */
 		bool prompts = v.qn > 0 &&
-			       (v.head_done > 0 || v.busy + 1 <= slots);
+			       (v.head_done > 0 || (v.busy + 1 <= slots &&
+						    v.q[v.qh].ready <= now));
 		bool decodes = !(alone && prompts);
 		for (size_t k = 0, j = v.ch; decodes && k < v.cn; k++) {
 			const struct cohort *c = &v.co[j];
@@ -768,7 +794,13 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 				: budget > (uint64_t)d ? budget - (uint64_t)d
 							: 0;
 		take(&v, &cv, w->cached, isl - w->cached, room, whole, slots,
-		     tok_bytes, &s, &newly, &arrived);
+		     now, tok_bytes, &s, &newly, &arrived);
+		if (s.tokens <= 0 && v.qn) {
+			/* nothing runs: the engine waits for the frontend
+			 * (the queue's head is later than now) */
+			now = v.q[v.qh].ready;
+			continue;
+		}
 		s.heads += newly;
 		uint64_t t = (uint64_t)llround(s.tokens);
 		if ((e = weights_of(in, t ? t : 1, memo, memo_t, &wb, &rb, &hb,
@@ -819,7 +851,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		double sent = fmin(freed, v.unsent);
 		if (sent > 0) {
 			v.unsent -= sent;
-			v.q[(v.qh + v.qn++) % v.cap] = (struct group){sent, now};
+			send(&v, sent, now, r->req_ms);
 		}
 	}
 	free(v.q);
@@ -829,6 +861,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	double nn = (double)total;
 	out->steps = (double)steps;
 	out->wait_ms = 0;
+	out->front_ms = v.front / nn;
 	out->ttft_ms = v.first / nn + out->load_wait_ms;
 	out->latency_ms = v.end / nn + out->load_wait_ms;
 	out->tpot_ms = osl > 1 ? v.tpot / nn : out->decode.ms;
@@ -873,13 +906,17 @@ static void measured_rates(const struct kv_fit_in *in,
 		      1e12;
 	const struct kv_effs *t = w->effs;
 	double elem_us = t ? t->elem_us : 0;
-	double step_us, layer_us;
-	kv_effs_engine(t, in->server->name, &step_us, &layer_us);
-	if (w->step_given)
-		step_us = w->step_us;
-	if (w->layer_given)
-		layer_us = w->layer_us;
+	struct kv_engine_cost ec = kv_effs_engine(t, in->server->name);
+	double step_us = w->step_given ? w->step_us : ec.step_us;
+	double layer_us = w->layer_given ? w->layer_us : ec.layer_us;
+	/* gpt-oss's prompts: the harmony library's, not a template's
+	 * (vLLM's serving_chat.py, use_harmony) */
+	double request_us = w->request_given ? w->request_us
+			    : m->family == KV_FAMILY_GPT_OSS && ec.harmony_us > 0
+				    ? ec.harmony_us
+				    : ec.request_us;
 	r->step_ms = (step_us + layer_us * m->n_layers / in->pp) * 1e-3;
+	r->req_ms = request_us * 1e-3;
 	r->elem_bps = bw * (t && t->elem_bw > 0 ? t->elem_bw : 1);
 	r->layers = m->n_layers / in->pp;
 	r->tp = in->tp;
@@ -958,6 +995,7 @@ static int rates_of(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		      (w->layer_given ? w->layer_us * in->m->n_layers / in->pp
 				      : 0)) *
 		     1e-3;
+	r->req_ms = w->request_given ? w->request_us * 1e-3 : 0;
 	/* two all-reduces a layer under tensor parallelism (groups and
 	 * experts: theirs, and the experts' collectives, ep.h) */
 	if (kv_ep_on(in))
@@ -1531,6 +1569,20 @@ static int serve_rate(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	out->queue_ms = kv_serve_queue_ms(rho, s1);
 	out->ttft_ms += out->queue_ms;
 	out->latency_ms += out->queue_ms;
+	/* and the frontend, an M/D/1 server of one request's work before
+	 * it (its own work is in the steady state's ttft already) */
+	double c = one.front_ms, rf = lam * c;
+	if (rf >= 1) {
+		snprintf(err, KV_ERRLEN, "%s: %g requests a second cannot be "
+			 "served: the engine's frontend takes %.3g ms a "
+			 "request, at most %.4g a second (--request-us)",
+			 in->m->name, w->rate, c, 1e3 / c);
+		return KV_ERANGE;
+	}
+	double fq = kv_serve_queue_ms(rf, c);
+	out->front_ms += fq;
+	out->ttft_ms += fq;
+	out->latency_ms += fq;
 	return 0;
 }
 

@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu h100-sxm --isl 1000 --osl 200 --request-us -5
