@@ -347,20 +347,19 @@ void kv_vision_flops(const struct kv_model *m,
 	out->seq = im->patches;
 }
 
-int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
-		      uint64_t images,
-		      uint64_t batched, uint64_t seqs, uint64_t max_len,
-		      uint64_t *items, uint64_t *bytes)
+int kv_mm_encoder(const struct kv_model *m, enum kv_dtype t, uint64_t tok,
+		  uint64_t count, uint64_t batched, uint64_t seqs,
+		  uint64_t max_len, uint64_t *items, uint64_t *bytes)
 {
-	uint64_t tok = kv_vision_tokens(m, 0, 0), row;
+	uint64_t row;
 	*items = *bytes = 0;
 	if (!tok)
 		return KV_EINVAL;
-	if (!images)
+	if (!count)
 		return 0;
 	/* encoder_cache_size = max(max_num_batched_tokens, tokens) */
 	uint64_t budget = batched > tok ? batched : tok;
-	uint64_t per_prompt = max_len / tok < images ? max_len / tok : images;
+	uint64_t per_prompt = max_len / tok < count ? max_len / tok : count;
 	if (per_prompt < 1)
 		per_prompt = 1;
 	uint64_t by_budget = budget / tok, by_seqs;
@@ -373,6 +372,15 @@ int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
 	    (e = kv_mul(*bytes, row, bytes)))
 		return e;
 	return 0;
+}
+
+int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
+		      uint64_t images,
+		      uint64_t batched, uint64_t seqs, uint64_t max_len,
+		      uint64_t *items, uint64_t *bytes)
+{
+	return kv_mm_encoder(m, t, kv_vision_tokens(m, 0, 0), images, batched,
+			     seqs, max_len, items, bytes);
 }
 
 int kv_vision_vllm_limit_parse(const char *json, uint64_t *images, char *err)
