@@ -14,23 +14,10 @@
 #include "kv/params.h"
 #include "kv/serve.h"
 #include "test.h"
+#include "tower_row.h"
 
-#define VLLM kv_server_get(KV_SERVER_VLLM)
-#define SGLANG kv_server_get(KV_SERVER_SGLANG)
-#define IDEAL kv_server_get(KV_SERVER_IDEAL)
-#define GB 1000000000ULL
 #define QWEN2_AUDIO "tests/configs/qwen2-audio-7b-instruct.json"
 #define VOXTRAL "tests/configs/voxtral-mini-3b-2507.json"
-
-static struct kv_fit_in row(const struct kv_model *m,
-			    const struct kv_server *sv, double audio_s)
-{
-	return (struct kv_fit_in){.m = m, .kv_dtype = KV_DTYPE_BF16,
-				  .w_dtype = KV_DTYPE_BF16, .mem = 80 * GB,
-				  .runtime = true, .tp = 1, .pp = 1,
-				  .ctx = 8192, .server = sv, .gpu = "h100",
-				  .audio_s = audio_s};
-}
 
 /*
  * Qwen2-Audio's config: its text_config names none of the text model's
@@ -220,7 +207,7 @@ static void row_effects(void)
 	struct kv_model *m = test_load_path(QWEN2_AUDIO);
 	char err[KV_ERRLEN];
 	struct kv_fit f0, f;
-	struct kv_fit_in in = row(m, VLLM, 0);
+	struct kv_fit_in in = row(m, VLLM, 0, 0);
 	CHECK(kv_fit_solve(&in, &f0, err) == 0);
 	CHECK_U64(f0.audio_weights, 0);
 	in.audio_s = 30;
@@ -236,36 +223,35 @@ static void row_effects(void)
 	in.weights = 16794189824ULL;
 	CHECK(kv_fit_solve(&in, &f, err) == 0);
 	CHECK_U64(f.audio_weights, 0);
-	in = row(m, IDEAL, 30);
+	in = row(m, IDEAL, 0, 30);
 	CHECK(kv_fit_solve(&in, &f, err) == 0);
 	CHECK_U64(f.audio_weights, 1284431872ULL);
 	CHECK_U64(f.encoder_bytes, 0);
 	kv_model_free(m);
 }
 
-/* No tower, a tower not modelled (Qwen2.5-Omni's, in its thinker), a
- * clip the model does not take, an engine whose audio is not modelled:
- * refused, naming the model. */
+/* No tower (a vision-language model's), a tower not modelled
+ * (Qwen2.5-Omni's, in its thinker), a clip the model does not take, an
+ * engine whose audio is not modelled: refused, naming the model. */
 static void refusals(void)
 {
-	struct kv_model *m = test_load("llama-3.1-8b");
+	struct kv_model *m =
+		test_load_path("tests/configs/qwen2.5-vl-7b-instruct.json");
 	char err[KV_ERRLEN];
-	if (m) {
-		struct kv_fit_in in = row(m, VLLM, 10);
-		CHECK(kv_audio_refuses(&in, err));
-		CHECK_STR(err, "llama-3.1-8b: --audio-seconds: the model has "
-			       "no audio tower (no audio_config)");
-		in.audio_s = 0;
-		CHECK(!kv_audio_refuses(&in, err));
-		kv_model_free(m);
-	}
+	struct kv_fit_in in = row(m, VLLM, 1, 10);
+	CHECK(kv_audio_refuses(&in, err));
+	CHECK_STR(err, "qwen2.5-vl-7b-instruct: --audio-seconds: the model "
+		       "has no audio tower (no audio_config)");
+	in.audio_s = 0;
+	CHECK(!kv_audio_refuses(&in, err));
+	kv_model_free(m);
 	m = test_parse("{\"architectures\":[\"Qwen2_5OmniModel\"],"
 		       "\"model_type\":\"qwen2_5_omni\",\"thinker_config\":"
 		       "{\"audio_config\":{\"d_model\":1280},\"text_config\":"
 		       "{\"model_type\":\"qwen2_5_omni_text\","
 		       "\"num_hidden_layers\":2,\"hidden_size\":64,"
 		       "\"num_attention_heads\":4}}}");
-	struct kv_fit_in in = row(m, VLLM, 10);
+	in = row(m, VLLM, 0, 10);
 	CHECK(kv_audio_refuses(&in, err));
 	CHECK_STR(err, "tiny: --audio-seconds: the audio tower of "
 		       "Qwen2_5OmniModel is not modelled (Qwen2-Audio's and "
@@ -273,17 +259,17 @@ static void refusals(void)
 	CHECK_U64(kv_audio_params(m), 0);
 	kv_model_free(m);
 	m = test_load_path(QWEN2_AUDIO);
-	in = row(m, VLLM, 31);
+	in = row(m, VLLM, 0, 31);
 	CHECK(kv_audio_refuses(&in, err));
 	CHECK_STR(err, "qwen2-audio-7b-instruct: --audio-seconds: 31: more "
 		       "than the 30 s a clip holds (the feature extractor "
 		       "truncates it there)");
-	in = row(m, SGLANG, 10);
+	in = row(m, SGLANG, 0, 10);
 	CHECK(kv_audio_refuses(&in, err));
 	CHECK_STR(err, "qwen2-audio-7b-instruct: --audio-seconds: SGLang's "
 		       "audio encoder is not modelled (vLLM's and the ideal "
 		       "engine's are)");
-	in = row(m, IDEAL, 10);
+	in = row(m, IDEAL, 0, 10);
 	CHECK(!kv_audio_refuses(&in, err));
 	kv_model_free(m);
 }
@@ -300,11 +286,8 @@ static void encoder_time(void)
 	struct kv_model *m = test_load_path(QWEN2_AUDIO);
 	struct kv_serve s0, s1;
 	char err[KV_ERRLEN];
-	struct kv_fit_in in = row(m, IDEAL, 0);
-	in.bandwidth_gbps = 3350;
-	in.tflops = 1000;
-	struct kv_serve_in w = {.isl = 1000, .osl = 100, .users = 1,
-				.flops_eff = 0.5};
+	struct kv_fit_in in = timed_row(m);
+	struct kv_serve_in w = tower_work();
 	CHECK(kv_serve_solve(&in, &w, &s0, err) == 0);
 	CHECK_NEAR(s0.encoder.ms, 0, 0);
 	in.audio_s = 5;

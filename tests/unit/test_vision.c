@@ -15,22 +15,9 @@
 #include "kv/serve.h"
 #include "kv/vision.h"
 #include "test.h"
+#include "tower_row.h"
 
-#define VLLM kv_server_get(KV_SERVER_VLLM)
-#define SGLANG kv_server_get(KV_SERVER_SGLANG)
-#define TRTLLM kv_server_get(KV_SERVER_TRTLLM)
-#define IDEAL kv_server_get(KV_SERVER_IDEAL)
 #define GB 1000000000ULL
-
-static struct kv_fit_in row(const struct kv_model *m,
-			    const struct kv_server *sv, uint64_t images)
-{
-	return (struct kv_fit_in){.m = m, .kv_dtype = KV_DTYPE_BF16,
-				  .w_dtype = KV_DTYPE_BF16, .mem = 80 * GB,
-				  .runtime = true, .tp = 1, .pp = 1,
-				  .ctx = 8192, .server = sv, .gpu = "h100",
-				  .images = images};
-}
 
 /*
  * Gemma 3 27B's SigLIP tower: 27 layers of width h 1,152, MLP f 4,304,
@@ -125,7 +112,7 @@ static void row_effects(void)
 	struct kv_fit f0, f;
 	if (!m)
 		return;
-	struct kv_fit_in in = row(m, VLLM, 0);
+	struct kv_fit_in in = row(m, VLLM, 0, 0);
 	CHECK(kv_fit_solve(&in, &f0, err) == 0);
 	CHECK_U64(f0.vision_weights, 0);
 	in.images = 1;
@@ -147,7 +134,7 @@ static void row_effects(void)
 	CHECK(kv_fit_solve(&in, &f, err) == 0);
 	CHECK_U64(f.encoder_bytes, 0);
 	CHECK_U64(f.vision_weights, 846120672);
-	in = row(m, IDEAL, 1);
+	in = row(m, IDEAL, 1, 0);
 	CHECK(kv_fit_solve(&in, &f, err) == 0);
 	CHECK_U64(f.vision_weights, 846120672);
 	CHECK_U64(f.encoder_bytes, 0);
@@ -163,7 +150,7 @@ static void refusals(void)
 	struct kv_model *m = test_load("llama-3.1-8b");
 	char err[KV_ERRLEN];
 	if (m) {
-		struct kv_fit_in in = row(m, VLLM, 1);
+		struct kv_fit_in in = row(m, VLLM, 1, 0);
 		CHECK(kv_vision_refuses(&in, err));
 		CHECK_STR(err, "llama-3.1-8b: --images: the model has no "
 			       "vision tower (no vision_config)");
@@ -172,13 +159,13 @@ static void refusals(void)
 		kv_model_free(m);
 	}
 	if ((m = test_load("llama-4-scout"))) {
-		struct kv_fit_in in = row(m, VLLM, 1);
+		struct kv_fit_in in = row(m, VLLM, 1, 0);
 		CHECK(!kv_vision_refuses(&in, err));
 		kv_model_free(m);
 	}
 	m = test_load_path("tests/configs/llama-3.2-90b-vision-instruct.json");
 	if (m) {
-		struct kv_fit_in in = row(m, VLLM, 1);
+		struct kv_fit_in in = row(m, VLLM, 1, 0);
 		CHECK(kv_vision_refuses(&in, err));
 		CHECK_STR(err, "llama-3.2-90b-vision-instruct: --images: the "
 			       "vision tower of MllamaForConditionalGeneration "
@@ -189,7 +176,7 @@ static void refusals(void)
 	}
 	m = test_load_path("tests/configs/qwen2.5-vl-7b-instruct.json");
 	if (m) {
-		struct kv_fit_in in = row(m, VLLM, 1);
+		struct kv_fit_in in = row(m, VLLM, 1, 0);
 		in.image_w = 20;
 		in.image_h = 500;
 		CHECK(kv_vision_refuses(&in, err));
@@ -204,7 +191,7 @@ static void refusals(void)
 		kv_model_free(m);
 	}
 	if ((m = test_load("gemma-3-27b"))) {
-		struct kv_fit_in in = row(m, TRTLLM, 1);
+		struct kv_fit_in in = row(m, TRTLLM, 1, 0);
 		CHECK(kv_vision_refuses(&in, err));
 		CHECK_STR(err, "gemma-3-27b: --images: TensorRT-LLM's encoder "
 			       "memory is not modelled (vLLM's, SGLang's and "
@@ -425,11 +412,8 @@ static void encoder_time(void)
 	CHECK_U64(fl.seq, 4096);
 	kv_vision_flops(m, &im, 2, &fl);
 	CHECK_NEAR(fl.linear, 1688104599552.0, 1);
-	struct kv_fit_in in = row(m, IDEAL, 0);
-	in.bandwidth_gbps = 3350;
-	in.tflops = 1000;
-	struct kv_serve_in w = {.isl = 1000, .osl = 100, .users = 1,
-				.flops_eff = 0.5};
+	struct kv_fit_in in = timed_row(m);
+	struct kv_serve_in w = tower_work();
 	CHECK(kv_serve_solve(&in, &w, &s0, err) == 0);
 	CHECK_NEAR(s0.encoder.ms, 0, 0);
 	in.images = 2;
