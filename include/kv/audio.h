@@ -29,9 +29,13 @@ bool kv_audio_refuses(const struct kv_fit_in *in, char *err);
 /* One clip as m's feature extractor cuts it and its tower runs it. */
 struct kv_audio_clip {
 	uint64_t chunks;    /* the tower's passes: 30-s chunks, each padded
-			       to a whole chunk */
-	uint64_t positions; /* the tower's sequence a pass: a chunk's
-			       frames after its second convolution (1,500) */
+			       to a whole chunk (Qwen2.5-Omni: the clip) */
+	uint64_t frames;    /* mel frames a pass (3,000; Qwen2.5-Omni: the
+			       clip's own) */
+	uint64_t positions; /* the tower's sequence a pass: its frames after
+			       the second convolution (1,500) */
+	uint64_t window;    /* positions attention spans (Qwen2.5-Omni's
+			       n_window); 0: the whole pass */
 	uint64_t rows;      /* rows the projector runs at, a pass: the
 			       pooled (Qwen2-Audio, 750) or stacked
 			       (Voxtral, 375) positions */
@@ -40,7 +44,8 @@ struct kv_audio_clip {
 
 /* A clip of s seconds (s > 0) as m's tower takes it, into *out:
  * Qwen2-Audio's one chunk of at most 30 s, its tokens from the frames
- * the clip fills; Voxtral's whole 30-s chunks. Returns 0, or KV_EINVAL
+ * the clip fills (Qwen2.5-Omni's alike, its tower on those frames
+ * alone); Voxtral's whole 30-s chunks. Returns 0, or KV_EINVAL
  * with err ("--audio-seconds: ...") for a model whose tower is not
  * modelled or a clip it does not take. */
 int kv_audio_clip(const struct kv_model *m, double s,
@@ -55,7 +60,9 @@ uint64_t kv_audio_tokens(const struct kv_model *m, double s);
  * convolutions with biases, the learned positions, per layer q, k, v, o
  * (k without a bias), the MLP with biases and two LayerNorms, the final
  * LayerNorm; Qwen2-Audio's linear projector with a bias, Voxtral's two
- * without. 0 where the tower is not modelled. */
+ * without; Qwen2.5-Omni's with sinusoidal positions (no weights), its
+ * projector to output_dim with a bias and its two marker embeddings. 0
+ * where the tower is not modelled. */
 uint64_t kv_audio_params(const struct kv_model *m);
 
 /* Into *out, the FLOPs of m's tower on clip c, split over tp ranks (the
@@ -66,9 +73,9 @@ void kv_audio_flops(const struct kv_model *m, const struct kv_audio_clip *c,
 
 /* The encoder outputs vLLM's profile run holds for audio
  * (kv_mm_encoder): items of the most tokens an item may take
- * (Qwen2-Audio: a 30-s clip's, qwen2_audio.py
- * get_mm_max_tokens_per_item; Voxtral: max_len, voxtral.py
- * get_max_audio_tokens), one a prompt. Into *items and *bytes. Returns
+ * (Qwen2-Audio, Qwen2.5-Omni: a 30-s clip's, qwen2_audio.py and
+ * qwen2_5_omni_thinker.py get_mm_max_tokens_per_item; Voxtral: max_len,
+ * voxtral.py get_max_audio_tokens), one a prompt. Into *items and *bytes. Returns
  * 0, KV_EINVAL for a tower not modelled, or KV_ERANGE. */
 int kv_audio_encoder(const struct kv_model *m, enum kv_dtype t,
 		     uint64_t batched, uint64_t seqs, uint64_t max_len,

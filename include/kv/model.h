@@ -82,6 +82,9 @@ enum kv_aud {
 			   2 to 1, a linear projector */
 	KV_AUD_VOXTRAL, /* Voxtral: any length in 30-s chunks, 4 frames
 			   stacked a token, a two-layer adapter */
+	KV_AUD_OMNI,    /* Qwen2.5-Omni's thinker: Qwen2-Audio's tokens, the
+			   clip's own frames in windows of n_window, a
+			   projector of its own */
 };
 
 struct kv_model {
@@ -158,6 +161,11 @@ struct kv_model {
 	uint32_t aud_pos;      /* positions a chunk (max_source_positions,
 				  1500: 30 s of 100 frames, halved by
 				  its second convolution) */
+	uint32_t aud_window;   /* Qwen2.5-Omni: positions a window of
+				  attention (n_window, 100); 0: a chunk */
+	uint64_t aud_out;      /* Qwen2.5-Omni: its projector's width
+				  (output_dim, 3584); 0: the text
+				  model's */
 	enum kv_family family;
 	bool gated_mlp;        /* SwiGLU/GeGLU (3 matrices) vs plain (2) */
 	bool layernorm;        /* LayerNorm (weight+bias) vs RMSNorm (weight) */

@@ -18,6 +18,7 @@
 
 #define QWEN2_AUDIO "tests/configs/qwen2-audio-7b-instruct.json"
 #define VOXTRAL "tests/configs/voxtral-mini-3b-2507.json"
+#define OMNI "tests/configs/qwen2.5-omni-7b.json"
 
 /*
  * Qwen2-Audio's config: its text_config names none of the text model's
@@ -231,8 +232,8 @@ static void row_effects(void)
 }
 
 /* No tower (a vision-language model's), a tower not modelled
- * (Qwen2.5-Omni's, in its thinker), a clip the model does not take, an
- * engine whose audio is not modelled: refused, naming the model. */
+ * (MiniCPM-o's), a clip the model does not take, an engine whose audio
+ * is not modelled: refused, naming the model. */
 static void refusals(void)
 {
 	struct kv_model *m =
@@ -245,17 +246,15 @@ static void refusals(void)
 	in.audio_s = 0;
 	CHECK(!kv_audio_refuses(&in, err));
 	kv_model_free(m);
-	m = test_parse("{\"architectures\":[\"Qwen2_5OmniModel\"],"
-		       "\"model_type\":\"qwen2_5_omni\",\"thinker_config\":"
-		       "{\"audio_config\":{\"d_model\":1280},\"text_config\":"
-		       "{\"model_type\":\"qwen2_5_omni_text\","
-		       "\"num_hidden_layers\":2,\"hidden_size\":64,"
-		       "\"num_attention_heads\":4}}}");
+	m = test_parse("{\"architectures\":[\"MiniCPMO\"],"
+		       "\"model_type\":\"minicpmo\",\"audio_config\":"
+		       "{\"d_model\":1024},\"num_hidden_layers\":2,"
+		       "\"hidden_size\":64,\"num_attention_heads\":4}");
 	in = row(m, VLLM, 0, 10);
 	CHECK(kv_audio_refuses(&in, err));
-	CHECK_STR(err, "tiny: --audio-seconds: the audio tower of "
-		       "Qwen2_5OmniModel is not modelled (Qwen2-Audio's and "
-		       "Voxtral's are)");
+	CHECK_STR(err, "tiny: --audio-seconds: the audio tower of MiniCPMO "
+		       "is not modelled (Qwen2-Audio's, Voxtral's and "
+		       "Qwen2.5-Omni's are)");
 	CHECK_U64(kv_audio_params(m), 0);
 	kv_model_free(m);
 	m = test_load_path(QWEN2_AUDIO);
@@ -301,6 +300,56 @@ static void encoder_time(void)
 	kv_model_free(m);
 }
 
+/*
+ * Qwen2.5-Omni 7B's thinker: its text model Qwen2.5 7B's, 7,615,616,512
+ * (the published breakdown: thinker.model 7,070,619,136 and lm_head
+ * 544,997,376). Its audio tower: Whisper's 32 layers 629,637,120, conv1
+ * 492,800, conv2 4,916,480, no stored positions (sinusoidal), ln_post
+ * 2,560, proj 1,280 x 3,584 + 3,584 = 4,591,104, audio_bos_eos_token 2 x
+ * 3,584 = 7,168: 639,647,232, the published thinker.audio_tower's.
+ * Tokens as Qwen2-Audio's; the tower on the clip's frames alone, in
+ * windows of 200 frames (n_window 100 positions). 10 s: 1,000 frames,
+ * 500 positions in 5 windows, 250 tokens. conv1 2 x 1,000 x 3 x 128 x
+ * 1,280 = 983,040,000; conv2 2 x 500 x 3 x 1,280^2 = 4,915,200,000;
+ * layers 32 x 2 x 500 x 19,660,800 = 629,145,600,000; proj 2 x 250 x
+ * 1,280 x 3,584 = 2,293,760,000: 637,337,600,000 in products; attention
+ * 32 x 4 x 1,280 x 5 x 100^2 = 8,192,000,000. 7 s: 700 frames, 350
+ * positions, windows of 100, 100, 100 and 50: 32 x 4 x 1,280 x 32,500
+ * = 5,324,800,000. vLLM profiles items of 750 tokens of 3,584: 10 at
+ * 8,192 batched, 53,760,000 bytes.
+ */
+static void omni(void)
+{
+	struct kv_model *m = test_load_path(OMNI);
+	struct kv_audio_clip c;
+	struct kv_vision_flops fl;
+	struct kv_params p;
+	uint64_t items, bytes;
+	char err[KV_ERRLEN];
+	CHECK(m->audio && m->aud_kind == KV_AUD_OMNI);
+	CHECK_U64(m->aud_window, 100);
+	CHECK_U64(m->aud_out, 3584);
+	CHECK(kv_model_params(m, &p, err) == 0);
+	CHECK_U64(p.total, 7615616512ULL);
+	CHECK_U64(kv_audio_params(m), 639647232ULL);
+	CHECK(kv_audio_clip(m, 10, &c, err) == 0);
+	CHECK_U64(c.tokens, 250);
+	CHECK_U64(c.positions, 500);
+	kv_audio_flops(m, &c, 1, &fl);
+	CHECK_NEAR(fl.linear, 637337600000.0, 1);
+	CHECK_NEAR(fl.attn, 8192000000.0, 1);
+	CHECK_U64(fl.seq, 100);
+	CHECK(kv_audio_clip(m, 7, &c, err) == 0);
+	kv_audio_flops(m, &c, 1, &fl);
+	CHECK_NEAR(fl.attn, 5324800000.0, 1);
+	CHECK(kv_audio_clip(m, 31, &c, err) == KV_EINVAL);
+	CHECK(kv_audio_encoder(m, KV_DTYPE_BF16, 8192, 1024, 8192, &items,
+			       &bytes) == 0);
+	CHECK_U64(items, 10);
+	CHECK_U64(bytes, 53760000);
+	kv_model_free(m);
+}
+
 int main(void)
 {
 	qwen2_config();
@@ -311,5 +360,6 @@ int main(void)
 	row_effects();
 	refusals();
 	encoder_time();
+	omni();
 	return test_done("audio");
 }

@@ -2,9 +2,10 @@
  * model_audio.c - how an audio tower is built, as audio_config says:
  * what audio.h needs to derive the tower's weights, a clip's tokens and
  * the tower's FLOPs. The towers modelled are Whisper encoders (two
- * convolutions, learned positions, pre-norm layers); a tower of another
- * wrapper (Qwen2.5-Omni's thinker, Gemma 3n's) is left KV_AUD_NONE and
- * refused by name where audio is asked.
+ * convolutions, positions, pre-norm layers): Qwen2-Audio's and Voxtral's
+ * (audio_config), Qwen2.5-Omni's (its thinker_config's); another
+ * wrapper's (Gemma 3n's) is left KV_AUD_NONE and refused by name where
+ * audio is asked.
  */
 #include <string.h>
 
@@ -39,6 +40,14 @@ static int read_encoder(struct cfg *a, struct kv_model *m)
 			 1u << 20, &m->aud_pos)))
 		return e;
 	m->aud_layers = (uint32_t)l;
+	/* Qwen2.5-Omni's (transformers Qwen2_5OmniAudioEncoderConfig):
+	 * n_window 100, output_dim 3,584 */
+	if (m->aud_kind == KV_AUD_OMNI &&
+	    ((e = cfg_u32(a, "n_window", false, 100, 1, 1u << 20,
+			  &m->aud_window)) ||
+	     (e = cfg_uint(a, "output_dim", false, 3584, 1, MAX_HIDDEN,
+			   &m->aud_out))))
+		return e;
 	/* Voxtral stacks intermediate_size / hidden_size frames a token */
 	if (m->aud_kind == KV_AUD_VOXTRAL &&
 	    (m->aud_ffn % m->aud_hidden || m->aud_pos % (m->aud_ffn /
@@ -62,17 +71,18 @@ int model_audio_read(struct cfg *c, struct kv_model *m)
 	top.text_name = NULL;
 	if ((e = cfg_nested(&top, "audio_config", &a, &m->audio)))
 		return e;
-	if (!m->audio) { /* Qwen2.5-Omni's, in its thinker */
-		if ((e = cfg_nested(&top, "thinker_config", &th, &has)) ||
-		    (has && (e = cfg_nested(&th, "audio_config", &a,
-					    &m->audio))))
-			return e;
+	if (!m->audio && /* Qwen2.5-Omni's, in its thinker */
+	    ((e = cfg_nested(&top, "thinker_config", &th, &has)) ||
+	     (has && (e = cfg_nested(&th, "audio_config", &a, &m->audio)))))
+		return e;
+	if (!m->audio)
 		return 0;
-	}
 	if ((e = cfg_str(&top, "model_type", &type)))
 		return e;
 	type = type ? type : "";
-	if (!strcmp(type, "qwen2_audio"))
+	if (!strcmp(type, "qwen2_5_omni"))
+		m->aud_kind = KV_AUD_OMNI;
+	else if (!strcmp(type, "qwen2_audio"))
 		m->aud_kind = KV_AUD_QWEN2;
 	else if (!strcmp(type, "voxtral"))
 		m->aud_kind = KV_AUD_VOXTRAL;

@@ -300,8 +300,8 @@ int model_vision_read(struct cfg *c, struct cfg *v, struct kv_model *m);
 
 /* model_audio.c: config c's audio_config (or its thinker_config's), its
  * tower as audio.h models it: its kind by c's own model_type (Qwen2-Audio,
- * Voxtral; another left KV_AUD_NONE) and its encoder's shape. Returns 0
- * or KV_EINVAL. */
+ * Voxtral, Qwen2.5-Omni; another left KV_AUD_NONE) and its encoder's
+ * shape. Returns 0 or KV_EINVAL. */
 int model_audio_read(struct cfg *c, struct kv_model *m);
 
 /* preprocessor_config.json beside config_path, a config.json of a model

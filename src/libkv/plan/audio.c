@@ -13,6 +13,7 @@
  * max_source_positions (1,500) positions.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "kv/audio.h"
@@ -35,8 +36,8 @@ bool kv_audio_refuses(const struct kv_fit_in *in, char *err)
 	}
 	if (m->aud_kind == KV_AUD_NONE) {
 		snprintf(err, KV_ERRLEN, "%s: --audio-seconds: the audio "
-			 "tower of %s is not modelled (Qwen2-Audio's and "
-			 "Voxtral's are)", m->name,
+			 "tower of %s is not modelled (Qwen2-Audio's, "
+			 "Voxtral's and Qwen2.5-Omni's are)", m->name,
 			 m->arch[0] ? m->arch
 			 : m->model_type[0] ? m->model_type : "(none)");
 		return true;
@@ -62,7 +63,11 @@ bool kv_audio_refuses(const struct kv_fit_in *in, char *err)
  * (ceil(samples / 160)), conv2 keeps (L - 1) / 2 + 1 and the average
  * pool (kernel 2, stride 2) (that - 2) / 2 + 1 tokens, 25 a second, 750
  * at 30 s; vLLM refuses a clip of none. The tower runs the whole padded
- * chunk, its projector all 750 pooled rows.
+ * chunk, its projector all 750 pooled rows. Qwen2.5-Omni's processor
+ * pads and truncates alike (processing_qwen2_5_omni.py, audio_kwargs)
+ * and its tower (modeling_qwen2_5_omni.py, Qwen2_5OmniAudioEncoder)
+ * runs the clip's L frames alone, in windows of 2 n_window frames each
+ * attending within itself, its projector on the tokens.
  */
 static int qwen2_clip(const struct kv_model *m, double s,
 		      struct kv_audio_clip *out, char *err)
@@ -71,6 +76,7 @@ static int qwen2_clip(const struct kv_model *m, double s,
 	double max_s = (double)chunk * HOP / SAMPLE_RATE;
 	uint64_t samples = (uint64_t)llround(s * SAMPLE_RATE);
 	uint64_t frames = (samples + HOP - 1) / HOP, feat;
+	bool omni = m->aud_kind == KV_AUD_OMNI;
 	if (frames > chunk) {
 		snprintf(err, KV_ERRLEN, "--audio-seconds: %g: more than the "
 			 "%g s a clip holds (the feature extractor truncates "
@@ -85,9 +91,11 @@ static int qwen2_clip(const struct kv_model *m, double s,
 		return KV_EINVAL;
 	}
 	out->chunks = 1;
-	out->positions = m->aud_pos;
-	out->rows = (m->aud_pos - 2) / 2 + 1;
 	out->tokens = (feat - 2) / 2 + 1;
+	out->frames = omni ? frames : chunk;
+	out->positions = omni ? feat : m->aud_pos;
+	out->window = omni ? m->aud_window : 0;
+	out->rows = omni ? out->tokens : (m->aud_pos - 2) / 2 + 1;
 	return 0;
 }
 
@@ -105,6 +113,7 @@ static void voxtral_clip(const struct kv_model *m, double s,
 	uint64_t chunk = 2ULL * m->aud_pos * HOP; /* samples */
 	uint64_t samples = (uint64_t)llround(s * SAMPLE_RATE);
 	out->chunks = samples ? (samples + chunk - 1) / chunk : 1;
+	out->frames = 2ULL * m->aud_pos;
 	out->positions = m->aud_pos;
 	out->rows = m->aud_pos / (m->aud_ffn / m->aud_hidden);
 	out->tokens = out->chunks * out->rows;
@@ -115,7 +124,8 @@ int kv_audio_clip(const struct kv_model *m, double s,
 {
 	*out = (struct kv_audio_clip){0};
 	switch (m->audio ? m->aud_kind : KV_AUD_NONE) {
-	case KV_AUD_QWEN2: return qwen2_clip(m, s, out, err);
+	case KV_AUD_QWEN2:
+	case KV_AUD_OMNI: return qwen2_clip(m, s, out, err);
 	case KV_AUD_VOXTRAL: voxtral_clip(m, s, out); return 0;
 	case KV_AUD_NONE: break;
 	}
@@ -141,46 +151,70 @@ uint64_t kv_audio_tokens(const struct kv_model *m, double s)
  * with a bias into the text model's width (vLLM qwen2_audio.py,
  * Qwen2AudioMultiModalProjector); Voxtral's intermediate_size to the
  * text width and the text width to itself, without biases
- * (VoxtralMultiModalProjector).
+ * (VoxtralMultiModalProjector). Qwen2.5-Omni's (modeling_qwen2_5_omni.py,
+ * Qwen2_5OmniAudioEncoder): its positions sinusoidal (a buffer, not
+ * stored), then ln_post, proj (h x output_dim and a bias) and
+ * audio_bos_eos_token (2 x output_dim).
  */
 uint64_t kv_audio_params(const struct kv_model *m)
 {
 	if (!m->audio || m->aud_kind == KV_AUD_NONE)
 		return 0;
 	uint64_t h = m->aud_hidden, f = m->aud_ffn, t = m->hidden;
+	uint64_t o = m->aud_out ? m->aud_out : t;
 	uint64_t layer = 4 * h * h + 3 * h + (h * f + f) + (f * h + h) +
 			 4 * h;
+	uint64_t pos = m->aud_kind == KV_AUD_OMNI ? 0 : m->aud_pos;
 	uint64_t enc = (uint64_t)m->aud_mels * h * 3 + h + h * h * 3 + h +
-		       (uint64_t)m->aud_pos * h + m->aud_layers * layer +
-		       2 * h;
-	uint64_t proj = m->aud_kind == KV_AUD_QWEN2 ? h * t + t
-						    : f * t + t * t;
-	return enc + proj;
+		       pos * h + m->aud_layers * layer + 2 * h;
+	switch (m->aud_kind) {
+	case KV_AUD_VOXTRAL: return enc + f * t + t * t;
+	case KV_AUD_OMNI: return enc + h * o + o + 2 * o;
+	default: return enc + h * t + t;
+	}
+}
+
+/* Attention's sum of squared sequences over c's pass: one of its
+ * positions, or (Qwen2.5-Omni) its whole windows of `window` positions
+ * (2 window frames each) and the rest. */
+static double attn_squares(const struct kv_audio_clip *c)
+{
+	double n = (double)c->positions, w = (double)c->window;
+	if (!c->window || c->positions <= c->window)
+		return n * n;
+	double whole = (double)(c->frames / (2 * c->window));
+	double rest = n - whole * w;
+	return whole * w * w + rest * rest;
 }
 
 /*
  * Two FLOPs a weight a row, attention's scores and weighted sum 4 s h a
- * row over s positions. Per pass of n positions: conv1 over its 2n
- * frames (3 mels x h a frame), conv2 over n (3 h x h), each layer's 4 h^2
- * projections, its MLP (2 h f) and attention over the pass (no window,
- * the padding computed and masked); then the projector on the pass's
- * rows (Qwen2-Audio's h x text, Voxtral's f x text and text x text).
+ * row over s positions. Per pass of n positions: conv1 over its frames
+ * (3 mels x h a frame), conv2 over n (3 h x h), each layer's 4 h^2
+ * projections, its MLP (2 h f) and attention over the pass (Qwen2.5-Omni
+ * over each window; elsewhere the padding computed and masked); then the
+ * projector on the pass's rows (Qwen2-Audio's h x text, Qwen2.5-Omni's h
+ * x output_dim, Voxtral's f x text and text x text).
  */
 void kv_audio_flops(const struct kv_model *m, const struct kv_audio_clip *c,
 		    uint32_t tp, struct kv_vision_flops *out)
 {
 	double n = (double)c->positions, h = (double)m->aud_hidden;
 	double f = (double)m->aud_ffn, t = (double)m->hidden;
+	double o = m->aud_out ? (double)m->aud_out : t;
 	double L = m->aud_layers, rows = (double)c->rows;
-	double conv = 2 * (2 * n) * 3 * m->aud_mels * h + 2 * n * 3 * h * h;
-	double proj = m->aud_kind == KV_AUD_QWEN2 ? 2 * rows * h * t
-						  : 2 * rows * (f * t + t * t);
+	double conv = 2 * (double)c->frames * 3 * m->aud_mels * h +
+		      2 * n * 3 * h * h;
+	double proj = m->aud_kind == KV_AUD_VOXTRAL
+			      ? 2 * rows * (f * t + t * t)
+			      : 2 * rows * h * o;
 	double lin = conv + L * 2 * n * (4 * h * h + 2 * h * f) + proj;
 	double k = (double)c->chunks / (tp ? tp : 1);
 	out->linear = k * lin;
-	out->attn = k * L * 4 * n * n * h;
+	out->attn = k * L * 4 * attn_squares(c) * h;
 	out->rows = c->chunks * c->positions;
-	out->seq = c->positions;
+	out->seq = c->window && c->window < c->positions ? c->window
+							 : c->positions;
 }
 
 int kv_audio_encoder(const struct kv_model *m, enum kv_dtype t,
@@ -188,7 +222,8 @@ int kv_audio_encoder(const struct kv_model *m, enum kv_dtype t,
 		     uint64_t *items, uint64_t *bytes)
 {
 	uint64_t tok = 0;
-	if (m->audio && m->aud_kind == KV_AUD_QWEN2)
+	if (m->audio && (m->aud_kind == KV_AUD_QWEN2 ||
+			 m->aud_kind == KV_AUD_OMNI))
 		tok = (m->aud_pos - 2) / 2 + 1;
 	else if (m->audio && m->aud_kind == KV_AUD_VOXTRAL)
 		tok = max_len;
