@@ -248,6 +248,11 @@ struct kv_fit {
 				      while it measures its memory (vLLM's
 				      profile run), before its KV budget */
 	uint64_t encoder_items;    /* of those, images (or audio clips) */
+	uint64_t encoder_peak;     /* the vision tower's activation peak
+				      while the profile encodes them
+				      (kv_vision_peak); where it passes the
+				      text model's pass and the outputs
+				      held, the budget takes the rest too */
 	/* audio (in->audio_s), on the first stage's GPU, 0 without */
 	uint64_t audio_weights;    /* the audio tower's weight bytes,
 				      derived (audio.h), beside `weights`;

@@ -401,6 +401,7 @@ enum kv_prow_col {
 	KV_PROW_VISION_WEIGHTS_BYTES,
 	KV_PROW_ENCODER_ITEMS,
 	KV_PROW_ENCODER_BYTES,
+	KV_PROW_ENCODER_PEAK_BYTES,
 	/* with --prefix-hit or a host tier, after the time's */
 	KV_PROW_HIT_TOKENS,
 	KV_PROW_LOAD_MS,

@@ -99,6 +99,17 @@ int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
 		      uint64_t batched, uint64_t seqs, uint64_t max_len,
 		      uint64_t *items, uint64_t *bytes);
 
+/* The vision tower's activation peak on one rank of tp while it encodes
+ * items images of the largest size in one call, as vLLM's profile run
+ * does (kvfit(1), IMAGES): their pixel values, in float32 as the
+ * processor hands them over, and at each layer's MLP, the residual and
+ * its norm (2 x width) and the MLP's inner values (Qwen2.5's gate, up and
+ * activation, 3 x its width / tp; the others' fc1 and activation, 2 x
+ * its width / tp) over every patch of every pass, in 16 bits. 0 where
+ * the tower is not modelled. */
+uint64_t kv_vision_peak(const struct kv_model *m, uint64_t items,
+			uint32_t tp);
+
 /* vLLM's --limit-mm-per-prompt JSON ({"image": 4}, or {"image":
  * {"count": 4}}; vllm/config/multimodal.py limit_per_prompt), the images
  * a prompt may carry, which its profile run sizes the encoder by: the

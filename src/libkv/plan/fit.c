@@ -307,6 +307,7 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->audio_weights = best.audio_w;
 	f->encoder_bytes = best.encoder;
 	f->encoder_items = best.encoder_items;
+	f->encoder_peak = best.encoder_peak;
 	f->lora_bytes = best.lora.slots;
 	f->lora_host_bytes = kv_lora_host_bytes(in);
 	f->seq_bytes = best.seq;

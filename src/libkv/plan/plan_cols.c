@@ -86,6 +86,7 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_VISION_WEIGHTS_BYTES] = "vision_weights_bytes",
 	[KV_PROW_ENCODER_ITEMS] = "encoder_items",
 	[KV_PROW_ENCODER_BYTES] = "encoder_bytes",
+	[KV_PROW_ENCODER_PEAK_BYTES] = "encoder_peak_bytes",
 	[KV_PROW_MAX_LORAS] = "max_loras",
 	[KV_PROW_LORA_RANK] = "lora_rank",
 	[KV_PROW_LORA_BYTES] = "lora_bytes",
@@ -159,7 +160,7 @@ size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
 	if (host_tier(o))
 		span(out, &n, KV_PROW_OFFLOAD_KV_TOKENS, KV_PROW_OFFLOAD_KV_BYTES);
 	if (o->images)
-		span(out, &n, KV_PROW_IMAGES, KV_PROW_ENCODER_BYTES);
+		span(out, &n, KV_PROW_IMAGES, KV_PROW_ENCODER_PEAK_BYTES);
 	if (o->audio_s > 0)
 		span(out, &n, KV_PROW_AUDIO_SECONDS,
 		     KV_PROW_AUDIO_WEIGHTS_BYTES);
@@ -452,6 +453,7 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_VISION_WEIGHTS_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->vision_weights); break;
 	case KV_PROW_ENCODER_ITEMS: kv_cell_num(out, KV_CELL_U64, f->encoder_items); break;
 	case KV_PROW_ENCODER_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->encoder_bytes); break;
+	case KV_PROW_ENCODER_PEAK_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->encoder_peak); break;
 	case KV_PROW_MAX_LORAS: kv_cell_num(out, KV_CELL_U64, kv_lora_max_loras(in)); break;
 	case KV_PROW_LORA_RANK: kv_cell_num(out, KV_CELL_U64, kv_lora_rank(in)); break;
 	case KV_PROW_LORA_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->lora_bytes); break;

@@ -105,7 +105,8 @@ static int tower_weights(const struct fit_ctx *c, uint64_t params,
  * in->images, the audio tower's with in->audio_s; and with the engine's
  * profile run, the encoder outputs it holds, of the images where a
  * request carries them, else of the audio (kv_vision_encoder,
- * kv_audio_encoder: vLLM profiles one modality). */
+ * kv_audio_encoder: vLLM profiles one modality), and the vision tower's
+ * activation peak while it encodes them (kv_vision_peak). */
 static int tower_stage(const struct fit_ctx *c, struct fit_stage *s)
 {
 	const struct kv_fit_in *in = c->in;
@@ -125,12 +126,27 @@ static int tower_stage(const struct fit_ctx *c, struct fit_stage *s)
 	if (!c->sv->encoder_profile || !in->runtime || in->reserve)
 		return 0;
 	uint64_t seqs = c->seqs ? c->seqs : UINT64_MAX;
-	if (in->images)
-		return kv_vision_encoder(m, t, in->images, c->batched, seqs,
-					 c->ctx, &s->encoder_items,
-					 &s->encoder);
+	if (in->images) {
+		e = kv_vision_encoder(m, t, in->images, c->batched, seqs,
+				      c->ctx, &s->encoder_items, &s->encoder);
+		s->encoder_peak = kv_vision_peak(m, s->encoder_items, in->tp);
+		return e;
+	}
 	return kv_audio_encoder(m, t, c->batched, seqs, c->ctx,
 				&s->encoder_items, &s->encoder);
+}
+
+/* What the profile's peak gains from the vision tower: its activations
+ * while it encodes (s->encoder_peak) past the larger of the text model's
+ * forward pass and its sampler's, with the encoder outputs held through
+ * both (vLLM's profile_run: the tower first, then the text model). */
+static uint64_t tower_over(const struct fit_stage *s)
+{
+	uint64_t lm = s->rt.activation > s->rt.sampler ? s->rt.activation
+							: s->rt.sampler;
+	return s->encoder_peak > lm + s->encoder
+		       ? s->encoder_peak - lm - s->encoder
+		       : 0;
 }
 
 int fit_layer_params(const struct fit_ctx *c, uint32_t i, struct kv_params *p)
@@ -409,7 +425,8 @@ int fit_stage_budget(const struct fit_ctx *c, struct fit_stage *s, char *err)
 	    (e = kv_add(need, s->lora.slots, &need)) ||
 	    (e = kv_add(need, s->vision_w, &need)) ||
 	    (e = kv_add(need, s->audio_w, &need)) ||
-	    (e = kv_add(need, s->encoder, &need)))
+	    (e = kv_add(need, s->encoder, &need)) ||
+	    (e = kv_add(need, tower_over(s), &need)))
 		return e;
 	if (in->kv_memory) { /* what the engine's log said it has */
 		s->free_kv = in->kv_memory;
