@@ -106,8 +106,8 @@ enum cli_key {
 	 * tier) */
 	OPT_NGL, OPT_OT, OPT_CPU_MOE, OPT_N_CPU_MOE, OPT_NKVO, OPT_HOST_MEM,
 	OPT_HOST_BW, OPT_HOST_PROFILE,
-	/* kvfit's images */
-	OPT_IMAGES, OPT_IMAGE_SIZE,
+	/* kvfit's images and audio */
+	OPT_IMAGES, OPT_IMAGE_SIZE, OPT_AUDIO_SECONDS,
 	/* kvfit's engines' commands (-o ENGINE) and the flags they read */
 	OPT_CTX_SIZE, OPT_FLASH_ATTN, OPT_ENABLE_LORA, OPT_HICACHE,
 	OPT_SPEC_CONFIG, OPT_N_BATCH, OPT_LIMIT_MM, OPT_PREFIX_CACHING,

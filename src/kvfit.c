@@ -210,9 +210,18 @@ static int check_ep(const struct args *a)
 	return 0;
 }
 
-/* --images, --image-size. Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
+/* --images, --image-size, --audio-seconds (above 0, at most a day).
+ * Returns 0, CLI_USAGE (said) or CLI_NOT_MINE. */
 static int opt_images(int c, const char *s, struct args *a)
 {
+	if (c == OPT_AUDIO_SECONDS) {
+		int e = cli_double("--audio-seconds", s, 0, 86400,
+				   &a->o.audio_s);
+		if (!e && !(a->o.audio_s > 0))
+			return cli_usage("--audio-seconds: must be above 0, "
+					 "got '%s'", s);
+		return e;
+	}
 	if (c == OPT_IMAGE_SIZE) {
 		if (kv_vision_size_parse(s, &a->o.image_w, &a->o.image_h))
 			return cli_usage("--image-size: must be WxH in pixels, "

@@ -328,7 +328,7 @@ static struct kv_serve_in work_of(const struct args *a,
 				  const struct kv_plan_row *r)
 {
 	struct kv_serve_in w = a->o.work;
-	w.isl += kv_plan_image_tokens(&a->o, r->in.m);
+	w.isl += kv_plan_mm_tokens(&a->o, r->in.m);
 	w.arrivals = KV_ARRIVE_STEADY;
 	return w;
 }

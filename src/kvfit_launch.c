@@ -620,6 +620,9 @@ static struct why unwritable(const struct launch_engine *e,
 	}
 	if (o->images && !flag_of(e, LF_IMAGES))
 		return (struct why){"--images", NULL};
+	if (o->audio_s > 0)
+		return (struct why){"--audio-seconds", "not written for any "
+					    "engine yet"};
 	if (kv_ep_dp(in) > 1 && !o->dp_attention && !flag_of(e, LF_DP))
 		return (struct why){"--dp", "trtllm-serve runs one group of "
 					    "ranks (enable_attention_dp: "

@@ -203,6 +203,11 @@ const struct cli_opt cli_opts[] = {
 	    "each image's pixels, as the model's processor\n"
 	    "resizes or tiles it (default: the largest it\n"
 	    "keeps)"),
+	OPT(T_FIT, "audio-seconds", OPT_AUDIO_SECONDS, "S",
+	    "seconds of audio each request carries, one\n"
+	    "clip: an audio tower's weights, its tokens in\n"
+	    "the prompt, vLLM's encoder outputs (default 0:\n"
+	    "none)"),
 	OPT(T_FIT, "kv-offload", OPT_KV_OFFLOAD, "SIZE",
 	    "host memory for KV of each GPU (64GiB): a\n"
 	    "tier beside the GPU's pool"),

@@ -111,6 +111,9 @@ struct kv_fit_in {
 	uint32_t image_w, image_h; /* each image's pixels, as given
 				    (--image-size); 0, 0: the largest its
 				    processor keeps (kv_vision_image) */
+	double audio_s;          /* seconds of audio a request carries, one
+				    clip (audio.h); 0: none, the audio
+				    tower not counted */
 };
 
 /* What an engine keeps on one GPU for its own work, outside weights and
@@ -244,7 +247,17 @@ struct kv_fit {
 	uint64_t encoder_bytes;    /* the encoder outputs the engine holds
 				      while it measures its memory (vLLM's
 				      profile run), before its KV budget */
-	uint64_t encoder_items;    /* of those, images */
+	uint64_t encoder_items;    /* of those, images (or audio clips) */
+	uint64_t encoder_peak;     /* the vision tower's activation peak
+				      while the profile encodes them
+				      (kv_vision_peak); where it passes the
+				      text model's pass and the outputs
+				      held, the budget takes the rest too */
+	/* audio (in->audio_s), on the first stage's GPU, 0 without */
+	uint64_t audio_weights;    /* the audio tower's weight bytes,
+				      derived (audio.h), beside `weights`;
+				      0 where a checkpoint's bytes or
+				      --weights hold them */
 	/* LoRA (in->lora), on the GPU that decides */
 	uint64_t lora_bytes;       /* the slots the engine preallocates,
 				      taken before its KV budget (in

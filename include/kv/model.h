@@ -74,6 +74,19 @@ enum kv_vit {
 	KV_VIT_LLAMA4, /* Llama 4: 336-pixel tiles, pixel shuffle */
 };
 
+/* The audio towers whose tokens and FLOPs are modelled (audio.h): each
+ * a Whisper encoder over 30-second chunks of 128 mel bins. */
+enum kv_aud {
+	KV_AUD_NONE,    /* none, or one not modelled */
+	KV_AUD_QWEN2,   /* Qwen2-Audio: one clip of at most 30 s, pooled
+			   2 to 1, a linear projector */
+	KV_AUD_VOXTRAL, /* Voxtral: any length in 30-s chunks, 4 frames
+			   stacked a token, a two-layer adapter */
+	KV_AUD_OMNI,    /* Qwen2.5-Omni's thinker: Qwen2-Audio's tokens, the
+			   clip's own frames in windows of n_window, a
+			   projector of its own */
+};
+
 struct kv_model {
 	char name[256];        /* how tools name it: config name or path */
 	char path[4096];       /* the file read, "-" for stdin */
@@ -135,6 +148,24 @@ struct kv_model {
 	uint32_t px_tile;      /* Llama 4: pixels a tile's side (size) */
 	uint32_t px_tiles;     /* Llama 4: tiles an image at most
 				  (max_patches) */
+	bool audio;            /* it has an audio tower (audio_config) */
+	enum kv_aud aud_kind;  /* which (model_audio.c), by the wrapper's
+				  model_type */
+	uint32_t aud_layers;   /* its layers (encoder_layers or
+				  num_hidden_layers, 32) */
+	uint64_t aud_hidden;   /* its width (d_model or hidden_size,
+				  1280) */
+	uint64_t aud_ffn;      /* its MLP width (encoder_ffn_dim or
+				  intermediate_size, 5120) */
+	uint32_t aud_mels;     /* mel bins a frame (num_mel_bins, 128) */
+	uint32_t aud_pos;      /* positions a chunk (max_source_positions,
+				  1500: 30 s of 100 frames, halved by
+				  its second convolution) */
+	uint32_t aud_window;   /* Qwen2.5-Omni: positions a window of
+				  attention (n_window, 100); 0: a chunk */
+	uint64_t aud_out;      /* Qwen2.5-Omni: its projector's width
+				  (output_dim, 3584); 0: the text
+				  model's */
 	enum kv_family family;
 	bool gated_mlp;        /* SwiGLU/GeGLU (3 matrices) vs plain (2) */
 	bool layernorm;        /* LayerNorm (weight+bias) vs RMSNorm (weight) */

@@ -123,6 +123,9 @@ struct kv_plan_opts {
 	double ep_imbalance;      /* --ep-imbalance; 0: 1 */
 	uint32_t image_w, image_h; /* their pixels (--image-size); 0, 0:
 				     the largest the processor keeps */
+	double audio_s;           /* seconds of audio a request carries, one
+				     clip (audio.h), its tokens added to
+				     work.isl's prompt; 0: none */
 };
 
 /* Option values, as kvfit reads them; each returns 0 or KV_EINVAL.
@@ -398,6 +401,7 @@ enum kv_prow_col {
 	KV_PROW_VISION_WEIGHTS_BYTES,
 	KV_PROW_ENCODER_ITEMS,
 	KV_PROW_ENCODER_BYTES,
+	KV_PROW_ENCODER_PEAK_BYTES,
 	/* with --prefix-hit or a host tier, after the time's */
 	KV_PROW_HIT_TOKENS,
 	KV_PROW_LOAD_MS,
@@ -421,6 +425,11 @@ enum kv_prow_col {
 	KV_PROW_IMAGE_SIZE,
 	KV_PROW_ENCODER_FLOPS,
 	KV_PROW_ENCODER_MS,
+	/* with --audio-seconds, after the images': the clip, its tokens,
+	 * the audio tower's weights */
+	KV_PROW_AUDIO_SECONDS,
+	KV_PROW_AUDIO_TOKENS,
+	KV_PROW_AUDIO_WEIGHTS_BYTES,
 	KV_PROW_NCOLS
 };
 
@@ -433,8 +442,11 @@ extern const char *const kv_prow_names[KV_PROW_NCOLS];
  * time's (KV_PROW_ISL to KV_PROW_TIME_SOURCE), the hits' with
  * o->offload, and with speculative decoding (o->spec) its own from
  * KV_PROW_SPEC_METHOD; last, with o->images, the tower's from
- * KV_PROW_IMAGE_SIZE (KV_PROW_ENCODER_MS with a workload). Returns how
- * many. */
+ * KV_PROW_IMAGE_SIZE (KV_PROW_ENCODER_MS with a workload). With
+ * o->audio_s, the audio's after the images' memory columns (and
+ * KV_PROW_ENCODER_ITEMS, KV_PROW_ENCODER_BYTES without images), and
+ * KV_PROW_ENCODER_FLOPS (KV_PROW_ENCODER_MS) last without images.
+ * Returns how many. */
 size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out);
 
 /* How many columns o's rows have (kv_prow_cols). */
@@ -444,6 +456,16 @@ size_t kv_prow_ncols(const struct kv_plan_opts *o);
  * each); 0 without images. */
 uint64_t kv_plan_image_tokens(const struct kv_plan_opts *o,
 			      const struct kv_model *m);
+
+/* The tokens o->audio_s of audio takes in m's prompt (kv_audio_tokens);
+ * 0 without audio. */
+uint64_t kv_plan_audio_tokens(const struct kv_plan_opts *o,
+			      const struct kv_model *m);
+
+/* The tokens a request's images and audio take in m's prompt, added to
+ * its --isl (UINT64_MAX past 64 bits). */
+uint64_t kv_plan_mm_tokens(const struct kv_plan_opts *o,
+			   const struct kv_model *m);
 
 /* Row r's cell of column c, on the GPU named gpu; the time's cells empty
  * where the row was not timed (isl and osl still given). s may point

@@ -89,6 +89,8 @@ struct kv_server {
 				 NULL: none */
 	bool vision;          /* models a request's images (vision.h): the
 				 tower's weights, the image tokens */
+	bool audio;           /* models a request's audio (audio.h): the
+				 tower's weights, the audio tokens */
 	bool encoder_profile; /* holds the encoder outputs of its profile
 				 run when it measures its memory (vLLM's
 				 profile_run) */

@@ -81,17 +81,34 @@ void kv_vision_flops(const struct kv_model *m,
 		     struct kv_vision_flops *out);
 
 /* The encoder outputs vLLM's profile run holds (gpu_model_runner.py
- * profile_run): items images of the most tokens (the largest image,
- * kv_vision_image at 0, 0), items = max(1, min(budget / tokens, seqs x
- * per prompt)), budget = max(batched, tokens) (encoder_cache_size), per
- * prompt = max(1, min(images, max_len / tokens)); each token the text
- * model's hidden values in t (the model's dtype as the engine runs it).
- * Into *items and *bytes. Returns 0, KV_EINVAL for a model with no
- * image tokens, or KV_ERANGE. */
+ * profile_run) for items of tok tokens each, count a prompt: items =
+ * max(1, min(budget / tok, seqs x per prompt)), budget = max(batched,
+ * tok) (encoder_cache_size), per prompt = max(1, min(count, max_len /
+ * tok)); each token the text model's hidden values of m in t (the
+ * model's dtype as the engine runs it). Into *items and *bytes (0, 0
+ * with count 0). Returns 0, KV_EINVAL for tok 0, or KV_ERANGE. */
+int kv_mm_encoder(const struct kv_model *m, enum kv_dtype t, uint64_t tok,
+		  uint64_t count, uint64_t batched, uint64_t seqs,
+		  uint64_t max_len, uint64_t *items, uint64_t *bytes);
+
+/* kv_mm_encoder for images: items images of the most tokens (the largest
+ * image, kv_vision_image at 0, 0), images a prompt. Returns 0, KV_EINVAL
+ * for a model with no image tokens, or KV_ERANGE. */
 int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
 		      uint64_t images,
 		      uint64_t batched, uint64_t seqs, uint64_t max_len,
 		      uint64_t *items, uint64_t *bytes);
+
+/* The vision tower's activation peak on one rank of tp while it encodes
+ * items images of the largest size in one call, as vLLM's profile run
+ * does (kvfit(1), IMAGES): their pixel values, in float32 as the
+ * processor hands them over, and at each layer's MLP, the residual and
+ * its norm (2 x width) and the MLP's inner values (Qwen2.5's gate, up and
+ * activation, 3 x its width / tp; the others' fc1 and activation, 2 x
+ * its width / tp) over every patch of every pass, in 16 bits. 0 where
+ * the tower is not modelled. */
+uint64_t kv_vision_peak(const struct kv_model *m, uint64_t items,
+			uint32_t tp);
 
 /* vLLM's --limit-mm-per-prompt JSON ({"image": 4}, or {"image":
  * {"count": 4}}; vllm/config/multimodal.py limit_per_prompt), the images

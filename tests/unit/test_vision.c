@@ -7,30 +7,18 @@
  * get_best_fit, commit 0331fb36; processing_llama4.py, commit 01ad83ad)
  * and vLLM's (vllm/v1/core/encoder_cache_manager.py,
  * compute_mm_encoder_budget, commit 003ad86e; vllm/v1/worker/utils.py,
- * MultiModalBudget._get_max_items, commit 0cac2462); and what they do to
- * a row: taken before the KV budget, and added to ttft.
+ * MultiModalBudget._get_max_items, commit 0cac2462); the tower's
+ * activation peak in vLLM's profile run; and what they do to a row:
+ * taken before the KV budget, and added to ttft.
  */
 #include "kv/fit.h"
 #include "kv/params.h"
 #include "kv/serve.h"
 #include "kv/vision.h"
 #include "test.h"
+#include "tower_row.h"
 
-#define VLLM kv_server_get(KV_SERVER_VLLM)
-#define SGLANG kv_server_get(KV_SERVER_SGLANG)
-#define TRTLLM kv_server_get(KV_SERVER_TRTLLM)
-#define IDEAL kv_server_get(KV_SERVER_IDEAL)
 #define GB 1000000000ULL
-
-static struct kv_fit_in row(const struct kv_model *m,
-			    const struct kv_server *sv, uint64_t images)
-{
-	return (struct kv_fit_in){.m = m, .kv_dtype = KV_DTYPE_BF16,
-				  .w_dtype = KV_DTYPE_BF16, .mem = 80 * GB,
-				  .runtime = true, .tp = 1, .pp = 1,
-				  .ctx = 8192, .server = sv, .gpu = "h100",
-				  .images = images};
-}
 
 /*
  * Gemma 3 27B's SigLIP tower: 27 layers of width h 1,152, MLP f 4,304,
@@ -125,7 +113,7 @@ static void row_effects(void)
 	struct kv_fit f0, f;
 	if (!m)
 		return;
-	struct kv_fit_in in = row(m, VLLM, 0);
+	struct kv_fit_in in = row(m, VLLM, 0, 0);
 	CHECK(kv_fit_solve(&in, &f0, err) == 0);
 	CHECK_U64(f0.vision_weights, 0);
 	in.images = 1;
@@ -147,7 +135,7 @@ static void row_effects(void)
 	CHECK(kv_fit_solve(&in, &f, err) == 0);
 	CHECK_U64(f.encoder_bytes, 0);
 	CHECK_U64(f.vision_weights, 846120672);
-	in = row(m, IDEAL, 1);
+	in = row(m, IDEAL, 1, 0);
 	CHECK(kv_fit_solve(&in, &f, err) == 0);
 	CHECK_U64(f.vision_weights, 846120672);
 	CHECK_U64(f.encoder_bytes, 0);
@@ -163,7 +151,7 @@ static void refusals(void)
 	struct kv_model *m = test_load("llama-3.1-8b");
 	char err[KV_ERRLEN];
 	if (m) {
-		struct kv_fit_in in = row(m, VLLM, 1);
+		struct kv_fit_in in = row(m, VLLM, 1, 0);
 		CHECK(kv_vision_refuses(&in, err));
 		CHECK_STR(err, "llama-3.1-8b: --images: the model has no "
 			       "vision tower (no vision_config)");
@@ -172,13 +160,13 @@ static void refusals(void)
 		kv_model_free(m);
 	}
 	if ((m = test_load("llama-4-scout"))) {
-		struct kv_fit_in in = row(m, VLLM, 1);
+		struct kv_fit_in in = row(m, VLLM, 1, 0);
 		CHECK(!kv_vision_refuses(&in, err));
 		kv_model_free(m);
 	}
 	m = test_load_path("tests/configs/llama-3.2-90b-vision-instruct.json");
 	if (m) {
-		struct kv_fit_in in = row(m, VLLM, 1);
+		struct kv_fit_in in = row(m, VLLM, 1, 0);
 		CHECK(kv_vision_refuses(&in, err));
 		CHECK_STR(err, "llama-3.2-90b-vision-instruct: --images: the "
 			       "vision tower of MllamaForConditionalGeneration "
@@ -189,7 +177,7 @@ static void refusals(void)
 	}
 	m = test_load_path("tests/configs/qwen2.5-vl-7b-instruct.json");
 	if (m) {
-		struct kv_fit_in in = row(m, VLLM, 1);
+		struct kv_fit_in in = row(m, VLLM, 1, 0);
 		in.image_w = 20;
 		in.image_h = 500;
 		CHECK(kv_vision_refuses(&in, err));
@@ -204,7 +192,7 @@ static void refusals(void)
 		kv_model_free(m);
 	}
 	if ((m = test_load("gemma-3-27b"))) {
-		struct kv_fit_in in = row(m, TRTLLM, 1);
+		struct kv_fit_in in = row(m, TRTLLM, 1, 0);
 		CHECK(kv_vision_refuses(&in, err));
 		CHECK_STR(err, "gemma-3-27b: --images: TensorRT-LLM's encoder "
 			       "memory is not modelled (vLLM's, SGLang's and "
@@ -425,11 +413,8 @@ static void encoder_time(void)
 	CHECK_U64(fl.seq, 4096);
 	kv_vision_flops(m, &im, 2, &fl);
 	CHECK_NEAR(fl.linear, 1688104599552.0, 1);
-	struct kv_fit_in in = row(m, IDEAL, 0);
-	in.bandwidth_gbps = 3350;
-	in.tflops = 1000;
-	struct kv_serve_in w = {.isl = 1000, .osl = 100, .users = 1,
-				.flops_eff = 0.5};
+	struct kv_fit_in in = timed_row(m);
+	struct kv_serve_in w = tower_work();
 	CHECK(kv_serve_solve(&in, &w, &s0, err) == 0);
 	CHECK_NEAR(s0.encoder.ms, 0, 0);
 	in.images = 2;
@@ -444,6 +429,60 @@ static void encoder_time(void)
 	kv_model_free(m);
 }
 
+/*
+ * The tower's activation peak while vLLM's profile encodes its items of
+ * the largest image at once (kv_vision_peak): pixel values in float32
+ * and, at a layer's MLP, rows x (2 h + inner) 16-bit values. Gemma 3
+ * 27B, 32 images: 32 x 3 x 896^2 x 4 = 308,281,344 bytes of pixels;
+ * 131,072 patches x (2 x 1,152 + 2 x 4,304) x 2 = 2,860,515,328:
+ * 3,168,796,672. Qwen2.5-VL 7B, 6 images of 4,900 patches: 29,400 x
+ * 1,176 x 4 = 138,297,600 and 29,400 x (2 x 1,280 + 3 x 3,420) x 2 =
+ * 753,816,000: 892,113,600. Llama 4 Scout over tp 2, 3 images of 17
+ * passes of 577: 3 x 17 x 3 x 336^2 x 4 = 69,092,352 and 29,427 x (2 x
+ * 1,408 + 2 x 5,632 / 2) x 2 = 497,198,592: 566,290,944.
+ *
+ * On a row: vLLM with 8 sequences runs its sampler over 8 rows, so its
+ * profile's peak is the text model's pass (1,233,125,376) and the 32
+ * images' outputs (88,080,384) but for the tower's 3,168,796,672, which
+ * passes them by 1,847,590,912: free KV less by that beside the tower's
+ * weights and outputs. With 1,024 sequences the sampler's 3,759,013,888
+ * is the larger and the tower changes nothing.
+ */
+static void tower_peak(void)
+{
+	struct kv_model *m = test_load("gemma-3-27b");
+	struct kv_model *q =
+		test_load_path("tests/configs/qwen2.5-vl-7b-instruct.json");
+	struct kv_model *l = test_load("llama-4-scout");
+	struct kv_fit f0, f;
+	char err[KV_ERRLEN];
+	CHECK_U64(kv_vision_peak(q, 6, 1), 892113600ULL);
+	CHECK_U64(kv_vision_peak(q, 0, 1), 0);
+	if (l)
+		CHECK_U64(kv_vision_peak(l, 3, 2), 566290944ULL);
+	if (m) {
+		CHECK_U64(kv_vision_peak(m, 32, 1), 3168796672ULL);
+		struct kv_fit_in in = row(m, VLLM, 0, 0);
+		in.max_seqs = 8;
+		CHECK(kv_fit_solve(&in, &f0, err) == 0);
+		in.images = 4;
+		CHECK(kv_fit_solve(&in, &f, err) == 0);
+		CHECK_U64(f.encoder_items, 32);
+		CHECK_U64(f.encoder_peak, 3168796672ULL);
+		CHECK_U64(f0.free_kv - f.free_kv,
+			  846120672ULL + 88080384 + 1847590912ULL);
+		in.max_seqs = 0;
+		in.images = 0;
+		CHECK(kv_fit_solve(&in, &f0, err) == 0);
+		in.images = 1;
+		CHECK(kv_fit_solve(&in, &f, err) == 0);
+		CHECK_U64(f0.free_kv - f.free_kv, 934201056);
+	}
+	kv_model_free(m);
+	kv_model_free(q);
+	kv_model_free(l);
+}
+
 int main(void)
 {
 	limit_parse();
@@ -456,5 +495,6 @@ int main(void)
 	qwen3_deepstack();
 	llama4();
 	encoder_time();
+	tower_peak();
 	return test_done("vision");
 }

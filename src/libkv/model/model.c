@@ -915,7 +915,8 @@ static int identify(struct cfg *c, struct kv_model *m, const char **type,
 		*type = "persimmon";
 	snprintf(m->model_type, sizeof m->model_type, "%s",
 		 *type ? *type : "");
-	if ((e = read_arch(c, m)) || (e = read_vision(c, m)))
+	if ((e = read_arch(c, m)) || (e = read_vision(c, m)) ||
+	    (e = model_audio_read(c, m)))
 		return e;
 	static const char *const enc_dec[] = {
 		"t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper",

@@ -298,6 +298,12 @@ int read_quant_beside(struct kv_model *m, const char *config_path,
  * read_vision's common ones. Returns 0 or KV_EINVAL. */
 int model_vision_read(struct cfg *c, struct cfg *v, struct kv_model *m);
 
+/* model_audio.c: config c's audio_config (or its thinker_config's), its
+ * tower as audio.h models it: its kind by c's own model_type (Qwen2-Audio,
+ * Voxtral, Qwen2.5-Omni; another left KV_AUD_NONE) and its encoder's
+ * shape. Returns 0 or KV_EINVAL. */
+int model_audio_read(struct cfg *c, struct kv_model *m);
+
 /* preprocessor_config.json beside config_path, a config.json of a model
  * whose tower's processor is modelled: its sizes over the processor's
  * defaults. Returns 0 (no file: nothing read), or KV_EINVAL, KV_EIO,

@@ -15,6 +15,7 @@
 #include "kv/offload.h"
 #include "kv/params.h"
 #include "kv/spec.h"
+#include "kv/audio.h"
 #include "kv/vision.h"
 #include "server_int.h"
 
@@ -102,7 +103,8 @@ bool kv_fit_refuses(const struct kv_fit_in *in, char *err)
 			 kv_dtype_name(v));
 		return true;
 	}
-	return kv_vision_refuses(in, err) || kv_lora_refuses(in, err) ||
+	return kv_vision_refuses(in, err) || kv_audio_refuses(in, err) ||
+	       kv_lora_refuses(in, err) ||
 	       kv_offload_refuses(in, err) ||
 	       kv_spec_refuses(in, err);
 }
@@ -302,8 +304,10 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	f->lookahead = kv_spec_lookahead(in);
 	f->max_concurrency = best.blocks ? best.concurrency : best.users;
 	f->vision_weights = best.vision_w;
+	f->audio_weights = best.audio_w;
 	f->encoder_bytes = best.encoder;
 	f->encoder_items = best.encoder_items;
+	f->encoder_peak = best.encoder_peak;
 	f->lora_bytes = best.lora.slots;
 	f->lora_host_bytes = kv_lora_host_bytes(in);
 	f->seq_bytes = best.seq;

@@ -11,6 +11,7 @@
 #include "kv/ep.h"
 #include "kv/offload.h"
 #include "kv/plan.h"
+#include "kv/audio.h"
 #include "kv/vision.h"
 
 int kv_plan_engine_parse(const char *s, const struct kv_server **out)
@@ -228,6 +229,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.ep_imbalance = o->ep_imbalance,
 		.image_w = o->image_w,
 		.image_h = o->image_h,
+		.audio_s = o->audio_s,
 	};
 }
 
@@ -241,6 +243,20 @@ uint64_t kv_plan_image_tokens(const struct kv_plan_opts *o,
 	return n;
 }
 
+uint64_t kv_plan_audio_tokens(const struct kv_plan_opts *o,
+			      const struct kv_model *m)
+{
+	return o->audio_s > 0 ? kv_audio_tokens(m, o->audio_s) : 0;
+}
+
+uint64_t kv_plan_mm_tokens(const struct kv_plan_opts *o,
+			   const struct kv_model *m)
+{
+	uint64_t img = kv_plan_image_tokens(o, m);
+	uint64_t n = img + kv_plan_audio_tokens(o, m);
+	return n < img ? UINT64_MAX : n;
+}
+
 void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 		   const struct kv_plan *p)
 {
@@ -248,7 +264,7 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 	*it = (struct kv_plan_iter){
 		.o = o, .p = p, .auto_dtype = -1,
 		.defctx = o->work.isl ? o->work.isl + o->work.osl +
-						kv_plan_image_tokens(o, p->m)
+						kv_plan_mm_tokens(o, p->m)
 		: p->m->run_ctx ? p->m->run_ctx
 		: p->m->max_pos ? p->m->max_pos : 4096};
 	it->dtypes = row ? &p->dtype : o->dtypes ? o->dtypes : &it->auto_dtype;
@@ -263,8 +279,8 @@ void kv_plan_begin(struct kv_plan_iter *it, const struct kv_plan_opts *o,
 }
 
 /* Whether the row's engine refuses it as o asks it (kv_fit_refuses,
- * and --solve tp of llama.cpp, which has no tensor parallelism): true
- * with the reason in why. */
+ * --solve tp of llama.cpp, which has no tensor parallelism, and a clip
+ * whose audio tokens pass the context): true with the reason in why. */
 static bool refuses(const struct kv_plan_opts *o, const struct kv_fit_in *in,
 		    char *why)
 {
@@ -282,6 +298,14 @@ static bool refuses(const struct kv_plan_opts *o, const struct kv_fit_in *in,
 		snprintf(why, KV_ERRLEN, "%s: --solve tp: %s splits a "
 			 "model over GPUs by layers (-sm layer), as --pp does, "
 			 "not by heads", in->server->name, in->server->label);
+		return true;
+	}
+	uint64_t at = kv_plan_audio_tokens(o, in->m);
+	if (at > in->ctx) { /* Voxtral's clip of any length */
+		snprintf(why, KV_ERRLEN, "%s: --audio-seconds: %g s take %llu "
+			 "tokens, more than the context of %llu", in->m->name,
+			 o->audio_s, (unsigned long long)at,
+			 (unsigned long long)in->ctx);
 		return true;
 	}
 	return kv_fit_refuses(in, why);
@@ -333,7 +357,9 @@ static int time_check(const struct kv_plan_opts *o, enum kv_plan_solve s,
 		      const struct kv_fit_in *in, char *err)
 {
 	const struct kv_serve_in *w = &o->work;
-	uint64_t img = kv_plan_image_tokens(o, in->m);
+	uint64_t img = kv_plan_mm_tokens(o, in->m);
+	const char *media = !o->images ? "audio" : o->audio_s > 0
+		? "image and audio" : "image";
 	if (!w->isl)
 		return 0;
 	if (!(in->bandwidth_gbps > 0) || !(in->tflops > 0)) {
@@ -354,10 +380,10 @@ static int time_check(const struct kv_plan_opts *o, enum kv_plan_solve s,
 	}
 	if (s != KV_PLAN_CTX && img && w->isl + img + w->osl > in->ctx) {
 		snprintf(err, KV_ERRLEN,
-			 "%s: --isl %llu + %llu image tokens + --osl %llu is "
+			 "%s: --isl %llu + %llu %s tokens + --osl %llu is "
 			 "%llu tokens, more than the context of %llu",
 			 in->m->name, (unsigned long long)w->isl,
-			 (unsigned long long)img, (unsigned long long)w->osl,
+			 (unsigned long long)img, media, (unsigned long long)w->osl,
 			 (unsigned long long)(w->isl + img + w->osl),
 			 (unsigned long long)in->ctx);
 		return KV_EINVAL;
@@ -525,7 +551,7 @@ int kv_plan_time(const struct kv_plan_opts *o, struct kv_plan_row *r,
 	r->usd_per_mtok = NAN;
 	if (!w.isl)
 		return 0;
-	w.isl += kv_plan_image_tokens(o, r->in.m); /* the prompt's images */
+	w.isl += kv_plan_mm_tokens(o, r->in.m); /* its images and audio */
 	if ((e = time_check(o, o->solve, &r->in, err)) ||
 	    (e = hits(r, &w, err)) || (e = plan_time(o, r, w, err)))
 		return e;
@@ -723,6 +749,17 @@ const char *kv_plan_bound(const struct kv_fit *f)
 	return "kv_memory";
 }
 
+/* What a row that does not hold its weights needs on a GPU: the
+ * weights, the drafter's, the reserve, the engine's own, LoRA's slots,
+ * the towers and their encoder outputs. */
+static uint64_t weights_need(const struct kv_fit_in *in,
+			     const struct kv_fit *f)
+{
+	return f->weights + f->draft_weights + in->reserve + f->runtime +
+	       f->lora_bytes + f->vision_weights + f->audio_weights +
+	       f->encoder_bytes;
+}
+
 struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 				       const struct kv_fit *f)
 {
@@ -750,9 +787,7 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 		struct kv_params_memo c;
 		struct kv_fit g;
 		r.why = KV_PLAN_WEIGHTS;
-		r.need = f->weights + f->draft_weights + in->reserve +
-			 f->runtime + f->lora_bytes + f->vision_weights +
-			 f->encoder_bytes;
+		r.need = weights_need(in, f);
 		kv_fit_memo(&x, &c);
 		for (x.pp = in->pp + 1; x.pp <= in->m->n_layers && !r.pp;
 		     x.pp++)
@@ -761,9 +796,7 @@ struct kv_plan_refusal kv_plan_refusal(const struct kv_fit_in *in,
 		kv_params_memo_free(&c);
 	} else if (f->missing) {
 		r.why = KV_PLAN_WEIGHTS;
-		r.need = f->weights + f->draft_weights + in->reserve +
-			 f->runtime + f->lora_bytes + f->vision_weights +
-			 f->encoder_bytes;
+		r.need = weights_need(in, f);
 		/* an error leaves tp 0: no --tp to suggest */
 		kv_fit_solve_tp(in, 1, kv_plan_max_tp(in->m), &r.tp, err);
 	} else if (in->server->start_check && !f->users_whole) {

@@ -9,6 +9,7 @@
 #include "kv/lora.h"
 #include "kv/offload.h"
 #include "kv/plan.h"
+#include "kv/audio.h"
 #include "kv/vision.h"
 
 const char *const kv_prow_names[KV_PROW_NCOLS] = {
@@ -85,6 +86,7 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_VISION_WEIGHTS_BYTES] = "vision_weights_bytes",
 	[KV_PROW_ENCODER_ITEMS] = "encoder_items",
 	[KV_PROW_ENCODER_BYTES] = "encoder_bytes",
+	[KV_PROW_ENCODER_PEAK_BYTES] = "encoder_peak_bytes",
 	[KV_PROW_MAX_LORAS] = "max_loras",
 	[KV_PROW_LORA_RANK] = "lora_rank",
 	[KV_PROW_LORA_BYTES] = "lora_bytes",
@@ -111,6 +113,9 @@ const char *const kv_prow_names[KV_PROW_NCOLS] = {
 	[KV_PROW_IMAGE_SIZE] = "image_size",
 	[KV_PROW_ENCODER_FLOPS] = "encoder_flops",
 	[KV_PROW_ENCODER_MS] = "encoder_ms",
+	[KV_PROW_AUDIO_SECONDS] = "audio_seconds",
+	[KV_PROW_AUDIO_TOKENS] = "audio_tokens",
+	[KV_PROW_AUDIO_WEIGHTS_BYTES] = "audio_weights_bytes",
 };
 
 /* A count, or an empty cell where the engine has none. */
@@ -155,7 +160,12 @@ size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
 	if (host_tier(o))
 		span(out, &n, KV_PROW_OFFLOAD_KV_TOKENS, KV_PROW_OFFLOAD_KV_BYTES);
 	if (o->images)
-		span(out, &n, KV_PROW_IMAGES, KV_PROW_ENCODER_BYTES);
+		span(out, &n, KV_PROW_IMAGES, KV_PROW_ENCODER_PEAK_BYTES);
+	if (o->audio_s > 0)
+		span(out, &n, KV_PROW_AUDIO_SECONDS,
+		     KV_PROW_AUDIO_WEIGHTS_BYTES);
+	if (o->audio_s > 0 && !o->images)
+		span(out, &n, KV_PROW_ENCODER_ITEMS, KV_PROW_ENCODER_BYTES);
 	if (kv_plan_ep(o))
 		span(out, &n, KV_PROW_EP, KV_PROW_A2A_MS);
 	if (o->work.isl)
@@ -164,8 +174,9 @@ size_t kv_prow_cols(const struct kv_plan_opts *o, enum kv_prow_col *out)
 		span(out, &n, KV_PROW_HIT_TOKENS, KV_PROW_RECOMPUTE_MS);
 	if (kv_spec_on(&o->spec))
 		span(out, &n, KV_PROW_SPEC_METHOD, KV_PROW_TOKENS_PER_STEP);
-	if (o->images)
-		span(out, &n, KV_PROW_IMAGE_SIZE,
+	if (o->images || o->audio_s > 0)
+		span(out, &n, o->images ? KV_PROW_IMAGE_SIZE
+					: KV_PROW_ENCODER_FLOPS,
 		     o->work.isl ? KV_PROW_ENCODER_MS : KV_PROW_ENCODER_FLOPS);
 	return n;
 }
@@ -243,34 +254,55 @@ static void ep_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	}
 }
 
-/* The vision tower's cells (KV_PROW_IMAGE_SIZE on): the image as it
- * sees it (WxH pixels), its FLOPs on a request's images on one GPU
- * (vision.h), their time where the row was timed. */
-static void vision_cell(const struct kv_plan_row *r, enum kv_prow_col c,
-			struct kv_cell *out)
+/* The towers' cells (KV_PROW_IMAGE_SIZE or KV_PROW_ENCODER_FLOPS on):
+ * the image as the vision tower sees it (WxH pixels), the towers' FLOPs
+ * on a request's images and audio on one GPU (kv_towers_flops), their
+ * time where the row was timed. */
+static void tower_cell(const struct kv_plan_row *r, enum kv_prow_col c,
+		       struct kv_cell *out)
 {
 	const struct kv_fit_in *in = &r->in;
 	struct kv_vision_image im;
-	struct kv_vision_flops fl;
+	struct kv_vision_flops fl[2];
+	uint64_t params[2];
 	char err[KV_ERRLEN];
-	if (kv_vision_image(in->m, in->image_w, in->image_h, &im, err))
-		return;
 	switch (c) {
 	case KV_PROW_IMAGE_SIZE:
+		if (kv_vision_image(in->m, in->image_w, in->image_h, &im, err))
+			break;
 		kv_cell_str(out, NULL);
 		snprintf(out->buf, sizeof out->buf, "%ux%u", im.width,
 			 im.height);
 		out->s = out->buf;
 		break;
 	case KV_PROW_ENCODER_FLOPS:
-		kv_vision_flops(in->m, &im, in->tp, &fl);
+		kv_towers_flops(in, fl, params);
 		kv_cell_num(out, KV_CELL_U64,
-			    (uint64_t)llround((fl.linear + fl.attn) *
-					      (double)in->images));
+			    (uint64_t)llround(fl[0].linear + fl[0].attn +
+					      fl[1].linear + fl[1].attn));
 		break;
 	case KV_PROW_ENCODER_MS:
 		if (r->timed)
 			kv_cell_real(out, r->s.encoder.ms, 3);
+		break;
+	default: break;
+	}
+}
+
+/* The audio's cells (KV_PROW_AUDIO_SECONDS on): the clip's seconds, its
+ * tokens in the prompt, the audio tower's weights on one GPU. */
+static void audio_cell(const struct kv_plan_row *r,
+		       const struct kv_plan_opts *o, enum kv_prow_col c,
+		       struct kv_cell *out)
+{
+	switch (c) {
+	case KV_PROW_AUDIO_SECONDS: kv_cell_real(out, o->audio_s, 3); break;
+	case KV_PROW_AUDIO_TOKENS:
+		kv_cell_num(out, KV_CELL_U64,
+			    kv_plan_audio_tokens(o, r->in.m));
+		break;
+	case KV_PROW_AUDIO_WEIGHTS_BYTES:
+		kv_cell_num(out, KV_CELL_BYTES, r->f.audio_weights);
 		break;
 	default: break;
 	}
@@ -320,8 +352,12 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	uint64_t tier_tokens, tier_bytes;
 	uint32_t g = kv_ep_dp(in); /* the groups: users are all of theirs */
 	kv_cell_empty(out);
+	if (c >= KV_PROW_AUDIO_SECONDS) {
+		audio_cell(r, o, c, out);
+		return;
+	}
 	if (c >= KV_PROW_IMAGE_SIZE) {
-		vision_cell(r, c, out);
+		tower_cell(r, c, out);
 		return;
 	}
 	if (c >= KV_PROW_EP) {
@@ -417,6 +453,7 @@ void kv_prow_cell(const struct kv_plan_row *r, const struct kv_plan_opts *o,
 	case KV_PROW_VISION_WEIGHTS_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->vision_weights); break;
 	case KV_PROW_ENCODER_ITEMS: kv_cell_num(out, KV_CELL_U64, f->encoder_items); break;
 	case KV_PROW_ENCODER_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->encoder_bytes); break;
+	case KV_PROW_ENCODER_PEAK_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->encoder_peak); break;
 	case KV_PROW_MAX_LORAS: kv_cell_num(out, KV_CELL_U64, kv_lora_max_loras(in)); break;
 	case KV_PROW_LORA_RANK: kv_cell_num(out, KV_CELL_U64, kv_lora_rank(in)); break;
 	case KV_PROW_LORA_BYTES: kv_cell_num(out, KV_CELL_BYTES, f->lora_bytes); break;

@@ -18,6 +18,7 @@
 #include "kv/ep.h"
 #include "kv/serve.h"
 #include "kv/spec.h"
+#include "kv/audio.h"
 #include "kv/vision.h"
 
 /* Chunk offsets probed at most per prefill: a longer prompt in smaller
@@ -405,16 +406,19 @@ static void all_groups(const struct kv_fit_in *in, struct kv_serve *out)
 				((double)in->tp * in->pp * kv_ep_dp(in));
 }
 
-/* A burst's waves step prompt by prompt without the vision tower's time:
- * refused with images. */
+/* A burst's waves step prompt by prompt without the towers' time:
+ * refused with images or audio. */
 static int vision_check(const struct kv_fit_in *in,
 			const struct kv_serve_in *w, char *err)
 {
-	if (!in->images || w->arrivals != KV_ARRIVE_BURST)
+	bool audio = in->audio_s > 0;
+	if ((!in->images && !audio) || w->arrivals != KV_ARRIVE_BURST)
 		return 0;
-	snprintf(err, KV_ERRLEN, "%s: --arrivals burst with --images: the "
-		 "vision tower's time is not modelled in a burst (give "
-		 "steady, or --request-rate)", in->m->name);
+	snprintf(err, KV_ERRLEN, "%s: --arrivals burst with %s: the %s "
+		 "tower's time is not modelled in a burst (give steady, or "
+		 "--request-rate)", in->m->name,
+		 in->images ? "--images" : "--audio-seconds",
+		 in->images ? "vision" : "audio");
 	return KV_EINVAL;
 }
 
@@ -492,9 +496,9 @@ static int steady(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			own = out->mix.ms;
 			active = (out->steps - rd) * own + rd * dms;
 		}
-		/* each request's images through the tower, its own before
-		 * its prompt and the others' among its steps (in pre
-		 * otherwise) */
+		/* each request's images and audio through the towers, its
+		 * own before its prompt and the others' among its steps (in
+		 * pre otherwise) */
 		own += out->encoder.ms;
 		active += b * out->encoder.ms;
 	}
@@ -1178,41 +1182,53 @@ static int decode_step(const struct kv_fit_in *in,
 }
 
 /*
- * The vision tower over a request's in->images, into *p (kvfit(1),
- * IMAGES, Time): its products at the FLOP rate a prompt's products
+ * One tower's work fl, of params parameters, into *p (kvfit(1), IMAGES
+ * and AUDIO, Time): its products at the FLOP rate a prompt's products
  * reach, with measured efficiencies their format's at the rows of all
- * its passes (a request's images run in one call), or the tower's
- * 16-bit weights read once, whichever is longer; then attention at the
- * rate prefill attention reaches at a pass's patches. The engine's
- * kernels' floors and its step cost are not counted: the tower runs
- * within the prompt's first step.
+ * its passes (a request's images, or a clip's chunks, run in one call),
+ * or the tower's 16-bit weights read once, whichever is longer; then
+ * attention at the rate prefill attention reaches at a pass's sequence.
+ * The engine's kernels' floors and its step cost are not counted: the
+ * tower runs within the prompt's first step.
  */
-static void encoder_phase(const struct kv_fit_in *in, const struct rates *r,
-			  struct kv_phase *p)
+static void tower_phase(const struct kv_fit_in *in, const struct rates *r,
+			const struct kv_vision_flops *fl, uint64_t params,
+			struct kv_phase *p)
 {
-	const struct kv_model *m = in->m;
-	struct kv_vision_image im;
-	struct kv_vision_flops fl;
-	char err[KV_ERRLEN];
+	double lin = fl->linear, att = fl->attn, ge = 1, ae = 1;
+	double afps = r->fps;
 	*p = (struct kv_phase){0};
-	if (!in->images ||
-	    kv_vision_image(m, in->image_w, in->image_h, &im, err))
+	if (!params)
 		return;
-	kv_vision_flops(m, &im, in->tp, &fl);
-	double n = (double)in->images, lin = n * fl.linear, att = n * fl.attn;
-	double rows = n * (double)fl.rows, ge = 1, ae = 1, afps = r->fps;
 	if (r->eff) {
-		ge = kv_curve_at(r->gemm, rows);
-		ae = kv_curve_at(r->prefill, (double)fl.seq);
+		ge = kv_curve_at(r->gemm, (double)fl->rows);
+		ae = kv_curve_at(r->prefill, (double)fl->seq);
 		afps = r->attn_fps;
 	}
-	p->bytes = 2.0 * (double)kv_vision_params(m) / in->tp;
+	p->bytes = 2.0 * (double)params / in->tp;
 	p->flops = lin + att;
 	p->mem_ms = p->bytes / r->bps * 1e3;
 	double lc = lin / (r->fps * ge) * 1e3, ac = att / (afps * ae) * 1e3;
 	p->compute_ms = lc + ac;
 	p->ms = fmax(p->mem_ms, lc) + ac;
 	p->bound = p->mem_ms > lc ? "memory" : "compute";
+}
+
+/* A request's towers (kv_towers_flops) one after the other, into *p:
+ * the vision tower on its images, the audio tower on its clip (the
+ * first's bound named). */
+static void encoder_phase(const struct kv_fit_in *in, const struct rates *r,
+			  struct kv_phase *p)
+{
+	struct kv_vision_flops fl[2];
+	struct kv_phase t;
+	uint64_t params[2];
+	*p = (struct kv_phase){0};
+	kv_towers_flops(in, fl, params);
+	for (int i = 0; i < 2; i++) {
+		tower_phase(in, r, &fl[i], params[i], &t);
+		phase_add(p, &t, 1);
+	}
 }
 
 /* kv_serve_solve, in's counts derived */
@@ -1297,7 +1313,7 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		phase_add(&pc, &pd, 1);
 		phase_add(&out->prefill, &pc, (double)out->chunks);
 	}
-	/* the vision tower on the request's images, before its steps */
+	/* the towers on the request's images and audio, before its steps */
 	encoder_phase(in, &r, &out->encoder);
 	phase_add(&out->prefill, &out->encoder, 1);
 	/* the cached tokens load beside the prompt's steps, or before */

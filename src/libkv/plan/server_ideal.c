@@ -43,4 +43,5 @@ const struct kv_server kv_server_ideal = {
 	.lora = &lora,
 	.offload = &offload,
 	.vision = true,
+	.audio = true,
 };

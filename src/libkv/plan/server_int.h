@@ -71,7 +71,12 @@ struct fit_stage {
 				  (vision.h); 0 where `weights` holds them */
 	uint64_t encoder;      /* the encoder outputs the engine holds
 				  while it measures its memory */
-	uint64_t encoder_items; /* of those, images */
+	uint64_t encoder_items; /* of those, images (or audio clips) */
+	uint64_t encoder_peak; /* the vision tower's activation peak while
+				  the profile encodes them (kv_vision_peak) */
+	uint64_t audio_w;      /* the first stage with in->audio_s: the
+				  audio tower's weight bytes on one rank
+				  (audio.h); 0 where `weights` holds them */
 	uint32_t groups;       /* data-parallel groups whose tokens reach
 				  this rank's experts (ep.h); 0: 1 */
 	/* with groups or experts split (kv_ep_on), the stage's parameters

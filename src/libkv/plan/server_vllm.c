@@ -401,7 +401,8 @@ static const struct kv_offload_rules offload = {
 		.kv_auto = KV_DTYPE_COUNT, .w_f32 = KV_DTYPE_BF16,          \
 		.state = KV_STATE_TAIL, .start_check = true, .ops = &ops,   \
 		.own = rules, .lora = &lora, .offload = &offload,           \
-		.vision = true, .encoder_profile = true                     \
+		.vision = true, .audio = true,                              \
+		.encoder_profile = true                                     \
 	}
 
 /* gpu_memory_utilization 0.92 (vllm/config/cache.py, CacheConfig, as in

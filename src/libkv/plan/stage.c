@@ -12,6 +12,7 @@
 #include "kv/ep.h"
 #include "kv/params.h"
 #include "kv/spec.h"
+#include "kv/audio.h"
 #include "kv/vision.h"
 #include "server_int.h"
 
@@ -80,33 +81,72 @@ static int draft_size(const struct fit_ctx *c, struct fit_stage *s,
 	return 0;
 }
 
-/* The vision tower on the first stage with in->images: its weights,
- * split over tp as its linear layers are (vLLM's SiglipVisionModel), in
- * the model's dtype (kept as given, not quantized), unless the weights
- * came as bytes (a checkpoint's tensors, --weights: the tower among
- * them); and with the engine's profile run, the encoder outputs it
- * holds (kv_vision_encoder). */
-static int vision_stage(const struct fit_ctx *c, struct fit_stage *s)
+/* A tower's weights of params parameters on one rank: split over tp as
+ * its linear layers are (vLLM's SiglipVisionModel, its Whisper encoder),
+ * in the model's dtype (kept as given, not quantized), unless the
+ * weights came as bytes (a checkpoint's tensors, --weights: the tower
+ * among them). */
+static int tower_weights(const struct fit_ctx *c, uint64_t params,
+			 enum kv_dtype t, uint64_t *out)
+{
+	const struct kv_fit_in *in = c->in;
+	uint64_t w;
+	int e;
+	*out = 0;
+	if (in->weights)
+		return 0;
+	if ((e = kv_weight_bytes(params, t, &w)))
+		return e;
+	*out = w / in->tp + (w % in->tp != 0);
+	return 0;
+}
+
+/* The towers on the first stage: the vision tower's weights with
+ * in->images, the audio tower's with in->audio_s; and with the engine's
+ * profile run, the encoder outputs it holds, of the images where a
+ * request carries them, else of the audio (kv_vision_encoder,
+ * kv_audio_encoder: vLLM profiles one modality), and the vision tower's
+ * activation peak while it encodes them (kv_vision_peak). */
+static int tower_stage(const struct fit_ctx *c, struct fit_stage *s)
 {
 	const struct kv_fit_in *in = c->in;
 	const struct kv_model *m = in->m;
-	if (!in->images)
+	bool audio = in->audio_s > 0;
+	if (!in->images && !audio)
 		return 0;
 	int e;
-	uint64_t w;
 	enum kv_dtype t = m->dtype;
 	if (t == KV_DTYPE_F32 && c->sv->w_f32 != KV_DTYPE_COUNT)
 		t = c->sv->w_f32;
-	if (!in->weights) {
-		if ((e = kv_weight_bytes(kv_vision_params(m), t, &w)))
-			return e;
-		s->vision_w = w / in->tp + (w % in->tp != 0);
-	}
+	if ((in->images && (e = tower_weights(c, kv_vision_params(m), t,
+					      &s->vision_w))) ||
+	    (audio && (e = tower_weights(c, kv_audio_params(m), t,
+					 &s->audio_w))))
+		return e;
 	if (!c->sv->encoder_profile || !in->runtime || in->reserve)
 		return 0;
-	return kv_vision_encoder(m, t, in->images, c->batched,
-				 c->seqs ? c->seqs : UINT64_MAX, c->ctx,
-				 &s->encoder_items, &s->encoder);
+	uint64_t seqs = c->seqs ? c->seqs : UINT64_MAX;
+	if (in->images) {
+		e = kv_vision_encoder(m, t, in->images, c->batched, seqs,
+				      c->ctx, &s->encoder_items, &s->encoder);
+		s->encoder_peak = kv_vision_peak(m, s->encoder_items, in->tp);
+		return e;
+	}
+	return kv_audio_encoder(m, t, c->batched, seqs, c->ctx,
+				&s->encoder_items, &s->encoder);
+}
+
+/* What the profile's peak gains from the vision tower: its activations
+ * while it encodes (s->encoder_peak) past the larger of the text model's
+ * forward pass and its sampler's, with the encoder outputs held through
+ * both (vLLM's profile_run: the tower first, then the text model). */
+static uint64_t tower_over(const struct fit_stage *s)
+{
+	uint64_t lm = s->rt.activation > s->rt.sampler ? s->rt.activation
+							: s->rt.sampler;
+	return s->encoder_peak > lm + s->encoder
+		       ? s->encoder_peak - lm - s->encoder
+		       : 0;
 }
 
 int fit_layer_params(const struct fit_ctx *c, uint32_t i, struct kv_params *p)
@@ -323,7 +363,7 @@ int fit_stage_count(const struct fit_ctx *c, struct fit_stage *s, bool first,
 		return e;
 	/* the vision tower and its profile run's outputs, the first
 	 * stage's, before the KV budget */
-	if (first && (e = vision_stage(c, s)))
+	if (first && (e = tower_stage(c, s)))
 		return e;
 	if (ssm && c->ssm_layers) {
 		uint64_t st = c->state / c->ssm_layers * ssm;
@@ -384,7 +424,9 @@ int fit_stage_budget(const struct fit_ctx *c, struct fit_stage *s, char *err)
 	    (e = kv_add(need, s->draft_w, &need)) ||
 	    (e = kv_add(need, s->lora.slots, &need)) ||
 	    (e = kv_add(need, s->vision_w, &need)) ||
-	    (e = kv_add(need, s->encoder, &need)))
+	    (e = kv_add(need, s->audio_w, &need)) ||
+	    (e = kv_add(need, s->encoder, &need)) ||
+	    (e = kv_add(need, tower_over(s), &need)))
 		return e;
 	if (in->kv_memory) { /* what the engine's log said it has */
 		s->free_kv = in->kv_memory;

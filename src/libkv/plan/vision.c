@@ -347,20 +347,48 @@ void kv_vision_flops(const struct kv_model *m,
 	out->seq = im->patches;
 }
 
-int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
-		      uint64_t images,
-		      uint64_t batched, uint64_t seqs, uint64_t max_len,
-		      uint64_t *items, uint64_t *bytes)
+/*
+ * At a layer's MLP (vLLM siglip.py SiglipMLP, mllama4.py
+ * Llama4VisionMLP: fc1, then the activation into a tensor of its own;
+ * qwen2_5_vl.py Qwen2_5_VisionMLP: gate_up_proj, then SiluAndMul's),
+ * the block's input and its norm are held beside them. Attention's
+ * transients (Qwen's rotary copies of q and k) are not counted, as the
+ * text model's forward pass (fit_forward_bytes) does not count its own.
+ */
+uint64_t kv_vision_peak(const struct kv_model *m, uint64_t items,
+			uint32_t tp)
 {
-	uint64_t tok = kv_vision_tokens(m, 0, 0), row;
+	struct kv_vision_image im;
+	char err[KV_ERRLEN];
+	if (!items || !kv_vision_params(m) ||
+	    kv_vision_image(m, 0, 0, &im, err))
+		return 0;
+	double inner = (m->vit_kind == KV_VIT_QWEN25 ? 3.0 : 2.0) *
+		       (double)m->vit_ffn / (tp ? tp : 1);
+	double rows = (double)items * (double)im.passes * (double)im.patches;
+	double px = m->vit_kind == KV_VIT_QWEN25 || m->vit_kind == KV_VIT_QWEN3
+			    ? rows * m->vit_channels * m->vit_temporal *
+				      m->vit_patch * m->vit_patch
+			    : (double)items * (double)im.passes *
+				      m->vit_channels * (im.height / im.tiles_h) *
+				      (im.width / im.tiles_w);
+	double b = px * 4 + rows * (2.0 * (double)m->vit_hidden + inner) * 2;
+	return b < 0x1p62 ? (uint64_t)b : (uint64_t)0x1p62;
+}
+
+int kv_mm_encoder(const struct kv_model *m, enum kv_dtype t, uint64_t tok,
+		  uint64_t count, uint64_t batched, uint64_t seqs,
+		  uint64_t max_len, uint64_t *items, uint64_t *bytes)
+{
+	uint64_t row;
 	*items = *bytes = 0;
 	if (!tok)
 		return KV_EINVAL;
-	if (!images)
+	if (!count)
 		return 0;
 	/* encoder_cache_size = max(max_num_batched_tokens, tokens) */
 	uint64_t budget = batched > tok ? batched : tok;
-	uint64_t per_prompt = max_len / tok < images ? max_len / tok : images;
+	uint64_t per_prompt = max_len / tok < count ? max_len / tok : count;
 	if (per_prompt < 1)
 		per_prompt = 1;
 	uint64_t by_budget = budget / tok, by_seqs;
@@ -373,6 +401,15 @@ int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
 	    (e = kv_mul(*bytes, row, bytes)))
 		return e;
 	return 0;
+}
+
+int kv_vision_encoder(const struct kv_model *m, enum kv_dtype t,
+		      uint64_t images,
+		      uint64_t batched, uint64_t seqs, uint64_t max_len,
+		      uint64_t *items, uint64_t *bytes)
+{
+	return kv_mm_encoder(m, t, kv_vision_tokens(m, 0, 0), images, batched,
+			     seqs, max_len, items, bytes);
 }
 
 int kv_vision_vllm_limit_parse(const char *json, uint64_t *images, char *err)

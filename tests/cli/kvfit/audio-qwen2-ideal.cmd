@@ -1,0 +1,1 @@
+kvfit tests/configs/qwen2-audio-7b-instruct.json --gpu h100-sxm --engine ideal --ctx 8k --audio-seconds 10 --isl 200 --osl 200

@@ -1,0 +1,1 @@
+kvfit llama-3.1-8b --gpu h100-sxm --audio-seconds 10
