@@ -110,6 +110,9 @@ const VERSIONS = {
   b200_sxm: { trtllm: '1.3.0rc20', vllm: '0.24.0' },
   gb200: { trtllm: '1.3.0rc20', vllm: '0.24.0' },
   l40s: { trtllm: '1.3.0rc20', vllm: '0.24.0' },
+  rtx_pro_6000_server: { trtllm: '1.3.0rc20', vllm: '0.24.0' },
+  b300_sxm: { trtllm: '1.3.0rc20', vllm: '0.24.0' },
+  gb300: { trtllm: '1.3.0rc20', vllm: '0.24.0' },
 }
 const GEMM_DTYPES = ['bfloat16', 'fp8', 'nvfp4']
 const GEMM_NK = [[4096, 4096], [16384, 4096], [4096, 16384], [8192, 8192]]
