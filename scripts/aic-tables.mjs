@@ -249,12 +249,19 @@ function kernel(rows, backend) {
   return best
 }
 
-async function decode(out, systems, gpu, p, backend, version) {
+// an attention table's rows of our heads, by the backend's kernel: the
+// kernel, and the fastest row of each key
+async function attention(systems, gpu, backend, version, table, key) {
   const file = path.join(dir(systems, gpu, 'attention', backend, version),
-    'generation_attention_perf.parquet')
+    table + '.parquet')
   const rows = (await parquet(file)).filter(ours)
   const ks = kernel(rows, backend)
-  const best = fastest(rows.filter((r) => r.kernel_source === ks),
+  return { ks, best: fastest(rows.filter((r) => r.kernel_source === ks), key) }
+}
+
+async function decode(out, systems, gpu, p, backend, version) {
+  const { ks, best } = await attention(systems, gpu, backend, version,
+    'generation_attention_perf',
     (r) => [r.kv_cache_dtype, r.batch_size, r.isl + r.step].join())
   const pts = []
   for (const dt of Object.keys(KV_BYTES))
@@ -275,11 +282,8 @@ async function decode(out, systems, gpu, p, backend, version) {
 }
 
 async function prefill(out, systems, gpu, p, backend, version) {
-  const file = path.join(dir(systems, gpu, 'attention', backend, version),
-    'context_attention_perf.parquet')
-  const rows = (await parquet(file)).filter(ours)
-  const ks = kernel(rows, backend)
-  const best = fastest(rows.filter((r) => r.kernel_source === ks),
+  const { ks, best } = await attention(systems, gpu, backend, version,
+    'context_attention_perf',
     (r) => [r.attn_dtype, r.kv_cache_dtype, r.batch_size, r.isl].join())
   for (const [ad, kd] of PREFILL_DTYPES)
     for (const b of PREFILL_BATCH)
