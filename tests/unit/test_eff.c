@@ -69,14 +69,18 @@ static void test_read(void)
 	kv_effs_free(e);
 }
 
-/* The shipped table reads, and holds the six GPUs it was made for. */
+/* The shipped table reads, and holds the nine GPUs aiconfigurator
+ * measured that it was made for (commit 095f58a5: systems/data/<gpu>/
+ * with gemm, attention, comm and moe tables). */
 static void test_shipped(void)
 {
 	char err[KV_ERRLEN];
 	struct kv_effs *e;
 	CHECK(kv_effs_load("configs/efficiency.json", &e, err) == 0);
-	static const char *const gpus[] = {"h100-sxm", "h200", "a100-80gb",
-					   "b200", "gb200", "l40s"};
+	static const char *const gpus[] = {
+		"h100-sxm", "h200", "a100-80gb", "b200", "gb200", "l40s",
+		"rtx-pro-6000-server", "b300", "gb300"};
+	CHECK_U64(e->n, sizeof gpus / sizeof gpus[0]);
 	for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
 		const struct kv_eff *g = kv_effs_lookup(e, gpus[i]);
 		CHECK(g != NULL);
@@ -88,6 +92,15 @@ static void test_shipped(void)
 	CHECK(kv_effs_lookup(e, "h200")->moe[KV_MOE_MXFP4].n > 0);
 	CHECK(kv_effs_lookup(e, "b200")->moe[KV_MOE_MXFP4].n > 0);
 	CHECK_U64(kv_effs_lookup(e, "a100-80gb")->moe[KV_MOE_MXFP4].n, 0);
+	CHECK(kv_effs_lookup(e, "b300")->moe[KV_MOE_MXFP4].n > 0);
+	CHECK(kv_effs_lookup(e, "rtx-pro-6000-server")->moe[KV_MOE_MXFP4].n >
+	      0);
+	/* an all-reduce table where the comm one is a measurement of the
+	 * release: not L40S's (a copy of an older one), GB300's at 2 and 4
+	 * GPUs only (its tables' largest count) */
+	CHECK_U64(kv_effs_lookup(e, "l40s")->allreduce[0].n, 0);
+	CHECK(kv_effs_lookup(e, "gb300")->allreduce[1].n > 0);
+	CHECK_U64(kv_effs_lookup(e, "gb300")->allreduce[2].n, 0);
 	kv_effs_free(e);
 }
 
