@@ -272,6 +272,7 @@ static int efficiencies(struct args *a, const struct kv_gpus *gpus,
 		return e;
 	if (w->eff) {
 		w->source = "scaled";
+		w->eff_scaled = true;
 		cli_warn("%s: no measured efficiencies; those of %s, scaled "
 			 "to its datasheet",
 			 gpu->name, w->eff->gpu);

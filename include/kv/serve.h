@@ -70,6 +70,9 @@ struct kv_serve_in {
 			       does */
 	double dec_tflops;  /* FLOP rate those products reach, 10^12/s;
 			       0: tflops x flops_eff */
+	bool eff_scaled;    /* eff is another GPU's, scaled to this one: its
+			       all-reduce table (that machine's link) is
+			       not used, the link's datasheet times it */
 	const struct kv_eff *eff; /* measured efficiencies of the GPU (or of
 			       the nearest one measured), or NULL: the
 			       datasheet's rates at bw_eff and flops_eff

@@ -268,7 +268,7 @@ static void new_cards(const struct kv_gpus *g)
 		CHECK_NEAR(x->fp8_tflops, 3352 / 8.0, 0);
 		CHECK_NEAR(x->fp4_tflops, 3352 / 2.0, 0);
 		CHECK_NEAR(x->interconnect_gbps, 64, 0); /* PCIe 5.0 x16 */
-		CHECK_STR(x->efficiency_like, "l40s");
+		CHECK_STR(x->efficiency_like, "rtx-pro-6000-server");
 		CHECK(!x->unified);
 	}
 	CHECK(kv_gpus_lookup(g, "5090") == x);

@@ -515,6 +515,19 @@ static void test_measured_moe(void)
 	in.mx_experts = false; /* the curve is for mxfp4 experts alone */
 	s = run(&in, &w);
 	CHECK_REL(s.decode.ms, 0.33044);
+	/* under tp 2 the table's all-reduce times the link, 50 us each, two
+	 * a layer: 0.2 ms; a borrowed entry's (another machine's link) does
+	 * not: the step as with no table */
+	in.tp = 2;
+	g.allreduce[0] = (struct kv_curve){1, {1}, {50}};
+	struct kv_serve own = run(&in, &w);
+	w.eff_scaled = true;
+	struct kv_serve lent = run(&in, &w);
+	g.allreduce[0].n = 0;
+	w.eff_scaled = false;
+	struct kv_serve none = run(&in, &w);
+	CHECK_NEAR(own.decode.ms - none.decode.ms, 0.2, 1e-9);
+	CHECK_REL(lent.decode.ms, none.decode.ms);
 	kv_model_free(m);
 }
 

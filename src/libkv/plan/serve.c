@@ -965,7 +965,9 @@ static void measured_rates(const struct kv_fit_in *in,
 	r->row_bytes = (double)m->hidden * 2;
 	r->vocab = (double)m->vocab;
 	int a = in->tp == 2 ? 0 : in->tp == 4 ? 1 : in->tp == 8 ? 2 : -1;
-	r->ar = a >= 0 && e->allreduce[a].n ? &e->allreduce[a] : NULL;
+	r->ar = a >= 0 && e->allreduce[a].n && !w->eff_scaled
+			? &e->allreduce[a]
+			: NULL;
 }
 
 /* The rates a step of w runs at on in's device, into *r; KV_EINVAL
