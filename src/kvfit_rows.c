@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "kvfit.h"
+#include "kv/audio.h"
 #include "kv/ep.h"
 #include "kv/units.h"
 
@@ -151,6 +152,20 @@ static void refusal(const struct kv_fit_in *in, const struct kv_fit *f)
 	if (r.why == KV_PLAN_WEIGHTS)
 		cli_error("%s: %s", in->m->name,
 			  weights_why(in, f, &r, why, sizeof why));
+}
+
+/* What a clip longer than the tower hears comes to: its first seconds
+ * (Qwen2-Audio's, Qwen2.5-Omni's feature extractor truncates it). */
+static void truncated(const struct kv_fit_in *in)
+{
+	struct kv_audio_clip c;
+	char err[KV_ERRLEN];
+	if (in->audio_s > 0 && !kv_audio_clip(in->m, in->audio_s, &c, err) &&
+	    c.kept_s < in->audio_s)
+		cli_warn("%s: --audio-seconds %g: the feature extractor keeps "
+			 "a clip's first %g s (%llu tokens)",
+			 in->m->name, in->audio_s, c.kept_s,
+			 (unsigned long long)c.tokens);
 }
 
 /* Why --solve layers (or -ngl auto) found no layers for a row's users: f
@@ -409,6 +424,7 @@ static void row(struct cli_table *t, const struct args *a,
 	if (a->human && isatty(fileno(stderr)))
 		bar(in, f);
 	refusal(in, f);
+	truncated(in);
 	bool queued = a->o.work.isl && a->o.work.arrivals == KV_ARRIVE_BURST;
 	if (in->users && f->users_whole < in->users &&
 	    a->o.solve == KV_PLAN_USERS)

@@ -40,11 +40,15 @@ struct kv_audio_clip {
 			       pooled (Qwen2-Audio, 750) or stacked
 			       (Voxtral, 375) positions */
 	uint64_t tokens;    /* tokens the clip takes in the prompt */
+	double kept_s;      /* of the clip, the seconds the tower hears:
+			       Qwen2-Audio's and Qwen2.5-Omni's first 30
+			       (their feature extractor truncates a longer
+			       one), else all of it */
 };
 
 /* A clip of s seconds (s > 0) as m's tower takes it, into *out:
- * Qwen2-Audio's one chunk of at most 30 s, its tokens from the frames
- * the clip fills (Qwen2.5-Omni's alike, its tower on those frames
+ * Qwen2-Audio's one chunk of at most 30 s (a longer clip truncated to
+ * its first 30, kept_s), its tokens from the frames the clip fills (Qwen2.5-Omni's alike, its tower on those frames
  * alone); Voxtral's whole 30-s chunks. Returns 0, or KV_EINVAL
  * with err ("--audio-seconds: ...") for a model whose tower is not
  * modelled or a clip it does not take. */

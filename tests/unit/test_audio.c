@@ -112,10 +112,13 @@ static void clips(void)
 	CHECK(kv_audio_clip(q, 0.02, &c, err) == KV_EINVAL);
 	CHECK_STR(err, "--audio-seconds: 0.02: too short for one audio token "
 		       "(at least 0.0200625 s)");
-	CHECK(kv_audio_clip(q, 30.01, &c, err) == KV_EINVAL);
-	CHECK_STR(err, "--audio-seconds: 30.01: more than the 30 s a clip "
-		       "holds (the feature extractor truncates it there)");
-	CHECK_U64(kv_audio_tokens(q, 31), 0);
+	/* a longer clip: its first 30 s, as the feature extractor keeps */
+	CHECK(kv_audio_clip(q, 30.01, &c, err) == 0);
+	CHECK_U64(c.tokens, 750);
+	CHECK_NEAR(c.kept_s, 30, 0);
+	CHECK(kv_audio_clip(q, 10, &c, err) == 0);
+	CHECK_NEAR(c.kept_s, 10, 0);
+	CHECK_U64(kv_audio_tokens(q, 31), 750);
 	CHECK(kv_audio_clip(v, 10, &c, err) == 0);
 	CHECK_U64(c.tokens, 375);
 	CHECK_U64(c.rows, 375);
@@ -258,11 +261,8 @@ static void refusals(void)
 	CHECK_U64(kv_audio_params(m), 0);
 	kv_model_free(m);
 	m = test_load_path(QWEN2_AUDIO);
-	in = row(m, VLLM, 0, 31);
-	CHECK(kv_audio_refuses(&in, err));
-	CHECK_STR(err, "qwen2-audio-7b-instruct: --audio-seconds: 31: more "
-		       "than the 30 s a clip holds (the feature extractor "
-		       "truncates it there)");
+	in = row(m, VLLM, 0, 31); /* served as its first 30 s */
+	CHECK(!kv_audio_refuses(&in, err));
 	in = row(m, SGLANG, 0, 10);
 	CHECK(kv_audio_refuses(&in, err));
 	CHECK_STR(err, "qwen2-audio-7b-instruct: --audio-seconds: SGLang's "
@@ -342,7 +342,9 @@ static void omni(void)
 	CHECK(kv_audio_clip(m, 7, &c, err) == 0);
 	kv_audio_flops(m, &c, 1, &fl);
 	CHECK_NEAR(fl.attn, 5324800000.0, 1);
-	CHECK(kv_audio_clip(m, 31, &c, err) == KV_EINVAL);
+	CHECK(kv_audio_clip(m, 31, &c, err) == 0); /* its first 30 s */
+	CHECK_U64(c.tokens, 750);
+	CHECK_NEAR(c.kept_s, 30, 0);
 	CHECK(kv_audio_encoder(m, KV_DTYPE_BF16, 8192, 1024, 8192, &items,
 			       &bytes) == 0);
 	CHECK_U64(items, 10);

@@ -58,7 +58,8 @@ bool kv_audio_refuses(const struct kv_fit_in *in, char *err)
 /*
  * Qwen2-Audio (transformers processing_qwen2_audio.py, commit 718881e4:
  * the feature extractor called with padding="max_length", so a clip is
- * padded to 30 s and truncated there; vLLM qwen2_audio.py, commit
+ * padded to 30 s and truncated there, a longer clip served as its
+ * first 30 s; vLLM qwen2_audio.py, commit
  * cd1e8452, _get_feat_extract_output_lengths): of a clip's L frames
  * (ceil(samples / 160)), conv2 keeps (L - 1) / 2 + 1 and the average
  * pool (kernel 2, stride 2) (that - 2) / 2 + 1 tokens, 25 a second, 750
@@ -77,11 +78,10 @@ static int qwen2_clip(const struct kv_model *m, double s,
 	uint64_t samples = (uint64_t)llround(s * SAMPLE_RATE);
 	uint64_t frames = (samples + HOP - 1) / HOP, feat;
 	bool omni = m->aud_kind == KV_AUD_OMNI;
-	if (frames > chunk) {
-		snprintf(err, KV_ERRLEN, "--audio-seconds: %g: more than the "
-			 "%g s a clip holds (the feature extractor truncates "
-			 "it there)", s, max_s);
-		return KV_EINVAL;
+	out->kept_s = s;
+	if (frames > chunk) { /* the feature extractor keeps the first */
+		frames = chunk;
+		out->kept_s = max_s;
 	}
 	feat = frames ? (frames - 1) / 2 + 1 : 0;
 	if (feat < 2) {
@@ -113,6 +113,7 @@ static void voxtral_clip(const struct kv_model *m, double s,
 	uint64_t chunk = 2ULL * m->aud_pos * HOP; /* samples */
 	uint64_t samples = (uint64_t)llround(s * SAMPLE_RATE);
 	out->chunks = samples ? (samples + chunk - 1) / chunk : 1;
+	out->kept_s = s;
 	out->frames = 2ULL * m->aud_pos;
 	out->positions = m->aud_pos;
 	out->rows = m->aud_pos / (m->aud_ffn / m->aud_hidden);
