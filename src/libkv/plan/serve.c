@@ -700,21 +700,20 @@ static void take(struct wave *v, const struct curve *cv, uint64_t base,
 	}
 }
 
-/* n requests sent to the queue: the frontend takes req_ms on each, one
- * at a time. Those the benchmark sends together at its start reach the
- * engine together when the frontend is done with the last of them (a
- * loop that renders every waiting request's prompt before any reaches
- * the engine); one sent later, as another ends, reaches it req_ms after
- * it was sent, taken as sent req_ms before `now`: the engine's schedule
- * as without a frontend (a request arriving within a step waits for
- * the step's end either way), its ttft and latency req_ms longer. */
-static void send(struct wave *v, double n, double now, double req_ms)
+/* n requests sent to the queue at `now`: the frontend takes req_ms on
+ * each, one at a time. Those the benchmark sends together at its start
+ * (`start`) reach the engine together when the frontend is done with
+ * the last of them (a loop that renders every waiting request's prompt
+ * before any reaches the engine); one sent later, as another ends,
+ * reaches it req_ms after it was sent, taken as sent req_ms before
+ * `now`: the engine's schedule as without a frontend (a request arriving
+ * within a step waits for the step's end either way), its ttft and
+ * latency req_ms longer. */
+static void send(struct wave *v, double n, double now, bool start,
+		 double req_ms)
 {
-	double ready = now, at = now - req_ms;
-	if (now == 0) {
-		ready = n * req_ms;
-		at = 0;
-	}
+	double ready = start ? now + n * req_ms : now;
+	double at = start ? now : now - req_ms;
 	v->front += n * (ready - at);
 	v->q[(v->qh + v->qn++) % v->cap] = (struct group){n, at, ready};
 }
@@ -770,7 +769,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		snprintf(err, KV_ERRLEN, "%s: out of memory", in->m->name);
 		return KV_ENOMEM;
 	}
-	send(&v, (double)u, 0, r->req_ms);
+	send(&v, (double)u, 0, true, r->req_ms);
 	double ended = 0;
 	while (ended < (double)total - 0.5) {
 		struct work s = {0};
@@ -855,7 +854,7 @@ static int burst(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		double sent = fmin(freed, v.unsent);
 		if (sent > 0) {
 			v.unsent -= sent;
-			send(&v, sent, now, r->req_ms);
+			send(&v, sent, now, false, r->req_ms);
 		}
 	}
 	free(v.q);
