@@ -287,6 +287,10 @@ void kv_model_free(struct kv_model *m);
 /* Name of an attention kind: "full", "sliding", "chunked", "mla", "none". */
 const char *kv_attn_name(enum kv_attn a);
 
+/* The model's class as its config names it: architectures[0], else its
+ * model_type, else "(none)". */
+const char *kv_model_class(const struct kv_model *m);
+
 /*
  * Finds a config by what a user typed: an existing file; a folder (a
  * snapshot) holding config.json; an "org/name" a Hugging Face hub cache

@@ -34,6 +34,12 @@ const char *kv_attn_name(enum kv_attn a)
 	return "?";
 }
 
+const char *kv_model_class(const struct kv_model *m)
+{
+	return m->arch[0] ? m->arch : m->model_type[0] ? m->model_type
+						      : "(none)";
+}
+
 static const char *const NAMES_LAYERS[] = {"num_hidden_layers", "n_layer",
 					   "n_layers", "num_layers", NULL};
 static const char *const NAMES_HIDDEN[] = {"hidden_size", "n_embd", "d_model",

@@ -38,8 +38,7 @@ bool kv_audio_refuses(const struct kv_fit_in *in, char *err)
 		snprintf(err, KV_ERRLEN, "%s: --audio-seconds: the audio "
 			 "tower of %s is not modelled (Qwen2-Audio's, "
 			 "Voxtral's and Qwen2.5-Omni's are)", m->name,
-			 m->arch[0] ? m->arch
-			 : m->model_type[0] ? m->model_type : "(none)");
+			 kv_model_class(m));
 		return true;
 	}
 	if (kv_audio_clip(m, in->audio_s, &c, why)) {

@@ -34,8 +34,7 @@ bool kv_vision_refuses(const struct kv_fit_in *in, char *err)
 		snprintf(err, KV_ERRLEN, "%s: --images: the vision tower of "
 			 "%s is not modelled (Gemma 3's, Qwen2.5-VL's, "
 			 "Qwen3-VL's and Llama 4's are)", m->name,
-			 m->arch[0] ? m->arch
-			 : m->model_type[0] ? m->model_type : "(none)");
+			 kv_model_class(m));
 		return true;
 	}
 	if (kv_vision_image(m, in->image_w, in->image_h, &im, why)) {
