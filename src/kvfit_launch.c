@@ -83,6 +83,7 @@ enum lf {
 	LF_EP,          /* expert-parallel ranks */
 	LF_EP_ON,       /* the switch that spreads the experts over every
 			   rank of a stage (vLLM) */
+	LF_CHUNKED,     /* TensorRT-LLM's switch of chunked prefill */
 };
 
 /* llama.cpp's n_batch by default (common/common.h, commit 145b6280);
@@ -210,6 +211,7 @@ static const struct launch_flag trtllm_flags[] = {
 	{LF_WINDOWS, "kv_cache_config.max_attention_window", true},
 	{LF_EP, "--ep_size", false},
 	{LF_DP_ATTN, "enable_attention_dp", true},
+	{LF_CHUNKED, "--enable_chunked_prefill", false},
 };
 
 static const struct launch_engine engines[] = {
@@ -542,6 +544,7 @@ static bool value(const struct launch_engine *e, const struct args *a,
 					      batched_x));
 		return true;
 	case LF_PREFIX_CACHING: return o->prefix > 0;
+	case LF_CHUNKED: return o->work.chunked;
 	case LF_IMAGES:
 		snprintf(buf, n, "{\"image\": %llu}",
 			 (unsigned long long)o->images);
@@ -806,6 +809,7 @@ int kvfit_launch_opt(int c, const char *s, struct args *a)
 	case OPT_ENABLE_LORA: a->lora_given = true; return 0;
 	case OPT_PREFIX_CACHING: return 0; /* --prefix plans the sharing */
 	case OPT_HICACHE: a->hicache = true; return 0;
+	case OPT_CHUNKED: a->o.work.chunked = true; return 0;
 	default: return CLI_NOT_MINE;
 	}
 }

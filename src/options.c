@@ -310,6 +310,10 @@ const struct cli_opt cli_opts[] = {
 	OPT(T_FIT, "enable-prefix-caching", OPT_PREFIX_CACHING, NULL,
 	    "vLLM's switch that shares a prompt's prefix\n"
 	    "(--prefix plans the sharing)"),
+	OPT(T_FIT, "enable-chunked-prefill", OPT_CHUNKED, NULL,
+	    "TensorRT-LLM: its prompts in chunks of\n"
+	    "--max-num-batched-tokens beside the decodes\n"
+	    "(off by default; vLLM and SGLang always chunk)"),
 	OPT(T_FIT, "limit-mm-per-prompt", OPT_LIMIT_MM, "JSON",
 	    "vLLM's limit of images a prompt carries,\n"
 	    "{\"image\": N}, as --images N"),
@@ -598,6 +602,8 @@ const struct cli_opt cli_opts[] = {
 	      "TensorRT-LLM", "dp-attention"),
 	ALIAS(T_FIT, "moe_expert_parallel_size", OPT_EP, "N", "TensorRT-LLM",
 	      "ep"),
+	ALIAS(T_FIT, "enable_chunked_prefill", OPT_CHUNKED, NULL,
+	      "TensorRT-LLM", "enable-chunked-prefill"),
 	ALIAS(T_FIT, "ep_size", OPT_EP, "N", "TensorRT-LLM", "ep"),
 };
 

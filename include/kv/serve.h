@@ -51,6 +51,9 @@ struct kv_serve_in {
 			       request before its engine sees it (chat
 			       template, tokenizer, the request's set-up on
 			       one event loop), us; alike */
+	bool chunked;       /* TensorRT-LLM's enable_chunked_prefill: its
+			       prompts in chunks of a step's tokens, as the
+			       other engines always run them */
 	uint64_t slots;     /* a burst's requests the engine runs at once
 			       (those its cache holds), the others queued
 			       in it; 0: users */

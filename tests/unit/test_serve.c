@@ -230,6 +230,35 @@ static void test_sglang(const struct kv_model *m)
 }
 
 /*
+ * TensorRT-LLM runs a prompt in one step and refuses one above its
+ * max_num_tokens (8,192); with enable_chunked_prefill it cuts it in
+ * multiples of tokens_per_block, 32, its chunk unit
+ * (_torch/pyexecutor/py_executor_creator.py, ContextChunkingConfig): a
+ * prompt of 10,000 beside two running users takes 8,190 - 8,190 % 32 =
+ * 8,160 tokens a step, then the 1,840 left.
+ */
+static void test_trtllm_chunked(const struct kv_model *m)
+{
+	struct kv_fit_in in = llama(m);
+	in.ctx = 10240;
+	in.server = kv_server_get(KV_SERVER_TRTLLM);
+	struct kv_serve_in w = {.isl = 10000, .osl = 2, .users = 3};
+	w.chunked = true;
+	struct kv_serve s = run(&in, &w);
+	CHECK_U64(s.chunk, 8160);
+	CHECK_U64(s.chunks, 2);
+	/* 64 tokens a block: 8,128 */
+	in.block = 64;
+	s = run(&in, &w);
+	CHECK_U64(s.chunk, 8128);
+	/* vLLM chunks anyway, the switch changes nothing */
+	in.block = 0;
+	in.server = kv_server_get(KV_SERVER_VLLM);
+	s = run(&in, &w);
+	CHECK_U64(s.chunk, 8190);
+}
+
+/*
  * The steady state of a closed loop, each user sending its next request
  * as the last ends: the other users' prompts run during a request's
  * decodes.
@@ -330,7 +359,8 @@ static void test_steady(const struct kv_model *m)
 	CHECK_STR(err, "llama-3.1-8b: trtllm runs a prompt in one step "
 		       "(chunked prefill is off by default) and refuses one "
 		       "of 10000 tokens, more than its max_num_tokens of "
-		       "8192 (--max-num-batched-tokens)");
+		       "8192 (--max-num-batched-tokens, or "
+		       "--enable-chunked-prefill)");
 }
 
 /*
@@ -709,6 +739,7 @@ int main(void)
 	test_dense(m);
 	test_chunks(m);
 	test_sglang(m);
+	test_trtllm_chunked(m);
 	test_steady(m);
 	test_tp8(m);
 	test_cost_and_targets(m);

@@ -304,6 +304,28 @@ struct prompt {
  * before the chunk read once, the decodes' caches, and the new tokens'
  * KV written. The prompt's own share goes in *pw.
  */
+/* A prompt's chunk where a step has c tokens left for it. TensorRT-LLM's
+ * chunked prefill (enable_chunked_prefill) cuts a context in multiples of
+ * its chunk unit, tokens_per_block, or 256 where a layer's window is
+ * shorter than the context (_torch/pyexecutor/py_executor_creator.py,
+ * ContextChunkingConfig, FIRST_COME_FIRST_SERVED); a request's last chunk
+ * is what is left. The other engines take c as it is. */
+static uint64_t chunk_of(const struct kv_fit_in *in,
+			 const struct kv_serve_in *w, uint64_t c)
+{
+	const struct kv_server *sv = in->server;
+	if (!w->chunked || !sv || !sv->whole_prompt)
+		return c;
+	uint64_t unit = in->block ? in->block : sv->block;
+	for (uint32_t i = 0; i < in->m->n_layers; i++) {
+		const struct kv_layer *l = &in->m->layers[i];
+		if (l->attn == KV_ATTN_SLIDING && l->window < in->ctx &&
+		    unit < 256)
+			unit = 256;
+	}
+	return c >= unit ? c - c % unit : c;
+}
+
 static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 		       uint64_t o, uint64_t c, uint64_t n,
 		       uint64_t d, const struct token *dec, uint64_t tok_bytes,
@@ -1264,7 +1286,7 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 	 * or of the whole step where a chunk runs alone */
 	const struct kv_server *sv = in->server;
 	bool alone = sv && sv->prefill_alone;
-	bool whole = sv && sv->whole_prompt;
+	bool whole = sv && sv->whole_prompt && !w->chunked;
 	uint64_t d = alone ? 0 : b - 1;
 	uint64_t todo = w->isl - w->cached; /* the prompt's tokens computed */
 	uint64_t budget = f.batched_tokens, c = todo;
@@ -1279,13 +1301,14 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 			 "%s: %s runs a prompt in one step (chunked prefill "
 			 "is off by default) and refuses one of %llu tokens, "
 			 "more than its max_num_tokens of %llu "
-			 "(--max-num-batched-tokens)",
+			 "(--max-num-batched-tokens, or "
+			 "--enable-chunked-prefill)",
 			 in->m->name, sv->name, (unsigned long long)todo,
 			 (unsigned long long)budget);
 		return KV_EINVAL;
 	}
 	if (budget && !whole) /* else in one step */
-		c = budget > d ? budget - d : 1;
+		c = chunk_of(in, w, budget > d ? budget - d : 1);
 	if (c > todo)
 		c = todo;
 	uint64_t full = todo / c, rem = todo % c;

@@ -1,0 +1,1 @@
+kvfit qwen3-8b --gpu h100-sxm --engine trtllm --isl 12000 --osl 100 --users 8 --enable_chunked_prefill -o tsv | cut -f1,6,25,30,41-48; kvfit qwen3-8b --gpu h100-sxm --engine trtllm --isl 12000 --osl 100 --enable-chunked-prefill -o trtllm
