@@ -57,7 +57,11 @@
 //                  context_attention_perf: the same heads and kernels;
 //                  attention and cache formats bf16/bf16, bf16/fp8,
 //                  fp8/fp8; batch 1 and 8; seq_len = isl, 256, 1024,
-//                  2048, 4096, 8192, 16384; eff_causal = causal
+//                  2048, 4096, 8192, 16384; and, for the head size's
+//                  effect, bf16/bf16 at batch 1 of the other shapes in
+//                  PREFILL_HEADS (heads of 64, 128 and 256 values, 32
+//                  query over 8 KV heads and 16 over 4), by the same
+//                  kernel; eff_causal = causal
 //                  attention's FLOPs, 2 x batch x n_q_heads x head_dim x
 //                  seq_len^2 (Q.K and P.V, 2 x seq_len^2 x head_dim
 //                  each, half of them under the mask), / latency / the
@@ -129,6 +133,10 @@ const PREFILL_DTYPES = [['bfloat16', 'bfloat16'], ['bfloat16', 'fp8'],
   ['fp8', 'fp8']]
 const PREFILL_BATCH = [1, 8]
 const PREFILL_SEQ = [256, 1024, 2048, 4096, 8192, 16384]
+// q heads, kv heads, head_dim: the shapes beside HEADS whose prefill
+// rows say what a head of 64 or 256 values costs against one of 128
+const PREFILL_HEADS = [[32, 8, 64], [32, 8, 256], [16, 4, 64],
+  [16, 4, 128], [16, 4, 256]]
 const AR_BYTES = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => 512 * 4 ** i)
 // name: hidden, inter, topk, experts, moe_tp, moe_ep
 const MOE_MODELS = {
@@ -251,12 +259,15 @@ function kernel(rows, backend) {
 
 // an attention table's rows of our heads, by the backend's kernel: the
 // kernel, and the fastest row of each key
-async function attention(systems, gpu, backend, version, table, key) {
+async function attention(systems, gpu, backend, version, table, key,
+  also = () => false) {
   const file = path.join(dir(systems, gpu, 'attention', backend, version),
     table + '.parquet')
-  const rows = (await parquet(file)).filter(ours)
+  const all = await parquet(file)
+  const rows = all.filter(ours)
   const ks = kernel(rows, backend)
-  return { ks, best: fastest(rows.filter((r) => r.kernel_source === ks), key) }
+  const mine = (r) => r.kernel_source === ks && (ours(r) || also(r))
+  return { ks, best: fastest(all.filter(mine), key) }
 }
 
 async function decode(out, systems, gpu, p, backend, version) {
@@ -282,19 +293,27 @@ async function decode(out, systems, gpu, p, backend, version) {
 }
 
 async function prefill(out, systems, gpu, p, backend, version) {
+  const shape = (r) => PREFILL_HEADS.some(([q, kv, d]) => r.num_heads === q &&
+    r.num_key_value_heads === kv && r.head_dim === d && !r.window_size)
   const { ks, best } = await attention(systems, gpu, backend, version,
     'context_attention_perf',
-    (r) => [r.attn_dtype, r.kv_cache_dtype, r.batch_size, r.isl].join())
+    (r) => [r.num_heads, r.num_key_value_heads, r.head_dim, r.attn_dtype,
+      r.kv_cache_dtype, r.batch_size, r.isl].join(), shape)
+  const row = (q, kv, d, ad, kd, b, s) => {
+    const r = best.get([q, kv, d, ad, kd, b, s].join())
+    if (!r) return
+    const flops = 2 * b * q * d * s * s
+    const peak = ad === 'fp8' ? p.fp8 : p.bf16
+    out.add([gpu, backend, version, ks, ad, kd, q, kv, d, b, s, r.latency,
+      flops / (r.latency * 1e-3) / (peak * 1e12)])
+  }
   for (const [ad, kd] of PREFILL_DTYPES)
     for (const b of PREFILL_BATCH)
-      for (const s of PREFILL_SEQ) {
-        const r = best.get([ad, kd, b, s].join())
-        if (!r) continue
-        const flops = 2 * b * HEADS.q * HEADS.dim * s * s
-        const peak = ad === 'fp8' ? p.fp8 : p.bf16
-        out.add([gpu, backend, version, ks, ad, kd, HEADS.q, HEADS.kv,
-          HEADS.dim, b, s, r.latency, flops / (r.latency * 1e-3) / (peak * 1e12)])
-      }
+      for (const s of PREFILL_SEQ)
+        row(HEADS.q, HEADS.kv, HEADS.dim, ad, kd, b, s)
+  for (const [q, kv, d] of PREFILL_HEADS)
+    for (const s of PREFILL_SEQ)
+      row(q, kv, d, 'bfloat16', 'bfloat16', 1, s)
 }
 
 async function allreduce(out, systems, gpu, v) {

@@ -23,9 +23,11 @@
  *   "attn"           {"trtllm" | "vllm": {"floor_us", "bw"}}: decode
  *                    attention per layer, floor + KV bytes / (bw x
  *                    bandwidth), by the engines' kernels
- *   "prefill"        {"trtllm" | "vllm": {"seq": [...], "eff": [...]}}:
- *                    causal attention's share of the bf16 peak by the
- *                    prompt's length
+ *   "prefill"        {"trtllm" | "vllm": {"seq": [...], "eff": [...],
+ *                    "hd64": [...], "hd256": [...]}}: causal attention's
+ *                    share of the bf16 peak by the prompt's length, heads
+ *                    of 128 values; and, optional, what heads of 64 or
+ *                    256 reach over those, by the same lengths
  *   "moe"            {"floor_us", "tpe": [tokens per expert...], "bf16":
  *                    [...], "fp8": [...], "fp4": [...], "mxfp4": [...]}:
  *                    an MoE layer's grouped products, floor_us + their
@@ -70,6 +72,8 @@ struct kv_eff {
 	double attn_floor_us[KV_KERNELS_COUNT]; /* 0 with bw 0: none */
 	double attn_bw[KV_KERNELS_COUNT];
 	struct kv_curve prefill[KV_KERNELS_COUNT];
+	struct kv_curve prefill_hd[KV_KERNELS_COUNT][2]; /* heads of 64, 256
+				      values over 128's; n 0: none */
 	struct kv_curve moe[4];    /* by enum kv_compute, then
 				      KV_MOE_MXFP4; n 0: none */
 	double moe_floor_us;
@@ -125,6 +129,14 @@ const struct kv_eff *kv_effs_nearest(const struct kv_effs *e,
 /* An engine's own costs; zeros when the table has none. */
 struct kv_engine_cost kv_effs_engine(const struct kv_effs *e,
 				     const char *engine);
+
+/* Prefill attention's share of the bf16 peak under kernels k (the other
+ * family's where k has none) for a prompt of seq tokens and heads of
+ * head_dim values: the curve of heads of 128, times what heads of 64 or
+ * 256 reach over those, linear in the logarithm of head_dim between
+ * them and their end values beyond; 1 where the entry has no curve. */
+double kv_eff_prefill_at(const struct kv_eff *e, enum kv_kernels k,
+			 double seq, double head_dim);
 
 /* c at x: linear between points in the logarithm of x, its end values
  * beyond them; 1 for an empty curve. */

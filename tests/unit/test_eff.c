@@ -20,7 +20,9 @@ static const char good[] =
 	"   \"gemm_floor_us\": 5.7,"
 	"   \"attn\": {\"trtllm\": {\"floor_us\": 11.2, \"bw\": 0.866}},"
 	"   \"prefill\": {\"vllm\": {\"seq\": [1024, 4096],"
-	"                            \"eff\": [0.25, 0.5]}},"
+	"                            \"eff\": [0.25, 0.5],"
+	"                            \"hd64\": [0.6, 0.8],"
+	"                            \"hd256\": [1.2, 1.1]}},"
 	"   \"moe\": {\"floor_us\": 22, \"tpe\": [1, 64],"
 	"            \"bf16\": [0.8, 0.6], \"mxfp4\": [0.4, 0.3]},"
 	"   \"allreduce_us\": {\"bytes\": [512, 4096], \"2\": [2.5, 3],"
@@ -44,6 +46,22 @@ static void test_read(void)
 	CHECK_NEAR(h->attn_bw[KV_KERNELS_VLLM], 0, 0);
 	CHECK_U64(h->prefill[KV_KERNELS_VLLM].n, 2);
 	CHECK_U64(h->prefill[KV_KERNELS_TRTLLM].n, 0);
+	/* heads of 128 the curve; 64 and 256 its ratios at the lengths;
+	 * 2,048 halfway in the logarithm: 0.375, 0.7 for 64; heads of 90.5
+	 * (2^6.5) halfway between 64 and 128: 0.375 x 0.85; 512 as 256;
+	 * TensorRT-LLM's kernels without a curve take vLLM's */
+	CHECK_NEAR(kv_eff_prefill_at(h, KV_KERNELS_VLLM, 2048, 128), 0.375,
+		   1e-12);
+	CHECK_NEAR(kv_eff_prefill_at(h, KV_KERNELS_VLLM, 2048, 64),
+		   0.375 * 0.7, 1e-12);
+	CHECK_NEAR(kv_eff_prefill_at(h, KV_KERNELS_VLLM, 1024, 256), 0.3,
+		   1e-12);
+	CHECK_NEAR(kv_eff_prefill_at(h, KV_KERNELS_VLLM, 2048, pow(2, 6.5)),
+		   0.375 * 0.85, 1e-12);
+	CHECK_NEAR(kv_eff_prefill_at(h, KV_KERNELS_VLLM, 4096, 512), 0.55,
+		   1e-12);
+	CHECK_NEAR(kv_eff_prefill_at(h, KV_KERNELS_TRTLLM, 4096, 64), 0.4,
+		   1e-12);
 	CHECK_NEAR(h->moe_floor_us, 22, 0);
 	CHECK_NEAR(h->moe[KV_COMPUTE_BF16].y[1], 0.6, 0);
 	CHECK_U64(h->moe[KV_COMPUTE_FP8].n, 0);
@@ -135,6 +153,10 @@ static void test_bad(void)
 	    "t.json: gpus[0].gemm.bf16[1]: must be a positive number");
 	bad(GPU(GEMM ", \"gemm_floor_us\": \"5\""),
 	    "t.json: gpus[0].gemm_floor_us: must be a non-negative number");
+	bad(GPU(GEMM ", \"prefill\": {\"trtllm\": {\"seq\": [1, 2], "
+		"\"eff\": [0.1, 0.2], \"hd64\": [0.5]}}"),
+	    "t.json: gpus[0].prefill.trtllm.hd64: must have 2 numbers, as its "
+	    "x has, got 1");
 	bad(GPU(GEMM ", \"attn\": {\"vllm\": {\"floor_us\": 1}}"),
 	    "t.json: gpus[0].attn.vllm.bw: missing");
 	bad(GPU(GEMM ", \"attn\": {\"vllm\": {\"floor_us\": 1, \"bw\": 2}}"),

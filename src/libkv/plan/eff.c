@@ -132,6 +132,20 @@ static int moe(const cJSON *g, struct kv_eff *f, const char *path,
 		       err);
 }
 
+/* A prefill curve's optional ratio by its lengths, o.name, into r. */
+static int head_ratio(const cJSON *o, const char *name,
+		      const struct kv_curve *by, struct kv_curve *r,
+		      const char *path, const char *where, char *err)
+{
+	const cJSON *y = cJSON_GetObjectItemCaseSensitive(o, name);
+	char w[160];
+	if (!y)
+		return 0;
+	snprintf(w, sizeof w, "%.100s.%s", where, name);
+	memcpy(r->x, by->x, sizeof r->x);
+	return list(y, r->y, &r->n, by->n, false, path, w, err);
+}
+
 /* "attn" and "prefill": per kernel family, each optional. */
 static int kernels(const cJSON *g, struct kv_eff *f, const char *path,
 		   const char *where, char *err)
@@ -161,6 +175,9 @@ static int kernels(const cJSON *g, struct kv_eff *f, const char *path,
 		if (x)
 			e = curve(x, "seq", "eff", &f->prefill[k], path, w,
 				  err);
+		for (int h = 0; x && !e && h < 2; h++)
+			e = head_ratio(x, h ? "hd256" : "hd64", &f->prefill[k],
+				       &f->prefill_hd[k][h], path, w, err);
 	}
 	return e;
 }
@@ -364,6 +381,20 @@ struct kv_engine_cost kv_effs_engine(const struct kv_effs *e,
 		if (!strcmp(e->engines[i].engine, engine))
 			return e->engines[i];
 	return (struct kv_engine_cost){0};
+}
+
+double kv_eff_prefill_at(const struct kv_eff *e, enum kv_kernels k,
+			 double seq, double head_dim)
+{
+	if (!e->prefill[k].n)
+		k = KV_KERNELS_COUNT - 1 - k;
+	double eff = kv_curve_at(&e->prefill[k], seq);
+	if (!(head_dim > 0) || head_dim == 128)
+		return eff;
+	const struct kv_curve *hd = &e->prefill_hd[k][head_dim > 128];
+	double t = fabs(log2(head_dim / 128));
+	return hd->n ? eff * (1 + (t < 1 ? t : 1) * (kv_curve_at(hd, seq) - 1))
+		     : eff;
 }
 
 double kv_curve_at(const struct kv_curve *c, double x)

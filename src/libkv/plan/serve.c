@@ -39,7 +39,10 @@ struct rates {
 	/* with measured efficiencies (eff set): */
 	const struct kv_eff *eff;
 	const struct kv_curve *gemm;    /* the products' format's */
-	const struct kv_curve *prefill; /* the engine's kernels' */
+	enum kv_kernels kernels; /* the engine's attention kernels */
+	double head_dim;   /* values of the model's attention heads, whose
+			      prefill efficiency goes by them (128 for
+			      MLA's, as measured) */
 	const struct kv_curve *ar;      /* all-reduce by bytes at this tp,
 					   or NULL */
 	double attn_bps;   /* decode attention's bytes per second */
@@ -187,11 +190,14 @@ static void measured_step(const struct rates *r, const struct op ops[2],
 			pc += xc + act + r->moe_ms;
 	}
 	double am = ops[1].bytes / r->attn_bps * 1e3;
-	double ac = sh->span > 0 ? ops[1].flops /
-					   (r->attn_fps *
-					    kv_curve_at(r->prefill, sh->span)) *
-					   1e3
-				 : ops[1].flops / r->attn_fps * 1e3;
+	double ac = sh->span > 0
+			    ? ops[1].flops /
+				      (r->attn_fps *
+				       kv_eff_prefill_at(r->eff, r->kernels,
+							 sh->span,
+							 r->head_dim)) *
+				      1e3
+			    : ops[1].flops / r->attn_fps * 1e3;
 	double el = (sh->tokens * r->row_bytes * 8 * r->layers +
 		     sh->sampled * r->vocab * 8) /
 		    r->elem_bps * 1e3;
@@ -920,8 +926,17 @@ static void measured_rates(const struct kv_fit_in *in,
 	r->dfps = r->fps;
 	r->serial = 0;
 	r->gemm = e->gemm[in->compute].n ? &e->gemm[in->compute] : &e->gemm[0];
-	r->prefill = e->prefill[k].n ? &e->prefill[k]
-				     : &e->prefill[KV_KERNELS_COUNT - 1 - k];
+	r->kernels = k;
+	r->head_dim = 128;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		if (m->layers[i].attn == KV_ATTN_FULL ||
+		    m->layers[i].attn == KV_ATTN_SLIDING ||
+		    m->layers[i].attn == KV_ATTN_CHUNKED) {
+			r->head_dim = m->layers[i].head_dim_k;
+			break;
+		} else if (m->layers[i].attn == KV_ATTN_MLA) {
+			break;
+		}
 	r->attn_bps = bw * (e->attn_bw[k] > 0	  ? e->attn_bw[k]
 			    : e->attn_bw[1 - k] > 0 ? e->attn_bw[1 - k]
 						    : 1);
@@ -1225,7 +1240,8 @@ static void tower_phase(const struct kv_fit_in *in, const struct rates *r,
 		return;
 	if (r->eff) {
 		ge = kv_curve_at(r->gemm, (double)fl->rows);
-		ae = kv_curve_at(r->prefill, (double)fl->seq);
+		ae = kv_eff_prefill_at(r->eff, r->kernels, (double)fl->seq,
+				       128);
 		afps = r->attn_fps;
 	}
 	p->bytes = 2.0 * (double)params / in->tp;

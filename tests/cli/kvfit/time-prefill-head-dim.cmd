@@ -1,0 +1,1 @@
+kvfit gpt-oss-20b --gpu h100-sxm --engine vllm --isl 32000 --osl 100 --users 1 | cut -f1,6,42-46 && kvfit gemma-2-9b --gpu h100-sxm --engine vllm --isl 8000 --osl 100 --users 1 --no-header | cut -f1,6,42-46 && kvfit llama-3.1-8b --gpu h100-sxm --engine vllm --isl 8000 --osl 100 --users 1 --no-header | cut -f1,6,42-46
