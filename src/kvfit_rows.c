@@ -292,7 +292,7 @@ static void missed(const struct args *a, const struct kv_plan_row *r,
 	if (!r->timed) {
 		cli_error("%s: no user fits at %llu tokens, so none meets "
 			  "the latency target",
-			  in->m->name, (unsigned long long)in->ctx);
+			  in->m->name, (unsigned long long)kv_fit_seq(in));
 		return;
 	}
 	cli_error("%s: no concurrency meets %s%s%s: one user has a time to "
@@ -339,7 +339,7 @@ static void gate(const struct args *a, const struct kv_plan_row *r,
 		  : served == 1  ? "meets "
 				 : "meet ",
 		  kv_plan_target(&a->o) ? kvfit_targets(&a->o, tg, sizeof tg) : "",
-		  (unsigned long long)in->ctx, gpu_name,
+		  (unsigned long long)kv_fit_seq(in), gpu_name,
 		  (unsigned long long)g, g > 1 ? "s" : "",
 		  in->server->name, of,
 		  (unsigned long long)a->min_users);
@@ -431,7 +431,7 @@ static void row(struct cli_table *t, const struct args *a,
 		cli_warn("%s: --users %llu: only %llu fit at %llu tokens; %s",
 			 in->m->name, (unsigned long long)in->users,
 			 (unsigned long long)f->users_whole,
-			 (unsigned long long)in->ctx,
+			 (unsigned long long)kv_fit_seq(in),
 			 queued ? "the engine runs those, the others wait in "
 				  "its queue"
 				: "the step is sized for them all anyway");

@@ -48,6 +48,14 @@ struct kv_fit_in {
 	uint32_t tp, pp;         /* tensor- and pipeline-parallel ranks */
 	uint64_t block;          /* tokens per page; 0: the engine's */
 	uint64_t ctx;            /* tokens per sequence */
+	uint64_t seq_ctx;        /* tokens a request holds, where a workload
+				    says (its isl + osl) and fewer than ctx,
+				    the engine's limit (max_model_len): an
+				    engine that pages its cache fits as many
+				    as pages of seq_ctx hold, what it sizes
+				    by its limit (the profile's encoder
+				    items, vLLM's start check) at ctx; 0:
+				    ctx */
 	uint64_t prefix;         /* tokens of a prompt shared by all, <= ctx */
 	const struct kv_server *server; /* the engine and release whose
 				    rules apply */
@@ -297,6 +305,10 @@ bool kv_fit_refuses(const struct kv_fit_in *in, char *err);
  * what failed). Either way kv_params_memo_free(c) once in is done with
  * them (in->counts then dangles: set it back). */
 void kv_fit_memo(struct kv_fit_in *in, struct kv_params_memo *c);
+
+/* The tokens a request of in is counted at: seq_ctx where given and
+ * below ctx, else ctx. */
+uint64_t kv_fit_seq(const struct kv_fit_in *in);
 
 /* Sizes one configuration. Returns 0, or KV_EINVAL with err filled (tp
  * that splits no head evenly, pp above the layers, reserve above memory,

@@ -1007,6 +1007,39 @@ static void test_sparse(void)
 
 /* users as kvfit shows them: rounded to 0.01 (the seed's 54.0167 is
  * 54.02), but never up to a sequence that does not fit */
+/*
+ * A workload's requests hold isl + osl tokens, fewer than the engine's
+ * limit (max_model_len 32,768): vLLM pages its cache and admits a request
+ * by the pages it holds (vllm/v1/core/sched/scheduler.py: allocate_slots
+ * for the tokens computed, not max_model_len), so as many fit as pages of
+ * 1,200 tokens: 27,465 blocks (test_engines' pool) over 75 pages,
+ * 366.2; the pool's tokens stay 27,465 x 16. vLLM will not start where a
+ * request of the whole limit does not fit (_check_enough_kv_cache_memory):
+ * at 500,000 tokens (31,250 pages) none is served, though 1,200 would fit.
+ * llama.cpp's slots are its context over --parallel whatever a request
+ * holds: its count is the context's.
+ */
+static void test_seq_ctx(const struct kv_model *m)
+{
+	struct kv_fit_in in = seed(m, 32768);
+	in.reserve = 0;
+	in.server = VLLM;
+	in.seq_ctx = 1200;
+	struct kv_fit f = solve(&in);
+	CHECK_U64(f.num_blocks, 27465);
+	CHECK_U64(f.kv_tokens, 27465ULL * 16);
+	CHECK_NEAR(f.users, 27465.0 / 75, 1e-9);
+	CHECK_U64(f.users_whole, 366);
+	CHECK_U64(kv_fit_seq(&in), 1200);
+	in.seq_ctx = 0;
+	CHECK_U64(solve(&in).users_whole, 13); /* 27,465 / 2,048 pages */
+	in.ctx = 500000;
+	in.seq_ctx = 1200;
+	CHECK_U64(solve(&in).users_whole, 0);
+	in.ctx = 1000; /* seq_ctx beyond the limit: the limit */
+	CHECK_U64(kv_fit_seq(&in), 1000);
+}
+
 static void test_users_shown(void)
 {
 	CHECK_NEAR(kv_fit_users_shown(58e9 / (131072.0 * 8192)), 54.02, 1e-9);
@@ -1032,6 +1065,7 @@ int main(void)
 	test_llamacpp_compute();
 	test_parallel(m);
 	test_prefix(m);
+	test_seq_ctx(m);
 	kv_model_free(m);
 	test_window();
 	test_chunked();

@@ -246,7 +246,9 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	if (in->max_seqs)
 		c.seqs = in->max_seqs;
 	/* a sequence holds its drafts in flight past its context */
-	c.ctx = fit_round_up(in->ctx + kv_spec_lookahead(in), sv->ctx_pad);
+	c.max_ctx = fit_round_up(in->ctx + kv_spec_lookahead(in), sv->ctx_pad);
+	c.ctx = fit_round_up(kv_fit_seq(in) + kv_spec_lookahead(in),
+			     sv->ctx_pad);
 	if (fit_counted(in))
 		p = in->counts->model;
 	else if ((e = kv_model_params(m, &p, err)))
@@ -369,8 +371,23 @@ static int fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 	return 0;
 }
 
+uint64_t kv_fit_seq(const struct kv_fit_in *in)
+{
+	return in->seq_ctx && in->seq_ctx < in->ctx ? in->seq_ctx : in->ctx;
+}
+
 int kv_fit_solve(const struct kv_fit_in *in, struct kv_fit *f, char *err)
 {
+	/* an engine that will not start unless a request of its whole
+	 * context fits (vLLM) serves none where one does not */
+	if (kv_fit_seq(in) < in->ctx && in->server &&
+	    in->server->start_check) {
+		struct kv_fit_in whole = *in;
+		whole.seq_ctx = 0;
+		int e = kv_fit_solve(&whole, f, err);
+		if (e || !f->users_whole)
+			return e;
+	}
 	/* the model's total, then each stage twice (its users, then the
 	 * step), from counts derived once: the caller's, kept for many
 	 * solves, or these */

@@ -157,6 +157,26 @@ int kv_plan_place(const struct kv_plan_opts *o, struct kv_plan *p, char *err)
 
 /* What one row asks of libkv. dtype -1: the engine's KV format; block
  * 0: the engine's page. */
+/* The tokens a request of the workload holds (its prompt, its images and
+ * audio, its output), counted where the engine pages its cache and
+ * admits a request by the tokens it holds, not by its limit: vLLM,
+ * SGLang and TensorRT-LLM (whose capacity scheduler reserves a request's
+ * prompt and output, GUARANTEED_NO_EVICT); llama.cpp's slots are its
+ * context over --parallel whatever a request holds, and the ideal
+ * engine's the article's, a context each; 0 (the context) there, without
+ * a workload, and where the context is what is solved for. */
+static uint64_t seq_ctx(const struct kv_plan_opts *o, const struct kv_model *m,
+			const struct kv_server *sv)
+{
+	const struct kv_serve_in *w = &o->work;
+	uint64_t mm = kv_plan_mm_tokens(o, m);
+	if (!w->isl || o->solve == KV_PLAN_CTX || mm == UINT64_MAX ||
+	    (sv->kind != KV_SERVER_VLLM && sv->kind != KV_SERVER_SGLANG &&
+	     sv->kind != KV_SERVER_TRTLLM))
+		return 0;
+	return w->isl + mm + w->osl;
+}
+
 static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 			       const struct kv_plan *p, int dtype,
 			       uint64_t block, uint64_t ctx, uint64_t users,
@@ -212,6 +232,7 @@ static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 		.windows = sv->window_list ? o->windows : NULL,
 		.nwindows = sv->window_list ? o->nwindows : 0,
 		.ctx = ctx,
+		.seq_ctx = seq_ctx(o, m, sv),
 		.prefix = o->prefix,
 		.server = sv,
 		.users = p->users ? p->users : users,

@@ -18,7 +18,9 @@ struct fit_ctx {
 	uint64_t block;        /* tokens per page */
 	uint64_t batched;      /* tokens a step schedules */
 	uint64_t seqs;         /* sequences that may run; 0: no cap */
-	uint64_t ctx;          /* padded context */
+	uint64_t ctx;          /* padded context a sequence holds (seq_ctx
+				  where given) */
+	uint64_t max_ctx;      /* padded context of the engine's limit */
 	uint64_t total_params;
 	uint64_t state;        /* Mamba state bytes per sequence, all layers */
 	uint32_t ssm_layers;   /* layers that keep that state */

@@ -144,6 +144,30 @@ struct spec {
 	uint32_t n;         /* layers */
 };
 
+/* Pages a request of ctx tokens takes of spec x's layers (one of ns
+ * specs): a Mamba state's (mamba_pages beside attention), a window's and
+ * the tokens in flight with a page more as it straddles one
+ * (SlidingWindowSpec), a chunk's and the tokens in flight
+ * (ChunkedLocalAttentionSpec: a chunk starts at a page), else the
+ * context's. */
+static uint64_t pages(const struct fit_ctx *c, const struct spec *x,
+		      uint32_t ns, uint64_t ctx)
+{
+	uint64_t t;
+	switch (x->kind) {
+	case KV_ATTN_NONE:
+		return ns > 1 ? rules(c)->mamba_pages : 1;
+	case KV_ATTN_SLIDING:
+		t = x->window - 1 + 2 * c->batched;
+		return fit_cdiv(t < ctx ? t : ctx, x->block) + 1;
+	case KV_ATTN_CHUNKED:
+		t = x->window + 2 * c->batched;
+		return fit_cdiv(t < ctx ? t : ctx, x->block);
+	default:
+		return fit_cdiv(ctx, x->block);
+	}
+}
+
 /* Whether layer g keeps a window of its own (its spec is not full). */
 static bool windowed(const struct kv_geom *g)
 {
@@ -282,26 +306,18 @@ static int pools(const struct fit_ctx *c, struct fit_stage *s, char *err)
 		hi = sp[k].n > hi ? sp[k].n : hi;
 	}
 	uint64_t gs = ns == 1 || hi * 2 < lo * 3 ? hi : lo;
-	uint64_t per = 0, held = 0, pfx = c->in->prefix;
+	uint64_t per = 0, per_max = 0, held = 0, pfx = c->in->prefix;
 	for (uint32_t k = 0; k < ns; k++) {
 		const struct spec *x = &sp[k];
-		uint64_t groups = fit_cdiv(x->n, gs), need, sh = 0;
-		if (x->kind == KV_ATTN_NONE) {
-			need = ns > 1 ? rules(c)->mamba_pages : 1;
-		} else if (x->kind == KV_ATTN_SLIDING) {
-			uint64_t t = x->window - 1 + 2 * c->batched;
-			need = fit_cdiv(t < c->ctx ? t : c->ctx, x->block) + 1;
-		} else if (x->kind == KV_ATTN_CHUNKED) {
-			/* ChunkedLocalAttentionSpec: the chunk and the tokens
-			 * in flight, no page more (a chunk starts at a page) */
-			uint64_t t = x->window + 2 * c->batched;
-			need = fit_cdiv(t < c->ctx ? t : c->ctx, x->block);
-		} else {
-			need = fit_cdiv(c->ctx, x->block);
+		uint64_t groups = fit_cdiv(x->n, gs), sh = 0;
+		uint64_t need = pages(c, x, ns, c->ctx);
+		if (x->kind != KV_ATTN_NONE && x->kind != KV_ATTN_SLIDING &&
+		    x->kind != KV_ATTN_CHUNKED) {
 			sh = pfx / x->block;
 			if (sh >= need)
 				sh = need - 1;
 		}
+		per_max += groups * pages(c, x, ns, c->max_ctx);
 		per += groups * need;
 		held += groups * sh;
 		if (x->kind == KV_ATTN_FULL && x->block > s->block)
@@ -310,7 +326,10 @@ static int pools(const struct fit_ctx *c, struct fit_stage *s, char *err)
 	uint64_t bytes_per_block = page * gs;
 	s->blocks = s->free_kv / page / gs;
 	s->concurrency = (double)s->blocks / (double)per;
-	s->tokens = (uint64_t)(s->concurrency * (double)c->ctx);
+	/* the tokens the pool holds, at the engine's limit (a request the
+	 * workload's length counts fewer, its last page part full) */
+	s->tokens = (uint64_t)((double)s->blocks / (double)per_max *
+			       (double)c->max_ctx);
 	s->seq = (per - held) * bytes_per_block;
 	s->shared = held * bytes_per_block;
 	s->seq_dup = s->shared_dup = 0;

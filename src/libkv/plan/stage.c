@@ -128,11 +128,12 @@ static int tower_stage(const struct fit_ctx *c, struct fit_stage *s)
 	uint64_t seqs = c->seqs ? c->seqs : UINT64_MAX;
 	if (in->images) {
 		e = kv_vision_encoder(m, t, in->images, c->batched, seqs,
-				      c->ctx, &s->encoder_items, &s->encoder);
+				      c->max_ctx, &s->encoder_items,
+				      &s->encoder);
 		s->encoder_peak = kv_vision_peak(m, s->encoder_items, in->tp);
 		return e;
 	}
-	return kv_audio_encoder(m, t, c->batched, seqs, c->ctx,
+	return kv_audio_encoder(m, t, c->batched, seqs, c->max_ctx,
 				&s->encoder_items, &s->encoder);
 }
 
