@@ -155,8 +155,6 @@ int kv_plan_place(const struct kv_plan_opts *o, struct kv_plan *p, char *err)
 	return 0;
 }
 
-/* What one row asks of libkv. dtype -1: the engine's KV format; block
- * 0: the engine's page. */
 /* The tokens a request of the workload holds (its prompt, its images and
  * audio, its output), counted where the engine pages its cache and
  * admits a request by the tokens it holds, not by its limit: vLLM,
@@ -177,6 +175,8 @@ static uint64_t seq_ctx(const struct kv_plan_opts *o, const struct kv_model *m,
 	return w->isl + mm + w->osl;
 }
 
+/* What one row asks of libkv. dtype -1: the engine's KV format; block
+ * 0: the engine's page. */
 static struct kv_fit_in fit_in(const struct kv_plan_opts *o,
 			       const struct kv_plan *p, int dtype,
 			       uint64_t block, uint64_t ctx, uint64_t users,
