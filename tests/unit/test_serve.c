@@ -259,6 +259,40 @@ static void test_trtllm_chunked(const struct kv_model *m)
 }
 
 /*
+ * TensorRT-LLM's chunk unit is 256 where a layer's window is shorter than
+ * the context (py_executor_creator.py: max(256, tokens_per_block) when
+ * max_seq_len passes the least max_attention_window): Gemma 2's windows
+ * of 4,096 at a context of 10,240 cut 8,190 to 31 x 256 = 7,936, the
+ * 2,064 left after it a chunk of their own; at a context of 4,096 the
+ * window holds it all and 32 is the unit again: a step of 2,048 beside
+ * two decodes takes 2,016 of a prompt there, 1,792 at 10,240.
+ */
+static void test_trtllm_chunk_window(void)
+{
+	struct kv_model *g = test_load("gemma-2-9b");
+	if (!g)
+		return;
+	struct kv_fit_in in = llama(g);
+	in.weights = 18 * GB;
+	in.ctx = 10240;
+	in.server = kv_server_get(KV_SERVER_TRTLLM);
+	struct kv_serve_in w = {.isl = 10000, .osl = 2, .users = 3,
+				.chunked = true};
+	struct kv_serve s = run(&in, &w);
+	CHECK_U64(s.chunk, 7936);
+	CHECK_U64(s.chunks, 2);
+	in.ctx = 4096;
+	w.isl = 4000;
+	CHECK_U64(run(&in, &w).chunk, 4000); /* under the budget: whole */
+	w.isl = 4090;
+	in.batched_tokens = 2048;
+	CHECK_U64(run(&in, &w).chunk, 2016); /* 2,046 cut to 63 x 32 */
+	in.ctx = 10240;
+	CHECK_U64(run(&in, &w).chunk, 1792); /* and to 7 x 256 */
+	kv_model_free(g);
+}
+
+/*
  * The steady state of a closed loop, each user sending its next request
  * as the last ends: the other users' prompts run during a request's
  * decodes.
@@ -750,5 +784,6 @@ int main(void)
 	test_moe();
 	test_measured_moe();
 	test_mla();
+	test_trtllm_chunk_window();
 	return test_done("serve");
 }
