@@ -300,6 +300,30 @@ struct prompt {
 			  written */
 };
 
+/* A prompt's chunk where a step has c tokens left for it. TensorRT-LLM's
+ * chunked prefill (enable_chunked_prefill) cuts a context in multiples of
+ * its chunk unit, tokens_per_block (the fit's page), or 256 where a
+ * layer's window is shorter than the context
+ * (_torch/pyexecutor/py_executor_creator.py, ContextChunkingConfig,
+ * FIRST_COME_FIRST_SERVED); a request's last chunk is what is left. The
+ * other engines take c as it is. */
+static uint64_t chunk_of(const struct kv_fit_in *in,
+			 const struct kv_serve_in *w, uint64_t block,
+			 uint64_t c)
+{
+	const struct kv_server *sv = in->server;
+	uint64_t unit = block;
+	if (!w->chunked || !sv || !sv->whole_prompt)
+		return c;
+	for (uint32_t i = 0; i < in->m->n_layers; i++)
+		if (in->m->layers[i].attn == KV_ATTN_SLIDING &&
+		    in->m->layers[i].window < in->ctx) {
+			unit = unit > 256 ? unit : 256;
+			break;
+		}
+	return c >= unit ? c - c % unit : c;
+}
+
 /*
  * Adds n prefill steps of c prompt tokens at offset o (the first of them;
  * a run of n chunks is probed at its middle) beside the d = users - 1
@@ -310,28 +334,6 @@ struct prompt {
  * before the chunk read once, the decodes' caches, and the new tokens'
  * KV written. The prompt's own share goes in *pw.
  */
-/* A prompt's chunk where a step has c tokens left for it. TensorRT-LLM's
- * chunked prefill (enable_chunked_prefill) cuts a context in multiples of
- * its chunk unit, tokens_per_block, or 256 where a layer's window is
- * shorter than the context (_torch/pyexecutor/py_executor_creator.py,
- * ContextChunkingConfig, FIRST_COME_FIRST_SERVED); a request's last chunk
- * is what is left. The other engines take c as it is. */
-static uint64_t chunk_of(const struct kv_fit_in *in,
-			 const struct kv_serve_in *w, uint64_t c)
-{
-	const struct kv_server *sv = in->server;
-	if (!w->chunked || !sv || !sv->whole_prompt)
-		return c;
-	uint64_t unit = in->block ? in->block : sv->block;
-	for (uint32_t i = 0; i < in->m->n_layers; i++) {
-		const struct kv_layer *l = &in->m->layers[i];
-		if (l->attn == KV_ATTN_SLIDING && l->window < in->ctx &&
-		    unit < 256)
-			unit = 256;
-	}
-	return c >= unit ? c - c % unit : c;
-}
-
 static int prefill_run(const struct kv_fit_in *in, const struct rates *r,
 		       uint64_t o, uint64_t c, uint64_t n,
 		       uint64_t d, const struct token *dec, uint64_t tok_bytes,
@@ -1324,7 +1326,7 @@ static int serve_solve(const struct kv_fit_in *in, const struct kv_serve_in *w,
 		return KV_EINVAL;
 	}
 	if (budget && !whole) /* else in one step */
-		c = chunk_of(in, w, budget > d ? budget - d : 1);
+		c = chunk_of(in, w, f.block, budget > d ? budget - d : 1);
 	if (c > todo)
 		c = todo;
 	uint64_t full = todo / c, rem = todo % c;
